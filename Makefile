@@ -1,0 +1,43 @@
+# Convenience wrapper around CMake. `make demo` and `make check` work on a
+# fresh Debian machine: they install the few build dependencies if missing.
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build demo test check test-asan test-tsan bench clean
+
+all: build
+
+deps:
+	@tools/ensure-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DINSPECTOR_WERROR=ON $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@tools/demo.sh $(BUILD)
+
+# The plain build's test suite.
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The whole suite under AddressSanitizer+UBSan.
+test-asan: deps
+	cmake -S . -B $(BUILD)-asan -DINSPECTOR_WERROR=ON -DINSPECTOR_SANITIZE=address >/dev/null
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
+
+# The concurrency tests under ThreadSanitizer.
+test-tsan: deps
+	cmake -S . -B $(BUILD)-tsan -DINSPECTOR_WERROR=ON -DINSPECTOR_SANITIZE=thread >/dev/null
+	cmake --build $(BUILD)-tsan -j $(JOBS)
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L threads
+
+# Everything CI runs: plain, ASan+UBSan, TSan.
+check: test test-asan test-tsan
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan demo-output

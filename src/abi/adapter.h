@@ -1,0 +1,44 @@
+/*
+ * adapter.h - what the per-version adapters share: translating a
+ * descriptor's union into a call on the tracker, and the callbacks whose
+ * signature is the same in every ABI version.
+ *
+ * The coll, p2p and kernelCh members we read have the same leading layout
+ * in v4, v5 and v6 (v5 only appends parentGroup), so one translation serves
+ * all three; each adapter passes the address of its descriptor's union.
+ */
+#ifndef INS_ADAPTER_H
+#define INS_ADAPTER_H
+
+#include "abi/profiler_abi.h"
+#include "core/op.h"
+
+#define INS_EXPORT __attribute__((visibility("default")))
+
+static inline void *ins_adapter_start(void *context, uint64_t type, void *parent,
+                                      const void *u) {
+  switch (type) {
+    case PROF_EV_COLL: {
+      const struct prof_coll_v4 *e = u;
+      return ins_op_start(context, INS_KIND_COLL, e->func, e->datatype, e->count, e->seqNumber,
+                          -1, e->nChannels, e->algo, e->proto);
+    }
+    case PROF_EV_P2P: {
+      const struct prof_p2p_v4 *e = u;
+      return ins_op_start(context, INS_KIND_P2P, e->func, e->datatype, e->count, 0, e->peer,
+                          e->nChannels, NULL, NULL);
+    }
+    case PROF_EV_KERNEL_CH: {
+      const struct prof_kernel_ch *e = u;
+      return ins_kernel_start(context, parent, e->channelId, e->pTimer);
+    }
+    default: /* Group, API, proxy, network and CE events: not ours, ignored */
+      return NULL;
+  }
+}
+
+prof_result_t ins_adapter_stop(void *handle);
+prof_result_t ins_adapter_record(void *handle, int state, union prof_state_args *args);
+prof_result_t ins_adapter_finalize(void *context);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * adapter_v6.c - the exported ncclProfiler_v6 table.
+ * v6 (NCCL 2.29+): v5 plus copy-engine collective events (ignored here).
+ */
+#include "abi/adapter.h"
+#include "core/plugin.h"
+
+static prof_result_t init_v6(void **context, uint64_t comm_id, int *mask,
+                               const char *comm_name, int nnodes, int nranks, int rank,
+                               prof_logger_t logger) {
+  return ins_plugin_init(context, comm_id, mask, comm_name, nnodes, nranks, rank, logger, 6);
+}
+
+static prof_result_t start_v6(void *context, void **handle, struct prof_descr_v6 *d) {
+  void *h = d ? ins_adapter_start(context, d->type, d->parentObj, &d->coll) : NULL;
+  if (handle) *handle = h;
+  return PROF_SUCCESS;
+}
+
+INS_EXPORT struct prof_table_v6 ncclProfiler_v6 = {
+  .name = "Inspector",
+  .init = init_v6,
+  .startEvent = start_v6,
+  .stopEvent = ins_adapter_stop,
+  .recordEventState = ins_adapter_record,
+  .finalize = ins_adapter_finalize,
+};

@@ -1,0 +1,76 @@
+/*
+ * comm.c - creation and destruction of communicator contexts, and the
+ * registry (a mutex-protected list) the dump thread walks.
+ */
+#include "core/comm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "out/json.h"
+
+static pthread_mutex_t g_registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ins_comm *g_registry;
+
+static size_t record_payload(bool verbose) {
+  return sizeof(struct ins_record) +
+         (verbose ? INS_MAX_CHANNELS * sizeof(struct ins_trace_ch) : 0);
+}
+
+struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, const char *name,
+                                 int nnodes, int nranks, int rank) {
+  struct ins_comm *c = calloc(1, sizeof *c);
+  if (!c) goto fail;
+  c->id = id;
+  c->rank = rank;
+  c->nranks = nranks;
+  c->nnodes = nnodes;
+  snprintf(c->name, sizeof c->name, "%s", name && *name ? name : "unknown");
+  c->verbose = cfg->verbose;
+  c->track_p2p = cfg->enable_p2p;
+  c->keep_cpu_timing = !cfg->require_kernel_timing;
+  c->min_bytes = cfg->min_size_bytes;
+  ins_pool_init(&c->pool);
+  pthread_mutex_init(&c->drain_lock, NULL);
+  if (ins_ring_init(&c->ring[INS_KIND_COLL], cfg->coll_ring_size, record_payload(c->verbose)) ||
+      ins_ring_init(&c->ring[INS_KIND_P2P], cfg->p2p_ring_size, record_payload(c->verbose)))
+    goto fail;
+  c->header_json = ins_json_header(c, &c->header_len);
+  if (!c->header_json) goto fail;
+  return c;
+fail:
+  ins_warn("out of memory creating the context of communicator 0x%llx rank %d: not tracked",
+           (unsigned long long)id, rank);
+  if (c) ins_comm_destroy(c);
+  return NULL;
+}
+
+void ins_comm_destroy(struct ins_comm *c) {
+  ins_ring_free(&c->ring[0]);
+  ins_ring_free(&c->ring[1]);
+  ins_pool_destroy(&c->pool);
+  pthread_mutex_destroy(&c->drain_lock);
+  free(c->header_json);
+  free(c);
+}
+
+void ins_registry_lock(void) { pthread_mutex_lock(&g_registry_lock); }
+void ins_registry_unlock(void) { pthread_mutex_unlock(&g_registry_lock); }
+struct ins_comm *ins_registry_first(void) { return g_registry; }
+
+void ins_registry_add(struct ins_comm *c) {
+  ins_registry_lock();
+  c->next = g_registry;
+  g_registry = c;
+  ins_registry_unlock();
+}
+
+void ins_registry_remove(struct ins_comm *c) {
+  ins_registry_lock();
+  for (struct ins_comm **p = &g_registry; *p; p = &(*p)->next)
+    if (*p == c) { *p = c->next; break; }
+  ins_registry_unlock();
+}

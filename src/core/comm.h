@@ -1,0 +1,62 @@
+/*
+ * comm.h - one communicator context (what init returns as *context) and
+ * the process-wide registry of live contexts that the dump thread walks.
+ *
+ * A context is per rank of a communicator: a process driving two GPUs of
+ * one communicator has two. Event callbacks touch only their own context
+ * (its pool, rings and atomic counters); the registry lock is taken by
+ * init, finalize and the dump thread, never by an event callback.
+ */
+#ifndef INS_COMM_H
+#define INS_COMM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/pool.h"
+#include "core/ring.h"
+
+struct ins_comm_stats { /* owned by whoever holds drain_lock */
+  uint64_t written, reported_written, reported_dropped;
+};
+
+struct ins_comm {
+  uint64_t id;
+  int rank, nranks, nnodes;
+  char name[128];          /* "unknown" when NCCL gave none */
+  bool verbose, track_p2p, keep_cpu_timing;
+  uint64_t min_bytes;
+
+  struct ins_pool pool;
+  struct ins_ring ring[2];          /* [INS_KIND_COLL], [INS_KIND_P2P] */
+  _Atomic uint64_t dropped[2];      /* ring full or pool exhausted */
+  _Atomic uint64_t untimed;         /* completed without GPU timing, not kept */
+  _Atomic uint64_t p2p_seq;         /* our p2p_sn counter */
+  _Atomic uint32_t event_sn;        /* verbose callback counter */
+  _Atomic int bad_channel;          /* a kernel channel id >= 64 was seen */
+
+  pthread_mutex_t drain_lock;       /* the ring consumer: dump thread or finalize */
+  struct ins_comm_stats stats[2];
+  char *header_json;                /* prebuilt "\"header\":{...}" */
+  int header_len;
+
+  struct ins_comm *next;            /* registry link */
+};
+
+struct ins_config;
+
+/* Create a context; NULL on allocation failure (after a warning). */
+struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, const char *name,
+                                 int nnodes, int nranks, int rank);
+void ins_comm_destroy(struct ins_comm *c);
+
+/* Registry (not used on the hot path). */
+void ins_registry_add(struct ins_comm *c);
+void ins_registry_remove(struct ins_comm *c);
+void ins_registry_lock(void);
+void ins_registry_unlock(void);
+struct ins_comm *ins_registry_first(void); /* with the registry locked */
+
+#endif

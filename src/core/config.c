@@ -1,0 +1,124 @@
+/*
+ * config.c - environment parsing for struct ins_config.
+ *
+ * Every variable has a default; a value we cannot use is named in one WARN
+ * together with the value used instead. Read once, before any comm is
+ * tracked, so the hot path only reads a const struct.
+ */
+#include "core/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "core/log.h"
+
+#define RING_MIN 2
+#define RING_MAX (1u << 24)
+
+int ins_parse_bool(const char *s, bool *out) {
+  static const char *yes[] = {"1", "true", "yes", "on"};
+  static const char *no[] = {"0", "false", "no", "off"};
+  for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+    if (!strcasecmp(s, yes[i])) { *out = true; return 0; }
+    if (!strcasecmp(s, no[i])) { *out = false; return 0; }
+  }
+  return -1;
+}
+
+int ins_parse_ll(const char *s, long long lo, long long hi, long long *out) {
+  while (isspace((unsigned char)*s)) s++;
+  if (!*s) return -1;
+  errno = 0;
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  while (isspace((unsigned char)*end)) end++;
+  if (errno || *end || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+static void env_bool(const char *name, bool def, bool *out) {
+  const char *s = getenv(name);
+  *out = def;
+  if (!s || !*s) return;
+  if (ins_parse_bool(s, out) != 0) {
+    *out = def;
+    ins_warn("%s='%s' is not 0 or 1; using %d", name, s, def);
+  }
+}
+
+static void env_ll(const char *name, long long def, long long lo, long long hi,
+                   long long *out) {
+  const char *s = getenv(name);
+  *out = def;
+  if (!s || !*s) return;
+  if (ins_parse_ll(s, lo, hi, out) != 0) {
+    *out = def;
+    ins_warn("%s='%s' is not an integer in [%lld, %lld]; using %lld", name, s, lo, hi, def);
+  }
+}
+
+static uint32_t env_ring(const char *name) {
+  long long v;
+  env_ll(name, 1024, RING_MIN, RING_MAX, &v);
+  uint32_t p = RING_MIN;
+  while (p < (uint64_t)v) p <<= 1;
+  if (p != v) ins_info("%s=%lld rounded up to %u (ring sizes are powers of two)", name, v, p);
+  return p;
+}
+
+static const char *job_id(void) {
+  static const char *vars[] = {"SLURM_JOB_ID", "SLURM_JOBID", "PBS_JOBID", "LSB_JOBID"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    const char *v = getenv(vars[i]);
+    if (v && *v) return v;
+  }
+  return NULL;
+}
+
+void ins_config_load(struct ins_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  env_bool("NCCL_INSPECTOR_ENABLE", false, &cfg->enable);
+  env_bool("NCCL_INSPECTOR_ENABLE_P2P", true, &cfg->enable_p2p);
+  env_bool("NCCL_INSPECTOR_DUMP_THREAD_ENABLE", true, &cfg->dump_thread_enable);
+  env_ll("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS", -1, -1, 86400LL * 1000000,
+         &cfg->interval_us);
+  env_bool("NCCL_INSPECTOR_DUMP_VERBOSE", false, &cfg->verbose);
+  long long min_size;
+  env_ll("NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES", 8192, 0, LLONG_MAX, &min_size);
+  cfg->min_size_bytes = (uint64_t)min_size;
+  env_bool("NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING", true, &cfg->require_kernel_timing);
+  cfg->coll_ring_size = env_ring("NCCL_INSPECTOR_DUMP_COLL_RING_SIZE");
+  cfg->p2p_ring_size = env_ring("NCCL_INSPECTOR_DUMP_P2P_RING_SIZE");
+  env_bool("NCCL_INSPECTOR_PROM_DUMP", false, &cfg->prom_dump);
+
+  const char *dir = getenv("NCCL_INSPECTOR_DUMP_DIR");
+  const char *job = job_id();
+  int n;
+  if (dir && *dir)
+    n = snprintf(cfg->dump_dir, sizeof cfg->dump_dir, "%s", dir);
+  else
+    n = snprintf(cfg->dump_dir, sizeof cfg->dump_dir, "nccl-inspector-%s", job ? job : "unknown-jobid");
+  if (n < 0 || (size_t)n >= sizeof cfg->dump_dir) {
+    ins_warn("NCCL_INSPECTOR_DUMP_DIR is longer than %zu bytes; using nccl-inspector-unknown-jobid",
+             sizeof cfg->dump_dir - 1);
+    snprintf(cfg->dump_dir, sizeof cfg->dump_dir, "nccl-inspector-unknown-jobid");
+  }
+  if (gethostname(cfg->hostname, sizeof cfg->hostname - 1) != 0 || !cfg->hostname[0])
+    snprintf(cfg->hostname, sizeof cfg->hostname, "unknown-host");
+}
+
+void ins_config_describe(const struct ins_config *cfg, char *buf, int len) {
+  snprintf(buf, (size_t)len,
+           "ENABLE_P2P=%d DUMP_THREAD_ENABLE=%d DUMP_THREAD_INTERVAL_MICROSECONDS=%lld "
+           "DUMP_VERBOSE=%d DUMP_MIN_SIZE_BYTES=%llu REQUIRE_KERNEL_TIMING=%d "
+           "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u PROM_DUMP=%d DUMP_DIR=%s",
+           cfg->enable_p2p, cfg->dump_thread_enable, cfg->interval_us, cfg->verbose,
+           (unsigned long long)cfg->min_size_bytes, cfg->require_kernel_timing,
+           cfg->coll_ring_size, cfg->p2p_ring_size, cfg->prom_dump, cfg->dump_dir);
+}

@@ -1,0 +1,38 @@
+/*
+ * config.h - the plugin's configuration, read once per process from the
+ * environment. A malformed value is reported (variable, value, and the
+ * default used instead) and replaced by the default: never a failure.
+ */
+#ifndef INS_CONFIG_H
+#define INS_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ins_config {
+  bool enable;              /* NCCL_INSPECTOR_ENABLE (0) */
+  bool enable_p2p;          /* NCCL_INSPECTOR_ENABLE_P2P (1) */
+  bool dump_thread_enable;  /* NCCL_INSPECTOR_DUMP_THREAD_ENABLE (1) */
+  long long interval_us;    /* NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS (-1) */
+  bool verbose;             /* NCCL_INSPECTOR_DUMP_VERBOSE (0) */
+  uint64_t min_size_bytes;  /* NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES (8192) */
+  bool require_kernel_timing; /* NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING (1) */
+  uint32_t coll_ring_size;  /* NCCL_INSPECTOR_DUMP_COLL_RING_SIZE (1024), power of two */
+  uint32_t p2p_ring_size;   /* NCCL_INSPECTOR_DUMP_P2P_RING_SIZE (1024), power of two */
+  bool prom_dump;           /* NCCL_INSPECTOR_PROM_DUMP (0) */
+  char dump_dir[PATH_MAX];  /* NCCL_INSPECTOR_DUMP_DIR, else nccl-inspector-<jobid> */
+  char hostname[256];
+};
+
+/* Fill *cfg from the environment, warning through the logger about bad values. */
+void ins_config_load(struct ins_config *cfg);
+
+/* One line describing the resolved configuration, for the init message. */
+void ins_config_describe(const struct ins_config *cfg, char *buf, int len);
+
+/* Parsers, exposed for unit tests. Return 0 and set *out, or -1 if malformed. */
+int ins_parse_bool(const char *s, bool *out);
+int ins_parse_ll(const char *s, long long lo, long long hi, long long *out);
+
+#endif

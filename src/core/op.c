@@ -1,0 +1,217 @@
+/*
+ * op.c - the tracker: event callbacks in, completed records out.
+ *
+ * This is the hot path. Rules kept here: no lock, no malloc (ops come from
+ * the communicator's pool), no I/O, no clock read unless the GPU timer is
+ * missing or a verbose trace was asked for, atomics only where the
+ * application thread and the proxy thread meet (pending, chan_mask).
+ */
+#include "core/op.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/comm.h"
+#include "core/names.h"
+#include "core/wake.h"
+
+static inline uint32_t next_sn(struct ins_comm *c) {
+  return atomic_fetch_add_explicit(&c->event_sn, 1, memory_order_relaxed) + 1;
+}
+
+static inline struct ins_op *op_of_chan(struct ins_chan *ch) {
+  return (struct ins_op *)((char *)(ch - ch->id) - offsetof(struct ins_op, ch));
+}
+
+void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
+                   const char *datatype, uint64_t count, uint64_t seq, int peer,
+                   uint8_t nchannels, const char *algo, const char *proto) {
+  if (!c) return NULL;
+  if (kind == INS_KIND_P2P) {
+    /* p2p_sn counts every P2p of the context, so filtered ones leave gaps. */
+    seq = atomic_fetch_add_explicit(&c->p2p_seq, 1, memory_order_relaxed);
+    if (!c->track_p2p || peer == c->rank) return NULL; /* a self-send has no kernel events */
+  }
+  uint64_t bytes = count * ins_datatype_size(datatype);
+  if (bytes < c->min_bytes) return NULL;
+
+  struct ins_op *op = ins_pool_get(&c->pool);
+  if (!op) {
+    atomic_fetch_add_explicit(&c->dropped[kind], 1, memory_order_relaxed);
+    return NULL;
+  }
+  op->kind = (uint8_t)kind;
+  op->func = (uint8_t)ins_func_id(func);
+  /* nChannels is only a promise if it is a plausible channel count (RCCL
+   * has been seen sending garbage): otherwise count channels as they come. */
+  op->expected = nchannels <= INS_MAX_CHANNELS ? nchannels : 0;
+  op->peer = kind == INS_KIND_P2P ? peer : -1;
+  op->comm = c;
+  op->sn = seq;
+  op->count = count;
+  op->bytes = bytes;
+  op->func_name = func;
+  op->datatype = datatype;
+  op->algo = kind == INS_KIND_COLL ? algo : NULL;
+  op->proto = kind == INS_KIND_COLL ? proto : NULL;
+  atomic_store_explicit(&op->chan_mask, 0, memory_order_relaxed);
+  atomic_store_explicit(&op->token_returned, 0, memory_order_relaxed);
+  op->host_stopped = 0;
+  /* host stop + expected kernel stops; unknown: host stop + a "first kernel" token */
+  atomic_store_explicit(&op->pending, 1 + (op->expected ? op->expected : 1), memory_order_relaxed);
+  op->host_start_ns = (c->keep_cpu_timing || c->verbose) ? ins_wall_ns() : 0;
+  op->host_stop_ns = 0;
+  op->start_sn = c->verbose ? next_sn(c) : 0;
+  op->stop_sn = 0;
+  op->tag = INS_TAG_OP;
+  return op;
+}
+
+/* Turn a finished op into a record in its ring (or count why not). */
+static void complete(struct ins_op *op) {
+  struct ins_comm *c = op->comm;
+  uint64_t mask = atomic_load_explicit(&op->chan_mask, memory_order_relaxed);
+  uint64_t gpu_lo = UINT64_MAX, gpu_hi = 0, cpu_lo = UINT64_MAX, cpu_hi = 0;
+  int nch = 0, all_gpu = 1;
+  for (uint64_t m = mask; m; m &= m - 1) {
+    struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
+    nch++;
+    if (ch->start_ptimer && ch->stop_ptimer && ch->stop_ptimer >= ch->start_ptimer) {
+      if (ch->start_ptimer < gpu_lo) gpu_lo = ch->start_ptimer;
+      if (ch->stop_ptimer > gpu_hi) gpu_hi = ch->stop_ptimer;
+    } else {
+      all_gpu = 0;
+      if (ch->host_start_ns < cpu_lo) cpu_lo = ch->host_start_ns;
+      if (ch->host_stop_ns > cpu_hi) cpu_hi = ch->host_stop_ns;
+    }
+  }
+  enum ins_timing timing;
+  uint64_t start, end;
+  if (nch && all_gpu) {
+    timing = INS_TIMING_KERNEL_GPU, start = gpu_lo, end = gpu_hi;
+  } else if (nch) {
+    timing = INS_TIMING_KERNEL_CPU, start = cpu_lo, end = cpu_hi;
+  } else {
+    timing = INS_TIMING_COLLECTIVE_CPU, start = op->host_start_ns, end = op->host_stop_ns;
+  }
+
+  if (timing != INS_TIMING_KERNEL_GPU && !c->keep_cpu_timing) {
+    atomic_fetch_add_explicit(&c->untimed, 1, memory_order_relaxed);
+  } else {
+    struct ins_ring *ring = &c->ring[op->kind];
+    uint64_t pos;
+    struct ins_record *r = ins_ring_reserve(ring, &pos);
+    if (!r) {
+      atomic_fetch_add_explicit(&c->dropped[op->kind], 1, memory_order_relaxed);
+    } else {
+      r->kind = op->kind;
+      r->timing = (uint8_t)timing;
+      r->func = op->func;
+      r->nchannels = (uint8_t)nch;
+      r->peer = op->peer;
+      r->sn = op->sn;
+      r->count = op->count;
+      r->bytes = op->bytes;
+      r->start_ns = start;
+      r->exec_ns = end > start ? end - start : 0;
+      r->func_name = op->func_name;
+      r->datatype = op->datatype;
+      r->algo = op->algo;
+      r->proto = op->proto;
+      if (c->verbose) {
+        r->op_start_sn = op->start_sn;
+        r->op_stop_sn = op->stop_sn;
+        r->op_start_us = op->host_start_ns / 1000;
+        r->op_stop_us = op->host_stop_ns / 1000;
+        int i = 0;
+        for (uint64_t m = mask; m; m &= m - 1, i++) {
+          struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
+          r->ch[i] = (struct ins_trace_ch){ch->id, ch->start_sn, ch->record_sn, ch->stop_sn,
+                                           ch->host_start_ns / 1000, ch->host_record_ns / 1000,
+                                           ch->host_stop_ns / 1000};
+        }
+      }
+      ins_ring_commit(ring, r, pos);
+      ins_wake_after_push(ring);
+    }
+  }
+  ins_pool_put(&c->pool, op);
+}
+
+/* One of the things the op waits for has happened. */
+static inline void settle(struct ins_op *op, int n) {
+  if (atomic_fetch_sub_explicit(&op->pending, n, memory_order_acq_rel) == n) complete(op);
+}
+
+void *ins_kernel_start(struct ins_comm *c, void *parent, uint8_t channel, uint64_t ptimer) {
+  struct ins_op *op = parent;
+  if (!c || !op || op->tag != INS_TAG_OP) return NULL;
+  if (channel >= INS_MAX_CHANNELS) {
+    atomic_store_explicit(&c->bad_channel, 1, memory_order_relaxed);
+    return NULL;
+  }
+  uint64_t bit = 1ull << channel;
+  if (atomic_load_explicit(&op->chan_mask, memory_order_relaxed) & bit) return NULL; /* duplicate */
+  struct ins_chan *ch = &op->ch[channel];
+  ch->id = channel;
+  ch->start_ptimer = ptimer;
+  ch->stop_ptimer = 0;
+  ch->host_start_ns = (!ptimer || c->verbose) ? ins_wall_ns() : 0;
+  ch->host_stop_ns = ch->host_record_ns = 0;
+  ch->start_sn = c->verbose ? next_sn(c) : 0;
+  ch->record_sn = ch->stop_sn = 0;
+  ch->tag = INS_TAG_KERNEL;
+  atomic_fetch_or_explicit(&op->chan_mask, bit, memory_order_relaxed);
+  if (!op->expected) atomic_fetch_add_explicit(&op->pending, 1, memory_order_relaxed);
+  return ch;
+}
+
+void ins_kernel_record_stop(void *handle, uint64_t ptimer) {
+  struct ins_chan *ch = handle;
+  if (!ch || ch->tag != INS_TAG_KERNEL) return;
+  struct ins_comm *c = op_of_chan(ch)->comm;
+  ch->stop_ptimer = ptimer;
+  if (c->verbose || !ptimer) ch->host_record_ns = ins_wall_ns();
+  if (c->verbose) ch->record_sn = next_sn(c);
+}
+
+void ins_event_stop(void *handle) {
+  if (!handle) return;
+  uint8_t tag = *(uint8_t *)handle;
+  if (tag == INS_TAG_KERNEL) {
+    struct ins_chan *ch = handle;
+    struct ins_op *op = op_of_chan(ch);
+    struct ins_comm *c = op->comm;
+    if (c->verbose || !ch->stop_ptimer) ch->host_stop_ns = ins_wall_ns();
+    if (c->verbose) ch->stop_sn = next_sn(c);
+    ch->tag = INS_TAG_FREE; /* a second stop of this handle is ignored */
+    /* unknown channel count: the first kernel stop also gives back the token */
+    int n = 1;
+    if (!op->expected && !atomic_exchange_explicit(&op->token_returned, 1, memory_order_relaxed))
+      n = 2;
+    settle(op, n);
+  } else if (tag == INS_TAG_OP) {
+    struct ins_op *op = handle;
+    struct ins_comm *c = op->comm;
+    if (c->keep_cpu_timing || c->verbose) op->host_stop_ns = ins_wall_ns();
+    if (c->verbose) op->stop_sn = next_sn(c);
+    op->host_stopped = 1;
+    settle(op, 1);
+  }
+}
+
+void ins_ops_settle_inflight(struct ins_comm *c, uint64_t *incomplete) {
+  uint32_t n = atomic_load(&c->pool.nchunks) * INS_POOL_CHUNK;
+  for (uint32_t i = 0; i < n; i++) {
+    struct ins_op *op = ins_pool_at(&c->pool, i);
+    if (op->tag != INS_TAG_OP) continue;
+    /* Stopped with no kernel event at all: host-timed (kept only on request). */
+    if (op->host_stopped && !atomic_load(&op->chan_mask) && c->keep_cpu_timing) {
+      complete(op);
+    } else {
+      (*incomplete)++;
+      ins_pool_put(&c->pool, op);
+    }
+  }
+}

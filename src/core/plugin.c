@@ -1,0 +1,92 @@
+/*
+ * plugin.c - what happens once per process (configuration, the version
+ * message, the dump thread, the exit flush) and once per communicator
+ * (init: a context and the activation mask; finalize: write everything it
+ * completed, then free it).
+ */
+#include "core/plugin.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "core/comm.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/op.h"
+#include "out/dump.h"
+
+#ifndef INSPECTOR_VERSION
+#define INSPECTOR_VERSION "0.0.0"
+#endif
+#ifndef INSPECTOR_GIT_REV
+#define INSPECTOR_GIT_REV "unknown"
+#endif
+
+static struct ins_config g_cfg;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static atomic_int g_first_abi;
+
+static void process_init(void) {
+  ins_config_load(&g_cfg);
+  int abi = atomic_load(&g_first_abi);
+  if (!g_cfg.enable) {
+    ins_info("Inspector %s (git %s), profiler ABI v%d: inactive (set NCCL_INSPECTOR_ENABLE=1 to record)",
+             INSPECTOR_VERSION, INSPECTOR_GIT_REV, abi);
+    return;
+  }
+  char desc[1024 + PATH_MAX];
+  ins_config_describe(&g_cfg, desc, sizeof desc);
+  ins_info("Inspector %s (git %s) loaded through profiler ABI v%d: %s", INSPECTOR_VERSION,
+           INSPECTOR_GIT_REV, abi, desc);
+  if (g_cfg.prom_dump)
+    ins_warn("NCCL_INSPECTOR_PROM_DUMP=1: Prometheus output is not part of this build yet; "
+             "writing JSON lines instead");
+  ins_dump_start(&g_cfg);
+}
+
+prof_result_t ins_plugin_init(void **context, uint64_t comm_id, int *activation_mask,
+                              const char *comm_name, int nnodes, int nranks, int rank,
+                              prof_logger_t logger, int abi_version) {
+  if (context) *context = NULL;
+  ins_log_set_logger(logger);
+  int none = 0;
+  atomic_compare_exchange_strong(&g_first_abi, &none, abi_version);
+  pthread_once(&g_once, process_init);
+  if (!g_cfg.enable || !context) return PROF_SUCCESS; /* inert: ask for nothing */
+
+  struct ins_comm *c = ins_comm_create(&g_cfg, comm_id, comm_name, nnodes, nranks, rank);
+  if (!c) return PROF_SUCCESS;
+  ins_registry_add(c);
+  if (activation_mask) {
+    int mask = PROF_EV_COLL | PROF_EV_KERNEL_CH | (g_cfg.enable_p2p ? PROF_EV_P2P : 0);
+    /* NCCL re-reads this word atomically at every group start. */
+    __atomic_store_n(activation_mask, mask, __ATOMIC_RELAXED);
+  }
+  *context = c;
+  ins_info("tracking communicator 0x%llx '%s' rank %d of %d (%d node%s)",
+           (unsigned long long)comm_id, c->name, rank, nranks, nnodes, nnodes == 1 ? "" : "s");
+  return PROF_SUCCESS;
+}
+
+prof_result_t ins_plugin_finalize(void *context) {
+  struct ins_comm *c = context;
+  if (!c) return PROF_SUCCESS;
+  ins_registry_remove(c); /* waits for a dump pass in progress */
+  uint64_t incomplete = 0;
+  ins_ops_settle_inflight(c, &incomplete);
+  ins_dump_comm_final(c);
+  uint64_t untimed = atomic_load(&c->untimed);
+  if (incomplete)
+    ins_info("communicator 0x%llx rank %d: %llu ops were still in flight at teardown and are not recorded",
+             (unsigned long long)c->id, c->rank, (unsigned long long)incomplete);
+  if (untimed)
+    ins_info("communicator 0x%llx rank %d: %llu ops had no GPU kernel timing and were not recorded "
+             "(NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING=0 keeps them)",
+             (unsigned long long)c->id, c->rank, (unsigned long long)untimed);
+  ins_comm_destroy(c);
+  return PROF_SUCCESS;
+}
+
+/* Process exit or library unload: nothing completed is lost. Runs before
+ * the code is unmapped, so the dump thread is joined here. */
+__attribute__((destructor)) static void process_exit(void) { ins_dump_shutdown(); }

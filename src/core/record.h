@@ -1,0 +1,45 @@
+/*
+ * record.h - one completed operation, as it travels from the tracker to the
+ * dump thread through a communicator's ring. Plain data, fixed size; the
+ * dump thread turns it into text.
+ */
+#ifndef INS_RECORD_H
+#define INS_RECORD_H
+
+#include <stdint.h>
+
+#define INS_MAX_CHANNELS 64 /* channel ids 0..63; NCCL's MAXCHANNELS */
+
+enum ins_kind { INS_KIND_COLL = 0, INS_KIND_P2P = 1 };
+
+enum ins_timing {
+  INS_TIMING_KERNEL_GPU = 0,    /* every channel gave start and stop pTimers */
+  INS_TIMING_KERNEL_CPU = 1,    /* kernel events, but without usable pTimers */
+  INS_TIMING_COLLECTIVE_CPU = 2 /* no kernel event: host start to stop */
+};
+
+/* Per-channel callback trace, kept only with NCCL_INSPECTOR_DUMP_VERBOSE=1. */
+struct ins_trace_ch {
+  uint32_t channel, start_sn, record_sn, stop_sn;
+  uint64_t start_us, record_us, stop_us;
+};
+
+struct ins_record {
+  uint8_t kind;      /* enum ins_kind */
+  uint8_t timing;    /* enum ins_timing */
+  uint8_t func;      /* enum ins_func */
+  uint8_t nchannels; /* kernel channels that reported */
+  int32_t peer;      /* P2P peer rank; -1 for collectives */
+  uint64_t sn;       /* coll: NCCL seqNumber; p2p: our per-comm counter */
+  uint64_t count;
+  uint64_t bytes;    /* count x datatype size */
+  uint64_t start_ns; /* earliest kernel start (GPU timer or host clock, ns) */
+  uint64_t exec_ns;
+  const char *func_name, *datatype, *algo, *proto; /* NCCL's constants; may be NULL */
+  /* verbose trace; ch[] has nchannels entries and exists only in verbose rings */
+  uint32_t op_start_sn, op_stop_sn;
+  uint64_t op_start_us, op_stop_us;
+  struct ins_trace_ch ch[];
+};
+
+#endif

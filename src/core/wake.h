@@ -1,0 +1,46 @@
+/*
+ * wake.h - how a producer wakes the dump thread without a lock or a system
+ * call in the common case.
+ *
+ * The dump thread announces that it is about to sleep (`waiting`), checks
+ * the rings once more, then sleeps on a futex word. A producer that just
+ * published a record wakes it only if it is waiting and the policy says so
+ * (interval 0: any new record; otherwise: a ring at least half full). The
+ * seq_cst fences on both sides make the "publish, then check waiting" and
+ * "set waiting, then check rings" pair race-free (no lost wake-up).
+ */
+#ifndef INS_WAKE_H
+#define INS_WAKE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/ring.h"
+
+struct ins_wake {
+  _Atomic uint32_t seq;     /* futex word: bumped by every wake */
+  _Atomic uint32_t waiting; /* the dump thread is (about to be) asleep */
+  bool on_every_record;     /* interval 0 */
+};
+
+extern struct ins_wake g_ins_wake;
+
+void ins_wake_signal(struct ins_wake *w);
+
+/* Producer side: after committing a record to ring r. */
+static inline void ins_wake_after_push(struct ins_ring *r) {
+  atomic_thread_fence(memory_order_seq_cst);
+  if (!atomic_load_explicit(&g_ins_wake.waiting, memory_order_relaxed)) return;
+  if (!g_ins_wake.on_every_record && ins_ring_used_approx(r) <= r->mask / 2) return;
+  ins_wake_signal(&g_ins_wake);
+}
+
+/* Dump thread: announce sleep; returns the seq to wait on. */
+uint32_t ins_wake_prepare(struct ins_wake *w);
+/* Dump thread: sleep until signalled or timeout_us passes (< 0: no timeout). */
+void ins_wake_wait(struct ins_wake *w, uint32_t seq, long long timeout_us);
+/* Dump thread: awake again. */
+void ins_wake_done(struct ins_wake *w);
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ * dump.h - the dump thread and the drains that move records from the
+ * communicators' rings to the writers.
+ *
+ * Three ways records leave a ring: the dump thread's passes (on its
+ * interval, or woken early by a filling ring, or by each record when the
+ * interval is 0); a communicator's finalize (it drains its own rings
+ * before returning); and process exit (everything that is left).
+ */
+#ifndef INS_DUMP_H
+#define INS_DUMP_H
+
+struct ins_comm;
+struct ins_config;
+
+/* Start the dump thread (if enabled); called once, from the first init. */
+void ins_dump_start(const struct ins_config *cfg);
+/* Write every record and the stats of a context being finalized (not in the registry). */
+void ins_dump_comm_final(struct ins_comm *c);
+/* Process exit / library unload: stop the thread, drain every live context. */
+void ins_dump_shutdown(void);
+
+#endif

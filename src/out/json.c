@@ -1,0 +1,182 @@
+/*
+ * json.c - record and stats lines, field by field (see json.h).
+ */
+#include "out/json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/comm.h"
+#include "core/names.h"
+
+#ifndef INSPECTOR_GIT_REV
+#define INSPECTOR_GIT_REV "unknown"
+#endif
+
+static const char *const k_timing[] = {"kernel_gpu", "kernel_cpu", "collective_cpu"};
+
+char *ins_json_header(const struct ins_comm *c, int *len) {
+  struct ins_buf b = {0};
+  if (ins_buf_reserve(&b, 160 + ins_jstr_max(c->name))) return NULL;
+  ins_buf_lit(&b, "\"header\":{\"id\":\"0x");
+  ins_buf_hex(&b, c->id);
+  ins_buf_lit(&b, "\",\"comm_name\":");
+  ins_buf_jstr(&b, c->name);
+  ins_buf_lit(&b, ",\"rank\":");
+  ins_buf_i64(&b, c->rank);
+  ins_buf_lit(&b, ",\"n_ranks\":");
+  ins_buf_i64(&b, c->nranks);
+  ins_buf_lit(&b, ",\"nnodes\":");
+  ins_buf_i64(&b, c->nnodes);
+  ins_buf_lit(&b, "}");
+  b.data[b.len] = '\0';
+  *len = (int)b.len;
+  return b.data;
+}
+
+int ins_json_metadata(char *meta, int cap, const char *hostname, long pid, uint64_t ts_us) {
+  struct ins_buf b = {0};
+  if (ins_buf_reserve(&b, 256 + ins_jstr_max(hostname))) return 0;
+  ins_buf_lit(&b, "\"metadata\":{\"inspector_output_format_version\":\"v4.0\",\"git_rev\":");
+  ins_buf_jstr(&b, INSPECTOR_GIT_REV);
+  ins_buf_lit(&b, ",\"rec_mechanism\":\"nccl_profiler_interface\",\"dump_timestamp_us\":");
+  ins_buf_u64(&b, ts_us);
+  ins_buf_lit(&b, ",\"hostname\":");
+  ins_buf_jstr(&b, hostname);
+  ins_buf_lit(&b, ",\"pid\":");
+  ins_buf_i64(&b, pid);
+  ins_buf_lit(&b, "}");
+  int n = b.len < (size_t)cap ? (int)b.len : 0;
+  if (n) memcpy(meta, b.data, (size_t)n);
+  ins_buf_free(&b);
+  return n;
+}
+
+static void trace_block(struct ins_buf *b, const char *pfx, size_t pfx_len,
+                        const struct ins_record *r, int ts) {
+  ins_buf_lit(b, ",\"event_trace_");
+  if (ts) ins_buf_lit(b, "ts\":{\""); else ins_buf_lit(b, "sn\":{\"");
+  ins_buf_mem(b, pfx, pfx_len);
+  if (ts) ins_buf_lit(b, "start_ts\":"); else ins_buf_lit(b, "start_sn\":");
+  ins_buf_u64(b, ts ? r->op_start_us : r->op_start_sn);
+  ins_buf_lit(b, ",\"");
+  ins_buf_mem(b, pfx, pfx_len);
+  if (ts) ins_buf_lit(b, "stop_ts\":"); else ins_buf_lit(b, "stop_sn\":");
+  ins_buf_u64(b, ts ? r->op_stop_us : r->op_stop_sn);
+  ins_buf_lit(b, ",\"kernel_events\":[");
+  for (int i = 0; i < r->nchannels; i++) {
+    const struct ins_trace_ch *t = &r->ch[i];
+    if (i) ins_buf_lit(b, ",");
+    ins_buf_lit(b, "{\"channel_id\":");
+    ins_buf_u64(b, t->channel);
+    if (ts) {
+      ins_buf_lit(b, ",\"kernel_start_ts\":");
+      ins_buf_u64(b, t->start_us);
+      ins_buf_lit(b, ",\"kernel_stop_ts\":");
+      ins_buf_u64(b, t->stop_us);
+      ins_buf_lit(b, ",\"kernel_record_ts\":");
+      ins_buf_u64(b, t->record_us);
+    } else {
+      ins_buf_lit(b, ",\"kernel_start_sn\":");
+      ins_buf_u64(b, t->start_sn);
+      ins_buf_lit(b, ",\"kernel_stop_sn\":");
+      ins_buf_u64(b, t->stop_sn);
+      ins_buf_lit(b, ",\"kernel_record_sn\":");
+      ins_buf_u64(b, t->record_sn);
+    }
+    ins_buf_lit(b, "}");
+  }
+  ins_buf_lit(b, "]}");
+}
+
+int ins_json_record(struct ins_buf *b, const struct ins_comm *c, const char *meta, int meta_len,
+                    const struct ins_record *r, int verbose) {
+  size_t need = (size_t)c->header_len + (size_t)meta_len + 640 + ins_jstr_max(r->func_name) +
+                ins_jstr_max(r->datatype) + ins_jstr_max(r->algo) + ins_jstr_max(r->proto) +
+                (verbose ? 2 * 160 * (size_t)r->nchannels + 256 : 0);
+  if (ins_buf_reserve(b, need)) return -1;
+  int coll = r->kind == INS_KIND_COLL;
+  const char *pfx = coll ? "coll_" : "p2p_";
+  size_t pfx_len = coll ? 5 : 4;
+
+  ins_buf_lit(b, "{");
+  ins_buf_mem(b, c->header_json, (size_t)c->header_len);
+  ins_buf_lit(b, ",");
+  ins_buf_mem(b, meta, (size_t)meta_len);
+  if (coll) ins_buf_lit(b, ",\"coll_perf\":{\"coll\":"); else ins_buf_lit(b, ",\"p2p_perf\":{\"p2p\":");
+  ins_buf_jstr(b, r->func_name);
+#define F(name) do { ins_buf_lit(b, ",\""); ins_buf_mem(b, pfx, pfx_len); ins_buf_lit(b, name "\":"); } while (0)
+  F("sn");
+  ins_buf_u64(b, r->sn);
+  if (!coll) {
+    F("peer");
+    ins_buf_i64(b, r->peer);
+  }
+  F("msg_size_bytes");
+  ins_buf_u64(b, r->bytes);
+  F("exec_time_us");
+  ins_buf_u64(b, r->exec_ns / 1000);
+  F("timing_source");
+  ins_buf_jstr(b, k_timing[r->timing < 3 ? r->timing : 0]);
+  double algbw = r->exec_ns ? (double)ins_bw_bytes(r->func, r->bytes, c->nranks) / (double)r->exec_ns : 0;
+  F("algobw_gbs");
+  ins_buf_f6(b, algbw);
+  F("busbw_gbs");
+  ins_buf_f6(b, algbw * ins_busbw_factor(r->func, c->nranks));
+  F("exec_time_ns");
+  ins_buf_u64(b, r->exec_ns);
+  F("start_ts_ns");
+  ins_buf_u64(b, r->start_ns);
+  F("datatype");
+  ins_buf_jstr(b, r->datatype);
+  F("count");
+  ins_buf_u64(b, r->count);
+  F("nchannels");
+  ins_buf_u64(b, r->nchannels);
+  if (coll) {
+    ins_buf_lit(b, ",\"coll_algo\":");
+    ins_buf_jstr(b, r->algo);
+    ins_buf_lit(b, ",\"coll_proto\":");
+    ins_buf_jstr(b, r->proto);
+  }
+#undef F
+  if (verbose) {
+    trace_block(b, pfx, pfx_len, r, 0);
+    trace_block(b, pfx, pfx_len, r, 1);
+  }
+  ins_buf_lit(b, "}}\n");
+  return 0;
+}
+
+int ins_json_stats(struct ins_buf *b, const struct ins_comm *c, const char *meta, int meta_len,
+                   const struct ins_dump_counts *k) {
+  if (ins_buf_reserve(b, (size_t)c->header_len + (size_t)meta_len + 512)) return -1;
+  static const char *const pfx[2] = {"coll_", "p2p_"};
+  ins_buf_lit(b, "{");
+  ins_buf_mem(b, c->header_json, (size_t)c->header_len);
+  ins_buf_lit(b, ",");
+  ins_buf_mem(b, meta, (size_t)meta_len);
+  ins_buf_lit(b, ",\"dump_stats\":{");
+  for (int i = 0; i < 2; i++) {
+    size_t pl = strlen(pfx[i]);
+    ins_buf_lit(b, "\"");
+    ins_buf_mem(b, pfx[i], pl);
+    ins_buf_lit(b, "records_total\":");
+    ins_buf_u64(b, k->total[i]);
+    ins_buf_lit(b, ",\"");
+    ins_buf_mem(b, pfx[i], pl);
+    ins_buf_lit(b, "records_since_last_dump\":");
+    ins_buf_u64(b, k->since[i]);
+    ins_buf_lit(b, ",\"");
+    ins_buf_mem(b, pfx[i], pl);
+    ins_buf_lit(b, "dropped_total\":");
+    ins_buf_u64(b, k->dropped_total[i]);
+    ins_buf_lit(b, ",\"");
+    ins_buf_mem(b, pfx[i], pl);
+    ins_buf_lit(b, "dropped_since_last_dump\":");
+    ins_buf_u64(b, k->dropped_since[i]);
+    if (!i) ins_buf_lit(b, ",");
+  }
+  ins_buf_lit(b, "}}\n");
+  return 0;
+}

@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+"""Independent test oracle: the records a correct Inspector plugin must write for a trace.
+
+It reads a recorded NCCL profiler-event trace (format: tests/data/README.md) and computes,
+from the trace alone and never from the plugin, the JSON perf records of
+docs/CONTRACTS.md section 2 that the plugin must write when the trace is replayed through it.
+
+Every rule below cites where it comes from:
+  [C2]   docs/CONTRACTS.md section 2 (JSON records)
+  [C1]   docs/CONTRACTS.md section 1 (replay driver)
+  [ABI]  ../shared/abi/nccl-profiler-abi.md ("Semantics a plugin must get right", "Seen on ...")
+  [FIX]  tests/data/README.md (trace format, "What a correct plugin makes of them")
+  [SEED] ../shared/seed/rccl-inspector-plugin.txt (environment variables)
+
+Standard library only; python3 >= 3.9.  Run as a script to print the expected records:
+    oracle.py TRACE [--min-size N] [--no-p2p] [--no-require-kernel]
+"""
+
+import argparse
+import gzip
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+# ---------------------------------------------------------------------------
+# Constants from the specs
+# ---------------------------------------------------------------------------
+
+# Event type bits [ABI "Event types"].
+TYPE_COLL = 2
+TYPE_P2P = 4
+TYPE_KERNEL_CH = 64
+
+# recordEventState state carrying the kernel's stop pTimer [ABI "States that matter here"].
+STATE_KERNEL_CH_STOP = 22
+
+# Datatype sizes in bytes [ABI "Semantics": the datatype names; C2: size = count x dtsize].
+DTYPE_SIZE = {
+    "ncclInt8": 1, "ncclUint8": 1, "ncclFloat8e4m3": 1, "ncclFloat8e5m2": 1,
+    "ncclFloat16": 2, "ncclBfloat16": 2,
+    "ncclInt32": 4, "ncclUint32": 4, "ncclFloat32": 4,
+    "ncclInt64": 8, "ncclUint64": 8, "ncclFloat64": 8,
+}
+
+# Timing sources [C2].
+SRC_KERNEL_GPU = "kernel_gpu"
+SRC_KERNEL_CPU = "kernel_cpu"
+SRC_COLLECTIVE_CPU = "collective_cpu"
+
+# Fields of a perf object [C2], without the coll_/p2p_ prefix.  The verbose blocks
+# (event_trace_sn / event_trace_ts) come on top when NCCL_INSPECTOR_DUMP_VERBOSE=1.
+COLL_FIELDS = ["coll", "coll_sn", "coll_msg_size_bytes", "coll_exec_time_us", "coll_timing_source",
+               "coll_algobw_gbs", "coll_busbw_gbs", "coll_exec_time_ns", "coll_start_ts_ns",
+               "coll_datatype", "coll_count", "coll_nchannels", "coll_algo", "coll_proto"]
+P2P_FIELDS = ["p2p", "p2p_sn", "p2p_peer", "p2p_msg_size_bytes", "p2p_exec_time_us",
+              "p2p_timing_source", "p2p_algobw_gbs", "p2p_busbw_gbs", "p2p_exec_time_ns",
+              "p2p_start_ts_ns", "p2p_datatype", "p2p_count", "p2p_nchannels"]
+
+# Fields whose value depends on the replay's host clock when the timing source is not
+# kernel_gpu: only their presence is checked then.
+TIME_FIELDS = ("exec_time_us", "exec_time_ns", "start_ts_ns", "algobw_gbs", "busbw_gbs")
+
+
+@dataclass
+class Config:
+    """What the plugin was configured with [SEED; defaults there]."""
+    min_size: int = 8192          # NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES
+    p2p: bool = True              # NCCL_INSPECTOR_ENABLE_P2P
+    require_kernel: bool = True   # NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING
+
+
+# ---------------------------------------------------------------------------
+# Trace model
+# ---------------------------------------------------------------------------
+
+@dataclass
+class Context:
+    """One communicator context: one `init` line [FIX "Line format"]."""
+    ctx: int
+    comm_id: int          # commId, int of the hex string
+    rank: int
+    nranks: int
+    nnodes: int
+    name: str
+    ver: int
+    p2p_starts: int = 0   # P2p start events seen so far (for p2p_sn)
+
+
+@dataclass
+class Kernel:
+    """One KernelCh event (type 64): a channel of an op's kernel."""
+    id: int
+    ch: int
+    start_ptimer: int
+    stop_ptimer: int = 0      # from `record` state 22
+    recorded: bool = False    # a `record` with state 22 was seen
+    stopped: bool = False     # a `stop` was seen
+    last_line: int = 0        # line index of its last event
+
+
+@dataclass
+class Op:
+    """One Coll (type 2) or P2p (type 4) start and what followed it."""
+    id: int
+    ctx: int
+    kind: str                 # "coll" | "p2p"
+    func: str
+    count: int
+    dtype: str
+    nch: int
+    sn: int                   # coll: seq; p2p: 0-based index among the ctx's P2p starts
+    peer: int = -1
+    algo: Optional[str] = None
+    proto: Optional[str] = None
+    start_line: int = 0
+    stopped: bool = False
+    stop_line: int = 0
+    kernels: List[Kernel] = field(default_factory=list)
+
+
+def open_trace(path):
+    """Trace files may be gzip-compressed or plain [C1]."""
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, "r", encoding="utf-8")
+
+
+def parse_trace(path):
+    """Read a trace: returns (contexts by ctx, ops in start order)."""
+    contexts: Dict[int, Context] = {}
+    ops: Dict[int, Op] = {}          # by event id
+    kernels: Dict[int, Kernel] = {}  # by event id
+    with open_trace(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            ev = json.loads(line)
+            cb = ev["cb"]
+            if cb == "init":
+                contexts[ev["ctx"]] = Context(
+                    ctx=ev["ctx"], comm_id=int(ev["comm"], 16), rank=ev["rank"],
+                    nranks=ev["nranks"], nnodes=ev["nnodes"], name=ev.get("name") or "",
+                    ver=ev.get("ver", 0))
+            elif cb == "start":
+                _on_start(ev, lineno, contexts, ops, kernels)
+            elif cb == "record":
+                k = kernels.get(ev["id"])
+                if k is not None and ev.get("state") == STATE_KERNEL_CH_STOP:
+                    k.recorded = True
+                    k.stop_ptimer = int(ev.get("ptimer", 0))
+                    k.last_line = lineno
+            elif cb == "stop":
+                if ev["id"] in ops:
+                    op = ops[ev["id"]]
+                    op.stopped = True
+                    op.stop_line = lineno
+                elif ev["id"] in kernels:
+                    k = kernels[ev["id"]]
+                    k.stopped = True
+                    k.last_line = lineno
+            # `finalize` and every other type are irrelevant to the records.
+    return contexts, list(ops.values())
+
+
+def _on_start(ev, lineno, contexts, ops, kernels):
+    t = ev["type"]
+    if t == TYPE_COLL:
+        # coll_sn = NCCL's seqNumber [C2].
+        ops[ev["id"]] = Op(id=ev["id"], ctx=ev["ctx"], kind="coll", func=ev["func"],
+                           count=int(ev["count"]), dtype=ev["dtype"], nch=int(ev["nch"]),
+                           sn=int(ev["seq"]), algo=ev.get("algo"), proto=ev.get("proto"),
+                           start_line=lineno)
+    elif t == TYPE_P2P:
+        # p2p_sn = 0-based index of this P2p among all P2p start events of that
+        # communicator context, filtered ones included [C2].
+        c = contexts[ev["ctx"]]
+        sn = c.p2p_starts
+        c.p2p_starts += 1
+        ops[ev["id"]] = Op(id=ev["id"], ctx=ev["ctx"], kind="p2p", func=ev["func"],
+                           count=int(ev["count"]), dtype=ev["dtype"], nch=int(ev["nch"]),
+                           sn=sn, peer=int(ev["peer"]), start_line=lineno)
+    elif t == TYPE_KERNEL_CH:
+        # A KernelCh belongs to the op whose event id is its parent [FIX "Line format";
+        # ABI: the parent may already be stopped].
+        k = Kernel(id=ev["id"], ch=int(ev["ch"]), start_ptimer=int(ev.get("ptimer", 0)),
+                   last_line=lineno)
+        kernels[ev["id"]] = k
+        parent = ops.get(ev["parent"])
+        if parent is not None:
+            parent.kernels.append(k)
+
+
+# ---------------------------------------------------------------------------
+# Rules
+# ---------------------------------------------------------------------------
+
+def msg_size_bytes(op: Op) -> int:
+    """*_msg_size_bytes = count x datatype size [C2]."""
+    return op.count * DTYPE_SIZE[op.dtype]
+
+
+def bandwidth_bytes(op: Op, nranks: int) -> int:
+    """Same as the message size, except AllGather and ReduceScatter use x n_ranks [C2]."""
+    if op.func in ("AllGather", "ReduceScatter"):
+        return msg_size_bytes(op) * nranks
+    return msg_size_bytes(op)
+
+
+def busbw_factor(func: str, nranks: int) -> float:
+    """AllReduce 2(n-1)/n; AllGather, ReduceScatter, AllToAll (n-1)/n; others 1 [C2]."""
+    n = nranks
+    if func == "AllReduce":
+        return 2.0 * (n - 1) / n
+    if func in ("AllGather", "ReduceScatter", "AllToAll", "All2All"):
+        return float(n - 1) / n
+    return 1.0
+
+
+def kernel_has_gpu_times(k: Kernel) -> bool:
+    """Both pTimers present: start ptimer > 0 and a state-22 record with ptimer > 0
+    [ABI: "A zero pTimer means none was recorded"]."""
+    return k.start_ptimer > 0 and k.recorded and k.stop_ptimer > 0
+
+
+def completion(op: Op, require_kernel: bool):
+    """Decide whether the trace proves the op complete, and with which timing source.
+
+    [ABI] "stopEvent on a Coll or P2p means enqueued, not done. The work is done when every
+    KernelCh child has delivered its stop".  The trace proves it when the op's stop was seen
+    and it has exactly nch KernelCh children, every one stopped.  Returns the timing source
+    [C2], or None when no record may be written.
+    """
+    if not op.stopped:
+        return None
+    if len(op.kernels) == op.nch and op.nch > 0 and all(k.stopped for k in op.kernels):
+        if all(kernel_has_gpu_times(k) for k in op.kernels):
+            return SRC_KERNEL_GPU
+        # Kernel events without usable pTimers [C2 "kernel_cpu"].
+        return None if require_kernel else SRC_KERNEL_CPU
+    if not op.kernels and not require_kernel:
+        # No kernel event at all: host start to stop [C2 "collective_cpu"].
+        return SRC_COLLECTIVE_CPU
+    return None
+
+
+def completion_line(op: Op) -> int:
+    """Line index of the event that made the op complete (for completion order)."""
+    return max([op.stop_line] + [k.last_line for k in op.kernels])
+
+
+def wanted(op: Op, ctx: Context, cfg: Config) -> bool:
+    """Filters applied before completion [SEED, ABI]."""
+    if op.kind == "p2p":
+        if not cfg.p2p:                      # NCCL_INSPECTOR_ENABLE_P2P=0
+            return False
+        if op.peer == ctx.rank:              # [ABI] a send to self gets no KernelCh at all
+            return False
+    if op.dtype not in DTYPE_SIZE:           # unknown datatype: no size, no record
+        return False
+    return msg_size_bytes(op) >= cfg.min_size   # NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES
+
+
+def gbs(nbytes: int, ns: int) -> float:
+    """bytes per ns is GB/s (1e9) [C2 algobw = bandwidth bytes / exec ns]."""
+    return nbytes / ns if ns > 0 else 0.0
+
+
+def expected_record(op: Op, ctx: Context, source: str, trace: str) -> dict:
+    """The perf object the plugin must write for a complete op [C2]."""
+    p = op.kind  # field prefix: "coll" | "p2p"
+    rec = {p: op.func, p + "_sn": op.sn}
+    if op.kind == "p2p":
+        rec["p2p_peer"] = op.peer
+    size = msg_size_bytes(op)
+    rec[p + "_msg_size_bytes"] = size
+    rec[p + "_timing_source"] = source
+    rec[p + "_datatype"] = op.dtype
+    rec[p + "_count"] = op.count
+    rec[p + "_nchannels"] = len(op.kernels)      # channels that reported
+    if op.kind == "coll":
+        rec["coll_algo"] = op.algo
+        rec["coll_proto"] = op.proto
+    if source == SRC_KERNEL_GPU:
+        start = min(k.start_ptimer for k in op.kernels)   # min kernel start pTimer
+        stop = max(k.stop_ptimer for k in op.kernels)     # max kernel stop pTimer
+        ns = stop - start
+        algobw = gbs(bandwidth_bytes(op, ctx.nranks), ns)
+        rec[p + "_exec_time_ns"] = ns
+        rec[p + "_exec_time_us"] = ns // 1000             # floor(ns / 1000)
+        rec[p + "_start_ts_ns"] = start
+        rec[p + "_algobw_gbs"] = algobw
+        rec[p + "_busbw_gbs"] = algobw * busbw_factor(op.func, ctx.nranks)
+    loose = set() if source == SRC_KERNEL_GPU else {p + "_" + f for f in TIME_FIELDS}
+    return {
+        "trace": trace,
+        "kind": op.kind,
+        "comm": ctx.comm_id,
+        "rank": ctx.rank,
+        "sn": op.sn,
+        "header": expected_header(ctx),
+        "perf": rec,
+        "loose": loose,                                   # present, value not checked
+        "channels": sorted(k.ch for k in op.kernels),     # for the verbose blocks
+        "complete_at": completion_line(op),
+    }
+
+
+def record_key(comm: int, rank: int, kind: str, func: str, sn: int):
+    """How an expected record is matched with a written one.
+
+    The function name is part of the key because NCCL's seqNumber (coll_sn) counts per
+    collective function: the PyTorch fixtures have an AllReduce, an AllGather, a
+    ReduceScatter and a Broadcast all with seq 3 on the same communicator context.
+    """
+    return (comm, rank, kind, func, sn)
+
+
+def expected_header(ctx: Context) -> dict:
+    """header object [C2]: id is 0x + lower-case hex, not padded; comm_name unknown if empty."""
+    return {"id": "0x%x" % ctx.comm_id, "comm_name": ctx.name if ctx.name else "unknown",
+            "rank": ctx.rank, "n_ranks": ctx.nranks, "nnodes": ctx.nnodes}
+
+
+def expected_records(path: str, cfg: Optional[Config] = None):
+    """All records the plugin must write for one replay of the trace at `path`.
+
+    Returns (contexts, records): contexts is a list of the trace's contexts (dicts with
+    comm, rank, header), records a list of dicts (see expected_record) in completion order.
+    """
+    cfg = cfg or Config()
+    contexts, ops = parse_trace(path)
+    out = []
+    seen = set()
+    for op in ops:
+        ctx = contexts[op.ctx]
+        if not wanted(op, ctx, cfg):
+            continue
+        source = completion(op, cfg.require_kernel)
+        if source is None:
+            continue
+        key = record_key(ctx.comm_id, ctx.rank, op.kind, op.func, op.sn)
+        if key in seen:
+            raise ValueError("%s: two ops with key %r: the oracle's matching key is not unique"
+                             % (path, key))
+        seen.add(key)
+        out.append(expected_record(op, ctx, source, path))
+    out.sort(key=lambda r: r["complete_at"])
+    ctx_list = [{"comm": c.comm_id, "rank": c.rank, "header": expected_header(c), "ver": c.ver}
+                for c in contexts.values()]
+    return ctx_list, out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("trace")
+    ap.add_argument("--min-size", type=int, default=8192)
+    ap.add_argument("--no-p2p", action="store_true")
+    ap.add_argument("--no-require-kernel", action="store_true")
+    ap.add_argument("--summary", action="store_true", help="print counts only")
+    a = ap.parse_args(argv)
+    cfg = Config(min_size=a.min_size, p2p=not a.no_p2p, require_kernel=not a.no_require_kernel)
+    ctxs, recs = expected_records(a.trace, cfg)
+    if a.summary:
+        for c in ctxs:
+            mine = [r for r in recs if (r["comm"], r["rank"]) == (c["comm"], c["rank"])]
+            print("%s rank %d: %d coll, %d p2p" % (c["header"]["id"], c["rank"],
+                  sum(r["kind"] == "coll" for r in mine), sum(r["kind"] == "p2p" for r in mine)))
+        return 0
+    for r in recs:
+        print(json.dumps({"header": r["header"], r["kind"] + "_perf": r["perf"]}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

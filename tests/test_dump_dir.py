@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Where the output lands (seed: "Choosing the output directory"):
+  dir.default        NCCL_INSPECTOR_DUMP_DIR unset, no job id: ./nccl-inspector-unknown-jobid
+  dir.slurm          SLURM_JOB_ID=4242: ./nccl-inspector-4242
+  dir.nested         NCCL_INSPECTOR_DUMP_DIR=<tmp>/a/b/c/ that does not exist yet: created
+Each checks the records found there against the oracle, and that nothing else is created.
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import logcheck  # noqa: E402
+
+
+def dir_case(name, trace, env_extra_fn, where_fn):
+    def fn(a):
+        with harness.Workdir(a.keep, "dir") as wd:
+            env_extra = env_extra_fn(wd)
+            env = harness.make_env(env_extra)
+            path = harness.fixture(trace)
+            cmd = harness.replay_cmd(a.replay, a.plugin, [path])
+            r = harness.run(cmd, env, wd.cwd, a.timeout)
+            problems = []
+            if r.timed_out or r.rc != 0:
+                problems.append("replay failed: rc %s" % r.rc)
+            want = where_fn(wd)
+            if not os.path.isdir(want):
+                problems.append("no dump directory %s; cwd has %s" % (want, os.listdir(wd.cwd)))
+            else:
+                exp = harness.fixture_expectation([path], harness.RunConfig(env))
+                errors, summary = logcheck.check_dump(want, exp, window=r.window, pids={r.pid})
+                problems += errors.items
+            # nothing but the expected directory in the working directory
+            top = os.path.relpath(want, wd.cwd).split(os.sep)[0]
+            extra = [f for f in os.listdir(wd.cwd) if f != top]
+            if extra:
+                problems.append("unexpected files in the working directory: %s" % extra)
+            if problems:
+                wd.failed = True
+                return False, "FAIL %s: %s\n  repro: %s\n  stderr:\n%s" % (
+                    name, "\n  ".join(problems[:20]), harness.shell_line(cmd, env_extra),
+                    harness._tail(r.stderr))
+            return True, "OK %s: records in %s" % (name, os.path.relpath(want, wd.path))
+    return harness.Case(name, fn, labels=["config"], timeout=60)
+
+
+def cases():
+    return [
+        dir_case("dir.default", "2.28.9/ar", lambda wd: {},
+                 lambda wd: os.path.join(wd.cwd, "nccl-inspector-unknown-jobid")),
+        dir_case("dir.slurm", "2.28.9/ar", lambda wd: {"SLURM_JOB_ID": "4242"},
+                 lambda wd: os.path.join(wd.cwd, "nccl-inspector-4242")),
+        dir_case("dir.nested", "2.28.9/sr",
+                 lambda wd: {"NCCL_INSPECTOR_DUMP_DIR": os.path.join(wd.cwd, "a", "b", "c") + "/"},
+                 lambda wd: os.path.join(wd.cwd, "a", "b", "c")),
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit(harness.main_cases(cases(), __doc__.splitlines()[0]))

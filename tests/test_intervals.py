@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Dump interval: -1 (default, write at finalize), 0 (continuous) and 1000 us all lose
+nothing: the same record set as the oracle's, each record exactly once, dump_stats totals
+consistent across the several dumps of a context.
+
+Cases interval.<v>.<fixture> and, with the dump thread racing the replay's threads,
+interval.<v>.<fixture>.threads (label threads).
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import fixture_case  # noqa: E402
+
+VAR = "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS"
+
+
+def cases():
+    out = []
+    for v in ("-1", "0", "1000"):
+        for f in ("ar", "sr"):
+            out.append(fixture_case("interval.%s.%s" % (v, f), ["2.28.9/" + f],
+                                    labels=["intervals", "threads"], env_extra={VAR: v}))
+    for v in ("0", "1000"):
+        out.append(fixture_case("interval.%s.threads" % v, ["2.28.9/threads"],
+                                labels=["intervals", "threads"], env_extra={VAR: v},
+                                threads=True, timeout=120))
+        out.append(fixture_case("interval.%s.torch-pair.threads" % v,
+                                ["2.28.9/torch-1735", "2.28.9/torch-1736"],
+                                labels=["intervals", "threads"], env_extra={VAR: v},
+                                threads=True, timeout=120))
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(harness.main_cases(cases(), __doc__.splitlines()[0]))

@@ -1,0 +1,349 @@
+/*
+ * test_core.c - unit tests of the plugin's building blocks, linked against
+ * its objects: formatters, name tables, config parsing, the ring, the pool,
+ * and the tracker's completion rules (orderings NCCL can produce, RCCL's
+ * untrustworthy nChannels, bad channel ids, NULL and stale handles).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/comm.h"
+#include "core/config.h"
+#include "core/names.h"
+#include "core/op.h"
+#include "core/ring.h"
+#include "out/buf.h"
+
+static void test_buf(void) {
+  struct ins_buf b = {0};
+  char want[64];
+  uint64_t u[] = {0, 1, 9, 10, 12345678901234567890ull, UINT64_MAX};
+  for (size_t i = 0; i < sizeof u / sizeof *u; i++) {
+    b.len = 0;
+    ins_buf_reserve(&b, 64);
+    ins_buf_u64(&b, u[i]);
+    b.data[b.len] = 0;
+    snprintf(want, sizeof want, "%llu", (unsigned long long)u[i]);
+    CHECK_STR(b.data, want);
+    b.len = 0;
+    ins_buf_hex(&b, u[i]);
+    b.data[b.len] = 0;
+    snprintf(want, sizeof want, "%llx", (unsigned long long)u[i]);
+    CHECK_STR(b.data, want);
+  }
+  /* %.6f agreement over a spread of magnitudes */
+  srand(7);
+  int f6_bad = 0;
+  for (int i = 0; i < 20000; i++) {
+    double v = (double)rand() / RAND_MAX * pow(10, rand() % 9 - 3);
+    b.len = 0;
+    ins_buf_f6(&b, v);
+    b.data[b.len] = 0;
+    snprintf(want, sizeof want, "%.6f", v);
+    if (strcmp(b.data, want) && fabs(atof(b.data) - v) > 1e-6) f6_bad++;
+  }
+  CHECK_EQ_U(f6_bad, 0);
+  b.len = 0;
+  ins_buf_f6(&b, NAN);
+  b.data[b.len] = 0;
+  CHECK_STR(b.data, "0.000000");
+  b.len = 0;
+  ins_buf_jstr(&b, "a\"b\\c\nd");
+  b.data[b.len] = 0;
+  CHECK_STR(b.data, "\"a\\\"b\\\\c\\u000ad\"");
+  b.len = 0;
+  ins_buf_jstr(&b, NULL);
+  b.data[b.len] = 0;
+  CHECK_STR(b.data, "\"unknown\"");
+  ins_buf_free(&b);
+}
+
+static void test_names(void) {
+  CHECK_EQ_U(ins_datatype_size("ncclFloat32"), 4);
+  CHECK_EQ_U(ins_datatype_size("ncclBfloat16"), 2);
+  CHECK_EQ_U(ins_datatype_size("ncclFloat8e4m3"), 1);
+  CHECK_EQ_U(ins_datatype_size("ncclUint64"), 8);
+  CHECK_EQ_U(ins_datatype_size("ncclMystery"), 0);
+  CHECK_EQ_U(ins_datatype_size(NULL), 0);
+  /* the cache is keyed by pointer: equal text at another address still resolves */
+  char copy[32];
+  strcpy(copy, "ncclInt64");
+  CHECK_EQ_U(ins_datatype_size(copy), 8);
+  strcpy(copy, "ncclInt8"); /* same address, new text: a real NCCL never does this */
+  CHECK(ins_datatype_size(copy) == 8 || ins_datatype_size(copy) == 1);
+  CHECK_EQ_U(ins_func_id("AllReduce"), INS_FUNC_ALLREDUCE);
+  CHECK_EQ_U(ins_func_id("Send"), INS_FUNC_SEND);
+  CHECK_EQ_U(ins_func_id(NULL), INS_FUNC_OTHER);
+  CHECK(fabs(ins_busbw_factor(INS_FUNC_ALLREDUCE, 8) - 1.75) < 1e-12);
+  CHECK(fabs(ins_busbw_factor(INS_FUNC_ALLGATHER, 4) - 0.75) < 1e-12);
+  CHECK(fabs(ins_busbw_factor(INS_FUNC_SEND, 4) - 1.0) < 1e-12);
+  CHECK_EQ_U(ins_bw_bytes(INS_FUNC_REDUCESCATTER, 100, 8), 800);
+  CHECK_EQ_U(ins_bw_bytes(INS_FUNC_ALLREDUCE, 100, 8), 100);
+}
+
+static void test_config(void) {
+  bool bv;
+  long long v;
+  CHECK(ins_parse_bool("1", &bv) == 0 && bv);
+  CHECK(ins_parse_bool("off", &bv) == 0 && !bv);
+  CHECK(ins_parse_bool("maybe", &bv) == -1);
+  CHECK(ins_parse_ll("42", 0, 100, &v) == 0 && v == 42);
+  CHECK(ins_parse_ll(" -1 ", -1, 100, &v) == 0 && v == -1);
+  CHECK(ins_parse_ll("-5x", -1, 100, &v) == -1);
+  CHECK(ins_parse_ll("101", 0, 100, &v) == -1);
+  CHECK(ins_parse_ll("", 0, 100, &v) == -1);
+  CHECK(ins_parse_ll("99999999999999999999999", 0, 100, &v) == -1);
+
+  struct ins_config cfg;
+  unsetenv("NCCL_INSPECTOR_DUMP_DIR");
+  unsetenv("SLURM_JOB_ID");
+  unsetenv("SLURM_JOBID");
+  unsetenv("PBS_JOBID");
+  setenv("LSB_JOBID", "77", 1);
+  setenv("NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES", "abc", 1);
+  setenv("NCCL_INSPECTOR_DUMP_COLL_RING_SIZE", "1000", 1);
+  setenv("NCCL_INSPECTOR_DUMP_P2P_RING_SIZE", "1", 1);
+  ins_config_load(&cfg);
+  CHECK_EQ_U(cfg.min_size_bytes, 8192);
+  CHECK_EQ_U(cfg.coll_ring_size, 1024);
+  CHECK_EQ_U(cfg.p2p_ring_size, 1024); /* 1 is out of range: default */
+  CHECK(cfg.interval_us == -1);
+  CHECK(cfg.enable_p2p && cfg.require_kernel_timing && cfg.dump_thread_enable && !cfg.enable);
+  CHECK_STR(cfg.dump_dir, "nccl-inspector-77");
+  setenv("SLURM_JOB_ID", "12", 1);
+  ins_config_load(&cfg);
+  CHECK_STR(cfg.dump_dir, "nccl-inspector-12");
+  unsetenv("SLURM_JOB_ID");
+  unsetenv("LSB_JOBID");
+  ins_config_load(&cfg);
+  CHECK_STR(cfg.dump_dir, "nccl-inspector-unknown-jobid");
+  unsetenv("NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES");
+  unsetenv("NCCL_INSPECTOR_DUMP_COLL_RING_SIZE");
+  unsetenv("NCCL_INSPECTOR_DUMP_P2P_RING_SIZE");
+}
+
+static void test_ring(void) {
+  struct ins_ring r;
+  CHECK(ins_ring_init(&r, 4, sizeof(uint64_t)) == 0);
+  uint64_t pos;
+  for (uint64_t i = 0; i < 4; i++) {
+    uint64_t *p = ins_ring_reserve(&r, &pos);
+    CHECK(p != NULL);
+    *p = i;
+    ins_ring_commit(&r, p, pos);
+  }
+  CHECK(ins_ring_reserve(&r, &pos) == NULL); /* full */
+  CHECK_EQ_U(ins_ring_used_approx(&r), 4);
+  for (uint64_t round = 0; round < 10; round++) { /* wrap around many times */
+    uint64_t *p = ins_ring_peek(&r);
+    CHECK(p && *p == round);
+    ins_ring_release(&r, p);
+    p = ins_ring_reserve(&r, &pos);
+    CHECK(p != NULL);
+    *p = round + 4;
+    ins_ring_commit(&r, p, pos);
+  }
+  int n = 0;
+  for (uint64_t *p; (p = ins_ring_peek(&r)); n++) ins_ring_release(&r, p);
+  CHECK_EQ_U(n, 4);
+  CHECK(ins_ring_peek(&r) == NULL);
+  /* reserved but not committed: invisible to the consumer */
+  uint64_t *p = ins_ring_reserve(&r, &pos);
+  CHECK(ins_ring_peek(&r) == NULL);
+  ins_ring_commit(&r, p, pos);
+  CHECK(ins_ring_peek(&r) == p);
+  ins_ring_free(&r);
+}
+
+/* Two producers, one consumer: every value arrives exactly once. */
+#define MPSC_N 100000
+static struct ins_ring g_mpsc;
+static void *producer(void *arg) {
+  uint64_t base = (uint64_t)(uintptr_t)arg, pos;
+  for (uint64_t i = 0; i < MPSC_N; i++) {
+    uint64_t *p;
+    while (!(p = ins_ring_reserve(&g_mpsc, &pos))) sched_yield();
+    *p = base + i;
+    ins_ring_commit(&g_mpsc, p, pos);
+  }
+  return NULL;
+}
+
+static void test_ring_mpsc(void) {
+  CHECK(ins_ring_init(&g_mpsc, 64, sizeof(uint64_t)) == 0);
+  pthread_t t[2];
+  pthread_create(&t[0], NULL, producer, (void *)(uintptr_t)0);
+  pthread_create(&t[1], NULL, producer, (void *)(uintptr_t)(1ull << 32));
+  uint64_t next[2] = {0, 0}, got = 0, order_bad = 0;
+  while (got < 2 * MPSC_N) {
+    uint64_t *p = ins_ring_peek(&g_mpsc);
+    if (!p) { sched_yield(); continue; }
+    int who = (int)(*p >> 32);
+    if ((*p & 0xffffffff) != next[who]) order_bad++;
+    next[who] = (*p & 0xffffffff) + 1;
+    ins_ring_release(&g_mpsc, p);
+    got++;
+  }
+  pthread_join(t[0], NULL);
+  pthread_join(t[1], NULL);
+  CHECK_EQ_U(order_bad, 0);
+  CHECK_EQ_U(next[0], MPSC_N);
+  CHECK_EQ_U(next[1], MPSC_N);
+  ins_ring_free(&g_mpsc);
+}
+
+static struct ins_config test_cfg(void) {
+  struct ins_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.enable = cfg.enable_p2p = cfg.require_kernel_timing = true;
+  cfg.min_size_bytes = 8192;
+  cfg.coll_ring_size = cfg.p2p_ring_size = 8;
+  cfg.interval_us = -1;
+  return cfg;
+}
+
+static struct ins_record *pop(struct ins_comm *c, int kind, struct ins_record *out) {
+  struct ins_record *r = ins_ring_peek(&c->ring[kind]);
+  if (!r) return NULL;
+  *out = *r;
+  ins_ring_release(&c->ring[kind], r);
+  return out;
+}
+
+static void test_tracker(void) {
+  struct ins_config cfg = test_cfg();
+  struct ins_comm *c = ins_comm_create(&cfg, 0xabcdef, "", 1, 4, 1);
+  CHECK(c != NULL);
+  CHECK_STR(c->name, "unknown");
+  struct ins_record r;
+
+  /* 1. NCCL's order: start, stop (enqueued), then kernels; two channels. */
+  void *op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 4096, 7, -1, 2, "RING", "LL");
+  CHECK(op != NULL);
+  ins_event_stop(op);
+  void *k0 = ins_kernel_start(c, op, 0, 1000);
+  void *k1 = ins_kernel_start(c, op, 1, 1100);
+  ins_kernel_record_stop(k1, 5000);
+  ins_event_stop(k1);
+  CHECK(ins_ring_peek(&c->ring[0]) == NULL); /* channel 0 still running */
+  ins_kernel_record_stop(k0, 4000);
+  ins_event_stop(k0);
+  CHECK(pop(c, 0, &r) != NULL);
+  CHECK_EQ_U(r.sn, 7);
+  CHECK_EQ_U(r.bytes, 16384);
+  CHECK_EQ_U(r.start_ns, 1000);
+  CHECK_EQ_U(r.exec_ns, 4000);
+  CHECK_EQ_U(r.nchannels, 2);
+  CHECK_EQ_U(r.timing, INS_TIMING_KERNEL_GPU);
+
+  /* 2. kernels finish before the host stop (possible: different threads) */
+  op = ins_op_start(c, INS_KIND_COLL, "AllGather", "ncclInt8", 65536, 8, -1, 1, "RING", "SIMPLE");
+  k0 = ins_kernel_start(c, op, 0, 10);
+  ins_kernel_record_stop(k0, 30);
+  ins_event_stop(k0);
+  CHECK(ins_ring_peek(&c->ring[0]) == NULL);
+  ins_event_stop(op);
+  CHECK(pop(c, 0, &r) && r.exec_ns == 20 && r.sn == 8);
+
+  /* 3. filters: small message, self P2P, P2P channels from 16 */
+  CHECK(ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 16, 9, -1, 1, "RING", "LL") == NULL);
+  CHECK(ins_op_start(c, INS_KIND_P2P, "Send", "ncclFloat32", 1 << 20, 0, 1, 1, NULL, NULL) == NULL);
+  op = ins_op_start(c, INS_KIND_P2P, "Recv", "ncclFloat32", 1 << 20, 0, 2, 1, NULL, NULL);
+  CHECK(op != NULL);
+  ins_event_stop(op);
+  k0 = ins_kernel_start(c, op, 16, 100);
+  ins_kernel_record_stop(k0, 600);
+  ins_event_stop(k0);
+  CHECK(pop(c, 1, &r) != NULL);
+  CHECK_EQ_U(r.sn, 1); /* the self-send was P2P number 0 */
+  CHECK_EQ_U(r.peer, 2);
+  CHECK_EQ_U(r.exec_ns, 500);
+
+  /* 4. missing stop pTimer: kernel_cpu, not kept by default, counted */
+  op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 10, -1, 1, "RING", "LL");
+  ins_event_stop(op);
+  k0 = ins_kernel_start(c, op, 0, 100);
+  ins_kernel_record_stop(k0, 0);
+  ins_event_stop(k0);
+  CHECK(ins_ring_peek(&c->ring[0]) == NULL);
+  CHECK_EQ_U(atomic_load(&c->untimed), 1);
+
+  /* 5. untrustworthy nChannels (224, as RCCL was seen sending): count as they come */
+  op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 11, -1, 224, "RING", "LL");
+  ins_event_stop(op);
+  k0 = ins_kernel_start(c, op, 0, 100);
+  k1 = ins_kernel_start(c, op, 1, 120);
+  ins_kernel_record_stop(k0, 200);
+  ins_event_stop(k0);
+  CHECK(ins_ring_peek(&c->ring[0]) == NULL);
+  ins_kernel_record_stop(k1, 300);
+  ins_event_stop(k1);
+  CHECK(pop(c, 0, &r) && r.exec_ns == 200 && r.nchannels == 2);
+
+  /* 6. bad channel id, NULL parent, unknown handle, NULL everything */
+  op = ins_op_start(c, INS_KIND_COLL, NULL, "ncclFloat32", 1 << 20, 12, -1, 1, NULL, NULL);
+  CHECK(ins_kernel_start(c, op, 64, 100) == NULL);
+  CHECK(atomic_load(&c->bad_channel) == 1);
+  CHECK(ins_kernel_start(c, NULL, 0, 100) == NULL);
+  int not_ours = 0x55;
+  CHECK(ins_kernel_start(c, &not_ours, 0, 100) == NULL);
+  ins_event_stop(&not_ours);
+  ins_event_stop(NULL);
+  ins_kernel_record_stop(NULL, 5);
+  CHECK(ins_op_start(NULL, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 1, -1, 1, NULL, NULL) == NULL);
+  CHECK(ins_op_start(c, INS_KIND_COLL, "AllReduce", NULL, 1 << 20, 1, -1, 1, NULL, NULL) == NULL); /* size 0 */
+
+  /* 7. finalize with an op in flight: counted, freed */
+  uint64_t incomplete = 0;
+  ins_ops_settle_inflight(c, &incomplete);
+  CHECK_EQ_U(incomplete, 1);
+
+  /* 8. ring full: drops are counted, never block */
+  for (int i = 0; i < 10; i++) {
+    op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 100 + i, -1, 1, "RING", "LL");
+    ins_event_stop(op);
+    k0 = ins_kernel_start(c, op, 0, 1);
+    ins_kernel_record_stop(k0, 2);
+    ins_event_stop(k0);
+  }
+  CHECK_EQ_U(atomic_load(&c->dropped[0]), 2);
+  int n = 0;
+  while (pop(c, 0, &r)) CHECK_EQ_U(r.sn, 100 + n++);
+  CHECK_EQ_U(n, 8);
+
+  /* 9. many ops in flight: the pool grows past one chunk */
+  void *ops[100];
+  for (int i = 0; i < 100; i++)
+    ops[i] = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, i, -1, 1, "RING", "LL");
+  int distinct = 1;
+  for (int i = 1; i < 100; i++) distinct &= ops[i] != ops[i - 1] && ops[i] != NULL;
+  CHECK(distinct);
+  incomplete = 0;
+  ins_ops_settle_inflight(c, &incomplete);
+  CHECK_EQ_U(incomplete, 100);
+  ins_comm_destroy(c);
+
+  /* 10. CPU timing kept on request: collective_cpu at teardown */
+  cfg.require_kernel_timing = false;
+  c = ins_comm_create(&cfg, 1, "x", 1, 2, 0);
+  op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 5, -1, 1, "RING", "LL");
+  ins_event_stop(op);
+  incomplete = 0;
+  ins_ops_settle_inflight(c, &incomplete);
+  CHECK_EQ_U(incomplete, 0);
+  CHECK(pop(c, 0, &r) && r.timing == INS_TIMING_COLLECTIVE_CPU && r.sn == 5);
+  ins_comm_destroy(c);
+}
+
+int main(void) {
+  test_buf();
+  test_names();
+  test_config();
+  test_ring();
+  test_ring_mpsc();
+  test_tracker();
+  return check_report("unit");
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install the build and test dependencies if they are missing (Debian/Ubuntu).
+# The plugin itself needs only a C compiler, CMake and libc; the replay and
+# report tools need zlib and jansson; the tests need python3.
+set -euo pipefail
+missing=()
+command -v cmake >/dev/null || missing+=(cmake)
+command -v cc >/dev/null || missing+=(gcc)
+command -v python3 >/dev/null || missing+=(python3)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+if command -v pkg-config >/dev/null; then
+  pkg-config --exists zlib || missing+=(zlib1g-dev)
+  pkg-config --exists jansson || missing+=(libjansson-dev)
+else
+  missing+=(zlib1g-dev libjansson-dev)
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,0 +1,201 @@
+/*
+ * cli.c - option parsing (see cli.h). getopt_long (glibc) accepts both
+ * "--opt value" and "--opt=value" and lets TRACE files sit anywhere.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char k_usage[] =
+    "usage: inspector-replay [--plugin PATH] [--abi 4|5|6|trace] [--threads] [--procs] [--repeat N] [--quiet] TRACE...\n"
+    "       inspector-replay [--plugin PATH] [--abi 4|5|6] --synthetic [--ranks N] [--nodes N] [--comms N]\n"
+    "               [--iters N] [--colls LIST] [--p2p] [--sizes MIN:MAX] [--factor F] [--bw-gbs F]\n"
+    "               [--lat-us F] [--channels N] [--late-rank R] [--late-us F] [--procs]\n"
+    "               [--comm-name NAME] [--seed N] [--truth FILE]\n"
+    "\n"
+    "Drives an NCCL/RCCL profiler plugin through recorded traces (gzip or plain JSON lines)\n"
+    "or through synthetic traffic, with no GPU.\n"
+    "  --plugin PATH   plugin .so (default $INSPECTOR_PLUGIN, else\n"
+    "                  <bindir>/../lib/libnccl-profiler-inspector.so)\n"
+    "  --abi V         ncclProfiler_vV table to drive (default: newest exported;\n"
+    "                  'trace': the version each trace was recorded through)\n"
+    "  --threads       replay each recorded thread on its own thread, concurrently\n"
+    "  --procs         one child process per trace file (or per rank with --synthetic)\n"
+    "  --repeat N      replay each trace N times, init to finalize (1)\n"
+    "  --quiet         no INFO/TRACE log lines from the plugin, no summary\n"
+    "synthetic traffic (defaults in parentheses):\n"
+    "  --ranks N (8)  --nodes N (1)  --comms N (1)  --iters N (20)\n"
+    "  --colls LIST   of AllReduce,AllGather,ReduceScatter,Broadcast,Reduce\n"
+    "                 (AllReduce,AllGather,ReduceScatter,Broadcast)\n"
+    "  --p2p          also a ring exchange (Send to rank+1, Recv from rank-1)\n"
+    "  --sizes MIN:MAX  bytes, K/M/G suffixes (1K:64M), stepped by --factor F (4)\n"
+    "  --bw-gbs F (100)  --lat-us F (10)  --channels N (8)\n"
+    "  --late-rank R  --late-us F (100): rank R arrives F us late to every op\n"
+    "  --comm-name NAME (synthetic)  --seed N (1)\n"
+    "  --truth FILE   write what a correct plugin must report (one JSON line per op and rank)\n"
+    "exit status: 0 success, 1 runtime error, 2 usage error\n";
+
+/* Prints "inspector-replay: <message>" and the usage on stderr, exits 2. */
+_Noreturn static void usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "inspector-replay: ");
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n%s", k_usage);
+  va_end(ap);
+  exit(2);
+}
+
+static long long parse_ll(const char *opt, const char *v, long long lo, long long hi) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  if (errno || end == v || *end || x < lo || x > hi) usage_error("bad value for --%s: '%s'", opt, v);
+  return x;
+}
+
+static double parse_dbl(const char *opt, const char *v, double lo, bool lo_open) {
+  char *end;
+  errno = 0;
+  double x = strtod(v, &end);
+  if (errno || end == v || *end || !isfinite(x) || x < lo || (lo_open && x == lo))
+    usage_error("bad value for --%s: '%s'", opt, v);
+  return x;
+}
+
+/* "64K" -> 65536; binary suffixes K, M, G. Returns 0 on error. */
+static uint64_t parse_size(const char *v, const char **end_out) {
+  char *end;
+  errno = 0;
+  if (*v < '0' || *v > '9') return 0;
+  unsigned long long x = strtoull(v, &end, 10);
+  if (errno || end == v) return 0;
+  unsigned shift = 0;
+  switch (*end) {
+  case 'k': case 'K': shift = 10; end++; break;
+  case 'm': case 'M': shift = 20; end++; break;
+  case 'g': case 'G': shift = 30; end++; break;
+  default: break;
+  }
+  if (x > (UINT64_MAX >> shift)) return 0;
+  *end_out = end;
+  return (uint64_t)x << shift;
+}
+
+enum {
+  O_PLUGIN = 256, O_ABI, O_THREADS, O_PROCS, O_REPEAT, O_QUIET, O_HELP, O_SYNTHETIC,
+  O_RANKS, O_NODES, O_COMMS, O_ITERS, O_COLLS, O_P2P, O_SIZES, O_FACTOR, O_BW, O_LAT,
+  O_CHANNELS, O_LATE_RANK, O_LATE_US, O_COMM_NAME, O_SEED, O_TRUTH
+};
+
+static const struct option k_opts[] = {
+    {"plugin", required_argument, NULL, O_PLUGIN},   {"abi", required_argument, NULL, O_ABI},
+    {"threads", no_argument, NULL, O_THREADS},        {"procs", no_argument, NULL, O_PROCS},
+    {"repeat", required_argument, NULL, O_REPEAT},   {"quiet", no_argument, NULL, O_QUIET},
+    {"help", no_argument, NULL, O_HELP},              {"synthetic", no_argument, NULL, O_SYNTHETIC},
+    {"ranks", required_argument, NULL, O_RANKS},     {"nodes", required_argument, NULL, O_NODES},
+    {"comms", required_argument, NULL, O_COMMS},     {"iters", required_argument, NULL, O_ITERS},
+    {"colls", required_argument, NULL, O_COLLS},     {"p2p", no_argument, NULL, O_P2P},
+    {"sizes", required_argument, NULL, O_SIZES},     {"factor", required_argument, NULL, O_FACTOR},
+    {"bw-gbs", required_argument, NULL, O_BW},       {"lat-us", required_argument, NULL, O_LAT},
+    {"channels", required_argument, NULL, O_CHANNELS}, {"late-rank", required_argument, NULL, O_LATE_RANK},
+    {"late-us", required_argument, NULL, O_LATE_US}, {"comm-name", required_argument, NULL, O_COMM_NAME},
+    {"seed", required_argument, NULL, O_SEED},       {"truth", required_argument, NULL, O_TRUTH},
+    {NULL, 0, NULL, 0}};
+
+static const char *opt_name(int c) {
+  for (const struct option *o = k_opts; o->name; o++)
+    if (o->val == c) return o->name;
+  return "?";
+}
+
+void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
+  memset(o, 0, sizeof *o);
+  o->abi = RP_ABI_NEWEST;
+  o->repeat = 1;
+  syn_defaults(&o->syn);
+  const char *synth_only = NULL; /* first synthetic-only option seen */
+  const char *late_rank_arg = NULL;
+
+  opterr = 0; /* our own messages */
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", k_opts, NULL)) != -1) {
+    const char *name = opt_name(c);
+    if (c >= O_RANKS) synth_only = synth_only ? synth_only : name;
+    switch (c) {
+    case O_PLUGIN: o->plugin = optarg; break;
+    case O_ABI:
+      if (strcmp(optarg, "trace") == 0) o->abi = RP_ABI_TRACE;
+      else o->abi = (int)parse_ll(name, optarg, 4, 6);
+      break;
+    case O_THREADS: o->threads = true; break;
+    case O_PROCS: o->procs = true; break;
+    case O_REPEAT: o->repeat = (int)parse_ll(name, optarg, 1, 1000000000); break;
+    case O_QUIET: o->quiet = true; break;
+    case 'h':
+    case O_HELP: fputs(k_usage, stdout); exit(0);
+    case O_SYNTHETIC: o->synthetic = true; break;
+    case O_RANKS: o->syn.ranks = (int)parse_ll(name, optarg, 1, 4096); break;
+    case O_NODES: o->syn.nodes = (int)parse_ll(name, optarg, 1, 4096); break;
+    case O_COMMS: o->syn.comms = (int)parse_ll(name, optarg, 1, 1024); break;
+    case O_ITERS: o->syn.iters = (int)parse_ll(name, optarg, 1, 100000000); break;
+    case O_COLLS: {
+      const char *bad;
+      if (syn_parse_colls(optarg, &o->syn, &bad)) usage_error("bad value for --colls: '%s' (at '%s')", optarg, bad);
+      break;
+    }
+    case O_P2P: o->syn.p2p = true; break;
+    case O_SIZES: {
+      const char *end = NULL;
+      uint64_t lo = parse_size(optarg, &end), hi = 0;
+      if (lo && *end == ':') hi = parse_size(end + 1, &end);
+      if (!lo || !hi || *end || lo > hi) usage_error("bad value for --sizes: '%s' (want MIN:MAX)", optarg);
+      o->syn.min_bytes = lo;
+      o->syn.max_bytes = hi;
+      break;
+    }
+    case O_FACTOR: o->syn.factor = parse_dbl(name, optarg, 1.0, true); break;
+    case O_BW: o->syn.bw_gbs = parse_dbl(name, optarg, 0.0, true); break;
+    case O_LAT: o->syn.lat_us = parse_dbl(name, optarg, 0.0, false); break;
+    case O_CHANNELS: o->syn.channels = (int)parse_ll(name, optarg, 1, 64); break;
+    case O_LATE_RANK: late_rank_arg = optarg; o->syn.late_rank = (int)parse_ll(name, optarg, 0, 4095); break;
+    case O_LATE_US: o->syn.late_us = parse_dbl(name, optarg, 0.0, false); break;
+    case O_COMM_NAME: o->syn.comm_name = optarg; break;
+    case O_SEED: {
+      char *end;
+      errno = 0;
+      o->syn.seed = strtoull(optarg, &end, 0);
+      if (errno || end == optarg || *end || optarg[0] == '-') usage_error("bad value for --%s: '%s'", name, optarg);
+      break;
+    }
+    case O_TRUTH: o->truth = optarg; break;
+    case ':':
+      usage_error("option '%s' needs a value", argv[optind - 1]);
+      break;
+    default: /* '?' */
+      if (optopt > 0 && optopt < 128) usage_error("unknown option '-%c'", optopt);
+      usage_error("unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  o->traces = argv + optind;
+  o->ntraces = argc - optind;
+
+  if (o->synthetic) {
+    if (o->ntraces) usage_error("--synthetic takes no TRACE files (got '%s')", o->traces[0]);
+    if (o->abi == RP_ABI_TRACE) usage_error("--abi trace needs TRACE files, not --synthetic");
+    if (o->syn.nodes > o->syn.ranks) usage_error("bad value for --nodes: %d (more nodes than the %d ranks)", o->syn.nodes, o->syn.ranks);
+    if (late_rank_arg && o->syn.late_rank >= o->syn.ranks)
+      usage_error("bad value for --late-rank: '%s' (ranks are 0..%d)", late_rank_arg, o->syn.ranks - 1);
+    if (o->syn.p2p && o->syn.ranks < 2) usage_error("--p2p needs --ranks 2 or more");
+  } else {
+    if (synth_only) usage_error("--%s needs --synthetic", synth_only);
+    if (o->ntraces == 0) usage_error("no TRACE file given");
+  }
+}

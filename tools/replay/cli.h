@@ -1,0 +1,33 @@
+/*
+ * cli.h - inspector-replay's command line (docs/CONTRACTS.md section 1).
+ *
+ * Owns: parsing and validating the options, the usage text, and the exit
+ * status 2 for usage errors.
+ */
+#ifndef RP_CLI_H
+#define RP_CLI_H
+
+#include <stdbool.h>
+
+#include "synth.h"
+
+#define RP_ABI_NEWEST 0 /* default: the newest table the plugin exports */
+#define RP_ABI_TRACE (-1) /* --abi trace: the ver of each trace's init lines */
+
+struct rp_cli {
+  const char *plugin; /* NULL: the default path */
+  int abi;            /* 4, 5, 6, RP_ABI_NEWEST or RP_ABI_TRACE */
+  bool threads, procs, quiet;
+  int repeat;
+  bool synthetic;
+  struct syn_params syn;
+  const char *truth; /* --truth FILE, or NULL */
+  char **traces;
+  int ntraces;
+};
+
+/* Fills o from argv. Prints usage and exits 0 on --help; prints a message
+   naming the bad option or value and exits 2 on a usage error. */
+void rp_cli_parse(int argc, char **argv, struct rp_cli *o);
+
+#endif /* RP_CLI_H */

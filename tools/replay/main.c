@@ -1,0 +1,162 @@
+/*
+ * main.c - inspector-replay: drives an NCCL/RCCL profiler plugin through
+ * recorded traces or synthetic traffic, with no GPU (docs/CONTRACTS.md
+ * sections 1 and 3).
+ *
+ * Owns: the two modes' top-level flow: load the plugin, pick the ABI
+ * version, load or generate the trace, replay it (in this process or in
+ * --procs children), print one summary line per trace, map failures to the
+ * exit status (0 ok, 1 runtime error, 2 usage error from cli.c).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "log.h"
+#include "plugin.h"
+#include "procs.h"
+#include "replay.h"
+#include "schedule.h"
+#include "synth.h"
+#include "trace_load.h"
+
+struct job {
+  const struct rp_cli *o;
+  const char *plugin_path;
+  struct rp_plugin plugin;
+  bool plugin_open;
+};
+
+static int open_plugin(struct job *j) {
+  if (j->plugin_open) return 0;
+  if (rp_plugin_open(j->plugin_path, &j->plugin)) return -1;
+  j->plugin_open = true;
+  return 0;
+}
+
+static void summary(const struct job *j, const char *label, const struct rp_abi *abi, const struct rp_counts *c,
+                    uint64_t ns) {
+  if (j->o->quiet) return;
+  char failed[48] = "";
+  if (c->init_failed) snprintf(failed, sizeof failed, " (%" PRIu64 " failed)", c->init_failed);
+  uint64_t calls = c->init + c->start + c->stop + c->record + c->finalize;
+  fprintf(stderr,
+          "inspector-replay: %s: ncclProfiler_v%d \"%s\"%s, %" PRIu64 " lines x%d, init %" PRIu64 "%s, start %" PRIu64
+          ", stop %" PRIu64 ", record %" PRIu64 ", finalize %" PRIu64 ", skipped %" PRIu64
+          ", replay %.3f ms (%.1f ns/callback)\n",
+          label, abi->ver, abi->plugin_name ? abi->plugin_name : "", j->o->threads ? " threads" : "",
+          c->lines / (uint64_t)j->o->repeat, j->o->repeat, c->init, failed, c->start, c->stop, c->record, c->finalize, c->skipped, (double)ns / 1e6,
+          calls ? (double)ns / (double)calls : 0.0);
+}
+
+/* Replays an in-memory trace through the chosen ABI: 0 or 1. */
+static int replay_trace(struct job *j, struct rp_trace *t, int ver) {
+  struct rp_abi abi;
+  if (rp_plugin_bind(&j->plugin, ver, &abi)) return 1;
+  if (j->o->threads) rp_schedule_build(t);
+  struct rp_counts c = {0};
+  uint64_t ns = 0;
+  rp_replay(t, &abi, j->o->threads, j->o->repeat, &c, &ns);
+  summary(j, t->path, &abi, &c, ns);
+  return 0;
+}
+
+static int run_trace_file(struct job *j, const char *path) {
+  if (open_plugin(j)) return 1;
+  struct rp_trace t;
+  if (rp_trace_load(path, &t)) return 1;
+  int ver = j->o->abi;
+  if (ver == RP_ABI_TRACE) {
+    ver = t.ver;
+    if (ver < 4 || ver > 6) {
+      fprintf(stderr, "inspector-replay: %s: --abi trace: no init line with ver 4, 5 or 6\n", path);
+      rp_trace_free(&t);
+      return 1;
+    }
+  } else if (ver == RP_ABI_NEWEST) {
+    ver = rp_plugin_newest(&j->plugin);
+  }
+  int rc = replay_trace(j, &t, ver);
+  rp_trace_free(&t);
+  return rc;
+}
+
+static int trace_child(void *arg, int i) {
+  struct job *j = arg;
+  return run_trace_file(j, j->o->traces[i]);
+}
+
+static int run_traces(struct job *j) {
+  if (j->o->procs) return rp_run_procs(j->o->ntraces, trace_child, j);
+  for (int i = 0; i < j->o->ntraces; i++)
+    if (run_trace_file(j, j->o->traces[i])) return 1;
+  return 0;
+}
+
+/* Replays one chunk of the synthetic stream. */
+static void feed_chunk(void *arg, struct rp_trace *chunk) {
+  struct rp_engine *eng = arg;
+  if (rp_engine_threads(eng)) rp_schedule_build(chunk);
+  rp_engine_run(eng, chunk);
+}
+
+/* Drives rank `rank` (-1: all ranks) of the synthetic job. */
+static int run_synthetic_ranks(struct job *j, int rank) {
+  if (open_plugin(j)) return 1;
+  int ver = j->o->abi == RP_ABI_NEWEST ? rp_plugin_newest(&j->plugin) : j->o->abi;
+  struct rp_abi abi;
+  if (rp_plugin_bind(&j->plugin, ver, &abi)) return 1;
+  struct rp_engine *eng = rp_engine_new(&abi, j->o->threads);
+  for (int rep = 0; rep < j->o->repeat; rep++) {
+    rp_engine_restart(eng);
+    syn_stream(&j->o->syn, rank, feed_chunk, eng);
+  }
+  struct rp_counts c = {0};
+  uint64_t ns = 0;
+  rp_engine_free(eng, &c, &ns);
+  char label[64];
+  if (rank >= 0) snprintf(label, sizeof label, "synthetic rank %d", rank);
+  else snprintf(label, sizeof label, "synthetic");
+  summary(j, label, &abi, &c, ns);
+  return 0;
+}
+
+static int synth_child(void *arg, int rank) { return run_synthetic_ranks(arg, rank); }
+
+static int run_synthetic(struct job *j, struct syn_params *p) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  p->base_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+  if (j->o->truth) {
+    FILE *f = fopen(j->o->truth, "w");
+    if (!f) {
+      perror(j->o->truth);
+      return 1;
+    }
+    int bad = syn_write_truth(p, f);
+    if (fclose(f) || bad) {
+      fprintf(stderr, "inspector-replay: cannot write %s\n", j->o->truth);
+      return 1;
+    }
+  }
+  if (j->o->procs) return rp_run_procs(p->ranks, synth_child, j);
+  return run_synthetic_ranks(j, -1);
+}
+
+int main(int argc, char **argv) {
+  struct rp_cli o;
+  rp_cli_parse(argc, argv, &o);
+  rp_log_set_quiet(o.quiet);
+  char *path = o.plugin ? strdup(o.plugin) : rp_plugin_default_path();
+  if (!path) {
+    fprintf(stderr, "inspector-replay: out of memory\n");
+    return 1;
+  }
+  struct job j = {.o = &o, .plugin_path = path};
+  int rc = o.synthetic ? run_synthetic(&j, &o.syn) : run_traces(&j);
+  free(path);
+  return rc;
+}

@@ -1,0 +1,325 @@
+/*
+ * inspector-report - summarise Inspector JSON logs and name straggling ranks.
+ *
+ * Reads every *.log under the given directories (or the given files), one
+ * JSON record per line, and prints per communicator and per operation and
+ * message size: how many records, median and p95 execution time, median
+ * bus bandwidth; the dump_stats totals (records written and dropped); and,
+ * for communicators seen from more than one rank, which rank starts its
+ * kernels last most often and by how much (the GPU start timestamps of the
+ * same op, matched by sequence number across ranks).
+ *
+ * jansson parses the lines: a well-kept library rather than our own parser.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct rec {
+  uint64_t comm, sn, bytes, exec_ns, start_ns;
+  int rank, nranks, nnodes, p2p, peer;
+  double busbw;
+  char op[24];
+};
+
+struct comm_info {
+  uint64_t id;
+  char name[128];
+  int nranks, nnodes;
+  uint64_t dropped[2];
+  uint64_t written[2];
+};
+
+static struct rec *g_recs;
+static size_t g_nrecs, g_cap;
+static struct comm_info g_comms[1024];
+static int g_ncomms;
+static long g_bad_lines, g_files;
+
+static struct comm_info *comm_get(uint64_t id) {
+  for (int i = 0; i < g_ncomms; i++)
+    if (g_comms[i].id == id) return &g_comms[i];
+  if (g_ncomms == (int)(sizeof g_comms / sizeof *g_comms)) return NULL;
+  struct comm_info *c = &g_comms[g_ncomms++];
+  memset(c, 0, sizeof *c);
+  c->id = id;
+  return c;
+}
+
+static uint64_t jint(json_t *o, const char *k) {
+  json_t *v = json_object_get(o, k);
+  return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+}
+
+/* Per (comm, rank) totals from the last dump_stats seen of that context. */
+struct ctx_stats { uint64_t comm; int rank; uint64_t written[2], dropped[2]; };
+static struct ctx_stats g_ctx[4096];
+static int g_nctx;
+
+static void add_line(const char *line) {
+  json_error_t err;
+  json_t *o = json_loads(line, 0, &err);
+  if (!o) { g_bad_lines++; return; }
+  json_t *h = json_object_get(o, "header");
+  const char *id = json_string_value(json_object_get(h, "id"));
+  if (!id) { g_bad_lines++; json_decref(o); return; }
+  uint64_t comm = strtoull(id, NULL, 16);
+  struct comm_info *ci = comm_get(comm);
+  int rank = (int)jint(h, "rank");
+  if (ci) {
+    const char *nm = json_string_value(json_object_get(h, "comm_name"));
+    snprintf(ci->name, sizeof ci->name, "%s", nm ? nm : "unknown");
+    ci->nranks = (int)jint(h, "n_ranks");
+    ci->nnodes = (int)jint(h, "nnodes");
+  }
+  json_t *st = json_object_get(o, "dump_stats");
+  if (st) {
+    struct ctx_stats *cs = NULL;
+    for (int i = 0; i < g_nctx; i++)
+      if (g_ctx[i].comm == comm && g_ctx[i].rank == rank) cs = &g_ctx[i];
+    if (!cs && g_nctx < (int)(sizeof g_ctx / sizeof *g_ctx)) {
+      cs = &g_ctx[g_nctx++];
+      memset(cs, 0, sizeof *cs);
+      cs->comm = comm;
+      cs->rank = rank;
+    }
+    if (cs) {
+      uint64_t v;
+      if ((v = jint(st, "coll_records_total")) > cs->written[0]) cs->written[0] = v;
+      if ((v = jint(st, "p2p_records_total")) > cs->written[1]) cs->written[1] = v;
+      if ((v = jint(st, "coll_dropped_total")) > cs->dropped[0]) cs->dropped[0] = v;
+      if ((v = jint(st, "p2p_dropped_total")) > cs->dropped[1]) cs->dropped[1] = v;
+    }
+    json_decref(o);
+    return;
+  }
+  json_t *perf = json_object_get(o, "coll_perf");
+  const char *pfx = "coll_";
+  int p2p = 0;
+  if (!perf) {
+    perf = json_object_get(o, "p2p_perf");
+    pfx = "p2p_";
+    p2p = 1;
+  }
+  if (!perf) { json_decref(o); return; }
+  if (g_nrecs == g_cap) {
+    g_cap = g_cap ? 2 * g_cap : 4096;
+    g_recs = realloc(g_recs, g_cap * sizeof *g_recs);
+    if (!g_recs) { perror("inspector-report"); exit(1); }
+  }
+  struct rec *r = &g_recs[g_nrecs++];
+  char key[64];
+#define K(name) (snprintf(key, sizeof key, "%s%s", pfx, name), key)
+  const char *op = json_string_value(json_object_get(perf, p2p ? "p2p" : "coll"));
+  snprintf(r->op, sizeof r->op, "%s", op ? op : "unknown");
+  r->comm = comm;
+  r->rank = rank;
+  r->p2p = p2p;
+  r->sn = jint(perf, K("sn"));
+  r->bytes = jint(perf, K("msg_size_bytes"));
+  r->exec_ns = jint(perf, K("exec_time_ns"));
+  if (!r->exec_ns) r->exec_ns = jint(perf, K("exec_time_us")) * 1000;
+  r->start_ns = jint(perf, K("start_ts_ns"));
+  r->busbw = json_number_value(json_object_get(perf, K("busbw_gbs")));
+  r->peer = p2p ? (int)jint(perf, "p2p_peer") : -1;
+#undef K
+  json_decref(o);
+}
+
+static void read_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) { fprintf(stderr, "inspector-report: cannot open %s: %s\n", path, strerror(errno)); return; }
+  g_files++;
+  char *line = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, f) > 0) add_line(line);
+  free(line);
+  fclose(f);
+}
+
+static void read_path(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) { fprintf(stderr, "inspector-report: %s: %s\n", path, strerror(errno)); return; }
+  if (!S_ISDIR(st.st_mode)) { read_file(path); return; }
+  DIR *d = opendir(path);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t n = strlen(e->d_name);
+    if (n > 4 && !strcmp(e->d_name + n - 4, ".log")) {
+      char p[4096];
+      snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+      read_file(p);
+    }
+  }
+  closedir(d);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+/* group records: comm, p2p, op, bytes */
+static int cmp_group(const void *a, const void *b) {
+  const struct rec *x = a, *y = b;
+  if (x->comm != y->comm) return x->comm < y->comm ? -1 : 1;
+  if (x->p2p != y->p2p) return x->p2p - y->p2p;
+  int s = strcmp(x->op, y->op);
+  if (s) return s;
+  if (x->bytes != y->bytes) return x->bytes < y->bytes ? -1 : 1;
+  return 0;
+}
+/* match ops across ranks: comm, p2p, sn */
+static int cmp_match(const void *a, const void *b) {
+  const struct rec *x = a, *y = b;
+  if (x->comm != y->comm) return x->comm < y->comm ? -1 : 1;
+  if (x->p2p != y->p2p) return x->p2p - y->p2p;
+  if (x->sn != y->sn) return x->sn < y->sn ? -1 : 1;
+  return x->rank - y->rank;
+}
+
+static const char *human(uint64_t b, char *out, size_t n) {
+  const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)b;
+  int i = 0;
+  while (v >= 1024 && i < 4) v /= 1024, i++;
+  snprintf(out, n, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+  return out;
+}
+
+static void stragglers(struct comm_info *ci, int p2p) {
+  /* For each op seen on every rank that wrote it, lateness of each rank = its
+   * kernel start minus the earliest rank's. Report the rank most often last. */
+  int nr = ci->nranks > 0 && ci->nranks <= 65536 ? ci->nranks : 0;
+  if (nr < 2) return;
+  uint64_t *last_count = calloc((size_t)nr, sizeof *last_count);
+  uint64_t **late = calloc((size_t)nr, sizeof *late);
+  size_t *nlate = calloc((size_t)nr, sizeof *nlate), ops = 0;
+  for (size_t i = 0; i < g_nrecs;) {
+    size_t j = i;
+    while (j < g_nrecs && g_recs[j].comm == g_recs[i].comm && g_recs[j].p2p == g_recs[i].p2p &&
+           g_recs[j].sn == g_recs[i].sn)
+      j++;
+    if (g_recs[i].comm == ci->id && g_recs[i].p2p == p2p && j - i >= 2 && !p2p) {
+      uint64_t first = UINT64_MAX, lastv = 0;
+      int lastr = -1;
+      for (size_t k = i; k < j; k++) {
+        if (g_recs[k].start_ns < first) first = g_recs[k].start_ns;
+        if (g_recs[k].start_ns >= lastv) lastv = g_recs[k].start_ns, lastr = g_recs[k].rank;
+      }
+      ops++;
+      if (lastr >= 0 && lastr < nr) last_count[lastr]++;
+      for (size_t k = i; k < j; k++) {
+        int r = g_recs[k].rank;
+        if (r < 0 || r >= nr) continue;
+        late[r] = realloc(late[r], (nlate[r] + 1) * sizeof **late);
+        late[r][nlate[r]++] = g_recs[k].start_ns - first;
+      }
+    }
+    i = j;
+  }
+  if (ops) {
+    int worst = 0;
+    for (int r = 1; r < nr; r++)
+      if (last_count[r] > last_count[worst]) worst = r;
+    uint64_t med_worst = 0, med_others = 0;
+    if (nlate[worst]) {
+      qsort(late[worst], nlate[worst], sizeof **late, cmp_u64);
+      med_worst = late[worst][nlate[worst] / 2];
+    }
+    uint64_t *all = NULL;
+    size_t nall = 0;
+    for (int r = 0; r < nr; r++)
+      if (r != worst)
+        for (size_t k = 0; k < nlate[r]; k++) {
+          all = realloc(all, (nall + 1) * sizeof *all);
+          all[nall++] = late[r][k];
+        }
+    if (nall) {
+      qsort(all, nall, sizeof *all, cmp_u64);
+      med_others = all[nall / 2];
+    }
+    free(all);
+    double share = 100.0 * (double)last_count[worst] / (double)ops;
+    printf("  straggler: rank %d starts last in %.0f%% of %zu collectives matched across ranks; "
+           "median start %.1f us after the first rank (other ranks: %.1f us)%s\n",
+           worst, share, ops, med_worst / 1e3, med_others / 1e3,
+           share >= 50 && med_worst > 2 * med_others + 10000 ? "  <-- LATE RANK" : "");
+  }
+  for (int r = 0; r < nr; r++) free(late[r]);
+  free(late);
+  free(nlate);
+  free(last_count);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    fprintf(stderr, "usage: inspector-report DIR_OR_LOG...\n"
+                    "Summarises Inspector JSON logs: per communicator, operation and size the\n"
+                    "record count, median/p95 time and median bus bandwidth; drops; late ranks.\n");
+    return argc < 2 ? 2 : 0;
+  }
+  for (int i = 1; i < argc; i++) read_path(argv[i]);
+  uint64_t ncoll = 0, np2p = 0, dropped = 0;
+  for (size_t i = 0; i < g_nrecs; i++) g_recs[i].p2p ? np2p++ : ncoll++;
+  for (int i = 0; i < g_nctx; i++) dropped += g_ctx[i].dropped[0] + g_ctx[i].dropped[1];
+  printf("Inspector report: %ld file%s, %zu records (%llu collective, %llu P2P), %llu dropped%s\n",
+         g_files, g_files == 1 ? "" : "s", g_nrecs, (unsigned long long)ncoll,
+         (unsigned long long)np2p, (unsigned long long)dropped,
+         g_bad_lines ? " -- some lines did not parse" : "");
+  if (g_bad_lines) printf("  %ld lines did not parse\n", g_bad_lines);
+  if (!g_nrecs) {
+    if (!g_files) fprintf(stderr, "inspector-report: no .log files found\n");
+    return g_files ? 0 : 1;
+  }
+  qsort(g_recs, g_nrecs, sizeof *g_recs, cmp_group);
+  uint64_t *times = malloc(g_nrecs * sizeof *times);
+  double *bws = malloc(g_nrecs * sizeof *bws);
+  uint64_t cur_comm = ~0ull;
+  for (size_t i = 0; i < g_nrecs;) {
+    size_t j = i;
+    while (j < g_nrecs && !cmp_group(&g_recs[i], &g_recs[j])) j++;
+    if (g_recs[i].comm != cur_comm) {
+      cur_comm = g_recs[i].comm;
+      struct comm_info *ci = comm_get(cur_comm);
+      int ranks = 0;
+      for (int k = 0; k < g_nctx; k++) ranks += g_ctx[k].comm == cur_comm;
+      printf("\ncommunicator 0x%llx \"%s\": %d ranks on %d node%s\n", (unsigned long long)cur_comm,
+             ci ? ci->name : "?", ci ? ci->nranks : 0, ci ? ci->nnodes : 0,
+             ci && ci->nnodes == 1 ? "" : "s");
+      printf("  %-14s %10s %7s %12s %12s %14s\n", "op", "size", "records", "time p50 us",
+             "time p95 us", "busbw p50 GB/s");
+    }
+    size_t n = j - i;
+    for (size_t k = 0; k < n; k++) {
+      times[k] = g_recs[i + k].exec_ns;
+      bws[k] = g_recs[i + k].busbw;
+    }
+    qsort(times, n, sizeof *times, cmp_u64);
+    qsort(bws, n, sizeof *bws, cmp_dbl);
+    char sz[32];
+    printf("  %-14s %10s %7zu %12.3f %12.3f %14.2f\n", g_recs[i].op,
+           human(g_recs[i].bytes, sz, sizeof sz), n, times[n / 2] / 1e3,
+           times[(n * 95) / 100 < n ? (n * 95) / 100 : n - 1] / 1e3, bws[n / 2]);
+    i = j;
+  }
+  free(times);
+  free(bws);
+  qsort(g_recs, g_nrecs, sizeof *g_recs, cmp_match);
+  for (int c = 0; c < g_ncomms; c++) {
+    if (g_comms[c].nranks < 2) continue;
+    printf("\ncommunicator 0x%llx:\n", (unsigned long long)g_comms[c].id);
+    stragglers(&g_comms[c], 0);
+  }
+  free(g_recs);
+  return 0;
+}
