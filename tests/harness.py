@@ -7,7 +7,6 @@ else <repo>/build/bin/inspector-replay and <repo>/build/lib/libnccl-profiler-ins
 """
 
 import argparse
-import collections
 import json
 import os
 import re
@@ -109,7 +108,7 @@ class RunConfig:
 
     def _get(self, env, name, default, parse):
         s = env.get(name)
-        if s is None:
+        if s is None or s == "":   # empty means unset
             return default
         v = parse(s)
         if v is None:
@@ -226,21 +225,24 @@ class Workdir:
 # A fixture replay checked against the oracle
 # ---------------------------------------------------------------------------
 
-def fixture_expectation(traces, cfg: RunConfig, ring=None, repeat=1, check_order=False):
+def fixture_expectation(traces, cfg: RunConfig, ring=None, repeat=1, check_order=False,
+                        single_dump=False):
     recs, ctxs = [], []
     for t in traces:
         c, r = oracle.expected_records(t, cfg.oracle_config())
         ctxs += c
         recs += r
     return logcheck.Expectation(recs, ctxs, verbose=cfg.verbose, ring=ring,
-                                multiplicity=repeat or 1, check_order=check_order)
+                                multiplicity=repeat or 1, check_order=check_order,
+                                single_dump=single_dump)
 
 
 def replay_and_check(a, traces, env_extra=None, abi=None, threads=False, procs=False,
                      repeat=None, ring=None, check_order=False, expect_warn=(),
-                     warn_max=None, label=None):
+                     warn_max=None, label=None, single_dump=False):
     """Run the replay on fixture traces and check its dump.  Returns (ok, message)."""
     env_extra = dict(env_extra or {})
+    traces = [os.path.abspath(t) for t in traces]   # the replay runs in a temporary cwd
     label = label or " ".join(os.path.basename(t) for t in traces)
     with Workdir(a.keep) as wd:
         os.makedirs(wd.dump)
@@ -256,11 +258,13 @@ def replay_and_check(a, traces, env_extra=None, abi=None, threads=False, procs=F
             problems.append("replay timed out after %ss" % a.timeout)
         elif r.rc != 0:
             problems.append("replay exited with %s" % r.rc)
-        exp = fixture_expectation(traces, cfg, ring=ring, repeat=repeat, check_order=check_order)
+        exp = fixture_expectation(traces, cfg, ring=ring, repeat=repeat, check_order=check_order,
+                                  single_dump=single_dump)
         errors, summary = logcheck.check_dump(wd.dump, exp, window=r.window,
                                               pids=None if procs else {r.pid})
         problems += errors.items
         problems += check_warnings(r, cfg, expect_warn, warn_max)
+        problems += sanitizer_reports(r.stderr)
         if problems:
             wd.failed = True
             errs = logcheck.Errors()
@@ -291,6 +295,17 @@ def check_warnings(r, cfg, expect_warn=(), warn_max=None):
             problems.append("%d `NCCL WARN` lines match /%s/, at most %d expected"
                             % (n, pat, warn_max))
     return problems
+
+
+SANITIZER = re.compile(r"WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: LeakSanitizer|"
+                       r"runtime error:|SUMMARY: \w+Sanitizer")
+
+
+def sanitizer_reports(stderr):
+    """A sanitizer report in the replay's stderr is a failure even if the exit code hides it
+    (a --procs child's report, a sanitizer configured not to change the exit status)."""
+    lines = [l for l in stderr.splitlines() if SANITIZER.search(l)]
+    return ["sanitizer report in the replay's stderr: %s" % l for l in lines[:5]]
 
 
 def _tail(s, n=15):

@@ -13,7 +13,6 @@ As a script:  logcheck.py DUMP_DIR --trace T [--trace T2] [--min-size N] [--no-p
 import argparse
 import collections
 import json
-import math
 import os
 import re
 import socket
@@ -309,16 +308,19 @@ class Expectation:
     contexts: oracle context dicts (comm, rank, header) that the run initialised.
     ring: {"coll": N, "p2p": M}: only the first N completed of each kind per context are
           written, the rest are counted as dropped; None: nothing may be dropped.
+    check_order: each context's records appear in the file in completion order.
+    single_dump: each context that wrote has exactly one dump_stats record (one dump).
     """
 
     def __init__(self, records, contexts, verbose=False, ring=None, multiplicity=1,
-                 check_order=False):
+                 check_order=False, single_dump=False):
         self.records = records
         self.contexts = contexts
         self.verbose = verbose
         self.ring = ring or {}
         self.multiplicity = multiplicity
         self.check_order = check_order
+        self.single_dump = single_dump   # one dump_stats record per context that wrote
 
 
 def _ctx_key(r):
@@ -404,6 +406,8 @@ def check_dump(dump_dir: str, exp: Expectation, window=None, pids=None,
     # each expected op exactly once (or `multiplicity` times), nothing extra
     for key, r in expected_by_key.items():
         got = found.get(key, [])
+        if not got and not files:
+            continue  # reported once above
         if not got:
             errors.add("missing record: %s" % describe(r))
             continue
@@ -455,7 +459,11 @@ def check_stats(stats, perf_counts, dropped, exp: Expectation, errors: Errors, f
         lines = stats.get(ck, [])
         name = "%s comm 0x%x rank %d" % (os.path.basename(path), comm, rank)
         sums = collections.Counter()
+        last_total = {}
         bad = False
+        if exp.single_dump and len(lines) != 1:
+            errors.add("%s: %d dump_stats records, expected exactly one (a single dump at "
+                       "finalize)" % (name, len(lines)))
         for line in lines:
             s = line.obj["dump_stats"]
             if not isinstance(s, dict) or set(s) != set(STATS_KEYS) or \
@@ -471,6 +479,12 @@ def check_stats(stats, perf_counts, dropped, exp: Expectation, errors: Errors, f
                 for what in ("records", "dropped"):
                     sums[(kind, what)] += s["%s_%s_since_last_dump" % (kind, what)]
                     total = s["%s_%s_total" % (kind, what)]
+                    prev = last_total.get((kind, what))
+                    if prev is not None and total < prev and exp.multiplicity == 1:
+                        errors.add("%s: %s: %s_%s_total goes backwards in the file (%d after %d): "
+                                   "the lines of two dumps are out of order" % (
+                                       line.where(), name, kind, what, total, prev))
+                    last_total[(kind, what)] = total
                     # With --repeat the same (comm, rank) is several contexts in a row: totals
                     # restart with each, so only the sums are checked then.
                     if exp.multiplicity == 1 and total != sums[(kind, what)]:

@@ -397,6 +397,17 @@ def mutations():
         return lines
     add("stats total", "running sum", stats_total)
 
+    def stats_backwards(lines, d):
+        # two dumps of one context whose lines reached the file in the wrong order
+        i = _stats_index(lines)
+        o = json.loads(lines[i])
+        late, early = copy.deepcopy(o), copy.deepcopy(o)
+        early["dump_stats"].update(coll_records_total=4, coll_records_since_last_dump=4)
+        late["dump_stats"].update(coll_records_since_last_dump=60)
+        lines[i:i + 1] = [_val(late), _val(early)]
+        return lines
+    add("stats out of order", "goes backwards", stats_backwards)
+
     def stats_missing(lines, d):
         return [l for l in lines if '"dump_stats"' not in l]
     add("no stats", "sum to 0", stats_missing)

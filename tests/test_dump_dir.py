@@ -25,6 +25,7 @@ def dir_case(name, trace, env_extra_fn, where_fn):
             problems = []
             if r.timed_out or r.rc != 0:
                 problems.append("replay failed: rc %s" % r.rc)
+            problems += harness.sanitizer_reports(r.stderr)
             want = where_fn(wd)
             if not os.path.isdir(want):
                 problems.append("no dump directory %s; cwd has %s" % (want, os.listdir(wd.cwd)))

@@ -30,6 +30,7 @@ def inert_case(name, enable, trace, extra=None, with_dir=True):
             problems = []
             if r.timed_out or r.rc != 0:
                 problems.append("replay failed: rc %s" % r.rc)
+            problems += harness.sanitizer_reports(r.stderr)
             if os.path.exists(wd.dump):
                 problems.append("dump directory %s was created: %s" % (wd.dump,
                                                                        os.listdir(wd.dump)))

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Dump interval: -1 (default, write at finalize), 0 (continuous) and 1000 us all lose
 nothing: the same record set as the oracle's, each record exactly once, dump_stats totals
-consistent across the several dumps of a context.
+consistent across the several dumps of a context and in file order.
+With -1 (and unset) each context is dumped once, at its finalize (single-dump cases).
 
 Cases interval.<v>.<fixture> and, with the dump thread racing the replay's threads,
 interval.<v>.<fixture>.threads (label threads).
@@ -23,6 +24,13 @@ def cases():
         for f in ("ar", "sr"):
             out.append(fixture_case("interval.%s.%s" % (v, f), ["2.28.9/" + f],
                                     labels=["intervals", "threads"], env_extra={VAR: v}))
+    # -1 writes only at communicator teardown: one dump per context (these fixtures' contexts
+    # hold far fewer records than a ring)
+    for f in ("ar", "torch-1735"):
+        out.append(fixture_case("interval.-1.%s.single-dump" % f, ["2.28.9/" + f],
+                                labels=["intervals"], env_extra={VAR: "-1"}, single_dump=True))
+        out.append(fixture_case("interval.unset.%s.single-dump" % f, ["2.28.9/" + f],
+                                labels=["intervals"], single_dump=True))
     for v in ("0", "1000"):
         out.append(fixture_case("interval.%s.threads" % v, ["2.28.9/threads"],
                                 labels=["intervals", "threads"], env_extra={VAR: v},

@@ -47,7 +47,7 @@ def late_problems(files, late_rank, late_us):
                                                      d / 1000, late_us))
     if not checked:
         problems.append("no op with records from rank %d and another rank" % late_rank)
-    return problems
+    return problems, checked
 
 
 def synth_case(name, synth_args, env_extra, procs=False, abi=None, late=None, labels=(),
@@ -62,8 +62,10 @@ def synth_case(name, synth_args, env_extra, procs=False, abi=None, late=None, la
                                      synthetic=synth_args, truth=truth)
             r = harness.run(cmd, env, wd.cwd, a.timeout)
             problems = []
+            note = ""
             if r.timed_out or r.rc != 0:
                 problems.append("replay failed: rc %s" % r.rc)
+            problems += harness.sanitizer_reports(r.stderr)
             if not os.path.exists(truth) or os.path.getsize(truth) == 0:
                 problems.append("no truth file written")
                 exp_n = found_n = 0
@@ -79,7 +81,9 @@ def synth_case(name, synth_args, env_extra, procs=False, abi=None, late=None, la
                     problems.append("the truth file expects no record at all")
                 if late is not None:
                     files = logcheck.read_dump_dir(wd.dump, logcheck.Errors())
-                    problems += late_problems(files, *late)
+                    lp, n_late = late_problems(files, *late)
+                    problems += lp
+                    note = "; rank %d %s us late in all %d ops" % (late[0], late[1], n_late)
             if problems:
                 wd.failed = True
                 errs = logcheck.Errors()
@@ -88,7 +92,7 @@ def synth_case(name, synth_args, env_extra, procs=False, abi=None, late=None, la
                               "  repro: %s\n  stderr:\n%s" % (
                                   name, len(problems), exp_n, found_n, errs.render(),
                                   harness.shell_line(cmd, env_extra), harness._tail(r.stderr))
-            return True, "OK %s: records expected %d, found %d" % (name, exp_n, found_n)
+            return True, "OK %s: records expected %d, found %d%s" % (name, exp_n, found_n, note)
     return harness.Case(name, fn, labels=["synthetic"] + list(labels), timeout=timeout)
 
 

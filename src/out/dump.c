@@ -88,8 +88,10 @@ static void dump_pass(struct ins_buf *b) {
     drain(c, b, meta, mlen);
     pthread_mutex_unlock(&c->drain_lock);
   }
-  ins_registry_unlock();
+  /* Write before letting go of the registry: a finalize waiting to remove a
+   * context would otherwise write that context's later lines first. */
   flush(b);
+  ins_registry_unlock();
 }
 
 static bool any_pending(void) {

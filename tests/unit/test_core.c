@@ -16,6 +16,7 @@
 #include "core/op.h"
 #include "core/ring.h"
 #include "out/buf.h"
+#include "out/writer.h"
 
 static void test_buf(void) {
   struct ins_buf b = {0};
@@ -338,7 +339,48 @@ static void test_tracker(void) {
   ins_comm_destroy(c);
 }
 
+/* Kill-safe layout: no line straddles a 4 KiB page of the file; text preserved. */
+static void test_layout(void) {
+  srand(11);
+  int straddle = 0, text_bad = 0, pad_bad = 0;
+  static char in[64 * 1024], out[128 * 1024], strip[128 * 1024];
+  for (int iter = 0; iter < 300; iter++) {
+    size_t len = 0;
+    int lines = 1 + rand() % 60;
+    for (int l = 0; l < lines; l++) {
+      int n = 20 + rand() % (l == 7 ? 9000 : 900); /* now and then longer than a page */
+      for (int i = 0; i < n; i++) in[len++] = (char)('a' + rand() % 26);
+      in[len++] = '\n';
+    }
+    size_t off = (size_t)(rand() % 3) * 4096 + (size_t)(rand() % 4096), pad_prev;
+    size_t n = ins_writer_layout(in, len, off, out, sizeof out, &pad_prev);
+    CHECK(n != (size_t)-1);
+    if (n == (size_t)-1) continue;
+    size_t pos = off + pad_prev; /* the caller pads the previous line first */
+    if (pad_prev && (off % 4096) + pad_prev != 4096) pad_bad++;
+    if (pad_prev) n = ins_writer_layout(in, len, pos, out, sizeof out, &pad_prev);
+    if (pad_prev) pad_bad++;
+    size_t start = 0, s = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (out[i] != '\n') continue;
+      size_t a = pos + start, b = pos + i; /* line occupies [a, b] */
+      if (a / 4096 != b / 4096 && i - start + 1 <= 4096) straddle++;
+      size_t e = i;
+      while (e > start && out[e - 1] == ' ') e--;
+      memcpy(strip + s, out + start, e - start);
+      s += e - start;
+      strip[s++] = '\n';
+      start = i + 1;
+    }
+    if (s != len || memcmp(strip, in, len)) text_bad++;
+  }
+  CHECK_EQ_U(straddle, 0);
+  CHECK_EQ_U(text_bad, 0);
+  CHECK_EQ_U(pad_bad, 0);
+}
+
 int main(void) {
+  test_layout();
   test_buf();
   test_names();
   test_config();
