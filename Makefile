@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test check test-asan test-tsan bench clean
+.PHONY: all deps build demo test check test-asan test-tsan clean
 
 all: build
 

@@ -3,9 +3,14 @@
   dir.default        NCCL_INSPECTOR_DUMP_DIR unset, no job id: ./nccl-inspector-unknown-jobid
   dir.slurm          SLURM_JOB_ID=4242: ./nccl-inspector-4242
   dir.nested         NCCL_INSPECTOR_DUMP_DIR=<tmp>/a/b/c/ that does not exist yet: created
+  dir.unwritable     NCCL_INSPECTOR_DUMP_DIR under a regular file (cannot be created, even as
+                     root): the job still succeeds, a NCCL WARN names the directory, another
+                     gives the number of records lost (= what the oracle expects), nothing is
+                     written anywhere
 Each checks the records found there against the oracle, and that nothing else is created.
 """
 import os
+import re
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -47,6 +52,40 @@ def dir_case(name, trace, env_extra_fn, where_fn):
     return harness.Case(name, fn, labels=["config"], timeout=60)
 
 
+def unwritable_case():
+    def fn(a):
+        with harness.Workdir(a.keep, "dir") as wd:
+            blocker = os.path.join(wd.cwd, "not-a-dir")
+            with open(blocker, "w") as f:
+                f.write("x")
+            bad = os.path.join(blocker, "logs")
+            env_extra = {"NCCL_INSPECTOR_DUMP_DIR": bad}
+            env = harness.make_env(env_extra)
+            cmd = harness.replay_cmd(a.replay, a.plugin, [harness.fixture("2.28.9/ar")])
+            r = harness.run(cmd, env, wd.cwd, a.timeout)
+            problems = []
+            if r.timed_out or r.rc != 0:
+                problems.append("replay failed: rc %s" % r.rc)
+            problems += harness.sanitizer_reports(r.stderr)
+            warns = [l for l in r.stderr.splitlines() if "NCCL WARN" in l and bad in l]
+            if not warns:
+                problems.append("no NCCL WARN names %s" % bad)
+            exp = harness.fixture_expectation([harness.fixture("2.28.9/ar")], harness.RunConfig(env))
+            lost = [int(m.group(1)) for m in
+                    re.finditer(r"NCCL WARN .*?(\d+) records could not be written", r.stderr)]
+            if lost != [len(exp.records)]:
+                problems.append("lost-record report %s, expected [%d]" % (lost, len(exp.records)))
+            if sorted(os.listdir(wd.cwd)) != ["not-a-dir"]:
+                problems.append("unexpected files: %s" % os.listdir(wd.cwd))
+            if problems:
+                wd.failed = True
+                return False, "FAIL dir.unwritable: %s\n  repro: %s\n  stderr:\n%s" % (
+                    "\n  ".join(problems), harness.shell_line(cmd, env_extra),
+                    harness._tail(r.stderr))
+            return True, "OK dir.unwritable: %s" % warns[0].strip()
+    return harness.Case("dir.unwritable", fn, labels=["config"], timeout=60)
+
+
 def cases():
     return [
         dir_case("dir.default", "2.28.9/ar", lambda wd: {},
@@ -56,6 +95,7 @@ def cases():
         dir_case("dir.nested", "2.28.9/sr",
                  lambda wd: {"NCCL_INSPECTOR_DUMP_DIR": os.path.join(wd.cwd, "a", "b", "c") + "/"},
                  lambda wd: os.path.join(wd.cwd, "a", "b", "c")),
+        unwritable_case(),
     ]
 
 

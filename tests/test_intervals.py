@@ -6,9 +6,14 @@ With -1 (and unset) each context is dumped once, at its finalize (single-dump ca
 
 Cases interval.<v>.<fixture> and, with the dump thread racing the replay's threads,
 interval.<v>.<fixture>.threads (label threads).
+
+exit.<v>.<fixture>: the same trace with its `finalize` lines removed (a job that never destroys
+its communicators, as PyTorch jobs often do): every record still lands, written at process exit.
 """
+import gzip
 import os
 import sys
+import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -18,8 +23,22 @@ from harness import fixture_case  # noqa: E402
 VAR = "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS"
 
 
+def exit_case(v, fixture):
+    """Replay `fixture` without its finalize lines: the records must be written at exit."""
+    def fn(a):
+        src = harness.fixture(fixture)
+        with tempfile.TemporaryDirectory(prefix="inspector-exit-") as tmp:
+            stripped = os.path.join(tmp, os.path.basename(src).replace(".gz", ""))
+            with gzip.open(src, "rt") as fi, open(stripped, "w") as fo:
+                fo.writelines(l for l in fi if '"cb":"finalize"' not in l)
+            return harness.replay_and_check(a, [stripped], label="exit.%s.%s" % (v, fixture),
+                                            env_extra={VAR: v})
+    return harness.Case("exit.%s.%s" % (v, fixture.replace("2.28.9/", "")), fn,
+                        labels=["intervals"], timeout=90)
+
+
 def cases():
-    out = []
+    out = [exit_case(v, "2.28.9/" + f) for v in ("-1", "1000") for f in ("ar", "torch-1735")]
     for v in ("-1", "0", "1000"):
         for f in ("ar", "sr"):
             out.append(fixture_case("interval.%s.%s" % (v, f), ["2.28.9/" + f],

@@ -24,16 +24,20 @@ static bool g_thread_running;
 static atomic_bool g_stop;
 static atomic_int g_warned_drop, g_warned_channel, g_warned_write;
 static struct ins_buf g_thread_buf; /* owned by the dump thread */
+static atomic_ullong g_unwritten;   /* records formatted but not written (I/O failure) */
+static _Thread_local uint64_t t_batch_records; /* records in the caller's buffer */
 
 static int metadata(char *meta, int cap) {
   return ins_json_metadata(meta, cap, g_cfg->hostname, (long)getpid(), ins_wall_ns() / 1000);
 }
 
 static void flush(struct ins_buf *b) {
-  if (!b->len) return;
-  if (ins_writer_append(b->data, b->len) != 0)
-    ins_warn_once(&g_warned_write, "records could not be written; see the previous warning");
+  if (b->len && ins_writer_append(b->data, b->len) != 0) {
+    atomic_fetch_add(&g_unwritten, t_batch_records);
+    ins_warn_once(&g_warned_write, "records could not be written; their number is reported at exit");
+  }
   b->len = 0;
+  t_batch_records = 0;
 }
 
 /* Move one context's records into b (caller holds c->drain_lock). */
@@ -47,7 +51,7 @@ static void drain(struct ins_comm *c, struct ins_buf *b, const char *meta, int m
       if (ins_json_record(b, c, meta, mlen, r, c->verbose) != 0)
         atomic_fetch_add(&c->dropped[kind], 1); /* out of memory for the text */
       else
-        c->stats[kind].written++;
+        c->stats[kind].written++, t_batch_records++;
       ins_ring_release(ring, r);
       if (b->len >= FLUSH_BYTES) flush(b);
     }
@@ -161,4 +165,8 @@ void ins_dump_shutdown(void) {
   dump_pass(&b);
   ins_buf_free(&b);
   ins_buf_free(&g_thread_buf);
+  unsigned long long lost = atomic_load(&g_unwritten);
+  if (lost)
+    ins_warn("%llu records could not be written to %s (see the earlier warning)", lost,
+             g_cfg->dump_dir);
 }

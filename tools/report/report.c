@@ -20,6 +20,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* Lateness below this is launch skew, not a straggler. */
+#define LATE_NS 100000ull
+
 struct rec {
   uint64_t comm, sn, bytes, exec_ns, start_ns;
   int rank, nranks, nnodes, p2p, peer;
@@ -178,13 +181,19 @@ static int cmp_group(const void *a, const void *b) {
   if (x->bytes != y->bytes) return x->bytes < y->bytes ? -1 : 1;
   return 0;
 }
-/* match ops across ranks: comm, p2p, sn */
+/* match ops across ranks: comm, p2p, op name, sn (NCCL 2.28 counts coll_sn per
+ * collective function, so the sequence number alone does not identify an op) */
 static int cmp_match(const void *a, const void *b) {
   const struct rec *x = a, *y = b;
   if (x->comm != y->comm) return x->comm < y->comm ? -1 : 1;
   if (x->p2p != y->p2p) return x->p2p - y->p2p;
+  int s = strcmp(x->op, y->op);
+  if (s) return s;
   if (x->sn != y->sn) return x->sn < y->sn ? -1 : 1;
   return x->rank - y->rank;
+}
+static int same_op(const struct rec *x, const struct rec *y) {
+  return x->comm == y->comm && x->p2p == y->p2p && x->sn == y->sn && !strcmp(x->op, y->op);
 }
 
 static const char *human(uint64_t b, char *out, size_t n) {
@@ -196,7 +205,7 @@ static const char *human(uint64_t b, char *out, size_t n) {
   return out;
 }
 
-static void stragglers(struct comm_info *ci, int p2p) {
+static void stragglers(const struct rec *recs, size_t nrecs, struct comm_info *ci, int p2p) {
   /* For each op seen on every rank that wrote it, lateness of each rank = its
    * kernel start minus the earliest rank's. Report the rank most often last. */
   int nr = ci->nranks > 0 && ci->nranks <= 65536 ? ci->nranks : 0;
@@ -204,25 +213,23 @@ static void stragglers(struct comm_info *ci, int p2p) {
   uint64_t *last_count = calloc((size_t)nr, sizeof *last_count);
   uint64_t **late = calloc((size_t)nr, sizeof *late);
   size_t *nlate = calloc((size_t)nr, sizeof *nlate), ops = 0;
-  for (size_t i = 0; i < g_nrecs;) {
+  for (size_t i = 0; i < nrecs;) {
     size_t j = i;
-    while (j < g_nrecs && g_recs[j].comm == g_recs[i].comm && g_recs[j].p2p == g_recs[i].p2p &&
-           g_recs[j].sn == g_recs[i].sn)
-      j++;
-    if (g_recs[i].comm == ci->id && g_recs[i].p2p == p2p && j - i >= 2 && !p2p) {
+    while (j < nrecs && same_op(&recs[i], &recs[j])) j++;
+    if (recs[i].comm == ci->id && recs[i].p2p == p2p && j - i >= 2 && !p2p) {
       uint64_t first = UINT64_MAX, lastv = 0;
       int lastr = -1;
       for (size_t k = i; k < j; k++) {
-        if (g_recs[k].start_ns < first) first = g_recs[k].start_ns;
-        if (g_recs[k].start_ns >= lastv) lastv = g_recs[k].start_ns, lastr = g_recs[k].rank;
+        if (recs[k].start_ns < first) first = recs[k].start_ns;
+        if (recs[k].start_ns >= lastv) lastv = recs[k].start_ns, lastr = recs[k].rank;
       }
       ops++;
       if (lastr >= 0 && lastr < nr) last_count[lastr]++;
       for (size_t k = i; k < j; k++) {
-        int r = g_recs[k].rank;
+        int r = recs[k].rank;
         if (r < 0 || r >= nr) continue;
         late[r] = realloc(late[r], (nlate[r] + 1) * sizeof **late);
-        late[r][nlate[r]++] = g_recs[k].start_ns - first;
+        late[r][nlate[r]++] = recs[k].start_ns - first;
       }
     }
     i = j;
@@ -250,10 +257,13 @@ static void stragglers(struct comm_info *ci, int p2p) {
     }
     free(all);
     double share = 100.0 * (double)last_count[worst] / (double)ops;
-    printf("  straggler: rank %d starts last in %.0f%% of %zu collectives matched across ranks; "
-           "median start %.1f us after the first rank (other ranks: %.1f us)%s\n",
-           worst, share, ops, med_worst / 1e3, med_others / 1e3,
-           share >= 50 && med_worst > 2 * med_others + 10000 ? "  <-- LATE RANK" : "");
+    /* A straggler: last most of the time, and late by more than launch skew
+     * (one process driving several GPUs launches them tens of us apart). */
+    int flagged = share >= 75 && med_worst >= LATE_NS && med_worst > 2 * med_others;
+    printf("  %s: rank %d starts last in %.0f%% of the %zu collectives seen on several ranks, "
+           "median %.1f us after the first rank (other ranks: %.1f us)\n",
+           flagged ? "STRAGGLER" : "latest rank", worst, share, ops, med_worst / 1e3,
+           med_others / 1e3);
   }
   for (int r = 0; r < nr; r++) free(late[r]);
   free(late);
@@ -281,6 +291,10 @@ int main(int argc, char **argv) {
     if (!g_files) fprintf(stderr, "inspector-report: no .log files found\n");
     return g_files ? 0 : 1;
   }
+  struct rec *matched = malloc(g_nrecs * sizeof *matched);
+  if (!matched) { perror("inspector-report"); return 1; }
+  memcpy(matched, g_recs, g_nrecs * sizeof *matched);
+  qsort(matched, g_nrecs, sizeof *matched, cmp_match);
   qsort(g_recs, g_nrecs, sizeof *g_recs, cmp_group);
   uint64_t *times = malloc(g_nrecs * sizeof *times);
   double *bws = malloc(g_nrecs * sizeof *bws);
@@ -289,6 +303,8 @@ int main(int argc, char **argv) {
     size_t j = i;
     while (j < g_nrecs && !cmp_group(&g_recs[i], &g_recs[j])) j++;
     if (g_recs[i].comm != cur_comm) {
+      struct comm_info *prev = cur_comm != ~0ull ? comm_get(cur_comm) : NULL;
+      if (prev) stragglers(matched, g_nrecs, prev, 0);
       cur_comm = g_recs[i].comm;
       struct comm_info *ci = comm_get(cur_comm);
       int ranks = 0;
@@ -312,14 +328,11 @@ int main(int argc, char **argv) {
            times[(n * 95) / 100 < n ? (n * 95) / 100 : n - 1] / 1e3, bws[n / 2]);
     i = j;
   }
+  struct comm_info *last = comm_get(cur_comm);
+  if (last) stragglers(matched, g_nrecs, last, 0);
   free(times);
   free(bws);
-  qsort(g_recs, g_nrecs, sizeof *g_recs, cmp_match);
-  for (int c = 0; c < g_ncomms; c++) {
-    if (g_comms[c].nranks < 2) continue;
-    printf("\ncommunicator 0x%llx:\n", (unsigned long long)g_comms[c].id);
-    stragglers(&g_comms[c], 0);
-  }
+  free(matched);
   free(g_recs);
   return 0;
 }

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""inspector-report on synthetic jobs whose truth is known (the report binary sits next to
+inspector-replay):
+  report.straggler     8 ranks (one process each), rank 3 arrives 250 us late to every
+                       collective: the report names rank 3 as the STRAGGLER, ~250 us late,
+                       and counts every record the truth file lists
+  report.no-straggler  the same without a late rank: no STRAGGLER line
+  report.drops         a dump whose dump_stats say records were dropped: the report's header
+                       gives that number
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+SYN = ["--ranks", "8", "--procs", "--iters", "3", "--sizes", "64K:4M", "--seed", "3"]
+
+
+def report(a, path):
+    exe = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
+    r = subprocess.run([exe, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60, universal_newlines=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def synthetic_case(name, late):
+    def fn(a):
+        with harness.Workdir(a.keep, "report") as wd:
+            os.makedirs(wd.dump)
+            truth = os.path.join(wd.path, "truth.jsonl")
+            extra = ["--late-rank", "3", "--late-us", "250"] if late else []
+            cmd = harness.replay_cmd(a.replay, a.plugin, synthetic=SYN + extra, truth=truth)
+            r = harness.run(cmd, harness.make_env({}, dump_dir=wd.dump), wd.cwd, a.timeout)
+            problems = [] if r.rc == 0 else ["replay failed: rc %s" % r.rc]
+            with open(truth) as f:
+                n_truth = sum(1 for l in f if l.strip())
+            rc, out = report(a, wd.dump)
+            if rc != 0:
+                problems.append("report rc %d" % rc)
+            m = re.search(r"(\d+) records \((\d+) collective", out)
+            if not m or int(m.group(1)) != n_truth:
+                problems.append("report counts %s records, truth has %d" %
+                                (m.group(1) if m else "?", n_truth))
+            s = re.search(r"STRAGGLER: rank (\d+) .*?median ([\d.]+) us after", out)
+            if late and (not s or s.group(1) != "3" or abs(float(s.group(2)) - 250) > 5):
+                problems.append("expected rank 3 named STRAGGLER ~250 us late")
+            if not late and s:
+                problems.append("a STRAGGLER was named in a job without one")
+            if problems:
+                wd.failed = True
+                return False, "FAIL %s: %s\n%s" % (name, "; ".join(problems), out)
+            return True, "OK %s: %s" % (name, (s.group(0) if s else "no straggler named"))
+    return harness.Case(name, fn, labels=["report"], timeout=120)
+
+
+def drops_case():
+    def fn(a):
+        with harness.Workdir(a.keep, "report") as wd:
+            os.makedirs(wd.dump)
+            env = harness.make_env({"NCCL_INSPECTOR_DUMP_THREAD_ENABLE": "0",
+                                    "NCCL_INSPECTOR_DUMP_COLL_RING_SIZE": "16"}, dump_dir=wd.dump)
+            cmd = harness.replay_cmd(a.replay, a.plugin, [harness.fixture("2.28.9/ar")])
+            r = harness.run(cmd, env, wd.cwd, a.timeout)
+            dropped = 0
+            for fn_ in os.listdir(wd.dump):
+                last = {}
+                with open(os.path.join(wd.dump, fn_)) as f:
+                    for l in f:
+                        o = json.loads(l)
+                        if "dump_stats" in o:
+                            h = o["header"]
+                            last[(h["id"], h["rank"])] = o["dump_stats"]["coll_dropped_total"]
+                dropped += sum(last.values())
+            rc, out = report(a, wd.dump)
+            m = re.search(r"records \(.*?\), (\d+) dropped", out)
+            ok = r.rc == 0 and rc == 0 and dropped > 0 and m and int(m.group(1)) == dropped
+            if not ok:
+                wd.failed = True
+                return False, "FAIL report.drops: dump_stats say %d dropped\n%s" % (dropped, out)
+            return True, "OK report.drops: %d dropped" % dropped
+    return harness.Case("report.drops", fn, labels=["report"], timeout=60)
+
+
+def cases():
+    return [synthetic_case("report.straggler", True), synthetic_case("report.no-straggler", False),
+            drops_case()]
+
+
+if __name__ == "__main__":
+    sys.exit(harness.main_cases(cases(), __doc__.splitlines()[0]))
