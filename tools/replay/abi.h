@@ -36,6 +36,10 @@ struct rp_abi {
 /* True if version ver has event type `type` (v4: no API events; v4/v5: no CE events). */
 bool rp_abi_has_type(int ver, uint32_t type);
 
+/* The v5 descriptor of start line e (v6 extends it). */
+void rp_fill_descr_v5(const struct rp_abi *a, struct prof_descr_v5 *d, const struct rp_event *e,
+                      void *const *handles);
+
 /* Fill a from the plugin's table of version ver. */
 void rp_abi_bind_v4(struct rp_abi *a, const struct prof_table_v4 *t);
 void rp_abi_bind_v5(struct rp_abi *a, const struct prof_table_v5 *t);

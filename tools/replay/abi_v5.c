@@ -16,9 +16,8 @@ static prof_result_t init_v5(const struct rp_abi *a, const struct rp_ctx_info *c
   return t->init(context, c->comm_id, mask, c->name, c->nnodes, c->nranks, c->rank, rp_logger);
 }
 
-static prof_result_t start_v5(const struct rp_abi *a, void *context, void **handle, const struct rp_event *e,
-                              void *const *h) {
-  const struct prof_table_v5 *t = a->table;
+void rp_fill_descr_v5(const struct rp_abi *a, struct prof_descr_v5 *dp, const struct rp_event *e,
+                      void *const *h) {
   struct prof_descr_v5 d;
   memset(&d, 0, sizeof d);
   d.type = e->type;
@@ -80,6 +79,14 @@ static prof_result_t start_v5(const struct rp_abi *a, void *context, void **hand
   default:
     break;
   }
+  *dp = d;
+}
+
+static prof_result_t start_v5(const struct rp_abi *a, void *context, void **handle, const struct rp_event *e,
+                              void *const *h) {
+  const struct prof_table_v5 *t = a->table;
+  struct prof_descr_v5 d;
+  rp_fill_descr_v5(a, &d, e, h);
   return t->startEvent(context, handle, &d);
 }
 
