@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Validation workload: every collective and point-to-point op over a range of sizes, on two
+communicators, each op timed on the GPU with CUDA events, run with the Inspector plugin loaded.
+
+Launch one process per GPU:
+    python3 -m torch.distributed.run --nproc-per-node 2 tools/validate/workload.py --out DIR
+
+Each rank writes DIR/ops-rank<r>.json: the ops it issued, in order, with the group ("default"
+or "second"), NCCL's name for the op, the message size the plugin should report (count x
+datatype size, per rank for AllGather/ReduceScatter as NCCL counts), and the CUDA-event time.
+tools/validate/compare.py joins these with the plugin's records.
+
+Timing: a CPU barrier (gloo, so that no NCCL op is added) lines the ranks up before each op;
+CUDA events are recorded on the current stream right before and after the op. PyTorch runs
+the op on its NCCL stream and makes the current stream wait for it, so the event interval
+covers the kernel plus two cross-stream waits (a few microseconds).
+"""
+import argparse
+import json
+import os
+import time
+
+import torch
+import torch.distributed as dist
+
+KIB = 1024
+MIB = 1024 * KIB
+GIB = 1024 * MIB
+
+
+def parse_sizes(s):
+    out = []
+    for tok in s.split(","):
+        tok = tok.strip().upper()
+        mult = 1
+        for suf, m in (("K", KIB), ("M", MIB), ("G", GIB)):
+            if tok.endswith(suf):
+                mult, tok = m, tok[:-1]
+        out.append(int(float(tok) * mult))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--sizes", default="8K,64K,512K,1M,4M,16M,64M,256M,1G")
+    ap.add_argument("--iters", type=int, default=20, help="timed iterations per op and size")
+    ap.add_argument("--big-iters", type=int, default=5, help="iterations for sizes >= 256 MiB")
+    ap.add_argument("--second-group-ops", default="AllReduce,AllGather",
+                    help="ops also run on the second communicator")
+    a = ap.parse_args()
+
+    dist.init_process_group("nccl")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    torch.cuda.set_device(local)
+    dev = torch.device("cuda", local)
+    cpu_barrier = dist.new_group(backend="gloo")
+    second = dist.new_group(ranks=list(range(world)))
+    groups = {"default": None, "second": second}
+    peer = (rank + 1) % world
+    prev = (rank - 1) % world
+
+    sizes = parse_sizes(a.sizes)
+    maxbytes = max(sizes) * world
+    buf_in = torch.empty(maxbytes // 4 + world, dtype=torch.float32, device=dev).normal_()
+    buf_out = torch.empty(maxbytes // 4 + world, dtype=torch.float32, device=dev)
+
+    def run(name, size, group):
+        n = max(1, size // 4)
+        x, y = buf_in[:n], buf_out[:n]
+        if name == "AllReduce":
+            dist.all_reduce(x, group=group)
+        elif name == "AllGather":
+            dist.all_gather_into_tensor(buf_out[:n * world], x, group=group)
+        elif name == "ReduceScatter":
+            dist.reduce_scatter_tensor(y, buf_in[:n * world], group=group)
+        elif name == "Broadcast":
+            dist.broadcast(x, src=0, group=group)
+        elif name == "Reduce":
+            dist.reduce(x, dst=0, group=group)
+        elif name == "SendRecv":
+            # even ranks send first; a batched isend/irecv pair is one NCCL group
+            ops = [dist.P2POp(dist.isend, x, peer, group=group),
+                   dist.P2POp(dist.irecv, y, prev, group=group)]
+            for w in dist.batch_isend_irecv(ops):
+                w.wait()
+        elif name == "AllToAll":
+            dist.all_to_all_single(buf_out[:n * world], buf_in[:n * world], group=group)
+        else:
+            raise ValueError(name)
+
+    # What the plugin should write for one issued op: (NCCL function, size) list.
+    def expected(name, size):
+        n = max(1, size // 4) * 4
+        if name == "SendRecv":
+            return [("Send", n), ("Recv", n)] if world > 1 else []
+        if name == "AllToAll":   # NCCL runs it as Send/Recv to every peer; the self ones untracked
+            return [("Send", n), ("Recv", n)] * (world - 1)
+        return [(name, n)]
+
+    ops_log = []
+    names = ["AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "SendRecv",
+             "AllToAll"]
+    second_ops = set(a.second_group_ops.split(",")) if a.second_group_ops else set()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0 = time.time()
+    for gname, group in groups.items():
+        for name in names:
+            if gname == "second" and name not in second_ops:
+                continue
+            for size in sizes:
+                iters = a.big_iters if size >= 256 * MIB else a.iters
+                run(name, size, group)          # warm-up (recorded by the plugin too)
+                ops_log.append({"group": gname, "op": name, "size": size, "warmup": True,
+                                "expect": expected(name, size), "cuda_ns": None})
+                for _ in range(iters):
+                    dist.barrier(group=cpu_barrier)
+                    torch.cuda.synchronize()
+                    start.record()
+                    run(name, size, group)
+                    end.record()
+                    end.synchronize()
+                    ops_log.append({"group": gname, "op": name, "size": size, "warmup": False,
+                                    "expect": expected(name, size),
+                                    "cuda_ns": int(start.elapsed_time(end) * 1e6)})
+    torch.cuda.synchronize()
+    elapsed = time.time() - t0
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "ops-rank%d.json" % rank), "w") as f:
+        json.dump({"rank": rank, "world": world, "ops": ops_log, "elapsed_s": elapsed,
+                   "torch": torch.__version__,
+                   "nccl": ".".join(map(str, torch.cuda.nccl.version()))}, f)
+    if rank == 0:
+        print("workload: %d ops per rank in %.1f s" % (len(ops_log), elapsed), flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
