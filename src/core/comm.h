@@ -18,6 +18,8 @@
 #include "core/pool.h"
 #include "core/ring.h"
 
+enum { INS_ODD_KERNEL_PARENT = 0, INS_ODD_KERNEL_DUP = 1 };
+
 struct ins_comm_stats { /* owned by whoever holds drain_lock */
   uint64_t written, reported_written, reported_dropped;
 };
@@ -36,6 +38,7 @@ struct ins_comm {
   _Atomic uint64_t p2p_seq;         /* our p2p_sn counter */
   _Atomic uint32_t event_sn;        /* verbose callback counter */
   _Atomic int bad_channel;          /* a kernel channel id >= 64 was seen */
+  _Atomic uint64_t odd_events[2];   /* kernel starts refused: parent not a live op, duplicate channel */
 
   pthread_mutex_t drain_lock;       /* the ring consumer: dump thread or finalize */
   struct ins_comm_stats stats[2];

@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/comm.h"
+#include "core/log.h"
 #include "core/names.h"
 #include "core/wake.h"
 
@@ -146,13 +147,20 @@ static inline void settle(struct ins_op *op, int n) {
 
 void *ins_kernel_start(struct ins_comm *c, void *parent, uint8_t channel, uint64_t ptimer) {
   struct ins_op *op = parent;
-  if (!c || !op || op->tag != INS_TAG_OP) return NULL;
+  if (!c || !op) return NULL;
+  if (op->tag != INS_TAG_OP) {
+    atomic_fetch_add_explicit(&c->odd_events[INS_ODD_KERNEL_PARENT], 1, memory_order_relaxed);
+    return NULL;
+  }
   if (channel >= INS_MAX_CHANNELS) {
     atomic_store_explicit(&c->bad_channel, 1, memory_order_relaxed);
     return NULL;
   }
   uint64_t bit = 1ull << channel;
-  if (atomic_load_explicit(&op->chan_mask, memory_order_relaxed) & bit) return NULL; /* duplicate */
+  if (atomic_load_explicit(&op->chan_mask, memory_order_relaxed) & bit) { /* duplicate */
+    atomic_fetch_add_explicit(&c->odd_events[INS_ODD_KERNEL_DUP], 1, memory_order_relaxed);
+    return NULL;
+  }
   struct ins_chan *ch = &op->ch[channel];
   ch->id = channel;
   ch->start_ptimer = ptimer;
@@ -210,7 +218,13 @@ void ins_ops_settle_inflight(struct ins_comm *c, uint64_t *incomplete) {
     if (op->host_stopped && !atomic_load(&op->chan_mask) && c->keep_cpu_timing) {
       complete(op);
     } else {
-      (*incomplete)++;
+      if ((*incomplete)++ < 4) /* enough to tell which events never came */
+        ins_info("in flight at teardown: %s %s sn %llu, %u channels expected, %d started, "
+                 "host stop %s, %d events outstanding",
+                 op->kind == INS_KIND_COLL ? "collective" : "P2P",
+                 op->func_name ? op->func_name : "?", (unsigned long long)op->sn, op->expected,
+                 __builtin_popcountll(atomic_load(&op->chan_mask)),
+                 op->host_stopped ? "seen" : "not seen", atomic_load(&op->pending));
       ins_pool_put(&c->pool, op);
     }
   }

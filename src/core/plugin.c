@@ -83,6 +83,13 @@ prof_result_t ins_plugin_finalize(void *context) {
     ins_info("communicator 0x%llx rank %d: %llu ops had no GPU kernel timing and were not recorded "
              "(NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING=0 keeps them)",
              (unsigned long long)c->id, c->rank, (unsigned long long)untimed);
+  uint64_t odd_parent = atomic_load(&c->odd_events[INS_ODD_KERNEL_PARENT]);
+  uint64_t odd_dup = atomic_load(&c->odd_events[INS_ODD_KERNEL_DUP]);
+  if (odd_parent || odd_dup)
+    ins_info("communicator 0x%llx rank %d: kernel events refused: %llu whose parent was not an op "
+             "in flight, %llu for a channel the op already had",
+             (unsigned long long)c->id, c->rank, (unsigned long long)odd_parent,
+             (unsigned long long)odd_dup);
   ins_comm_destroy(c);
   return PROF_SUCCESS;
 }

@@ -11,9 +11,11 @@ datatype size, per rank for AllGather/ReduceScatter as NCCL counts), and the CUD
 tools/validate/compare.py joins these with the plugin's records.
 
 Timing: a CPU barrier (gloo, so that no NCCL op is added) lines the ranks up before each op;
-CUDA events are recorded on the current stream right before and after the op. PyTorch runs
-the op on its NCCL stream and makes the current stream wait for it, so the event interval
-covers the kernel plus two cross-stream waits (a few microseconds).
+then a GPU sleep kernel keeps the stream busy while the host enqueues the op, so that the
+start event (recorded after the sleep) fires when the GPU is free to run the op, not before
+the host has finished launching it (PyTorch's host-side cost per op is tens of us). PyTorch
+runs the op on its NCCL stream after the start event and makes the current stream wait for
+it, so the event interval is the kernel plus two cross-stream waits (a few microseconds).
 """
 import argparse
 import json
@@ -48,6 +50,9 @@ def main():
     ap.add_argument("--big-iters", type=int, default=5, help="iterations for sizes >= 256 MiB")
     ap.add_argument("--second-group-ops", default="AllReduce,AllGather",
                     help="ops also run on the second communicator")
+    ap.add_argument("--ops", default="AllReduce,AllGather,ReduceScatter,Broadcast,Reduce,SendRecv,AllToAll")
+    ap.add_argument("--sleep-cycles", type=int, default=1000000,
+                    help="GPU sleep before each timed op (about 0.5 ms at 1.98 GHz)")
     a = ap.parse_args()
 
     dist.init_process_group("nccl")
@@ -100,8 +105,7 @@ def main():
         return [(name, n)]
 
     ops_log = []
-    names = ["AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "SendRecv",
-             "AllToAll"]
+    names = a.ops.split(",")
     second_ops = set(a.second_group_ops.split(",")) if a.second_group_ops else set()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     t0 = time.time()
@@ -117,6 +121,7 @@ def main():
                 for _ in range(iters):
                     dist.barrier(group=cpu_barrier)
                     torch.cuda.synchronize()
+                    torch.cuda._sleep(a.sleep_cycles)
                     start.record()
                     run(name, size, group)
                     end.record()

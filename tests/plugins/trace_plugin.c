@@ -1,0 +1,135 @@
+/*
+ * trace_plugin.c - a recording plugin (ABI v5, NCCL 2.28): writes every callback NCCL makes
+ * as one JSON line in the trace format of tests/data/README.md, to
+ * $INSPECTOR_TRACE_DIR/trace-<pid>.jsonl. It asks for $INSPECTOR_TRACE_MASK (default 70:
+ * Coll, P2p, KernelCh). A debugging and fixture-making tool: one mutex and one formatted line
+ * per callback, so it slows the job, as the recorder that made the fixtures did.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi/profiler_abi.h"
+
+struct handle { uint64_t id; };
+struct context { int ctx; };
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *g_out;
+static atomic_ullong g_next_id = 2; /* ids 1.. are contexts in the fixtures; any unique id works */
+static atomic_int g_next_ctx;
+
+static uint64_t now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *s(const char *p) { return p ? p : ""; }
+static uint64_t hid(void *h) { return h ? ((struct handle *)h)->id : 0; }
+
+#define EMIT(...)                                                                   \
+  do {                                                                              \
+    pthread_mutex_lock(&g_lock);                                                    \
+    if (g_out) {                                                                    \
+      fprintf(g_out, "{\"t\":%" PRIu64 ",\"tid\":%ld,", now(), (long)syscall(SYS_gettid)); \
+      fprintf(g_out, __VA_ARGS__);                                                  \
+      fputs("}\n", g_out);                                                          \
+    }                                                                               \
+    pthread_mutex_unlock(&g_lock);                                                  \
+  } while (0)
+
+static prof_result_t init(void **context, uint64_t comm_id, int *mask, const char *name, int nnodes,
+                          int nranks, int rank, prof_logger_t logfn) {
+  (void)logfn;
+  pthread_mutex_lock(&g_lock);
+  if (!g_out) {
+    const char *dir = getenv("INSPECTOR_TRACE_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/trace-%d.jsonl", dir ? dir : ".", (int)getpid());
+    g_out = fopen(path, "w");
+  }
+  pthread_mutex_unlock(&g_lock);
+  const char *m = getenv("INSPECTOR_TRACE_MASK");
+  int want = m ? atoi(m) : 70;
+  *mask = want;
+  struct context *c = calloc(1, sizeof *c);
+  c->ctx = atomic_fetch_add(&g_next_ctx, 1) + 1;
+  *context = c;
+  EMIT("\"cb\":\"init\",\"ver\":5,\"ctx\":%d,\"comm\":\"0x%" PRIx64 "\",\"name\":\"%s\",\"nnodes\":%d,"
+       "\"nranks\":%d,\"rank\":%d,\"mask\":%d", c->ctx, comm_id, s(name), nnodes, nranks, rank, want);
+  return 0;
+}
+
+static prof_result_t start(void *context, void **eh, struct prof_descr_v5 *d) {
+  struct context *c = context;
+  struct handle *h = malloc(sizeof *h); /* kept for the run: NCCL names stopped ops as parents */
+  h->id = atomic_fetch_add(&g_next_id, 1);
+  *eh = h;
+  char extra[512] = "";
+  switch (d->type) {
+  case PROF_EV_COLL:
+    snprintf(extra, sizeof extra, ",\"seq\":%" PRIu64 ",\"func\":\"%s\",\"count\":%zu,\"root\":%d,"
+             "\"dtype\":\"%s\",\"nch\":%u,\"nwarps\":%u,\"algo\":\"%s\",\"proto\":\"%s\",\"pgroup\":%" PRIu64,
+             d->coll.seqNumber, s(d->coll.func), d->coll.count, d->coll.root, s(d->coll.datatype),
+             d->coll.nChannels, d->coll.nWarps, s(d->coll.algo), s(d->coll.proto), hid(d->coll.parentGroup));
+    break;
+  case PROF_EV_P2P:
+    snprintf(extra, sizeof extra, ",\"func\":\"%s\",\"dtype\":\"%s\",\"count\":%zu,\"peer\":%d,\"nch\":%u,"
+             "\"pgroup\":%" PRIu64, s(d->p2p.func), s(d->p2p.datatype), d->p2p.count, d->p2p.peer,
+             d->p2p.nChannels, hid(d->p2p.parentGroup));
+    break;
+  case PROF_EV_KERNEL_CH:
+    snprintf(extra, sizeof extra, ",\"ch\":%u,\"ptimer\":%" PRIu64, d->kernelCh.channelId, d->kernelCh.pTimer);
+    break;
+  case PROF_EV_GROUP_API:
+    snprintf(extra, sizeof extra, ",\"graph\":%d,\"depth\":%d", d->groupApi.graphCaptured, d->groupApi.groupDepth);
+    break;
+  case PROF_EV_COLL_API:
+    snprintf(extra, sizeof extra, ",\"func\":\"%s\",\"count\":%zu,\"dtype\":\"%s\",\"root\":%d,\"graph\":%d",
+             s(d->collApi.func), d->collApi.count, s(d->collApi.datatype), d->collApi.root, d->collApi.graphCaptured);
+    break;
+  case PROF_EV_P2P_API:
+    snprintf(extra, sizeof extra, ",\"func\":\"%s\",\"count\":%zu,\"dtype\":\"%s\",\"graph\":%d",
+             s(d->p2pApi.func), d->p2pApi.count, s(d->p2pApi.datatype), d->p2pApi.graphCaptured);
+    break;
+  default:
+    break;
+  }
+  EMIT("\"cb\":\"start\",\"ctx\":%d,\"id\":%" PRIu64 ",\"type\":%" PRIu64 ",\"parent\":%" PRIu64 ",\"rank\":%d%s",
+       c ? c->ctx : 0, h->id, d->type, hid(d->parentObj), d->rank, extra);
+  return 0;
+}
+
+static prof_result_t stop(void *eh) {
+  EMIT("\"cb\":\"stop\",\"id\":%" PRIu64, hid(eh));
+  return 0;
+}
+
+static prof_result_t record(void *eh, int state, union prof_state_args *a) {
+  if (state == PROF_STATE_KERNEL_CH_STOP && a)
+    EMIT("\"cb\":\"record\",\"id\":%" PRIu64 ",\"state\":%d,\"ptimer\":%" PRIu64, hid(eh), state, a->kernelCh.pTimer);
+  else
+    EMIT("\"cb\":\"record\",\"id\":%" PRIu64 ",\"state\":%d", hid(eh), state);
+  return 0;
+}
+
+static prof_result_t finalize(void *context) {
+  struct context *c = context;
+  EMIT("\"cb\":\"finalize\",\"ctx\":%d", c ? c->ctx : 0);
+  pthread_mutex_lock(&g_lock);
+  if (g_out) fflush(g_out);
+  pthread_mutex_unlock(&g_lock);
+  free(c);
+  return 0;
+}
+
+__attribute__((visibility("default"))) struct prof_table_v5 ncclProfiler_v5 = {
+  "trace", init, start, stop, record, finalize};
