@@ -24,7 +24,10 @@ FIXTURES = [
     "2.28.9/tree", "2.28.9/ll128", "2.28.9/agg", "2.28.9/threads", "2.28.9/ar_full",
     "2.28.9/torch-1735", "2.28.9/torch-1736",
     "2.27.7/ar", "2.27.7/sr", "2.30.7/ar", "2.30.7/sr", "2.30.7/ce_ag",
+    # recorded by this project on 2 x H200 (tests/data/README.md, "Recorded by Inspector")
+    "2.28.9/vsmall-r0", "2.28.9/vsmall-r1", "2.28.9/va2a-r0", "2.28.9/va2a-r1",
 ]
+BIG = ["2.28.9/vfull-r0", "2.28.9/vfull-r1"]   # ~107k lines each: --abi trace only
 TORCH = ["2.28.9/torch-1735", "2.28.9/torch-1736"]
 
 
@@ -34,6 +37,11 @@ def cases():
         tag = f.replace("/", ".")
         out.append(fixture_case("trace." + tag, [f], labels=["fixtures"], abi="trace"))
         out.append(fixture_case("default." + tag, [f], labels=["fixtures"]))
+    for f in BIG:
+        out.append(fixture_case("trace." + f.replace("/", "."), [f], labels=["fixtures"],
+                                abi="trace", timeout=240))
+    out.append(fixture_case("threads.vsmall", ["2.28.9/vsmall-r1"], labels=["fixtures", "threads"],
+                            threads=True, timeout=120))
     for f in ("ar", "agg", "threads", "sr"):
         out.append(fixture_case("threads." + f, ["2.28.9/" + f], labels=["fixtures", "threads"],
                                 threads=True, timeout=120))
