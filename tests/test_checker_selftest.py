@@ -150,7 +150,10 @@ def oracle_invariants(a):
                                                               p[k + "_exec_time_ns"]))
             if p[k + "_nchannels"] != len(r["channels"]) or not r["channels"]:
                 problems.append("%s: %s sn %d channels" % (name, k, r["sn"]))
-            if k == "p2p" and "2.28.9" in t and min(r["channels"]) < 16:
+            # shared fixtures (sizes up to 64 MiB): P2P on channels 16 and up. Our own
+            # recordings (v*) show 1 GiB P2P on channels 0-31 too (docs/VALIDATION.md).
+            if (k == "p2p" and "2.28.9" in t and not name.startswith("v")
+                    and min(r["channels"]) < 16):
                 problems.append("%s: p2p on channel %d < 16" % (name, min(r["channels"])))
         # the README's count check: zcat FILE | grep -c '"type":2,'
         import gzip
