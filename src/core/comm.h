@@ -19,6 +19,7 @@
 #include "core/ring.h"
 
 enum { INS_ODD_KERNEL_PARENT = 0, INS_ODD_KERNEL_DUP = 1 };
+#define INS_INFLIGHT_SLOTS 1024 /* a power of two, well above INS_OVERTAKE_WINDOW */
 
 struct ins_comm_stats { /* owned by whoever holds drain_lock */
   uint64_t written, reported_written, reported_dropped;
@@ -39,6 +40,9 @@ struct ins_comm {
   _Atomic uint32_t event_sn;        /* verbose callback counter */
   _Atomic int bad_channel;          /* a kernel channel id >= 64 was seen */
   _Atomic uint64_t odd_events[2];   /* kernel starts refused: parent not a live op, duplicate channel */
+  _Atomic uint64_t issue_seq;       /* ops issued (tracked ones) */
+  _Atomic uint64_t overtaken[2];    /* ops finished by a newer op: recorded partial, lost */
+  struct ins_op *_Atomic inflight[INS_INFLIGHT_SLOTS]; /* by issue % slots */
 
   pthread_mutex_t drain_lock;       /* the ring consumer: dump thread or finalize */
   struct ins_comm_stats stats[2];

@@ -58,7 +58,9 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
   op->proto = kind == INS_KIND_COLL ? proto : NULL;
   atomic_store_explicit(&op->chan_mask, 0, memory_order_relaxed);
   atomic_store_explicit(&op->token_returned, 0, memory_order_relaxed);
-  op->host_stopped = 0;
+  atomic_store_explicit(&op->host_stopped, 0, memory_order_relaxed);
+  uint64_t issue = atomic_fetch_add_explicit(&c->issue_seq, 1, memory_order_relaxed);
+  atomic_store_explicit(&op->issue, issue, memory_order_relaxed);
   /* host stop + expected kernel stops; unknown: host stop + a "first kernel" token */
   atomic_store_explicit(&op->pending, 1 + (op->expected ? op->expected : 1), memory_order_relaxed);
   op->host_start_ns = (c->keep_cpu_timing || c->verbose) ? ins_wall_ns() : 0;
@@ -66,13 +68,31 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
   op->start_sn = c->verbose ? next_sn(c) : 0;
   op->stop_sn = 0;
   op->tag = INS_TAG_OP;
+  atomic_store_explicit(&c->inflight[issue & (INS_INFLIGHT_SLOTS - 1)], op, memory_order_release);
   return op;
 }
 
-/* Turn a finished op into a record in its ring (or count why not). */
-static void complete(struct ins_op *op) {
+static void reclaim_overtaken(struct ins_comm *c, uint64_t issue);
+
+/* Turn a finished op into a record in its ring (or count why not). `partial`:
+ * the op was overtaken (see op.h): use only channels that gave both timers. */
+static void complete(struct ins_op *op, int partial) {
   struct ins_comm *c = op->comm;
+  uint64_t issue = atomic_load_explicit(&op->issue, memory_order_relaxed);
+  struct ins_op *self = op;
+  atomic_compare_exchange_strong(&c->inflight[issue & (INS_INFLIGHT_SLOTS - 1)], &self, NULL);
   uint64_t mask = atomic_load_explicit(&op->chan_mask, memory_order_relaxed);
+  if (partial) {
+    uint64_t timed = 0;
+    for (uint64_t m = mask; m; m &= m - 1) {
+      struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
+      ch->tag = INS_TAG_FREE; /* a late stop of this channel is ignored */
+      if (ch->start_ptimer && ch->stop_ptimer >= ch->start_ptimer && ch->stop_ptimer)
+        timed |= m & -m;
+    }
+    mask = timed;
+    atomic_fetch_add_explicit(&c->overtaken[mask ? 0 : 1], 1, memory_order_relaxed);
+  }
   uint64_t gpu_lo = UINT64_MAX, gpu_hi = 0, cpu_lo = UINT64_MAX, cpu_hi = 0;
   int nch = 0, all_gpu = 1;
   for (uint64_t m = mask; m; m &= m - 1) {
@@ -97,7 +117,9 @@ static void complete(struct ins_op *op) {
     timing = INS_TIMING_COLLECTIVE_CPU, start = op->host_start_ns, end = op->host_stop_ns;
   }
 
-  if (timing != INS_TIMING_KERNEL_GPU && !c->keep_cpu_timing) {
+  if (partial && !nch) {
+    /* counted as lost above */
+  } else if (timing != INS_TIMING_KERNEL_GPU && !c->keep_cpu_timing) {
     atomic_fetch_add_explicit(&c->untimed, 1, memory_order_relaxed);
   } else {
     struct ins_ring *ring = &c->ring[op->kind];
@@ -138,11 +160,28 @@ static void complete(struct ins_op *op) {
     }
   }
   ins_pool_put(&c->pool, op);
+  if (!partial && issue >= INS_OVERTAKE_WINDOW) reclaim_overtaken(c, issue - INS_OVERTAKE_WINDOW);
+}
+
+/* The op issued as number `issue`, if it is still waiting for events although
+ * an op issued INS_OVERTAKE_WINDOW later has completed: finish it now. */
+static void reclaim_overtaken(struct ins_comm *c, uint64_t issue) {
+  struct ins_op *_Atomic *slot = &c->inflight[issue & (INS_INFLIGHT_SLOTS - 1)];
+  struct ins_op *op = atomic_load_explicit(slot, memory_order_acquire);
+  if (!op || atomic_load_explicit(&op->issue, memory_order_relaxed) != issue ||
+      !atomic_load(&op->host_stopped))
+    return;
+  if (!atomic_compare_exchange_strong(slot, &op, NULL)) return; /* someone else has it */
+  /* Own its completion: pending from >0 to 0; a racing normal completion wins instead. */
+  int p = atomic_load(&op->pending);
+  while (p > 0 && !atomic_compare_exchange_weak(&op->pending, &p, 0)) {
+  }
+  if (p > 0) complete(op, 1);
 }
 
 /* One of the things the op waits for has happened. */
 static inline void settle(struct ins_op *op, int n) {
-  if (atomic_fetch_sub_explicit(&op->pending, n, memory_order_acq_rel) == n) complete(op);
+  if (atomic_fetch_sub_explicit(&op->pending, n, memory_order_acq_rel) == n) complete(op, 0);
 }
 
 void *ins_kernel_start(struct ins_comm *c, void *parent, uint8_t channel, uint64_t ptimer) {
@@ -204,7 +243,7 @@ void ins_event_stop(void *handle) {
     struct ins_comm *c = op->comm;
     if (c->keep_cpu_timing || c->verbose) op->host_stop_ns = ins_wall_ns();
     if (c->verbose) op->stop_sn = next_sn(c);
-    op->host_stopped = 1;
+    atomic_store_explicit(&op->host_stopped, 1, memory_order_release);
     settle(op, 1);
   }
 }
@@ -215,8 +254,8 @@ void ins_ops_settle_inflight(struct ins_comm *c, uint64_t *incomplete) {
     struct ins_op *op = ins_pool_at(&c->pool, i);
     if (op->tag != INS_TAG_OP) continue;
     /* Stopped with no kernel event at all: host-timed (kept only on request). */
-    if (op->host_stopped && !atomic_load(&op->chan_mask) && c->keep_cpu_timing) {
-      complete(op);
+    if (atomic_load(&op->host_stopped) && !atomic_load(&op->chan_mask) && c->keep_cpu_timing) {
+      complete(op, 0);
     } else {
       if ((*incomplete)++ < 4) /* enough to tell which events never came */
         ins_info("in flight at teardown: %s %s sn %llu, %u channels expected, %d started, "
@@ -224,7 +263,7 @@ void ins_ops_settle_inflight(struct ins_comm *c, uint64_t *incomplete) {
                  op->kind == INS_KIND_COLL ? "collective" : "P2P",
                  op->func_name ? op->func_name : "?", (unsigned long long)op->sn, op->expected,
                  __builtin_popcountll(atomic_load(&op->chan_mask)),
-                 op->host_stopped ? "seen" : "not seen", atomic_load(&op->pending));
+                 atomic_load(&op->host_stopped) ? "seen" : "not seen", atomic_load(&op->pending));
       ins_pool_put(&c->pool, op);
     }
   }

@@ -11,6 +11,13 @@
  * op plus one stop per expected kernel channel (nChannels from the
  * descriptor). Whichever thread brings it to zero publishes the record and
  * returns the op to its pool; until then NCCL may still name it as a parent.
+ *
+ * Overtaken ops: on real GPUs NCCL 2.28.9 now and then never delivers one
+ * kernel event of an op (docs/VALIDATION.md). A communicator's ops run in
+ * order on the GPU, so once an op issued INS_OVERTAKE_WINDOW ops later has
+ * completed, an op still waiting is finished: it is recorded from the
+ * channels it has (nchannels says how many), or counted as lost, and its
+ * slot is freed. Without this, each lost event would pin an op until teardown.
  */
 #ifndef INS_OP_H
 #define INS_OP_H
@@ -51,7 +58,8 @@ struct ins_op {
   uint32_t start_sn, stop_sn;
   _Atomic uint64_t chan_mask; /* bit c set: channel c started */
   _Atomic uint8_t token_returned; /* unknown channel count: first kernel stop seen */
-  uint8_t host_stopped;
+  _Atomic uint8_t host_stopped;
+  _Atomic uint64_t issue; /* per-communicator issue order, for reclaiming overtaken ops */
   struct ins_chan ch[INS_MAX_CHANNELS];
 };
 
@@ -62,6 +70,8 @@ void *ins_op_start(struct ins_comm *comm, enum ins_kind kind, const char *func,
 void *ins_kernel_start(struct ins_comm *comm, void *parent, uint8_t channel, uint64_t ptimer);
 void ins_kernel_record_stop(void *handle, uint64_t ptimer);
 void ins_event_stop(void *handle);
+
+#define INS_OVERTAKE_WINDOW 64
 
 /* Finalize: settle every op still in flight: host-timed ones become records
  * when CPU timing is kept; the rest are counted in *incomplete and freed. */

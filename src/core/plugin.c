@@ -83,6 +83,13 @@ prof_result_t ins_plugin_finalize(void *context) {
     ins_info("communicator 0x%llx rank %d: %llu ops had no GPU kernel timing and were not recorded "
              "(NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING=0 keeps them)",
              (unsigned long long)c->id, c->rank, (unsigned long long)untimed);
+  uint64_t late_rec = atomic_load(&c->overtaken[0]), late_lost = atomic_load(&c->overtaken[1]);
+  if (late_rec || late_lost)
+    ins_info("communicator 0x%llx rank %d: %llu ops never received every kernel event and were "
+             "finished when %d later ops had completed: %llu recorded from the channels they had, "
+             "%llu with none (not recorded)", (unsigned long long)c->id, c->rank,
+             (unsigned long long)(late_rec + late_lost), INS_OVERTAKE_WINDOW,
+             (unsigned long long)late_rec, (unsigned long long)late_lost);
   uint64_t odd_parent = atomic_load(&c->odd_events[INS_ODD_KERNEL_PARENT]);
   uint64_t odd_dup = atomic_load(&c->odd_events[INS_ODD_KERNEL_DUP]);
   if (odd_parent || odd_dup)

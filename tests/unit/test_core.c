@@ -414,7 +414,54 @@ static void test_wake_policy(void) {
   ins_ring_free(&r);
 }
 
+/* An op that never gets one of its kernel events is finished once an op issued
+ * INS_OVERTAKE_WINDOW later completes (what NCCL 2.28.9 was seen doing on H200s). */
+static void run_op(struct ins_comm *c, uint64_t sn, int nch, int nstarted, uint64_t t0) {
+  void *op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, sn, -1,
+                          (uint8_t)nch, "RING", "SIMPLE");
+  ins_event_stop(op);
+  for (int ch = 0; ch < nstarted; ch++) {
+    void *k = ins_kernel_start(c, op, (uint8_t)ch, t0 + (uint64_t)ch);
+    ins_kernel_record_stop(k, t0 + 1000 + (uint64_t)ch);
+    ins_event_stop(k);
+  }
+}
+
+static void test_overtaken(void) {
+  struct ins_config cfg = test_cfg();
+  cfg.coll_ring_size = 256;
+  struct ins_comm *c = ins_comm_create(&cfg, 7, "x", 1, 2, 0);
+  run_op(c, 0, 8, 7, 5000); /* one channel never comes: stuck */
+  run_op(c, 1, 1, 0, 0);    /* no channel at all: stuck */
+  struct ins_record r;
+  CHECK(ins_ring_peek(&c->ring[0]) == NULL);
+  for (int i = 0; i < INS_OVERTAKE_WINDOW - 2; i++) run_op(c, 2 + (uint64_t)i, 1, 1, 100000);
+  /* op 0 is overtaken only by the op issued INS_OVERTAKE_WINDOW after it */
+  CHECK_EQ_U(atomic_load(&c->overtaken[0]), 0);
+  run_op(c, 100, 1, 1, 200000);
+  CHECK_EQ_U(atomic_load(&c->overtaken[0]), 1);
+  run_op(c, 101, 1, 1, 200000);
+  CHECK_EQ_U(atomic_load(&c->overtaken[1]), 1);
+  int found = 0;
+  while (pop(c, 0, &r))
+    if (r.sn == 0) {
+      found = 1;
+      CHECK_EQ_U(r.nchannels, 7);
+      CHECK_EQ_U(r.start_ns, 5000);
+      CHECK_EQ_U(r.exec_ns, 1006);
+      CHECK_EQ_U(r.timing, INS_TIMING_KERNEL_GPU);
+    } else {
+      CHECK(r.sn != 1);
+    }
+  CHECK(found);
+  uint64_t incomplete = 0;
+  ins_ops_settle_inflight(c, &incomplete);
+  CHECK_EQ_U(incomplete, 0); /* nothing left pinned */
+  ins_comm_destroy(c);
+}
+
 int main(void) {
+  test_overtaken();
   test_wake_policy();
   test_layout();
   test_buf();
