@@ -52,7 +52,11 @@ prof_result_t ins_plugin_init(void **context, uint64_t comm_id, int *activation_
   int none = 0;
   atomic_compare_exchange_strong(&g_first_abi, &none, abi_version);
   pthread_once(&g_once, process_init);
-  if (!g_cfg.enable || !context) return PROF_SUCCESS; /* inert: ask for nothing */
+  if (!g_cfg.enable || !context) {
+    /* Inert: ask for nothing, explicitly (NCCL's starting value need not be 0). */
+    if (activation_mask) __atomic_store_n(activation_mask, 0, __ATOMIC_RELAXED);
+    return PROF_SUCCESS;
+  }
 
   struct ins_comm *c = ins_comm_create(&g_cfg, comm_id, comm_name, nnodes, nranks, rank);
   if (!c) return PROF_SUCCESS;

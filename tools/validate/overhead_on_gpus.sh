@@ -14,7 +14,7 @@ mkdir -p "$out"
 build=$root/build-gpu
 cmake -S . -B "$build" -DINSPECTOR_BUILD_TOOLS=OFF -DBUILD_TESTING=OFF >/dev/null
 cmake --build "$build" -j 8 >/dev/null
-nccl=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))')
+nccl=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])')
 nvcc -O2 -o "$build/nccl_latency" tools/validate/nccl_latency.cu -I"$nccl/include" \
   -L"$nccl/lib" -l:libnccl.so.2 -Xlinker -rpath="$nccl/lib"
 plugin=$build/lib/libnccl-profiler-inspector.so
