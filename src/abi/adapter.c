@@ -3,14 +3,25 @@
  */
 #include "abi/adapter.h"
 
+#include "core/comm.h"
 #include "core/plugin.h"
+#include "out/trace.h"
+
+void *ins_adapter_start_traced(void *context, uint64_t type, void *parent, int rank,
+                               const void *u, void *pgroup) {
+  void *inner = ins_adapter_start(context, type, ins_trace_unwrap(parent), u);
+  int ctx = context ? ((struct ins_comm *)context)->trace_ctx : 0;
+  return ins_trace_start(ctx, type, parent, rank, u, pgroup, inner);
+}
 
 prof_result_t ins_adapter_stop(void *handle) {
+  if (ins_tracing()) handle = ins_trace_stop(handle);
   ins_event_stop(handle);
   return PROF_SUCCESS;
 }
 
 prof_result_t ins_adapter_record(void *handle, int state, union prof_state_args *args) {
+  if (ins_tracing()) handle = ins_trace_record(handle, state, args);
   if (state == PROF_STATE_KERNEL_CH_STOP)
     ins_kernel_record_stop(handle, args ? args->kernelCh.pTimer : 0);
   return PROF_SUCCESS;

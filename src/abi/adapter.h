@@ -37,6 +37,10 @@ static inline void *ins_adapter_start(void *context, uint64_t type, void *parent
   }
 }
 
+/* The same with trace mode on: logs the callback, NCCL gets a wrapper. */
+void *ins_adapter_start_traced(void *context, uint64_t type, void *parent, int rank,
+                               const void *u, void *pgroup);
+
 prof_result_t ins_adapter_stop(void *handle);
 prof_result_t ins_adapter_record(void *handle, int state, union prof_state_args *args);
 prof_result_t ins_adapter_finalize(void *context);

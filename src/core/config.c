@@ -109,6 +109,8 @@ void ins_config_load(struct ins_config *cfg) {
              sizeof cfg->dump_dir - 1);
     snprintf(cfg->dump_dir, sizeof cfg->dump_dir, "nccl-inspector-unknown-jobid");
   }
+  const char *trace = getenv("NCCL_INSPECTOR_TRACE_DIR");
+  if (trace && *trace) snprintf(cfg->trace_dir, sizeof cfg->trace_dir, "%s", trace);
   if (gethostname(cfg->hostname, sizeof cfg->hostname - 1) != 0 || !cfg->hostname[0])
     snprintf(cfg->hostname, sizeof cfg->hostname, "unknown-host");
 }
@@ -117,8 +119,9 @@ void ins_config_describe(const struct ins_config *cfg, char *buf, int len) {
   snprintf(buf, (size_t)len,
            "ENABLE_P2P=%d DUMP_THREAD_ENABLE=%d DUMP_THREAD_INTERVAL_MICROSECONDS=%lld "
            "DUMP_VERBOSE=%d DUMP_MIN_SIZE_BYTES=%llu REQUIRE_KERNEL_TIMING=%d "
-           "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u PROM_DUMP=%d DUMP_DIR=%s",
+           "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u PROM_DUMP=%d DUMP_DIR=%s%s%s",
            cfg->enable_p2p, cfg->dump_thread_enable, cfg->interval_us, cfg->verbose,
            (unsigned long long)cfg->min_size_bytes, cfg->require_kernel_timing,
-           cfg->coll_ring_size, cfg->p2p_ring_size, cfg->prom_dump, cfg->dump_dir);
+           cfg->coll_ring_size, cfg->p2p_ring_size, cfg->prom_dump, cfg->dump_dir,
+           cfg->trace_dir[0] ? " TRACE_DIR=" : "", cfg->trace_dir);
 }

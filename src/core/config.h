@@ -22,6 +22,7 @@ struct ins_config {
   uint32_t p2p_ring_size;   /* NCCL_INSPECTOR_DUMP_P2P_RING_SIZE (1024), power of two */
   bool prom_dump;           /* NCCL_INSPECTOR_PROM_DUMP (0) */
   char dump_dir[PATH_MAX];  /* NCCL_INSPECTOR_DUMP_DIR, else nccl-inspector-<jobid> */
+  char trace_dir[PATH_MAX]; /* NCCL_INSPECTOR_TRACE_DIR: also write every callback (empty: off) */
   char hostname[256];
 };
 

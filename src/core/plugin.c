@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/op.h"
 #include "out/dump.h"
+#include "out/trace.h"
 
 #ifndef INSPECTOR_VERSION
 #define INSPECTOR_VERSION "0.0.0"
@@ -41,6 +42,7 @@ static void process_init(void) {
   if (g_cfg.prom_dump)
     ins_warn("NCCL_INSPECTOR_PROM_DUMP=1: Prometheus output is not part of this build yet; "
              "writing JSON lines instead");
+  if (g_cfg.trace_dir[0]) ins_trace_open(g_cfg.trace_dir, g_cfg.hostname);
   ins_dump_start(&g_cfg);
 }
 
@@ -61,11 +63,11 @@ prof_result_t ins_plugin_init(void **context, uint64_t comm_id, int *activation_
   struct ins_comm *c = ins_comm_create(&g_cfg, comm_id, comm_name, nnodes, nranks, rank);
   if (!c) return PROF_SUCCESS;
   ins_registry_add(c);
-  if (activation_mask) {
-    int mask = PROF_EV_COLL | PROF_EV_KERNEL_CH | (g_cfg.enable_p2p ? PROF_EV_P2P : 0);
-    /* NCCL re-reads this word atomically at every group start. */
-    __atomic_store_n(activation_mask, mask, __ATOMIC_RELAXED);
-  }
+  int mask = PROF_EV_COLL | PROF_EV_KERNEL_CH | (g_cfg.enable_p2p ? PROF_EV_P2P : 0);
+  /* NCCL re-reads this word atomically at every group start. */
+  if (activation_mask) __atomic_store_n(activation_mask, mask, __ATOMIC_RELAXED);
+  if (ins_tracing())
+    c->trace_ctx = ins_trace_init(comm_id, comm_name, nnodes, nranks, rank, mask, abi_version);
   *context = c;
   ins_info("tracking communicator 0x%llx '%s' rank %d of %d (%d node%s)",
            (unsigned long long)comm_id, c->name, rank, nranks, nnodes, nnodes == 1 ? "" : "s");
@@ -75,6 +77,7 @@ prof_result_t ins_plugin_init(void **context, uint64_t comm_id, int *activation_
 prof_result_t ins_plugin_finalize(void *context) {
   struct ins_comm *c = context;
   if (!c) return PROF_SUCCESS;
+  if (ins_tracing()) ins_trace_finalize(c->trace_ctx);
   ins_registry_remove(c); /* waits for a dump pass in progress */
   uint64_t incomplete = 0;
   ins_ops_settle_inflight(c, &incomplete);
@@ -107,4 +110,7 @@ prof_result_t ins_plugin_finalize(void *context) {
 
 /* Process exit or library unload: nothing completed is lost. Runs before
  * the code is unmapped, so the dump thread is joined here. */
-__attribute__((destructor)) static void process_exit(void) { ins_dump_shutdown(); }
+__attribute__((destructor)) static void process_exit(void) {
+  ins_dump_shutdown();
+  if (ins_tracing()) ins_trace_flush();
+}

@@ -3,20 +3,20 @@
  * as one JSON line in the trace format of tests/data/README.md, to
  * $INSPECTOR_TRACE_DIR/trace-<pid>.jsonl. It asks for $INSPECTOR_TRACE_MASK (default 70:
  * Coll, P2p, KernelCh). A debugging and fixture-making tool: one mutex and one formatted line
- * per callback, so it slows the job, as the recorder that made the fixtures did.
+ * per callback, so it slows the job, as the recorder that made the fixtures did. Its lines
+ * are those of the plugin's own trace mode (src/out/tracefmt.c); this standalone recorder
+ * also works where the plugin is not wanted at all, and asks for any mask.
  */
-#define _GNU_SOURCE
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "abi/profiler_abi.h"
+#include "out/tracefmt.h"
 
 struct handle { uint64_t id; };
 struct context { int ctx; };
@@ -26,20 +26,16 @@ static FILE *g_out;
 static atomic_ullong g_next_id = 2; /* ids 1.. are contexts in the fixtures; any unique id works */
 static atomic_int g_next_ctx;
 
-static uint64_t now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static const char *s(const char *p) { return p ? p : ""; }
 static uint64_t hid(void *h) { return h ? ((struct handle *)h)->id : 0; }
 
 #define EMIT(...)                                                                   \
   do {                                                                              \
+    char pre_[64];                                                                  \
+    ins_tracefmt_prefix(pre_, sizeof pre_);                                         \
     pthread_mutex_lock(&g_lock);                                                    \
     if (g_out) {                                                                    \
-      fprintf(g_out, "{\"t\":%" PRIu64 ",\"tid\":%ld,", now(), (long)syscall(SYS_gettid)); \
+      fputs(pre_, g_out);                                                           \
       fprintf(g_out, __VA_ARGS__);                                                  \
       fputs("}\n", g_out);                                                          \
     }                                                                               \
@@ -73,38 +69,12 @@ static prof_result_t start(void *context, void **eh, struct prof_descr_v5 *d) {
   struct handle *h = malloc(sizeof *h); /* kept for the run: NCCL names stopped ops as parents */
   h->id = atomic_fetch_add(&g_next_id, 1);
   *eh = h;
-  char extra[512] = "";
-  switch (d->type) {
-  case PROF_EV_COLL:
-    snprintf(extra, sizeof extra, ",\"seq\":%" PRIu64 ",\"func\":\"%s\",\"count\":%zu,\"root\":%d,"
-             "\"dtype\":\"%s\",\"nch\":%u,\"nwarps\":%u,\"algo\":\"%s\",\"proto\":\"%s\",\"pgroup\":%" PRIu64,
-             d->coll.seqNumber, s(d->coll.func), d->coll.count, d->coll.root, s(d->coll.datatype),
-             d->coll.nChannels, d->coll.nWarps, s(d->coll.algo), s(d->coll.proto), hid(d->coll.parentGroup));
-    break;
-  case PROF_EV_P2P:
-    snprintf(extra, sizeof extra, ",\"func\":\"%s\",\"dtype\":\"%s\",\"count\":%zu,\"peer\":%d,\"nch\":%u,"
-             "\"pgroup\":%" PRIu64, s(d->p2p.func), s(d->p2p.datatype), d->p2p.count, d->p2p.peer,
-             d->p2p.nChannels, hid(d->p2p.parentGroup));
-    break;
-  case PROF_EV_KERNEL_CH:
-    snprintf(extra, sizeof extra, ",\"ch\":%u,\"ptimer\":%" PRIu64, d->kernelCh.channelId, d->kernelCh.pTimer);
-    break;
-  case PROF_EV_GROUP_API:
-    snprintf(extra, sizeof extra, ",\"graph\":%d,\"depth\":%d", d->groupApi.graphCaptured, d->groupApi.groupDepth);
-    break;
-  case PROF_EV_COLL_API:
-    snprintf(extra, sizeof extra, ",\"func\":\"%s\",\"count\":%zu,\"dtype\":\"%s\",\"root\":%d,\"graph\":%d",
-             s(d->collApi.func), d->collApi.count, s(d->collApi.datatype), d->collApi.root, d->collApi.graphCaptured);
-    break;
-  case PROF_EV_P2P_API:
-    snprintf(extra, sizeof extra, ",\"func\":\"%s\",\"count\":%zu,\"dtype\":\"%s\",\"graph\":%d",
-             s(d->p2pApi.func), d->p2pApi.count, s(d->p2pApi.datatype), d->p2pApi.graphCaptured);
-    break;
-  default:
-    break;
-  }
-  EMIT("\"cb\":\"start\",\"ctx\":%d,\"id\":%" PRIu64 ",\"type\":%" PRIu64 ",\"parent\":%" PRIu64 ",\"rank\":%d%s",
-       c ? c->ctx : 0, h->id, d->type, hid(d->parentObj), d->rank, extra);
+  void *pgroup = d->type == PROF_EV_COLL ? d->coll.parentGroup
+               : d->type == PROF_EV_P2P  ? d->p2p.parentGroup : NULL;
+  char body[768];
+  ins_tracefmt_start(body, sizeof body, c ? c->ctx : 0, h->id, d->type, hid(d->parentObj),
+                     d->rank, &d->coll, hid(pgroup));
+  EMIT("%s", body);
   return 0;
 }
 

@@ -1,0 +1,43 @@
+/*
+ * trace.h - trace mode (NCCL_INSPECTOR_TRACE_DIR): besides its records, the
+ * plugin writes every callback NCCL makes, in the format inspector-replay
+ * reads, to <dir>/<hostname>-pid<pid>.trace.jsonl. Replaying that file gives
+ * the records the live run wrote: how a user sends us what NCCL did.
+ *
+ * A diagnostic mode with a cost: every callback takes a process-wide mutex,
+ * formats a line and allocates a 32-byte handle wrapper (kept until exit,
+ * since NCCL may name any event as a parent later). NCCL is given the
+ * wrappers; the adapters unwrap them before the tracker sees them.
+ */
+#ifndef INS_TRACE_H
+#define INS_TRACE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "abi/profiler_abi.h"
+
+extern atomic_int g_ins_trace_on;
+
+static inline int ins_tracing(void) {
+  return atomic_load_explicit(&g_ins_trace_on, memory_order_relaxed);
+}
+
+/* Process init: open the trace file; tracing is on if it opened. */
+void ins_trace_open(const char *dir, const char *hostname);
+/* A communicator context: returns its ctx number for the trace. */
+int ins_trace_init(uint64_t comm_id, const char *name, int nnodes, int nranks, int rank,
+                   int mask, int abi_version);
+void ins_trace_finalize(int ctx);
+/* A start: logs it, returns the wrapper NCCL gets (holding the tracker's handle). */
+void *ins_trace_start(int ctx, uint64_t type, void *parent, int rank, const void *u,
+                      void *pgroup, void *inner);
+/* The tracker's handle behind what NCCL passes back (a wrapper, or NULL). */
+void *ins_trace_unwrap(void *h);
+/* Log a stop / state record; return the tracker's handle. */
+void *ins_trace_stop(void *h);
+void *ins_trace_record(void *h, int state, const union prof_state_args *args);
+/* Process exit: flush. */
+void ins_trace_flush(void);
+
+#endif

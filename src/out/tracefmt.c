@@ -1,0 +1,101 @@
+/*
+ * tracefmt.c - trace line formatting (see tracefmt.h).
+ */
+#include "out/tracefmt.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi/profiler_abi.h"
+
+static const char *s(const char *p) { return p ? p : ""; }
+
+int ins_tracefmt_prefix(char *buf, size_t cap) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return snprintf(buf, cap, "{\"t\":%" PRIu64 ",\"tid\":%ld,",
+                  (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec,
+                  (long)syscall(SYS_gettid));
+}
+
+int ins_tracefmt_start(char *buf, size_t cap, int ctx, uint64_t id, uint64_t type,
+                       uint64_t parent_id, int rank, const void *u, uint64_t pgroup_id) {
+  int n = snprintf(buf, cap, "\"cb\":\"start\",\"ctx\":%d,\"id\":%" PRIu64 ",\"type\":%" PRIu64
+                   ",\"parent\":%" PRIu64 ",\"rank\":%d", ctx, id, type, parent_id, rank);
+  if (n < 0 || (size_t)n >= cap) return n;
+  buf += n, cap -= (size_t)n;
+  int m = 0;
+  switch (type) {
+  case PROF_EV_COLL: {
+    const struct prof_coll_v4 *e = u;
+    m = snprintf(buf, cap, ",\"seq\":%" PRIu64 ",\"func\":\"%s\",\"count\":%zu,\"root\":%d,"
+                 "\"dtype\":\"%s\",\"nch\":%u,\"nwarps\":%u,\"algo\":\"%s\",\"proto\":\"%s\","
+                 "\"pgroup\":%" PRIu64, e->seqNumber, s(e->func), e->count, e->root,
+                 s(e->datatype), e->nChannels, e->nWarps, s(e->algo), s(e->proto), pgroup_id);
+    break;
+  }
+  case PROF_EV_P2P: {
+    const struct prof_p2p_v4 *e = u;
+    m = snprintf(buf, cap, ",\"func\":\"%s\",\"dtype\":\"%s\",\"count\":%zu,\"peer\":%d,"
+                 "\"nch\":%u,\"pgroup\":%" PRIu64, s(e->func), s(e->datatype), e->count, e->peer,
+                 e->nChannels, pgroup_id);
+    break;
+  }
+  case PROF_EV_KERNEL_CH: {
+    const struct prof_kernel_ch *e = u;
+    m = snprintf(buf, cap, ",\"ch\":%u,\"ptimer\":%" PRIu64, e->channelId, e->pTimer);
+    break;
+  }
+  case PROF_EV_GROUP_API: {
+    const struct prof_group_api *e = u;
+    m = snprintf(buf, cap, ",\"graph\":%d,\"depth\":%d", e->graphCaptured, e->groupDepth);
+    break;
+  }
+  case PROF_EV_COLL_API: {
+    const struct prof_coll_api *e = u;
+    m = snprintf(buf, cap, ",\"func\":\"%s\",\"count\":%zu,\"dtype\":\"%s\",\"root\":%d,\"graph\":%d",
+                 s(e->func), e->count, s(e->datatype), e->root, e->graphCaptured);
+    break;
+  }
+  case PROF_EV_P2P_API: {
+    const struct prof_p2p_api *e = u;
+    m = snprintf(buf, cap, ",\"func\":\"%s\",\"count\":%zu,\"dtype\":\"%s\",\"graph\":%d",
+                 s(e->func), e->count, s(e->datatype), e->graphCaptured);
+    break;
+  }
+  case PROF_EV_PROXY_OP: {
+    const struct prof_proxy_op *e = u;
+    m = snprintf(buf, cap, ",\"pid\":%d,\"ch\":%u,\"peer\":%d,\"nsteps\":%d,\"chunk\":%d,\"send\":%d",
+                 (int)e->pid, e->channelId, e->peer, e->nSteps, e->chunkSize, e->isSend);
+    break;
+  }
+  case PROF_EV_PROXY_STEP: {
+    const struct prof_proxy_step *e = u;
+    m = snprintf(buf, cap, ",\"step\":%d", e->step);
+    break;
+  }
+  case PROF_EV_CE_COLL: {
+    const struct prof_ce_coll *e = u;
+    m = snprintf(buf, cap, ",\"seq\":%" PRIu64 ",\"func\":\"%s\",\"count\":%zu,\"root\":%d,"
+                 "\"dtype\":\"%s\",\"sync\":\"%s\",\"ceseq\":%u", e->seqNumber, s(e->func),
+                 e->count, e->root, s(e->datatype), s(e->syncStrategy), e->ceSeqNum);
+    break;
+  }
+  case PROF_EV_CE_SYNC: {
+    const struct prof_ce_sync *e = u;
+    m = snprintf(buf, cap, ",\"complete\":%d,\"nranks\":%d", e->isComplete, e->nRanks);
+    break;
+  }
+  case PROF_EV_CE_BATCH: {
+    const struct prof_ce_batch *e = u;
+    m = snprintf(buf, cap, ",\"nops\":%d,\"bytes\":%zu", e->numOps, e->totalBytes);
+    break;
+  }
+  default:
+    break;
+  }
+  return m < 0 ? m : n + m;
+}

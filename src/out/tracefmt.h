@@ -1,0 +1,21 @@
+/*
+ * tracefmt.h - the text of one NCCL callback in the trace format that
+ * inspector-replay reads (tests/data/README.md, "Line format"). Shared by the
+ * plugin's trace mode (core/trace.c) and the recording plugin
+ * (tests/plugins/trace_plugin.c), so both write exactly the same lines.
+ */
+#ifndef INS_TRACEFMT_H
+#define INS_TRACEFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The "start" line's fields after "cb":"start" (no braces). `u` is the
+ * descriptor's union: coll/p2p/kernelCh read with the layout all versions
+ * share; API events (v5+) and CE events (v6) only for those types. */
+int ins_tracefmt_start(char *buf, size_t cap, int ctx, uint64_t id, uint64_t type,
+                       uint64_t parent_id, int rank, const void *u, uint64_t pgroup_id);
+/* "t" and "tid" prefix of every line: CLOCK_MONOTONIC ns and the thread id. */
+int ins_tracefmt_prefix(char *buf, size_t cap);
+
+#endif
