@@ -7,6 +7,9 @@
                              exactly the records the first run wrote (every perf field)
   trace.unwritable           a trace directory that cannot be created: one NCCL WARN, trace
                              mode off, the records still right
+  trace.live                 the traces written in trace mode by a live run on 2 x H200
+                             (tests/data/live: PyTorch workload, NCCL 2.28.9), replayed: exactly
+                             the records the plugin wrote during that run (every perf field)
 """
 import glob
 import gzip
@@ -104,6 +107,34 @@ def unwritable(a):
         return True, "OK trace.unwritable: " + warns[0].strip()
 
 
+def live(a):
+    d = os.path.join(harness.DATA, "live")
+    problems, n = [], 0
+    with harness.Workdir(a.keep, "trace") as wd:
+        for t in sorted(glob.glob(os.path.join(d, "*.trace.jsonl.gz"))):
+            base = os.path.basename(t)[:-len(".trace.jsonl.gz")]
+            out = os.path.join(wd.path, base)
+            env = harness.make_env({}, dump_dir=out)
+            r = harness.run(harness.replay_cmd(a.replay, a.plugin, [t], abi="trace"), env, wd.cwd,
+                            a.timeout)
+            if r.rc:
+                problems.append("%s: replay rc %s" % (base, r.rc))
+            live_dir = os.path.join(wd.path, base + "-live")
+            os.makedirs(live_dir)
+            with gzip.open(os.path.join(d, base + ".log.gz"), "rt") as fi, \
+                    open(os.path.join(live_dir, base + ".log"), "w") as fo:
+                fo.write(fi.read())
+            p_live, p_rep = perf_set(live_dir), perf_set(out)
+            n += len(p_live)
+            if not p_live or p_live != p_rep:
+                problems.append("%s: %d live records, %d replayed, equal: %s"
+                                % (base, len(p_live), len(p_rep), p_live == p_rep))
+        if problems or not n:
+            wd.failed = True
+            return False, "FAIL trace.live: %s" % ("; ".join(problems) or "no live data")
+    return True, "OK trace.live: %d live records reproduced by replaying their traces" % n
+
+
 def cases():
     out = [case("trace.%s" % f.replace("/", "."), f)
            for f in ("2.28.9/ar", "2.28.9/sr", "2.28.9/torch-1735", "2.28.9/agg", "2.27.7/sr",
@@ -111,6 +142,7 @@ def cases():
     out += [case("trace.%s.threads" % f.replace("/", "."), f, threads=True)
             for f in ("2.28.9/threads", "2.28.9/sr")]
     out.append(harness.Case("trace.unwritable", unwritable, labels=["trace"], timeout=60))
+    out.append(harness.Case("trace.live", live, labels=["trace"], timeout=120))
     return out
 
 
