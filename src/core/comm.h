@@ -18,6 +18,8 @@
 #include "core/pool.h"
 #include "core/ring.h"
 
+struct ins_prom_dev;
+
 enum { INS_ODD_KERNEL_PARENT = 0, INS_ODD_KERNEL_DUP = 1 };
 #define INS_INFLIGHT_SLOTS 1024 /* a power of two, well above INS_OVERTAKE_WINDOW */
 
@@ -50,6 +52,7 @@ struct ins_comm {
   char *header_json;                /* prebuilt "\"header\":{...}" */
   int header_len;
 
+  struct ins_prom_dev *prom_dev;    /* Prometheus mode: this context's GPU (out/prom.c) */
   struct ins_comm *next;            /* registry link */
 };
 

@@ -96,6 +96,14 @@ void ins_config_load(struct ins_config *cfg) {
   cfg->coll_ring_size = env_ring("NCCL_INSPECTOR_DUMP_COLL_RING_SIZE");
   cfg->p2p_ring_size = env_ring("NCCL_INSPECTOR_DUMP_P2P_RING_SIZE");
   env_bool("NCCL_INSPECTOR_PROM_DUMP", false, &cfg->prom_dump);
+  env_bool("NCCL_INSPECTOR_PROM_DUMP_STATS", false, &cfg->prom_dump_stats);
+  /* The seed's rule: a minimum of 30 s in Prometheus mode. 0 (continuous) is below it too:
+   * it would rewrite every file for each record. -1 (teardown only) is kept. */
+  if (cfg->prom_dump && cfg->interval_us >= 0 && cfg->interval_us < INS_PROM_MIN_INTERVAL_US) {
+    ins_warn("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=%lld is below the Prometheus "
+             "minimum; using %lld (30 s)", cfg->interval_us, INS_PROM_MIN_INTERVAL_US);
+    cfg->interval_us = INS_PROM_MIN_INTERVAL_US;
+  }
 
   const char *dir = getenv("NCCL_INSPECTOR_DUMP_DIR");
   const char *job = job_id();
@@ -119,9 +127,9 @@ void ins_config_describe(const struct ins_config *cfg, char *buf, int len) {
   snprintf(buf, (size_t)len,
            "ENABLE_P2P=%d DUMP_THREAD_ENABLE=%d DUMP_THREAD_INTERVAL_MICROSECONDS=%lld "
            "DUMP_VERBOSE=%d DUMP_MIN_SIZE_BYTES=%llu REQUIRE_KERNEL_TIMING=%d "
-           "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u PROM_DUMP=%d DUMP_DIR=%s%s%s",
+           "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u PROM_DUMP=%d PROM_DUMP_STATS=%d DUMP_DIR=%s%s%s",
            cfg->enable_p2p, cfg->dump_thread_enable, cfg->interval_us, cfg->verbose,
            (unsigned long long)cfg->min_size_bytes, cfg->require_kernel_timing,
-           cfg->coll_ring_size, cfg->p2p_ring_size, cfg->prom_dump, cfg->dump_dir,
+           cfg->coll_ring_size, cfg->p2p_ring_size, cfg->prom_dump, cfg->prom_dump_stats, cfg->dump_dir,
            cfg->trace_dir[0] ? " TRACE_DIR=" : "", cfg->trace_dir);
 }

@@ -10,6 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Prometheus mode: the node exporter reads files every 30 s or so; writing more often is waste. */
+#define INS_PROM_MIN_INTERVAL_US 30000000LL
+
 struct ins_config {
   bool enable;              /* NCCL_INSPECTOR_ENABLE (0) */
   bool enable_p2p;          /* NCCL_INSPECTOR_ENABLE_P2P (1) */
@@ -21,6 +24,7 @@ struct ins_config {
   uint32_t coll_ring_size;  /* NCCL_INSPECTOR_DUMP_COLL_RING_SIZE (1024), power of two */
   uint32_t p2p_ring_size;   /* NCCL_INSPECTOR_DUMP_P2P_RING_SIZE (1024), power of two */
   bool prom_dump;           /* NCCL_INSPECTOR_PROM_DUMP (0) */
+  bool prom_dump_stats;     /* NCCL_INSPECTOR_PROM_DUMP_STATS (0) */
   char dump_dir[PATH_MAX];  /* NCCL_INSPECTOR_DUMP_DIR, else nccl-inspector-<jobid> */
   char trace_dir[PATH_MAX]; /* NCCL_INSPECTOR_TRACE_DIR: also write every callback (empty: off) */
   char hostname[256];

@@ -91,7 +91,9 @@ static void complete(struct ins_op *op, int partial) {
         timed |= m & -m;
     }
     mask = timed;
-    atomic_fetch_add_explicit(&c->overtaken[mask ? 0 : 1], 1, memory_order_relaxed);
+    /* with none timed it is lost, unless CPU timing is kept (collective_cpu) */
+    atomic_fetch_add_explicit(&c->overtaken[mask || c->keep_cpu_timing ? 0 : 1], 1,
+                              memory_order_relaxed);
   }
   uint64_t gpu_lo = UINT64_MAX, gpu_hi = 0, cpu_lo = UINT64_MAX, cpu_hi = 0;
   int nch = 0, all_gpu = 1;
@@ -117,7 +119,7 @@ static void complete(struct ins_op *op, int partial) {
     timing = INS_TIMING_COLLECTIVE_CPU, start = op->host_start_ns, end = op->host_stop_ns;
   }
 
-  if (partial && !nch) {
+  if (partial && !nch && !c->keep_cpu_timing) {
     /* counted as lost above */
   } else if (timing != INS_TIMING_KERNEL_GPU && !c->keep_cpu_timing) {
     atomic_fetch_add_explicit(&c->untimed, 1, memory_order_relaxed);

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/op.h"
 #include "out/dump.h"
+#include "out/prom.h"
 #include "out/trace.h"
 
 #ifndef INSPECTOR_VERSION
@@ -39,9 +40,6 @@ static void process_init(void) {
   ins_config_describe(&g_cfg, desc, sizeof desc);
   ins_info("Inspector %s (git %s) loaded through profiler ABI v%d: %s", INSPECTOR_VERSION,
            INSPECTOR_GIT_REV, abi, desc);
-  if (g_cfg.prom_dump)
-    ins_warn("NCCL_INSPECTOR_PROM_DUMP=1: Prometheus output is not part of this build yet; "
-             "writing JSON lines instead");
   if (g_cfg.trace_dir[0]) ins_trace_open(g_cfg.trace_dir, g_cfg.hostname);
   ins_dump_start(&g_cfg);
 }
@@ -62,6 +60,9 @@ prof_result_t ins_plugin_init(void **context, uint64_t comm_id, int *activation_
 
   struct ins_comm *c = ins_comm_create(&g_cfg, comm_id, comm_name, nnodes, nranks, rank);
   if (!c) return PROF_SUCCESS;
+  /* Here, on the init thread, where the context's GPU is current; before the dump
+   * thread can see the context. */
+  if (g_cfg.prom_dump) ins_prom_attach(c);
   ins_registry_add(c);
   int mask = PROF_EV_COLL | PROF_EV_KERNEL_CH | (g_cfg.enable_p2p ? PROF_EV_P2P : 0);
   /* NCCL re-reads this word atomically at every group start. */

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/wake.h"
 #include "out/json.h"
+#include "out/prom.h"
 #include "out/writer.h"
 
 #define FLUSH_BYTES (256 * 1024)
@@ -48,8 +49,10 @@ static void drain(struct ins_comm *c, struct ins_buf *b, const char *meta, int m
     struct ins_ring *ring = &c->ring[kind];
     struct ins_record *r;
     while ((r = ins_ring_peek(ring))) {
-      if (ins_json_record(b, c, meta, mlen, r, c->verbose) != 0)
-        atomic_fetch_add(&c->dropped[kind], 1); /* out of memory for the text */
+      int rc = g_cfg->prom_dump ? ins_prom_add(c, r)
+                                : ins_json_record(b, c, meta, mlen, r, c->verbose);
+      if (rc != 0)
+        atomic_fetch_add(&c->dropped[kind], 1); /* out of memory for the text or series */
       else
         c->stats[kind].written++, t_batch_records++;
       ins_ring_release(ring, r);
@@ -62,7 +65,9 @@ static void drain(struct ins_comm *c, struct ins_buf *b, const char *meta, int m
     k.dropped_since[kind] = k.dropped_total[kind] - s->reported_dropped;
     news |= k.since[kind] || k.dropped_since[kind];
   }
-  if (news && ins_json_stats(b, c, meta, mlen, &k) == 0) {
+  /* Prometheus mode: the counts feed the per-device counters instead of a stats line. */
+  if (news && g_cfg->prom_dump) ins_prom_count(c, k.since, k.dropped_since);
+  if (news && (g_cfg->prom_dump || ins_json_stats(b, c, meta, mlen, &k) == 0)) {
     for (int kind = 0; kind < 2; kind++) {
       c->stats[kind].reported_written = k.total[kind];
       c->stats[kind].reported_dropped = k.dropped_total[kind];
@@ -110,13 +115,26 @@ static bool any_pending(void) {
 static void *dump_thread(void *arg) {
   (void)arg;
   long long interval = g_cfg->interval_us;
+  bool prom = g_cfg->prom_dump;
+  uint64_t window_end = ins_mono_ns() + (uint64_t)(interval > 0 ? interval : 0) * 1000;
   while (!atomic_load(&g_stop)) {
     uint32_t seq = ins_wake_prepare(&g_ins_wake);
+    long long wait = interval > 0 ? interval : -1;
+    if (prom && interval > 0) { /* a filling ring wakes us early: keep the windows regular */
+      uint64_t now = ins_mono_ns();
+      wait = now < window_end ? (long long)((window_end - now + 999) / 1000) : 0;
+    }
     /* Interval 0 sleeps until a record arrives; -1 until a ring fills (or exit). */
-    if (!atomic_load(&g_stop) && !(interval == 0 && any_pending()))
-      ins_wake_wait(&g_ins_wake, seq, interval > 0 ? interval : -1);
+    if (!atomic_load(&g_stop) && !(interval == 0 && any_pending()) && wait != 0)
+      ins_wake_wait(&g_ins_wake, seq, wait);
     ins_wake_done(&g_ins_wake);
     dump_pass(&g_thread_buf);
+    /* Prometheus: a pass only folds records into the window; the files are written
+     * when the interval has passed (with -1, only at teardown and exit). */
+    if (prom && interval > 0 && ins_mono_ns() >= window_end) {
+      ins_prom_write_all();
+      window_end = ins_mono_ns() + (uint64_t)interval * 1000;
+    }
   }
   return NULL;
 }
@@ -124,6 +142,7 @@ static void *dump_thread(void *arg) {
 void ins_dump_start(const struct ins_config *cfg) {
   g_cfg = cfg;
   ins_writer_configure(cfg->dump_dir, cfg->hostname);
+  if (cfg->prom_dump) ins_prom_configure(cfg);
   g_ins_wake.on_every_record = cfg->interval_us == 0;
   if (!cfg->dump_thread_enable) {
     ins_info("dump thread disabled: records are written at communicator teardown and exit");
@@ -150,6 +169,7 @@ void ins_dump_comm_final(struct ins_comm *c) {
   pthread_mutex_unlock(&c->drain_lock);
   flush(&b);
   ins_buf_free(&b);
+  if (g_cfg->prom_dump) ins_prom_detach(c); /* write its device's file, or remove it */
 }
 
 void ins_dump_shutdown(void) {
@@ -165,6 +185,7 @@ void ins_dump_shutdown(void) {
   dump_pass(&b);
   ins_buf_free(&b);
   ins_buf_free(&g_thread_buf);
+  if (g_cfg->prom_dump) ins_prom_shutdown();
   unsigned long long lost = atomic_load(&g_unwritten);
   if (lost)
     ins_warn("%llu records could not be written to %s (see the earlier warning)", lost,

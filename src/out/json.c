@@ -37,7 +37,7 @@ char *ins_json_header(const struct ins_comm *c, int *len) {
 int ins_json_metadata(char *meta, int cap, const char *hostname, long pid, uint64_t ts_us) {
   struct ins_buf b = {0};
   if (ins_buf_reserve(&b, 256 + ins_jstr_max(hostname))) return 0;
-  ins_buf_lit(&b, "\"metadata\":{\"inspector_output_format_version\":\"v4.0\",\"git_rev\":");
+  ins_buf_lit(&b, "\"metadata\":{\"inspector_output_format_version\":\"" INS_FORMAT_VERSION "\",\"git_rev\":");
   ins_buf_jstr(&b, INSPECTOR_GIT_REV);
   ins_buf_lit(&b, ",\"rec_mechanism\":\"nccl_profiler_interface\",\"dump_timestamp_us\":");
   ins_buf_u64(&b, ts_us);

@@ -12,6 +12,9 @@
 #include "core/record.h"
 #include "out/buf.h"
 
+/* inspector_output_format_version of the JSON records; also the Prometheus "version" label. */
+#define INS_FORMAT_VERSION "v4.0"
+
 struct ins_comm;
 
 /* "\"header\":{...}" for a communicator context, malloc'd; *len its length. */

@@ -458,6 +458,17 @@ static void test_overtaken(void) {
   ins_ops_settle_inflight(c, &incomplete);
   CHECK_EQ_U(incomplete, 0); /* nothing left pinned */
   ins_comm_destroy(c);
+
+  /* With CPU timing kept, an overtaken op without kernel events is collective_cpu. */
+  cfg.require_kernel_timing = false;
+  c = ins_comm_create(&cfg, 8, "y", 1, 2, 0);
+  run_op(c, 0, 1, 0, 0);
+  for (int i = 0; i < INS_OVERTAKE_WINDOW; i++) run_op(c, 1 + (uint64_t)i, 1, 1, 100000);
+  CHECK_EQ_U(atomic_load(&c->overtaken[0]), 1);
+  found = 0;
+  while (pop(c, 0, &r)) found += r.sn == 0 && r.timing == INS_TIMING_COLLECTIVE_CPU;
+  CHECK_EQ_U(found, 1);
+  ins_comm_destroy(c);
 }
 
 int main(void) {

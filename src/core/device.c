@@ -1,0 +1,84 @@
+/*
+ * device.c - which GPU a context runs on (see device.h): the GPU runtime's
+ * answer when the process has one loaded, else the fallback identity.
+ *
+ * The runtime is looked up with dlopen(RTLD_NOLOAD): NCCL has loaded the
+ * CUDA driver (RCCL the HIP runtime) long before it calls the profiler's
+ * init, so we only borrow it; a process without one (replay, tests) is not
+ * made to load a GPU runtime by us, and gets the fallback. No CUDA or HIP
+ * header is used: the few prototypes are declared here.
+ */
+#include "core/device.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+
+typedef struct { unsigned char bytes[16]; } ins_uuid16; /* CUuuid / hipUUID */
+typedef int (*get_device_fn)(int *dev);                /* cuCtxGetDevice / hipGetDevice */
+typedef int (*get_uuid_fn)(ins_uuid16 *uuid, int dev); /* cuDeviceGetUuid(_v2) / hipDeviceGetUuid */
+
+/* Looked up again at each init until found: a runtime loaded after an earlier init counts. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static get_device_fn g_get_device;
+static get_uuid_fn g_get_uuid;
+
+static void load_runtime(void) {
+  static const struct { const char *lib, *dev, *uuid, *uuid_old; } rt[] = {
+      {"libcuda.so.1", "cuCtxGetDevice", "cuDeviceGetUuid_v2", "cuDeviceGetUuid"},
+      {"libamdhip64.so.6", "hipGetDevice", "hipDeviceGetUuid", NULL},
+      {"libamdhip64.so", "hipGetDevice", "hipDeviceGetUuid", NULL},
+  };
+  for (size_t i = 0; i < sizeof rt / sizeof *rt; i++) {
+    void *h = dlopen(rt[i].lib, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h) continue;
+    get_device_fn dev = (get_device_fn)(void (*)(void))dlsym(h, rt[i].dev);
+    get_uuid_fn uuid = (get_uuid_fn)(void (*)(void))dlsym(h, rt[i].uuid);
+    if (!uuid && rt[i].uuid_old) uuid = (get_uuid_fn)(void (*)(void))dlsym(h, rt[i].uuid_old);
+    if (dev && uuid) {
+      g_get_device = dev, g_get_uuid = uuid; /* the handle stays open: we keep its functions */
+      return;
+    }
+    dlclose(h);
+  }
+}
+
+int ins_device_fallback_ordinal(int rank, int nranks, int nnodes) {
+  if (rank < 0) return 0;
+  if (nnodes > 0 && nranks > 0 && nranks % nnodes == 0) return rank % (nranks / nnodes);
+  return rank;
+}
+
+static int from_runtime(struct ins_device_id *d) {
+  pthread_mutex_lock(&g_lock);
+  if (!g_get_device) load_runtime();
+  pthread_mutex_unlock(&g_lock);
+  int dev = -1;
+  ins_uuid16 u;
+  if (!g_get_device || g_get_device(&dev) != 0 || dev < 0 || g_get_uuid(&u, dev) != 0) return -1;
+  const unsigned char *b = u.bytes;
+  snprintf(d->uuid, sizeof d->uuid,
+           "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+           b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  d->ordinal = dev;
+  return 0;
+}
+
+void ins_device_identify(struct ins_device_id *d, const char *hostname, int rank, int nranks,
+                         int nnodes) {
+  if (from_runtime(d) == 0) return;
+  d->ordinal = ins_device_fallback_ordinal(rank, nranks, nnodes);
+  /* The host name goes into a file name: keep only portable characters. */
+  char host[64];
+  size_t n = 0;
+  for (const char *p = hostname ? hostname : ""; *p && n < sizeof host - 1; p++) {
+    char ch = *p;
+    int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+             ch == '.' || ch == '-' || ch == '_';
+    host[n++] = ok ? ch : '_';
+  }
+  host[n] = '\0';
+  snprintf(d->uuid, sizeof d->uuid, "nodev-%s-pid%ld-gpu%d", n ? host : "unknown", (long)getpid(),
+           d->ordinal);
+}

@@ -1,0 +1,54 @@
+/*
+ * prom.h - Prometheus textfile output (NCCL_INSPECTOR_PROM_DUMP=1): the
+ * per-device aggregator and the writer of
+ * <dump_dir>/nccl_inspector_metrics_<device_uuid>.prom.
+ *
+ * Records are folded, as the dump thread (or a finalize) drains them, into
+ * one series per label set of their device; a write ends the device's
+ * window: its file is replaced by one sample per series (mean execution
+ * time, geometric-mean bus bandwidth of the window's ops) and the series
+ * start again empty. A label set with no op in a window has no sample in
+ * that window's file. Files are written to a temporary name in the same
+ * directory and renamed (never seen half-written), mode 0644, and removed
+ * when the last communicator context of their device is finalized.
+ *
+ * Every function here runs on init, finalize, exit or the dump thread,
+ * never in an event callback; one mutex serialises them.
+ */
+#ifndef INS_PROM_H
+#define INS_PROM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/record.h"
+
+struct ins_comm;
+struct ins_config;
+
+/* Resolve the process-wide labels (version, cluster, job id, node); once, before any attach. */
+void ins_prom_configure(const struct ins_config *cfg);
+/* Bind a new context to its device (identified now, on the init thread). */
+void ins_prom_attach(struct ins_comm *c);
+/* Fold one record into its device's window; -1 (count it as dropped) if it cannot be kept. */
+int ins_prom_add(const struct ins_comm *c, const struct ins_record *r);
+/* Add to the device's counters: records kept and dropped since the last call, per kind. */
+void ins_prom_count(const struct ins_comm *c, const uint64_t kept[2], const uint64_t dropped[2]);
+/* End the window of every device that has live contexts: write their files. */
+void ins_prom_write_all(void);
+/* After a context's final drain: write its device's file, or remove the file if the
+ * context was the device's last. */
+void ins_prom_detach(struct ins_comm *c);
+/* Process exit: write what remains (after the last drain), then free everything. */
+void ins_prom_shutdown(void);
+
+/* Pure helpers, exposed for unit tests. */
+/* message_size label: with u the largest of B, KB, MB, GB, TB, PB (powers of 1024) not above
+ * bytes (B for 0), "<floor(bytes/u)>-<floor(bytes/u)+1><unit>": 4.5 GiB -> "4-5GB",
+ * 512 MiB -> "512-513MB", 100 B -> "100-101B". */
+void ins_prom_bucket(uint64_t bytes, char *out, size_t cap);
+/* Label value escaping of the text exposition format: \ -> \\, " -> \", newline -> \n.
+ * Writes at most cap-1 bytes and a NUL (never a partial escape); returns the length. */
+size_t ins_prom_escape(char *out, size_t cap, const char *s);
+
+#endif

@@ -1,0 +1,426 @@
+#!/usr/bin/env python3
+"""Prometheus textfile output (NCCL_INSPECTOR_PROM_DUMP=1), checked against the oracle.
+
+exit.<fixture>: the fixture replayed without its `finalize` lines (the files survive only while
+  their communicators live), with NCCL_INSPECTOR_PROM_DUMP_STATS=1: one file per (fallback)
+  device, mode 0644, no temporary file and no JSON log left; each file parses strictly as the
+  text exposition format; every sample has exactly the labels of its family; the samples are
+  the oracle's records grouped by label set: mean of exec_time_ns / 1000 and geometric mean of
+  busbw_gbs (ops with bandwidth 0 excluded); the counters equal the record counts.
+exit.threads.threads: the same on the threads fixture, replayed on its recorded threads.
+teardown.torch-1735: two communicators on one device: the first teardown writes the file, the
+  second (the device's last) removes it.
+finalize.<fixture>: only rank 0 is finalized: its device's file is removed, rank 1's stays.
+escape: a comm name holding a double quote, a backslash and a newline followed by
+  `nccl_fake 1` round-trips through the label escaping and injects no sample.
+interval: a positive interval below 30 s is raised to 30 s with a warning.
+`promtool check metrics` also runs on the files when promtool is on the PATH.
+"""
+import gzip
+import json
+import math
+import os
+import re
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import oracle  # noqa: E402
+
+BASE_LABELS = ["version", "cluster", "slurm_job_id", "node", "gpu"]
+COMM_LABELS = ["comm_name", "n_nodes", "nranks"]
+FAMILIES = {  # name -> (type, labels after the base ones)
+    "nccl_bus_bandwidth_gbs": ("gauge", COMM_LABELS + ["collective", "message_size", "algo_proto"]),
+    "nccl_collective_exec_time_microseconds":
+        ("gauge", COMM_LABELS + ["collective", "message_size", "algo_proto"]),
+    "nccl_p2p_bus_bandwidth_gbs": ("gauge", COMM_LABELS + ["p2p_operation", "message_size"]),
+    "nccl_p2p_exec_time_microseconds": ("gauge", COMM_LABELS + ["p2p_operation", "message_size"]),
+    "nccl_collectives_total": ("counter", []),
+    "nccl_collectives_dropped_total": ("counter", []),
+    "nccl_p2p_total": ("counter", []),
+    "nccl_p2p_dropped_total": ("counter", []),
+}
+NASTY = 'a"b\\c\nnccl_fake 1'
+
+# ---------------------------------------------------------------------------
+# A strict parser of the text exposition format (the subset the plugin may write)
+# ---------------------------------------------------------------------------
+
+NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+LNAME = r"[a-zA-Z_][a-zA-Z0-9_]*"
+FLOAT = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|Inf|NaN)"
+
+
+def parse_labels(s, where):
+    """`{a="x",b="y"}` at the start of s -> (dict in order, rest).  Only \\\\, \\" and \\n are
+    valid escapes in a value; a raw newline cannot occur (lines are split already)."""
+    if not s.startswith("{"):
+        raise ValueError("%s: expected '{'" % where)
+    i, labels = 1, {}
+    while True:
+        if s[i] == "}":
+            return labels, s[i + 1:]
+        m = re.match(LNAME, s[i:])
+        if not m or s[i + m.end():i + m.end() + 2] != '="':
+            raise ValueError("%s: bad label at %r" % (where, s[i:i + 30]))
+        name = m.group(0)
+        i += m.end() + 2
+        val = []
+        while True:
+            ch = s[i]
+            if ch == "\\":
+                esc = {"\\": "\\", '"': '"', "n": "\n"}.get(s[i + 1])
+                if esc is None:
+                    raise ValueError("%s: invalid escape \\%s" % (where, s[i + 1]))
+                val.append(esc)
+                i += 2
+            elif ch == '"':
+                i += 1
+                break
+            else:
+                val.append(ch)
+                i += 1
+        if name in labels:
+            raise ValueError("%s: label %s twice" % (where, name))
+        labels[name] = "".join(val)
+        if s[i] == ",":
+            i += 1
+        elif s[i] != "}":
+            raise ValueError("%s: expected ',' or '}' after label %s" % (where, name))
+
+
+def parse_prom(text, path):
+    """-> {family: {"type":..., "help":..., "samples": [(labels dict, value)]}}; raises on any
+    deviation: text not ending in a newline, a sample before its TYPE, a family split in two,
+    HELP/TYPE twice, a duplicate series, trailing garbage, a timestamp."""
+    if text and not text.endswith("\n"):
+        raise ValueError("%s: does not end with a newline" % path)
+    fams, order, seen = {}, [], set()
+    for n, line in enumerate(text.split("\n")[:-1], 1):
+        where = "%s:%d" % (path, n)
+        m = re.fullmatch(r"# (HELP|TYPE) (%s) (.*)" % NAME, line)
+        if m:
+            kind, name, rest = m.groups()
+            f = fams.setdefault(name, {"type": None, "help": None, "samples": []})
+            if f["samples"]:
+                raise ValueError("%s: %s after samples of %s" % (where, kind, name))
+            key = kind.lower()
+            if f[key] is not None:
+                raise ValueError("%s: %s twice for %s" % (where, kind, name))
+            if kind == "TYPE" and rest not in ("gauge", "counter", "untyped", "summary",
+                                               "histogram"):
+                raise ValueError("%s: bad TYPE %r" % (where, rest))
+            f[key] = rest
+            if not order or order[-1] != name:
+                if name in order:
+                    raise ValueError("%s: family %s split" % (where, name))
+                order.append(name)
+            continue
+        if line.startswith("#") or not line.strip():
+            raise ValueError("%s: unexpected line %r" % (where, line))
+        m = re.match(NAME, line)
+        if not m:
+            raise ValueError("%s: no metric name in %r" % (where, line))
+        name = m.group(0)
+        f = fams.get(name)
+        if not f or f["type"] is None or order[-1] != name:
+            raise ValueError("%s: sample of %s outside its family / before its TYPE" % (where, name))
+        try:
+            labels, rest = parse_labels(line[m.end():], where)
+        except IndexError:
+            raise ValueError("%s: unterminated label set in %r" % (where, line)) from None
+        if not re.fullmatch(" (%s)" % FLOAT, rest):
+            raise ValueError("%s: bad value part %r" % (where, rest))
+        key = (name, tuple(sorted(labels.items())))
+        if key in seen:
+            raise ValueError("%s: duplicate series" % where)
+        seen.add(key)
+        f["samples"].append((labels, float(rest)))
+    return fams
+
+
+# ---------------------------------------------------------------------------
+# What the files must hold, computed from the oracle's records
+# ---------------------------------------------------------------------------
+
+def bucket(b):
+    """message_size: floor(b / u) to floor + 1 in the largest binary unit u <= b."""
+    units = ["B", "KB", "MB", "GB", "TB", "PB", "EB"]
+    u = 0
+    while u < 6 and b >> (10 * (u + 1)):
+        u += 1
+    lo = b >> (10 * u)
+    return "%d-%d%s" % (lo, lo + 1, units[u])
+
+
+def fallback_ordinal(rank, nranks, nnodes):
+    """src/core/device.h: no GPU runtime -> local rank in the block layout."""
+    if nnodes > 0 and nranks > 0 and nranks % nnodes == 0:
+        return rank % (nranks // nnodes)
+    return rank
+
+
+def expected(traces, env, gpus=None):
+    """-> ({(family, labels tuple): value}, {gpu: {"coll": n, "p2p": n}}); only the devices in
+    `gpus` (e.g. {"GPU1"}) when given."""
+    cfg = harness.RunConfig(env).oracle_config()
+    groups, counts = {}, {}
+    for t in traces:
+        _, recs = oracle.expected_records(t, cfg)
+        for r in recs:
+            if r["loose"]:
+                raise AssertionError("record without GPU timing: not covered by this test")
+            h, p, k = r["header"], r["perf"], r["kind"]
+            gpu = "GPU%d" % fallback_ordinal(h["rank"], h["n_ranks"], h["nnodes"])
+            if gpus is not None and gpu not in gpus:
+                continue
+            lab = {"gpu": gpu, "comm_name": h["comm_name"], "n_nodes": str(h["nnodes"]),
+                   "nranks": str(h["n_ranks"]), "message_size": bucket(p[k + "_msg_size_bytes"])}
+            if k == "coll":
+                lab["collective"] = p["coll"]
+                lab["algo_proto"] = "%s_%s" % (p["coll_algo"], p["coll_proto"])
+            else:
+                lab["p2p_operation"] = p["p2p"]
+            g = groups.setdefault((k, tuple(sorted(lab.items()))), [])
+            g.append((p[k + "_exec_time_ns"] / 1000.0, p[k + "_busbw_gbs"]))
+            c = counts.setdefault(gpu, {"coll": 0, "p2p": 0})
+            c[k] += 1
+    want = {}
+    for (k, lab), ops in groups.items():
+        bws = [bw for _, bw in ops if bw > 0]
+        gm = math.exp(sum(math.log(b) for b in bws) / len(bws)) if bws else 0.0
+        mean = sum(t for t, _ in ops) / len(ops)
+        bw_fam, t_fam = (("nccl_bus_bandwidth_gbs", "nccl_collective_exec_time_microseconds")
+                         if k == "coll" else
+                         ("nccl_p2p_bus_bandwidth_gbs", "nccl_p2p_exec_time_microseconds"))
+        want[(bw_fam, lab)] = gm
+        want[(t_fam, lab)] = mean
+    return want, counts
+
+
+def close(a, b):
+    return abs(a - b) <= 2e-6 + 1e-9 * abs(b)  # printed with 6 decimals
+
+
+# ---------------------------------------------------------------------------
+# Cases
+# ---------------------------------------------------------------------------
+
+def strip_finalize(src, dst, rename=None, keep_ctx=()):
+    """Copy a trace without its finalize lines (but those of the contexts in keep_ctx);
+    `rename` sets every context's comm name."""
+    with gzip.open(src, "rt") as fi, open(dst, "w") as fo:
+        for line in fi:
+            if '"cb":"finalize"' in line and json.loads(line).get("ctx") not in keep_ctx:
+                continue
+            if rename is not None and '"cb":"init"' in line:
+                ev = json.loads(line)
+                ev["name"] = rename
+                line = json.dumps(ev, separators=(",", ":")) + "\n"
+            fo.write(line)
+
+
+def replay(a, traces, env_extra, wd, threads=False):
+    os.makedirs(wd.dump)
+    env = harness.make_env(env_extra, dump_dir=wd.dump)
+    cmd = harness.replay_cmd(a.replay, a.plugin, traces, threads=threads)
+    r = harness.run(cmd, env, wd.cwd, a.timeout)
+    problems = []
+    if r.timed_out or r.rc != 0:
+        problems.append("replay failed (rc %s, timed out %s)" % (r.rc, r.timed_out))
+    problems += harness.sanitizer_reports(r.stderr)
+    return r, env, problems
+
+
+def check_files(wd, r, env, traces, problems, stats=True, gpus=None):
+    """Check every .prom file of the dump against the oracle (the devices `gpus` only, when
+    given); returns the number of samples expected."""
+    want, counts = expected(traces, env, gpus)
+    host = socket.gethostname()
+    names = sorted(os.listdir(wd.dump))
+    proms = [n for n in names if n.endswith(".prom")]
+    extra = [n for n in names if not n.endswith(".prom")]
+    if extra:
+        problems.append("files other than .prom in the dump directory: %s" % extra)
+    gpus = sorted(counts)
+    exp_names = sorted("nccl_inspector_metrics_nodev-%s-pid%d-gpu%s.prom" % (host, r.pid, g[3:])
+                       for g in gpus)
+    if proms != exp_names:
+        problems.append("files %s, expected %s" % (proms, exp_names))
+    got = {}
+    base = {"version": "v4.0", "cluster": env.get("NCCL_INSPECTOR_CLUSTER", "unknown"),
+            "slurm_job_id": env.get("SLURM_JOB_ID", "unknown"), "node": host}
+    for fn in proms:
+        path = os.path.join(wd.dump, fn)
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        if mode != 0o644:
+            problems.append("%s: mode %o, expected 644" % (fn, mode))
+        with open(path) as f:
+            text = f.read()
+        try:
+            fams = parse_prom(text, fn)
+        except ValueError as e:
+            problems.append("not exposition format: %s" % e)
+            continue
+        gpu = "GPU" + fn.rsplit("-gpu", 1)[1][:-5]
+        for name, (typ, extra_labels) in FAMILIES.items():
+            if name not in fams:
+                if typ == "gauge" or stats:
+                    problems.append("%s: no family %s" % (fn, name))
+                continue
+            f = fams[name]
+            if f["type"] != typ or not f["help"]:
+                problems.append("%s: %s has TYPE %s (want %s), HELP %r"
+                                % (fn, name, f["type"], typ, f["help"]))
+            for labels, value in f["samples"]:
+                if list(labels) != BASE_LABELS + extra_labels:
+                    problems.append("%s: %s labels %s, expected %s"
+                                    % (fn, name, list(labels), BASE_LABELS + extra_labels))
+                    continue
+                for k, v in base.items():
+                    if labels[k] != v:
+                        problems.append("%s: label %s=%r, expected %r" % (fn, k, labels[k], v))
+                if labels["gpu"] != gpu:
+                    problems.append("%s: gpu label %s in the file of %s" % (fn, labels["gpu"], gpu))
+                if typ == "counter":
+                    kind = "coll" if "collectives" in name else "p2p"
+                    exp = 0 if "dropped" in name else counts.get(gpu, {}).get(kind, 0)
+                    if value != exp:
+                        problems.append("%s: %s = %s, expected %s" % (fn, name, value, exp))
+                    continue
+                key = (name, tuple(sorted((k, v) for k, v in labels.items() if k not in base)))
+                got[key] = value
+        for name in fams:
+            if name not in FAMILIES:
+                problems.append("%s: unexpected family %s" % (fn, name))
+    for key in sorted(set(want) | set(got)):
+        if key not in got:
+            problems.append("missing sample %s %s" % key)
+        elif key not in want:
+            problems.append("unexpected sample %s %s = %s" % (key[0], key[1], got[key]))
+        elif not close(got[key], want[key]):
+            problems.append("%s %s = %r, expected %r" % (key[0], key[1], got[key], want[key]))
+    if shutil.which("promtool") and proms:
+        p = subprocess.run(["promtool", "check", "metrics"], input="".join(
+            open(os.path.join(wd.dump, f)).read() for f in proms[:1]),
+            capture_output=True, text=True)
+        if p.returncode != 0:
+            problems.append("promtool check metrics: %s %s" % (p.stdout, p.stderr))
+    return len(want)
+
+
+def result(name, wd, problems, r, msg):
+    if problems:
+        wd.failed = True
+        return False, "FAIL %s: %d problems\n  %s\n  replay stderr (tail):\n%s" % (
+            name, len(problems), "\n  ".join(problems[:30]), harness._tail(r.stderr))
+    return True, "OK %s: %s" % (name, msg)
+
+
+def exit_case(fixture, threads=False):
+    name = "exit.%s%s" % (fixture.split("/")[-1], ".threads" if threads else "")
+
+    def fn(a):
+        with harness.Workdir(a.keep, tag="prom") as wd, \
+                tempfile.TemporaryDirectory(prefix="inspector-prom-trace-") as tmp:
+            src = harness.fixture(fixture)
+            t = os.path.join(tmp, os.path.basename(src).replace(".gz", ""))
+            strip_finalize(src, t)
+            r, env, problems = replay(a, [t], {"NCCL_INSPECTOR_PROM_DUMP": "1",
+                                               "NCCL_INSPECTOR_PROM_DUMP_STATS": "1",
+                                               "NCCL_INSPECTOR_CLUSTER": "clusterA",
+                                               "SLURM_JOB_ID": "4242"}, wd, threads=threads)
+            n = check_files(wd, r, env, [t], problems)
+            return result(name, wd, problems, r, "%d samples as the oracle's" % n)
+    return harness.Case(name, fn, labels=["prom"] + (["threads"] if threads else []),
+                        timeout=90)
+
+
+def teardown_case():
+    """torch-1735: two communicators of rank 0, so one (fallback) device: the first teardown
+    writes the device's file, the second removes it."""
+    def fn(a):
+        with harness.Workdir(a.keep, tag="prom") as wd:
+            r, env, problems = replay(a, [harness.fixture("2.28.9/torch-1735")],
+                                      {"NCCL_INSPECTOR_PROM_DUMP": "1", "NCCL_DEBUG": "INFO"}, wd)
+            left = os.listdir(wd.dump)
+            if left:
+                problems.append("files left after every communicator was finalized: %s" % left)
+            for what in ("writing Prometheus metrics to", "removed"):
+                n = len(re.findall(what + r" .*nccl_inspector_metrics_nodev-.*-gpu0\.prom",
+                                   r.stderr))
+                if n != 1:
+                    problems.append("%d '%s' messages for GPU0, expected 1" % (n, what))
+            return result("teardown", wd, problems, r, "written at the first teardown, removed "
+                          "at the last")
+    return harness.Case("teardown.torch-1735", fn, labels=["prom"], timeout=90)
+
+
+def finalize_case(fixture):
+    """Only rank 0's context is finalized: its device's file is gone (it was the device's last
+    context), rank 1's device keeps its file, written at exit with rank 1's samples.  (Writing
+    at a finalize that is not the device's last is in tests/unit/test_prom.c.)"""
+    name = "finalize.%s" % fixture.split("/")[-1]
+
+    def fn(a):
+        with harness.Workdir(a.keep, tag="prom") as wd, \
+                tempfile.TemporaryDirectory(prefix="inspector-prom-trace-") as tmp:
+            src = harness.fixture(fixture)
+            with gzip.open(src, "rt") as f:
+                rank0 = [json.loads(l)["ctx"] for l in f
+                         if '"cb":"init"' in l and json.loads(l)["rank"] == 0]
+            t = os.path.join(tmp, os.path.basename(src).replace(".gz", ""))
+            strip_finalize(src, t, keep_ctx=rank0)
+            r, env, problems = replay(a, [t], {"NCCL_INSPECTOR_PROM_DUMP": "1"}, wd)
+            n = check_files(wd, r, env, [t], problems, stats=False, gpus={"GPU1"})
+            return result(name, wd, problems, r, "GPU0's file removed, GPU1's %d samples kept" % n)
+    return harness.Case(name, fn, labels=["prom"], timeout=90)
+
+
+def escape_case():
+    def fn(a):
+        with harness.Workdir(a.keep, tag="prom") as wd, \
+                tempfile.TemporaryDirectory(prefix="inspector-prom-trace-") as tmp:
+            t = os.path.join(tmp, "ar-nasty.jsonl")
+            strip_finalize(harness.fixture("2.28.9/ar"), t, rename=NASTY)
+            r, env, problems = replay(a, [t], {"NCCL_INSPECTOR_PROM_DUMP": "1"}, wd)
+            n = check_files(wd, r, env, [t], problems, stats=False)
+            for fn_ in os.listdir(wd.dump):
+                with open(os.path.join(wd.dump, fn_)) as f:
+                    text = f.read()
+                if re.search(r"^nccl_fake", text, re.M):
+                    problems.append("%s: the comm name injected a sample" % fn_)
+                names = {l["comm_name"] for fam in parse_prom(text, fn_).values()
+                         for l, _ in fam["samples"] if "comm_name" in l}
+                if names != {NASTY}:
+                    problems.append("%s: comm_name values %r, expected {%r}" % (fn_, names, NASTY))
+            return result("escape", wd, problems, r, "%d samples, name round-trips" % n)
+    return harness.Case("escape", fn, labels=["prom"], timeout=90)
+
+
+def interval_case():
+    def fn(a):
+        with harness.Workdir(a.keep, tag="prom") as wd:
+            var = "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS"
+            r, env, problems = replay(a, [harness.fixture("2.28.9/ar")],
+                                      {"NCCL_INSPECTOR_PROM_DUMP": "1", var: "1000"}, wd)
+            problems += harness.check_warnings(r, harness.RunConfig(env),
+                                               expect_warn=[var + r"=1000.*30000000"], warn_max=1)
+            return result("interval", wd, problems, r, "1000 us raised to 30 s with a warning")
+    return harness.Case("interval", fn, labels=["prom"], timeout=90)
+
+
+def cases():
+    return ([exit_case("2.28.9/" + f) for f in ("ar", "sr", "torch-1735")] +
+            [exit_case("2.28.9/threads", threads=True), teardown_case(),
+             finalize_case("2.28.9/ar"), escape_case(), interval_case()])
+
+
+if __name__ == "__main__":
+    sys.exit(harness.main_cases(cases(), __doc__.splitlines()[0]))

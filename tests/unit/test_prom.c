@@ -1,0 +1,162 @@
+/*
+ * test_prom.c - unit tests of the Prometheus output (src/out/prom.c): the
+ * message_size buckets, label escaping, the fallback device ordinal, and
+ * the aggregation of one window into a file (mean time, geometric-mean
+ * bandwidth, counters, mode 0644, removal with the device's last context).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core/comm.h"
+#include "core/config.h"
+#include "core/device.h"
+#include "core/names.h"
+#include "out/prom.h"
+
+static const char *bucket(uint64_t b) {
+  static char s[64];
+  ins_prom_bucket(b, s, sizeof s);
+  return s;
+}
+
+static void test_bucket(void) {
+  CHECK_STR(bucket(0), "0-1B");
+  CHECK_STR(bucket(100), "100-101B");
+  CHECK_STR(bucket(1023), "1023-1024B");
+  CHECK_STR(bucket(1024), "1-2KB");
+  CHECK_STR(bucket(8192), "8-9KB");
+  CHECK_STR(bucket(1048575), "1023-1024KB");
+  CHECK_STR(bucket(512ull << 20), "512-513MB");
+  CHECK_STR(bucket((4ull << 30) + (512ull << 20)), "4-5GB");
+  CHECK_STR(bucket(1ull << 40), "1-2TB");
+  CHECK_STR(bucket(UINT64_MAX), "15-16EB");
+}
+
+static void test_escape(void) {
+  char out[64];
+  CHECK_EQ_U(ins_prom_escape(out, sizeof out, "a\"b\\c\nd"), 10);
+  CHECK_STR(out, "a\\\"b\\\\c\\nd");
+  CHECK_EQ_U(ins_prom_escape(out, sizeof out, "plain \t\r ok"), 11);
+  CHECK_STR(out, "plain \t\r ok");
+  /* No escape is ever cut in half by the capacity. */
+  CHECK_EQ_U(ins_prom_escape(out, 3, "a\"b"), 1);
+  CHECK_STR(out, "a");
+  CHECK_EQ_U(ins_prom_escape(out, 4, "a\"b"), 3);
+  CHECK_STR(out, "a\\\"");
+  ins_prom_escape(out, sizeof out, NULL);
+  CHECK_STR(out, "");
+}
+
+static void test_ordinal(void) {
+  CHECK_EQ_U(ins_device_fallback_ordinal(5, 16, 2), 5);
+  CHECK_EQ_U(ins_device_fallback_ordinal(13, 16, 2), 5);
+  CHECK_EQ_U(ins_device_fallback_ordinal(3, 5, 2), 3); /* uneven: the rank itself */
+  CHECK_EQ_U(ins_device_fallback_ordinal(1, 2, 0), 1);
+  struct ins_device_id d;
+  ins_device_identify(&d, "node/1 x", 1, 2, 1);
+  char want[160];
+  snprintf(want, sizeof want, "nodev-node_1_x-pid%ld-gpu1", (long)getpid());
+  CHECK_STR(d.uuid, want);
+  CHECK_EQ_U(d.ordinal, 1);
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  static char buf[65536];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+static struct ins_record rec(int kind, enum ins_func func, const char *name, uint64_t bytes,
+                             uint64_t ns) {
+  struct ins_record r = {.kind = (uint8_t)kind, .func = (uint8_t)func, .func_name = name,
+                         .bytes = bytes, .exec_ns = ns, .algo = "RING", .proto = "SIMPLE"};
+  return r;
+}
+
+static void test_window(void) {
+  static struct ins_config cfg;
+  ins_config_load(&cfg);
+  char dir[] = "/tmp/inspector-prom-unit-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(cfg.dump_dir, sizeof cfg.dump_dir, "%s", dir);
+  snprintf(cfg.hostname, sizeof cfg.hostname, "host");
+  cfg.prom_dump = cfg.prom_dump_stats = true;
+  setenv("NCCL_INSPECTOR_CLUSTER", "c1", 1);
+  ins_prom_configure(&cfg);
+
+  /* Two contexts of rank 0 of 2: the same (fallback) device. */
+  struct ins_comm *a = ins_comm_create(&cfg, 1, "x\"y\nnccl_fake 1", 1, 2, 0);
+  struct ins_comm *b = ins_comm_create(&cfg, 2, "b", 1, 2, 0);
+  ins_prom_attach(a);
+  ins_prom_attach(b);
+  CHECK(a->prom_dev && a->prom_dev == b->prom_dev);
+
+  struct ins_record r1 = rec(INS_KIND_COLL, INS_FUNC_ALLREDUCE, "AllReduce", 1 << 20, 10000);
+  struct ins_record r2 = rec(INS_KIND_COLL, INS_FUNC_ALLREDUCE, "AllReduce", 1 << 20, 40000);
+  struct ins_record r3 = rec(INS_KIND_P2P, INS_FUNC_SEND, "Send", 8192, 0); /* no bandwidth */
+  CHECK(ins_prom_add(a, &r1) == 0 && ins_prom_add(a, &r2) == 0 && ins_prom_add(a, &r3) == 0);
+  uint64_t kept[2] = {2, 1}, dropped[2] = {3, 0};
+  ins_prom_count(a, kept, dropped);
+  ins_prom_write_all();
+
+  char path[512];
+  snprintf(path, sizeof path, "%s/nccl_inspector_metrics_nodev-host-pid%ld-gpu0.prom", dir,
+           (long)getpid());
+  struct stat st;
+  CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644);
+  char *text = slurp(path);
+  CHECK(text != NULL);
+  if (!text) return;
+  const char *base = "{version=\"v4.0\",cluster=\"c1\",slurm_job_id=\"unknown\",node=\"host\","
+                     "gpu=\"GPU0\",comm_name=\"x\\\"y\\nnccl_fake 1\",n_nodes=\"1\",nranks=\"2\",";
+  char want[1024];
+  /* AllReduce on 2 ranks: busbw = algbw = bytes / ns; geomean of 104.8576 and 26.2144. */
+  snprintf(want, sizeof want, "nccl_bus_bandwidth_gbs%scollective=\"AllReduce\","
+           "message_size=\"1-2MB\",algo_proto=\"RING_SIMPLE\"} 52.428800\n", base);
+  CHECK(strstr(text, want) != NULL);
+  snprintf(want, sizeof want, "nccl_collective_exec_time_microseconds%scollective=\"AllReduce\","
+           "message_size=\"1-2MB\",algo_proto=\"RING_SIMPLE\"} 25.000000\n", base);
+  CHECK(strstr(text, want) != NULL);
+  snprintf(want, sizeof want, "nccl_p2p_bus_bandwidth_gbs%sp2p_operation=\"Send\","
+           "message_size=\"8-9KB\"} 0.000000\n", base);
+  CHECK(strstr(text, want) != NULL);
+  CHECK(strstr(text, "# TYPE nccl_p2p_exec_time_microseconds gauge\n") != NULL);
+  CHECK(strstr(text, "# TYPE nccl_collectives_total counter\nnccl_collectives_total{version=\"v4.0\","
+                     "cluster=\"c1\",slurm_job_id=\"unknown\",node=\"host\",gpu=\"GPU0\"} 2\n") != NULL);
+  CHECK(strstr(text, "nccl_collectives_dropped_total{version=\"v4.0\",cluster=\"c1\","
+                     "slurm_job_id=\"unknown\",node=\"host\",gpu=\"GPU0\"} 3\n") != NULL);
+  /* No raw newline inside a sample: every line is a comment or starts with a metric name. */
+  int bad = 0;
+  for (char *l = text; *l; l = strchr(l, '\n') + 1) {
+    bad += !(l[0] == '#' || !strncmp(l, "nccl_", 5));
+    if (!strchr(l, '\n')) break;
+  }
+  CHECK_EQ_U(bad, 0);
+  CHECK(strstr(text, "\nnccl_fake") == NULL);
+
+  /* A new window: the samples go, the counters stay; the file goes with the last context. */
+  ins_prom_detach(a);
+  text = slurp(path);
+  CHECK(text && !strstr(text, "AllReduce") && strstr(text, "nccl_p2p_total{"));
+  ins_prom_detach(b);
+  CHECK(access(path, F_OK) != 0);
+  ins_comm_destroy(a);
+  ins_comm_destroy(b);
+  rmdir(dir);
+}
+
+int main(void) {
+  test_bucket();
+  test_escape();
+  test_ordinal();
+  test_window();
+  return check_report("unit_prom");
+}
