@@ -4,12 +4,15 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test check test-asan test-tsan clean
+.PHONY: all deps test-deps build demo test check test-asan test-tsan clean
 
 all: build
 
 deps:
 	@tools/ensure-deps.sh
+
+test-deps:
+	@tools/ensure-deps.sh test
 
 build: deps
 	cmake -S . -B $(BUILD) -DINSPECTOR_WERROR=ON $(CMAKE_FLAGS) >/dev/null
@@ -19,7 +22,7 @@ demo: build
 	@tools/demo.sh $(BUILD)
 
 # The plain build's test suite.
-test: build
+test: build test-deps
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # The whole suite under AddressSanitizer+UBSan.

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install the build and test dependencies if they are missing (Debian/Ubuntu).
 # The plugin itself needs only a C compiler, CMake and libc; the replay and
-# report tools need zlib and jansson; the tests need python3.
+# report tools need zlib and jansson; the tests need python3, and with the
+# argument `test` also Prometheus and its node exporter (the end-to-end test of
+# Prometheus mode runs the real programs).
 set -euo pipefail
 missing=()
 command -v cmake >/dev/null || missing+=(cmake)
@@ -13,6 +15,10 @@ if command -v pkg-config >/dev/null; then
   pkg-config --exists jansson || missing+=(libjansson-dev)
 else
   missing+=(zlib1g-dev libjansson-dev)
+fi
+if [ "${1:-}" = test ]; then
+  command -v prometheus >/dev/null || missing+=(prometheus)
+  command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing: ${missing[*]}"

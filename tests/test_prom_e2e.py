@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Prometheus mode end to end, against the real programs (Debian's prometheus and
+prometheus-node-exporter, installed by .ci/run; the cases skip with a note when absent):
+  e2e.stack     replays of recorded traffic (AllReduce, AllGather, ReduceScatter, Send/Recv,
+                plus a communicator named  a"b\\c<newline>nccl_fake 1 ) in Prometheus mode into
+                a textfile directory; `promtool check metrics` finds nothing in any file but
+                the naming lint on the seed's _microseconds metric names;
+                node_exporter (textfile collector, loopback, free port) exposes the samples;
+                Prometheus (loopback, scraping it every second) returns them; every variable
+                query of the Grafana dashboard returns values and every panel expression, with
+                the variables substituted, runs, and returns data for the intra-node rows the
+                replays cover; there is no nccl_fake series. Both servers are stopped.
+  e2e.rewrite   a reader reads the .prom files in a loop while a process with 300
+                communicators per GPU tears them down one by one (each teardown rewrites the
+                file), five times: every read is a whole, valid file.
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import grafana_queries  # noqa: E402
+import harness  # noqa: E402
+from test_prom import NASTY, parse_prom, strip_finalize  # noqa: E402
+
+DASHBOARD = os.path.join(HERE, "..", "grafana", "nccl-inspector-job-performance-template.json")
+NODE_EXPORTER = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+PROMETHEUS = shutil.which("prometheus")
+PROMTOOL = shutil.which("promtool")
+ENV = {"NCCL_INSPECTOR_PROM_DUMP": "1", "SLURM_JOB_ID": "4242",
+       "NCCL_INSPECTOR_CLUSTER": "testcluster"}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url, timeout=2):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.read().decode()
+
+
+def wait_for(fn, seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        try:
+            v = fn()
+            if v:
+                return v
+        except Exception:
+            pass
+        time.sleep(0.2)
+    return None
+
+
+def query(port, expr):
+    q = urllib.parse.urlencode({"query": expr})
+    return json.loads(get("http://127.0.0.1:%d/api/v1/query?%s" % (port, q)))
+
+
+def label_values(port, label, match):
+    q = urllib.parse.urlencode({"match[]": match}) if match else ""
+    return json.loads(get("http://127.0.0.1:%d/api/v1/label/%s/values?%s" % (port, label, q)))
+
+
+def make_files(a, wd, problems):
+    """Replays into wd.dump (textfile dir); returns the host name label."""
+    os.makedirs(wd.dump)
+    tmp = os.path.join(wd.path, "traces")
+    os.makedirs(tmp)
+    runs = [["2.28.9/ar"], ["2.28.9/ag"], ["2.28.9/rs"], ["2.28.9/sr"]]
+    for i, fx in enumerate(runs):
+        t = os.path.join(tmp, "t%d.jsonl" % i)
+        strip_finalize(harness.fixture(fx[0]), t)     # records written at exit: files stay
+        env = harness.make_env(ENV, dump_dir=wd.dump)
+        r = harness.run(harness.replay_cmd(a.replay, a.plugin, [t]), env, wd.cwd, a.timeout)
+        if r.rc:
+            problems.append("replay of %s failed: %s" % (fx[0], r.rc))
+    t = os.path.join(tmp, "nasty.jsonl")
+    strip_finalize(harness.fixture("2.28.9/ar"), t, rename=NASTY)
+    r = harness.run(harness.replay_cmd(a.replay, a.plugin, [t]),
+                    harness.make_env(ENV, dump_dir=wd.dump), wd.cwd, a.timeout)
+    if r.rc:
+        problems.append("replay with the nasty name failed: %s" % r.rc)
+    return socket.gethostname()
+
+
+def stack(a):
+    if not (NODE_EXPORTER and PROMETHEUS and PROMTOOL):
+        return True, "OK e2e.stack: skipped (prometheus, promtool or node_exporter not installed)"
+    problems, procs = [], []
+    with harness.Workdir(a.keep, "prome2e") as wd:
+        try:
+            host = make_files(a, wd, problems)
+            files = sorted(f for f in os.listdir(wd.dump) if f.endswith(".prom"))
+            if not files:
+                problems.append("no .prom files written")
+            for f in files:
+                with open(os.path.join(wd.dump, f)) as fh:
+                    r = subprocess.run([PROMTOOL, "check", "metrics"], stdin=fh,
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                       universal_newlines=True, timeout=30)
+                # promtool lints names too: the seed's metric names end in _microseconds, which
+                # its naming lint flags (it wants seconds). That one finding is expected;
+                # anything else (a parsing error above all) fails.
+                found = [l for l in r.stdout.splitlines() if l.strip() and not re.fullmatch(
+                    r'nccl_(collective|p2p)_exec_time_microseconds use base unit "seconds" '
+                    r'instead of "microseconds"', l.strip())]
+                if found or (r.returncode and not r.stdout.strip()):
+                    problems.append("promtool check metrics %s: %s" % (f, "; ".join(found)))
+            ne_port, pr_port = free_port(), free_port()
+            procs.append(subprocess.Popen(
+                [NODE_EXPORTER, "--web.listen-address=127.0.0.1:%d" % ne_port,
+                 "--collector.disable-defaults", "--collector.textfile",
+                 "--collector.textfile.directory=%s" % wd.dump],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            metrics = wait_for(lambda: get("http://127.0.0.1:%d/metrics" % ne_port), 20)
+            if not metrics or "nccl_bus_bandwidth_gbs{" not in metrics:
+                problems.append("node_exporter does not expose nccl_bus_bandwidth_gbs")
+            if metrics and re.search(r"^nccl_fake", metrics, re.M):
+                problems.append("node_exporter exposes an nccl_fake sample")
+            cfg = os.path.join(wd.path, "prometheus.yml")
+            with open(cfg, "w") as f:
+                f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                        "scrape_configs:\n  - job_name: node\n    static_configs:\n"
+                        "      - targets: ['127.0.0.1:%d']\n" % ne_port)
+            procs.append(subprocess.Popen(
+                [PROMETHEUS, "--config.file=%s" % cfg,
+                 "--storage.tsdb.path=%s" % os.path.join(wd.path, "tsdb"),
+                 "--web.listen-address=127.0.0.1:%d" % pr_port],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            got = wait_for(lambda: query(pr_port, "nccl_bus_bandwidth_gbs")["data"]["result"], 40)
+            if not got:
+                problems.append("Prometheus returned no nccl_bus_bandwidth_gbs series")
+            else:
+                for metric in ("nccl_p2p_bus_bandwidth_gbs", "nccl_collective_exec_time_microseconds",
+                               "nccl_p2p_exec_time_microseconds"):
+                    if not query(pr_port, metric)["data"]["result"]:
+                        problems.append("Prometheus has no %s series" % metric)
+                if query(pr_port, '{__name__=~"nccl_fake.*"}')["data"]["result"]:
+                    problems.append("an nccl_fake series reached Prometheus")
+                # the dashboard: variables top to bottom, then every panel expression
+                values = {"datasource": "Prometheus", "cluster": "testcluster",
+                          "slurm_job_id": "4242", "node": host}
+                for name, q in grafana_queries.variable_queries(DASHBOARD):
+                    m = re.fullmatch(r"\s*label_values\((.*),\s*(\w+)\)\s*", q or "")
+                    if not m:
+                        continue
+                    match = grafana_queries.substitute(
+                        m.group(1), grafana_queries._variables(grafana_queries._load(DASHBOARD)),
+                        values)
+                    res = label_values(pr_port, m.group(2), match)
+                    if res.get("status") != "success" or not res.get("data"):
+                        problems.append("variable %s (%s) has no values" % (name, q))
+                n_panels = n_data = 0
+                for title, expr in grafana_queries.queries(DASHBOARD, values):
+                    n_panels += 1
+                    res = query(pr_port, expr)
+                    if res.get("status") != "success":
+                        problems.append("panel %r: %s failed: %s" % (title, expr, res))
+                        continue
+                    intra = 'n_nodes="1"' in expr
+                    if intra and not res["data"]["result"]:
+                        problems.append("panel %r (intra-node) returns no data: %s" % (title, expr))
+                    n_data += bool(res["data"]["result"])
+                if not n_panels:
+                    problems.append("the dashboard has no panel expressions")
+        finally:
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        if problems:
+            wd.failed = True
+            return False, "FAIL e2e.stack:\n  " + "\n  ".join(problems[:20])
+        return True, ("OK e2e.stack: %d files pass promtool; %d panel expressions run, %d with data"
+                      % (len(files), n_panels, n_data))
+
+
+def rewrite(a):
+    problems, reads = [], [0]
+    with harness.Workdir(a.keep, "promrw") as wd:
+        os.makedirs(wd.dump)
+        stop = threading.Event()
+
+        def reader():
+            while not stop.is_set():
+                time.sleep(0.0002)          # leave the interpreter to the main thread too
+                for f in os.listdir(wd.dump):
+                    if not f.endswith(".prom"):
+                        continue
+                    try:
+                        with open(os.path.join(wd.dump, f)) as fh:
+                            text = fh.read()
+                    except FileNotFoundError:
+                        continue            # removed at the last teardown: fine
+                    reads[0] += 1
+                    try:
+                        parse_prom(text, f)
+                        if not text:
+                            raise ValueError("empty file")
+                    except ValueError as e:
+                        problems.append("a read saw a broken file: %s" % e)
+                        stop.set()
+        t = threading.Thread(target=reader)
+        t.start()
+        try:
+            env = harness.make_env(dict(ENV, NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES="0"),
+                                   dump_dir=wd.dump)
+            cmd = harness.replay_cmd(a.replay, a.plugin, synthetic=[
+                "--ranks", "2", "--comms", "300", "--iters", "2", "--sizes", "1K:1M"])
+            for _ in range(5):
+                r = harness.run(cmd, env, wd.cwd, a.timeout)
+                if r.rc:
+                    problems.append("synthetic replay failed: %s" % r.rc)
+        finally:
+            stop.set()
+            t.join()
+        if not reads[0]:
+            problems.append("the reader never saw a file")
+        if problems:
+            wd.failed = True
+            return False, "FAIL e2e.rewrite: " + "; ".join(problems[:5])
+        return True, "OK e2e.rewrite: %d reads during 5 x 600 teardowns, all whole" % reads[0]
+
+
+def cases():
+    return [harness.Case("e2e.stack", stack, labels=["prom"], timeout=120),
+            harness.Case("e2e.rewrite", rewrite, labels=["prom"], timeout=120)]
+
+
+if __name__ == "__main__":
+    sys.exit(harness.main_cases(cases(), __doc__.splitlines()[0]))
