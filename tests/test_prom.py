@@ -310,8 +310,13 @@ def check_files(wd, r, env, traces, problems, stats=True, gpus=None):
         p = subprocess.run(["promtool", "check", "metrics"], input="".join(
             open(os.path.join(wd.dump, f)).read() for f in proms[:1]),
             capture_output=True, text=True)
-        if p.returncode != 0:
-            problems.append("promtool check metrics: %s %s" % (p.stdout, p.stderr))
+        # its naming lint flags the seed's _microseconds names (it wants seconds): expected;
+        # any other finding, a parsing error above all, is a problem
+        found = [l for l in (p.stdout + p.stderr).splitlines() if l.strip() and not re.fullmatch(
+            r'nccl_(collective|p2p)_exec_time_microseconds use base unit "seconds" '
+            r'instead of "microseconds"', l.strip())]
+        if found:
+            problems.append("promtool check metrics: %s" % "; ".join(found))
     return len(want)
 
 
