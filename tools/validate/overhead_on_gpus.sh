@@ -7,18 +7,11 @@
 set -euo pipefail
 out=${1:?usage: overhead_on_gpus.sh OUTDIR [ROUNDS]}
 rounds=${2:-5}
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-mkdir -p "$out"
-build=$root/build-gpu
-cmake -S . -B "$build" -DINSPECTOR_BUILD_TOOLS=OFF -DBUILD_TESTING=OFF >/dev/null
-cmake --build "$build" -j 8 >/dev/null
+mkdir -p "$out" && out=$(cd "$out" && pwd)   # absolute: gpu_common.sh changes directory
+source "$(dirname "$0")/gpu_common.sh"
 nccl=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])')
 nvcc -O2 -o "$build/nccl_latency" tools/validate/nccl_latency.cu -I"$nccl/include" \
   -L"$nccl/lib" -l:libnccl.so.2 -Xlinker -rpath="$nccl/lib"
-plugin=$build/lib/libnccl-profiler-inspector.so
-null=$build/lib/libinspector-null-plugin.so
 lat=$out/latency.jsonl
 : > "$lat"
 for r in $(seq "$rounds"); do

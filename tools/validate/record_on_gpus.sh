@@ -5,15 +5,8 @@
 set -euo pipefail
 out=${1:?usage: record_on_gpus.sh OUTDIR rec NAME SCRIPT [ARGS...]}
 shift
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-ngpu=$(python3 -c 'import torch; print(torch.cuda.device_count())')
-build=$root/build-gpu
-cmake -S . -B "$build" -DINSPECTOR_BUILD_TOOLS=OFF -DBUILD_TESTING=OFF >/dev/null
-cmake --build "$build" -j 8 >/dev/null
-trace=$build/lib/libinspector-trace-plugin.so
-run() { python3 -m torch.distributed.run --nproc-per-node "$ngpu" "$@"; }
+mkdir -p "$out" && out=$(cd "$out" && pwd)   # absolute: gpu_common.sh changes directory
+source "$(dirname "$0")/gpu_common.sh"
 rec() { # name, script and args
   local name=$1; shift
   local d=/tmp/inspector-traces/$name
@@ -25,5 +18,4 @@ rec() { # name, script and args
   done
   echo "$name: $(ls "$d" | wc -l) files, $(cat "$d"/*.jsonl | wc -l) lines"
 }
-mkdir -p "$out"
 "$@"

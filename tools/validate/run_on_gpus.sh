@@ -6,17 +6,8 @@
 set -euo pipefail
 out=${1:?usage: run_on_gpus.sh OUTDIR [ROUNDS]}
 rounds=${2:-3}
-mkdir -p "$out"
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-# NVLink multicast stays off on shared machines.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-ngpu=$(python3 -c 'import torch; print(torch.cuda.device_count())')
-build=$root/build-gpu
-cmake -S . -B "$build" -DINSPECTOR_BUILD_TOOLS=OFF -DBUILD_TESTING=OFF >/dev/null
-cmake --build "$build" -j 8 >/dev/null
-plugin=$build/lib/libnccl-profiler-inspector.so
-null=$build/lib/libinspector-null-plugin.so
+mkdir -p "$out" && out=$(cd "$out" && pwd)   # absolute: gpu_common.sh changes directory
+source "$(dirname "$0")/gpu_common.sh"
 {
   nvidia-smi -L
   nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1
@@ -24,7 +15,6 @@ null=$build/lib/libinspector-null-plugin.so
   ldd "$plugin"
 } > "$out/machine.txt" 2>&1
 cat "$out/machine.txt"
-run() { python3 -m torch.distributed.run --nproc-per-node "$ngpu" "$@"; }
 
 echo "== coverage and accuracy"
 val=/tmp/inspector-validation
