@@ -10,6 +10,9 @@ prometheus-node-exporter, installed by .ci/run; the cases skip with a note when 
                 query of the Grafana dashboard returns values and every panel expression, with
                 the variables substituted, runs, and returns data for the intra-node rows the
                 replays cover; there is no nccl_fake series. Both servers are stopped.
+  e2e.periodic  a 36-second job (synthetic, paced) with NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_
+                MICROSECONDS=30000000: the .prom files appear at the 30-second dump, while the
+                job still runs, holding that window's samples (every collective of the job)
   e2e.rewrite   a reader reads the .prom files in a loop while a process with 300
                 communicators per GPU tears them down one by one (each teardown rewrites the
                 file), five times: every read is a whole, valid file.
@@ -240,9 +243,50 @@ def rewrite(a):
         return True, "OK e2e.rewrite: %d reads during 5 x 600 teardowns, all whole" % reads[0]
 
 
+def periodic(a):
+    problems = []
+    with harness.Workdir(a.keep, "promper") as wd:
+        os.makedirs(wd.dump)
+        env = harness.make_env(dict(ENV, NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS="30000000"),
+                               dump_dir=wd.dump)
+        cmd = harness.replay_cmd(a.replay, a.plugin, synthetic=[
+            "--ranks", "2", "--iters", "45", "--sizes", "1M:1M"]) + ["--pace-us", "100000"]
+        t0 = time.time()
+        p = subprocess.Popen(cmd, env=env, cwd=wd.cwd, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, universal_newlines=True)
+        seen_at, fams, still_running = None, None, False
+        while p.poll() is None and time.time() - t0 < 80:
+            files = [f for f in os.listdir(wd.dump) if f.endswith(".prom")]
+            if files and seen_at is None:
+                seen_at = time.time() - t0
+                still_running = p.poll() is None
+                with open(os.path.join(wd.dump, sorted(files)[0])) as f:
+                    fams = parse_prom(f.read(), files[0])
+            time.sleep(0.25)
+        p.wait(timeout=30)
+        if p.returncode:
+            problems.append("replay failed: %s %s" % (p.returncode, p.stderr.read()[-500:]))
+        if seen_at is None:
+            problems.append("no .prom file appeared while the job ran")
+        elif not 28 <= seen_at <= 36:
+            problems.append("the first file appeared after %.1f s, not at the 30 s dump" % seen_at)
+        elif not still_running:
+            problems.append("the file appeared only at the end of the job")
+        else:
+            colls = {l.get("collective") for l, _ in fams.get("nccl_bus_bandwidth_gbs", {}).get("samples", [])}
+            want = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast"}
+            if colls != want:
+                problems.append("the 30 s window has collectives %s, expected %s" % (colls, want))
+        if problems:
+            wd.failed = True
+            return False, "FAIL e2e.periodic: " + "; ".join(problems)
+        return True, "OK e2e.periodic: first file at %.1f s, during the job, with every collective" % seen_at
+
+
 def cases():
     return [harness.Case("e2e.stack", stack, labels=["prom"], timeout=120),
-            harness.Case("e2e.rewrite", rewrite, labels=["prom"], timeout=120)]
+            harness.Case("e2e.rewrite", rewrite, labels=["prom"], timeout=120),
+            harness.Case("e2e.periodic", periodic, labels=["prom"], timeout=120)]
 
 
 if __name__ == "__main__":

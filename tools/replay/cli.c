@@ -3,6 +3,7 @@
  * "--opt value" and "--opt=value" and lets TRACE files sit anywhere.
  */
 #include "cli.h"
+#include "replay.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -30,6 +31,7 @@ static const char k_usage[] =
     "  --procs         one child process per trace file (or per rank with --synthetic)\n"
     "  --repeat N      replay each trace N times, init to finalize (1)\n"
     "  --quiet         no INFO/TRACE log lines from the plugin, no summary\n"
+    "  --pace-us F     wait F us before each Coll/P2p start (spreads a replay over wall time)\n"
     "synthetic traffic (defaults in parentheses):\n"
     "  --ranks N (8)  --nodes N (1)  --comms N (1)  --iters N (20)\n"
     "  --colls LIST   of AllReduce,AllGather,ReduceScatter,Broadcast,Reduce\n"
@@ -92,7 +94,7 @@ static uint64_t parse_size(const char *v, const char **end_out) {
 enum {
   O_PLUGIN = 256, O_ABI, O_THREADS, O_PROCS, O_REPEAT, O_QUIET, O_HELP, O_SYNTHETIC,
   O_RANKS, O_NODES, O_COMMS, O_ITERS, O_COLLS, O_P2P, O_SIZES, O_FACTOR, O_BW, O_LAT,
-  O_CHANNELS, O_LATE_RANK, O_LATE_US, O_COMM_NAME, O_SEED, O_TRUTH
+  O_CHANNELS, O_LATE_RANK, O_LATE_US, O_COMM_NAME, O_SEED, O_TRUTH, O_PACE
 };
 
 static const struct option k_opts[] = {
@@ -106,6 +108,7 @@ static const struct option k_opts[] = {
     {"sizes", required_argument, NULL, O_SIZES},     {"factor", required_argument, NULL, O_FACTOR},
     {"bw-gbs", required_argument, NULL, O_BW},       {"lat-us", required_argument, NULL, O_LAT},
     {"channels", required_argument, NULL, O_CHANNELS}, {"late-rank", required_argument, NULL, O_LATE_RANK},
+    {"pace-us", required_argument, NULL, O_PACE},
     {"late-us", required_argument, NULL, O_LATE_US}, {"comm-name", required_argument, NULL, O_COMM_NAME},
     {"seed", required_argument, NULL, O_SEED},       {"truth", required_argument, NULL, O_TRUTH},
     {NULL, 0, NULL, 0}};
@@ -167,6 +170,7 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     case O_CHANNELS: o->syn.channels = (int)parse_ll(name, optarg, 1, 64); break;
     case O_LATE_RANK: late_rank_arg = optarg; o->syn.late_rank = (int)parse_ll(name, optarg, 0, 4095); break;
     case O_LATE_US: o->syn.late_us = parse_dbl(name, optarg, 0.0, false); break;
+    case O_PACE: rp_set_pace_us(parse_dbl(name, optarg, 0.0, false)); break;
     case O_COMM_NAME: o->syn.comm_name = optarg; break;
     case O_SEED: {
       char *end;

@@ -42,6 +42,15 @@ static_assert(sizeof(_Atomic int) == sizeof(int) && alignof(_Atomic int) == alig
 
 int *rp_activation_mask(void) { return (int *)&g_mask; }
 
+static long long g_pace_ns; /* set once from the command line, before any replay */
+void rp_set_pace_us(double us) { g_pace_ns = (long long)(us * 1000.0); }
+
+static void pace(void) {
+  struct timespec ts = {g_pace_ns / 1000000000LL, g_pace_ns % 1000000000LL};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
 static int mask_now(void) { return atomic_load_explicit(&g_mask, memory_order_relaxed); }
 
 #define ALWAYS_TYPES (RP_EV_GROUP | RP_EV_GROUP_API | RP_EV_COLL_API | RP_EV_P2P_API)
@@ -148,6 +157,7 @@ static void process_line(struct rp_engine *r, struct thr *th, const struct rp_ev
     break;
   }
   case RP_CB_START:
+    if (g_pace_ns && (e->type == RP_EV_COLL || e->type == RP_EV_P2P)) pace();
     do_start(r, th, e);
     break;
   case RP_CB_STOP:

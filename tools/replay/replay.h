@@ -27,6 +27,9 @@ struct rp_counts {
 /* The process-wide activation mask every init gets (starts at 0). */
 int *rp_activation_mask(void);
 
+/* --pace-us: wait this long before each Coll/P2p start (0: as fast as possible). */
+void rp_set_pace_us(double us);
+
 /*
  * A replay in progress: the contexts the plugin created, the handles it
  * returned, each recorded thread's mask snapshot, the counts and the time
