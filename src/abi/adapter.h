@@ -12,6 +12,7 @@
 
 #include "abi/profiler_abi.h"
 #include "core/op.h"
+#include "out/trace.h"
 
 #define INS_EXPORT __attribute__((visibility("default")))
 
@@ -40,6 +41,13 @@ static inline void *ins_adapter_start(void *context, uint64_t type, void *parent
 /* The same with trace mode on: logs the callback, NCCL gets a wrapper. */
 void *ins_adapter_start_traced(void *context, uint64_t type, void *parent, int rank,
                                const void *u, void *pgroup);
+
+/* Every version's startEvent: trace mode or not, the tracker's handle (or a wrapper). */
+static inline void *ins_adapter_dispatch(void *context, uint64_t type, void *parent, int rank,
+                                         const void *u, void *pgroup) {
+  return ins_tracing() ? ins_adapter_start_traced(context, type, parent, rank, u, pgroup)
+                       : ins_adapter_start(context, type, parent, u);
+}
 
 prof_result_t ins_adapter_stop(void *handle);
 prof_result_t ins_adapter_record(void *handle, int state, union prof_state_args *args);

@@ -5,7 +5,6 @@
  */
 #include "abi/adapter.h"
 #include "core/plugin.h"
-#include "out/trace.h"
 
 static prof_result_t init_v4(void **context, int *mask, const char *comm_name,
                                uint64_t comm_hash, int nnodes, int nranks, int rank,
@@ -14,12 +13,8 @@ static prof_result_t init_v4(void **context, int *mask, const char *comm_name,
 }
 
 static prof_result_t start_v4(void *context, void **handle, struct prof_descr_v4 *d) {
-  void *h = NULL;
-  if (d && ins_tracing())
-    h = ins_adapter_start_traced(context, d->type, d->parentObj, d->rank, &d->coll,
-                                 NULL);
-  else if (d)
-    h = ins_adapter_start(context, d->type, d->parentObj, &d->coll);
+  void *h = d ? ins_adapter_dispatch(context, d->type, d->parentObj, d->rank, &d->coll, NULL)
+              : NULL;
   if (handle) *handle = h;
   return PROF_SUCCESS;
 }

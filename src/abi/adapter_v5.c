@@ -4,7 +4,6 @@
  */
 #include "abi/adapter.h"
 #include "core/plugin.h"
-#include "out/trace.h"
 
 static prof_result_t init_v5(void **context, uint64_t comm_id, int *mask,
                                const char *comm_name, int nnodes, int nranks, int rank,
@@ -14,11 +13,10 @@ static prof_result_t init_v5(void **context, uint64_t comm_id, int *mask,
 
 static prof_result_t start_v5(void *context, void **handle, struct prof_descr_v5 *d) {
   void *h = NULL;
-  if (d && ins_tracing())
-    h = ins_adapter_start_traced(context, d->type, d->parentObj, d->rank, &d->coll,
-                                 d->type == PROF_EV_COLL ? d->coll.parentGroup : d->type == PROF_EV_P2P ? d->p2p.parentGroup : NULL);
-  else if (d)
-    h = ins_adapter_start(context, d->type, d->parentObj, &d->coll);
+  if (d) /* Coll and P2p name their group too (the trace records it) */
+    h = ins_adapter_dispatch(context, d->type, d->parentObj, d->rank, &d->coll,
+                             d->type == PROF_EV_COLL  ? d->coll.parentGroup
+                             : d->type == PROF_EV_P2P ? d->p2p.parentGroup : NULL);
   if (handle) *handle = h;
   return PROF_SUCCESS;
 }

@@ -1,19 +1,18 @@
-# C unit tests of the plugin's internals (included from tests/CMakeLists.txt).
-if(TARGET inspector_core)
-  add_executable(inspector-unit-tests ${CMAKE_CURRENT_LIST_DIR}/test_core.c $<TARGET_OBJECTS:inspector_core>)
-  target_include_directories(inspector-unit-tests PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_compile_definitions(inspector-unit-tests PRIVATE _GNU_SOURCE)
-  target_link_libraries(inspector-unit-tests PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
-  add_test(NAME unit_core COMMAND inspector-unit-tests)
-  set_tests_properties(unit_core PROPERTIES TIMEOUT 120 LABELS "threads;unit")
-endif()
+# C unit tests of the plugin's internals (included from tests/CMakeLists.txt), each linked
+# against the plugin's objects.
+function(ins_unit_test name source timeout labels)
+  add_executable(inspector-unit-${name} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${source}
+                 $<TARGET_OBJECTS:inspector_core>)
+  target_include_directories(inspector-unit-${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-${name} PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-${name} PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
+  add_test(NAME unit_${name} COMMAND inspector-unit-${name})
+  set_tests_properties(unit_${name} PROPERTIES TIMEOUT ${timeout} LABELS "${labels}")
+endfunction()
 
-# The Prometheus output: buckets, escaping, device fallback, window aggregation.
 if(TARGET inspector_core)
-  add_executable(inspector-unit-prom ${CMAKE_CURRENT_LIST_DIR}/test_prom.c $<TARGET_OBJECTS:inspector_core>)
-  target_include_directories(inspector-unit-prom PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_compile_definitions(inspector-unit-prom PRIVATE _GNU_SOURCE)
-  target_link_libraries(inspector-unit-prom PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
-  add_test(NAME unit_prom COMMAND inspector-unit-prom)
-  set_tests_properties(unit_prom PROPERTIES TIMEOUT 60 LABELS "unit")
+  # formatters, names, config, ring, pool, tracker completion rules
+  ins_unit_test(core test_core.c 120 "threads;unit")
+  # the Prometheus output: buckets, escaping, device fallback, window aggregation
+  ins_unit_test(prom test_prom.c 60 "unit")
 endif()
