@@ -310,10 +310,13 @@ class Expectation:
           written, the rest are counted as dropped; None: nothing may be dropped.
     check_order: each context's records appear in the file in completion order.
     single_dump: each context that wrote has exactly one dump_stats record (one dump).
+    sampling: None (every op timed: dump_stats has no "sampling" object) or a function
+          check(obj) -> list of problems, for the "sampling" object every dump_stats must have.
     """
 
     def __init__(self, records, contexts, verbose=False, ring=None, multiplicity=1,
-                 check_order=False, single_dump=False):
+                 check_order=False, single_dump=False, sampling=None):
+        self.sampling = sampling
         self.records = records
         self.contexts = contexts
         self.verbose = verbose
@@ -466,6 +469,14 @@ def check_stats(stats, perf_counts, dropped, exp: Expectation, errors: Errors, f
                        "finalize)" % (name, len(lines)))
         for line in lines:
             s = line.obj["dump_stats"]
+            if isinstance(s, dict) and exp.sampling is not None:
+                if "sampling" not in s:
+                    errors.add("%s: dump_stats has no \"sampling\" object, though sampling is on"
+                               % line.where())
+                else:
+                    for p in exp.sampling(s["sampling"]):
+                        errors.add("%s: dump_stats sampling: %s" % (line.where(), p))
+                s = {k: v for k, v in s.items() if k != "sampling"}
             if not isinstance(s, dict) or set(s) != set(STATS_KEYS) or \
                     not all(_is_int(s[k]) and s[k] >= 0 for k in STATS_KEYS):
                 errors.add("%s: dump_stats must have exactly the non-negative ints %s: got %s"

@@ -128,8 +128,12 @@ def open_trace(path):
     return open(path, "r", encoding="utf-8")
 
 
-def parse_trace(path):
-    """Read a trace: returns (contexts by ctx, ops in start order)."""
+def parse_trace(path, undelivered=frozenset()):
+    """Read a trace: returns (contexts by ctx, ops in start order).
+
+    undelivered: ids of Coll/P2p start events the replay did not deliver to the plugin
+    (sampled timing: NCCL tagged their group without those event types). The plugin never
+    sees them, so they make no record and take no p2p_sn [C2]; nor do their kernels."""
     contexts: Dict[int, Context] = {}
     ops: Dict[int, Op] = {}          # by event id
     kernels: Dict[int, Kernel] = {}  # by event id
@@ -146,6 +150,8 @@ def parse_trace(path):
                     nranks=ev["nranks"], nnodes=ev["nnodes"], name=ev.get("name") or "",
                     ver=ev.get("ver", 0))
             elif cb == "start":
+                if ev["id"] in undelivered and ev["type"] in (TYPE_COLL, TYPE_P2P):
+                    continue
                 _on_start(ev, lineno, contexts, ops, kernels)
             elif cb == "record":
                 k = kernels.get(ev["id"])
@@ -325,14 +331,14 @@ def expected_header(ctx: Context) -> dict:
             "rank": ctx.rank, "n_ranks": ctx.nranks, "nnodes": ctx.nnodes}
 
 
-def expected_records(path: str, cfg: Optional[Config] = None):
+def expected_records(path: str, cfg: Optional[Config] = None, undelivered=frozenset()):
     """All records the plugin must write for one replay of the trace at `path`.
 
     Returns (contexts, records): contexts is a list of the trace's contexts (dicts with
     comm, rank, header), records a list of dicts (see expected_record) in completion order.
     """
     cfg = cfg or Config()
-    contexts, ops = parse_trace(path)
+    contexts, ops = parse_trace(path, undelivered)
     out = []
     seen = set()
     for op in ops:

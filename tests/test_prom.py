@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import oracle  # noqa: E402
 
+SAMPLED = "nccl_sampled_ratio"
 BASE_LABELS = ["version", "cluster", "slurm_job_id", "node", "gpu"]
 COMM_LABELS = ["comm_name", "n_nodes", "nranks"]
 FAMILIES = {  # name -> (type, labels after the base ones)
@@ -45,6 +46,8 @@ FAMILIES = {  # name -> (type, labels after the base ones)
     "nccl_collectives_dropped_total": ("counter", []),
     "nccl_p2p_total": ("counter", []),
     "nccl_p2p_dropped_total": ("counter", []),
+    # with PROM_DUMP_STATS only, like the counters; sampling off here: mode "all", value 1
+    SAMPLED: ("gauge", ["sampling_mode"]),
 }
 NASTY = 'a"b\\c\nnccl_fake 1'
 
@@ -271,7 +274,7 @@ def check_files(wd, r, env, traces, problems, stats=True, gpus=None):
         gpu = "GPU" + fn.rsplit("-gpu", 1)[1][:-5]
         for name, (typ, extra_labels) in FAMILIES.items():
             if name not in fams:
-                if typ == "gauge" or stats:
+                if (typ == "gauge" and name != SAMPLED) or stats:
                     problems.append("%s: no family %s" % (fn, name))
                 continue
             f = fams[name]
@@ -288,6 +291,11 @@ def check_files(wd, r, env, traces, problems, stats=True, gpus=None):
                         problems.append("%s: label %s=%r, expected %r" % (fn, k, labels[k], v))
                 if labels["gpu"] != gpu:
                     problems.append("%s: gpu label %s in the file of %s" % (fn, labels["gpu"], gpu))
+                if name == SAMPLED:
+                    if labels["sampling_mode"] != "all" or value != 1.0:
+                        problems.append("%s: %s %s = %s, expected mode all, 1 (no sampling)"
+                                        % (fn, name, dict(labels), value))
+                    continue
                 if typ == "counter":
                     kind = "coll" if "collectives" in name else "p2p"
                     exp = 0 if "dropped" in name else counts.get(gpu, {}).get(kind, 0)

@@ -16,7 +16,10 @@ void *ins_adapter_start_traced(void *context, uint64_t type, void *parent, int r
 
 prof_result_t ins_adapter_stop(void *handle) {
   if (ins_tracing()) handle = ins_trace_stop(handle);
-  ins_event_stop(handle);
+  if (ins_sampler_is_group(handle))
+    ins_sampler_group_stop(handle);
+  else
+    ins_event_stop(handle);
   return PROF_SUCCESS;
 }
 

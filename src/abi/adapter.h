@@ -12,6 +12,7 @@
 
 #include "abi/profiler_abi.h"
 #include "core/op.h"
+#include "core/sampler.h"
 #include "out/trace.h"
 
 #define INS_EXPORT __attribute__((visibility("default")))
@@ -33,7 +34,11 @@ static inline void *ins_adapter_start(void *context, uint64_t type, void *parent
       const struct prof_kernel_ch *e = u;
       return ins_kernel_start(context, parent, e->channelId, e->pTimer);
     }
-    default: /* Group, API, proxy, network and CE events: not ours, ignored */
+    case PROF_EV_GROUP: /* a handle only when sampling counts groups */
+      return ins_sampler_group_start(0);
+    case PROF_EV_GROUP_API:
+      return ins_sampler_group_start(1);
+    default: /* other API, proxy, network and CE events: not ours, ignored */
       return NULL;
   }
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/sampler.h"
 
 #define RING_MIN 2
 #define RING_MAX (1u << 24)
@@ -81,6 +82,50 @@ static const char *job_id(void) {
   return NULL;
 }
 
+#define SAMPLE_MAX_MS (86400LL * 1000) /* a day */
+#define SAMPLE_DEFAULT_WINDOW_MS 1000LL
+#define SAMPLE_DEFAULT_PERIOD_MS 30000LL
+
+/*
+ * NCCL_INSPECTOR_SAMPLE_WINDOW_MS / _PERIOD_MS (time windows) and
+ * NCCL_INSPECTOR_SAMPLE_GROUPS (one group in N). Unset: every op is timed.
+ * Time windows win over the group count when both are given.
+ */
+static void sample_config(struct ins_config *cfg) {
+  const char *ws = getenv("NCCL_INSPECTOR_SAMPLE_WINDOW_MS");
+  const char *ps = getenv("NCCL_INSPECTOR_SAMPLE_PERIOD_MS");
+  const char *gs = getenv("NCCL_INSPECTOR_SAMPLE_GROUPS");
+  bool want_time = (ws && *ws) || (ps && *ps), want_groups = gs && *gs;
+  cfg->sample_mode = INS_SAMPLE_ALL;
+  if (want_time) {
+    long long w, p;
+    env_ll("NCCL_INSPECTOR_SAMPLE_PERIOD_MS", SAMPLE_DEFAULT_PERIOD_MS, 1, SAMPLE_MAX_MS, &p);
+    env_ll("NCCL_INSPECTOR_SAMPLE_WINDOW_MS", p < SAMPLE_DEFAULT_WINDOW_MS ? p : SAMPLE_DEFAULT_WINDOW_MS,
+           1, SAMPLE_MAX_MS, &w);
+    if (want_groups)
+      ins_warn("NCCL_INSPECTOR_SAMPLE_GROUPS='%s' ignored: time windows "
+               "(NCCL_INSPECTOR_SAMPLE_WINDOW_MS/_PERIOD_MS) are set and take precedence", gs);
+    if (w >= p) {
+      ins_warn("NCCL_INSPECTOR_SAMPLE_WINDOW_MS=%lld is not shorter than "
+               "NCCL_INSPECTOR_SAMPLE_PERIOD_MS=%lld; using no sampling (every op timed)", w, p);
+      return;
+    }
+    cfg->sample_mode = INS_SAMPLE_TIME;
+    cfg->sample_window_ms = w;
+    cfg->sample_period_ms = p;
+    return;
+  }
+  if (!want_groups) return;
+  long long n, b;
+  env_ll("NCCL_INSPECTOR_SAMPLE_GROUPS", 1, 1, 1LL << 40, &n);
+  env_ll("NCCL_INSPECTOR_SAMPLE_GROUPS_BURST", 1, 1, 1LL << 20, &b);
+  if (n > 1) {
+    cfg->sample_mode = INS_SAMPLE_GROUPS;
+    cfg->sample_every = n;
+    cfg->sample_burst = b;
+  }
+}
+
 void ins_config_load(struct ins_config *cfg) {
   memset(cfg, 0, sizeof *cfg);
   env_bool("NCCL_INSPECTOR_ENABLE", false, &cfg->enable);
@@ -105,6 +150,8 @@ void ins_config_load(struct ins_config *cfg) {
     cfg->interval_us = INS_PROM_MIN_INTERVAL_US;
   }
 
+  sample_config(cfg);
+
   const char *dir = getenv("NCCL_INSPECTOR_DUMP_DIR");
   const char *job = job_id();
   int n;
@@ -124,12 +171,20 @@ void ins_config_load(struct ins_config *cfg) {
 }
 
 void ins_config_describe(const struct ins_config *cfg, char *buf, int len) {
+  char sample[128] = "";
+  if (cfg->sample_mode == INS_SAMPLE_TIME)
+    snprintf(sample, sizeof sample, " SAMPLE_WINDOW_MS=%lld SAMPLE_PERIOD_MS=%lld (timing %lld ms of every %lld)",
+             cfg->sample_window_ms, cfg->sample_period_ms, cfg->sample_window_ms, cfg->sample_period_ms);
+  else if (cfg->sample_mode == INS_SAMPLE_GROUPS)
+    snprintf(sample, sizeof sample, " SAMPLE_GROUPS=%lld SAMPLE_GROUPS_BURST=%lld (timing %lld "
+             "consecutive group%s of every %lld)", cfg->sample_every, cfg->sample_burst,
+             cfg->sample_burst, cfg->sample_burst == 1 ? "" : "s", cfg->sample_every * cfg->sample_burst);
   snprintf(buf, (size_t)len,
            "ENABLE_P2P=%d DUMP_THREAD_ENABLE=%d DUMP_THREAD_INTERVAL_MICROSECONDS=%lld "
            "DUMP_VERBOSE=%d DUMP_MIN_SIZE_BYTES=%llu REQUIRE_KERNEL_TIMING=%d "
-           "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u PROM_DUMP=%d PROM_DUMP_STATS=%d DUMP_DIR=%s%s%s",
+           "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u PROM_DUMP=%d PROM_DUMP_STATS=%d DUMP_DIR=%s%s%s%s",
            cfg->enable_p2p, cfg->dump_thread_enable, cfg->interval_us, cfg->verbose,
            (unsigned long long)cfg->min_size_bytes, cfg->require_kernel_timing,
            cfg->coll_ring_size, cfg->p2p_ring_size, cfg->prom_dump, cfg->prom_dump_stats, cfg->dump_dir,
-           cfg->trace_dir[0] ? " TRACE_DIR=" : "", cfg->trace_dir);
+           cfg->trace_dir[0] ? " TRACE_DIR=" : "", cfg->trace_dir, sample);
 }

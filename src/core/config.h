@@ -25,6 +25,12 @@ struct ins_config {
   uint32_t p2p_ring_size;   /* NCCL_INSPECTOR_DUMP_P2P_RING_SIZE (1024), power of two */
   bool prom_dump;           /* NCCL_INSPECTOR_PROM_DUMP (0) */
   bool prom_dump_stats;     /* NCCL_INSPECTOR_PROM_DUMP_STATS (0) */
+  /* Sampled kernel timing (core/sampler.h); sample_mode INS_SAMPLE_ALL (0): every op. */
+  int sample_mode;
+  long long sample_window_ms;  /* NCCL_INSPECTOR_SAMPLE_WINDOW_MS */
+  long long sample_period_ms;  /* NCCL_INSPECTOR_SAMPLE_PERIOD_MS */
+  long long sample_every;      /* NCCL_INSPECTOR_SAMPLE_GROUPS: one group in N ... */
+  long long sample_burst;      /* NCCL_INSPECTOR_SAMPLE_GROUPS_BURST: ... in runs of B (1) */
   char dump_dir[PATH_MAX];  /* NCCL_INSPECTOR_DUMP_DIR, else nccl-inspector-<jobid> */
   char trace_dir[PATH_MAX]; /* NCCL_INSPECTOR_TRACE_DIR: also write every callback (empty: off) */
   char hostname[256];

@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/op.h"
+#include "core/sampler.h"
 #include "out/dump.h"
 #include "out/prom.h"
 #include "out/trace.h"
@@ -28,6 +29,11 @@ static struct ins_config g_cfg;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static atomic_int g_first_abi;
 
+/* What the plugin asks NCCL for when an op is to be timed. */
+static int full_mask(void) {
+  return PROF_EV_COLL | PROF_EV_KERNEL_CH | (g_cfg.enable_p2p ? PROF_EV_P2P : 0);
+}
+
 static void process_init(void) {
   ins_config_load(&g_cfg);
   int abi = atomic_load(&g_first_abi);
@@ -41,6 +47,7 @@ static void process_init(void) {
   ins_info("Inspector %s (git %s) loaded through profiler ABI v%d: %s", INSPECTOR_VERSION,
            INSPECTOR_GIT_REV, abi, desc);
   if (g_cfg.trace_dir[0]) ins_trace_open(g_cfg.trace_dir, g_cfg.hostname);
+  ins_sampler_start(&g_cfg, full_mask(), abi);
   ins_dump_start(&g_cfg);
 }
 
@@ -64,11 +71,12 @@ prof_result_t ins_plugin_init(void **context, uint64_t comm_id, int *activation_
    * thread can see the context. */
   if (g_cfg.prom_dump) ins_prom_attach(c);
   ins_registry_add(c);
-  int mask = PROF_EV_COLL | PROF_EV_KERNEL_CH | (g_cfg.enable_p2p ? PROF_EV_P2P : 0);
-  /* NCCL re-reads this word atomically at every group start. */
-  if (activation_mask) __atomic_store_n(activation_mask, mask, __ATOMIC_RELAXED);
+  /* NCCL re-reads this word atomically at every group start: with sampling on,
+   * the sampler keeps rewriting it. */
+  ins_sampler_attach(activation_mask);
   if (ins_tracing())
-    c->trace_ctx = ins_trace_init(comm_id, comm_name, nnodes, nranks, rank, mask, abi_version);
+    c->trace_ctx = ins_trace_init(comm_id, comm_name, nnodes, nranks, rank,
+                                  activation_mask ? __atomic_load_n(activation_mask, __ATOMIC_RELAXED) : full_mask(), abi_version);
   *context = c;
   ins_info("tracking communicator 0x%llx '%s' rank %d of %d (%d node%s)",
            (unsigned long long)comm_id, c->name, rank, nranks, nnodes, nnodes == 1 ? "" : "s");
@@ -112,6 +120,7 @@ prof_result_t ins_plugin_finalize(void *context) {
 /* Process exit or library unload: nothing completed is lost. Runs before
  * the code is unmapped, so the dump thread is joined here. */
 __attribute__((destructor)) static void process_exit(void) {
+  ins_sampler_shutdown();
   ins_dump_shutdown();
   if (ins_tracing()) ins_trace_flush();
 }

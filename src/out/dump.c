@@ -12,6 +12,7 @@
 #include "core/comm.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/sampler.h"
 #include "core/wake.h"
 #include "out/json.h"
 #include "out/prom.h"
@@ -67,7 +68,9 @@ static void drain(struct ins_comm *c, struct ins_buf *b, const char *meta, int m
   }
   /* Prometheus mode: the counts feed the per-device counters instead of a stats line. */
   if (news && g_cfg->prom_dump) ins_prom_count(c, k.since, k.dropped_since);
-  if (news && (g_cfg->prom_dump || ins_json_stats(b, c, meta, mlen, &k) == 0)) {
+  struct ins_sample_stats smp;
+  if (news && !g_cfg->prom_dump) ins_sampler_stats(&smp);
+  if (news && (g_cfg->prom_dump || ins_json_stats(b, c, meta, mlen, &k, &smp) == 0)) {
     for (int kind = 0; kind < 2; kind++) {
       c->stats[kind].reported_written = k.total[kind];
       c->stats[kind].reported_dropped = k.dropped_total[kind];

@@ -8,6 +8,7 @@
 
 #include "core/comm.h"
 #include "core/names.h"
+#include "core/sampler.h"
 
 #ifndef INSPECTOR_GIT_REV
 #define INSPECTOR_GIT_REV "unknown"
@@ -148,8 +149,30 @@ int ins_json_record(struct ins_buf *b, const struct ins_comm *c, const char *met
   return 0;
 }
 
+/* "sampling":{...} inside dump_stats: what was timed (core/sampler.h). */
+static void sampling_object(struct ins_buf *b, const struct ins_sample_stats *s) {
+  if (s->mode == INS_SAMPLE_TIME) {
+    ins_buf_lit(b, ",\"sampling\":{\"mode\":\"time\",\"window_ms\":");
+    ins_buf_u64(b, (uint64_t)s->window_ms);
+    ins_buf_lit(b, ",\"period_ms\":");
+    ins_buf_u64(b, (uint64_t)s->period_ms);
+  } else {
+    ins_buf_lit(b, ",\"sampling\":{\"mode\":\"groups\",\"every\":");
+    ins_buf_u64(b, (uint64_t)s->every);
+    ins_buf_lit(b, ",\"burst\":");
+    ins_buf_u64(b, (uint64_t)s->burst);
+    ins_buf_lit(b, ",\"groups\":");
+    ins_buf_u64(b, s->groups);
+    ins_buf_lit(b, ",\"groups_timed\":");
+    ins_buf_u64(b, s->groups_timed);
+  }
+  ins_buf_lit(b, ",\"covered\":");
+  ins_buf_f6(b, s->covered);
+  ins_buf_lit(b, "}");
+}
+
 int ins_json_stats(struct ins_buf *b, const struct ins_comm *c, const char *meta, int meta_len,
-                   const struct ins_dump_counts *k) {
+                   const struct ins_dump_counts *k, const struct ins_sample_stats *smp) {
   if (ins_buf_reserve(b, (size_t)c->header_len + (size_t)meta_len + 512)) return -1;
   static const char *const pfx[2] = {"coll_", "p2p_"};
   ins_buf_lit(b, "{");
@@ -177,6 +200,7 @@ int ins_json_stats(struct ins_buf *b, const struct ins_comm *c, const char *meta
     ins_buf_u64(b, k->dropped_since[i]);
     if (!i) ins_buf_lit(b, ",");
   }
+  if (smp && smp->mode != INS_SAMPLE_ALL) sampling_object(b, smp);
   ins_buf_lit(b, "}}\n");
   return 0;
 }

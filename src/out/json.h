@@ -29,8 +29,10 @@ int ins_json_record(struct ins_buf *b, const struct ins_comm *c, const char *met
 struct ins_dump_counts {
   uint64_t total[2], since[2], dropped_total[2], dropped_since[2];
 };
-/* Append one dump_stats line. */
+struct ins_sample_stats;
+/* Append one dump_stats line; smp (may be NULL) adds its "sampling" object
+ * when sampling is on. */
 int ins_json_stats(struct ins_buf *b, const struct ins_comm *c, const char *meta, int meta_len,
-                   const struct ins_dump_counts *k);
+                   const struct ins_dump_counts *k, const struct ins_sample_stats *smp);
 
 #endif

@@ -26,6 +26,7 @@
 #include "core/device.h"
 #include "core/log.h"
 #include "core/names.h"
+#include "core/sampler.h"
 #include "out/json.h"
 #include "out/writer.h"
 
@@ -286,6 +287,24 @@ static void counter(FILE *f, const struct ins_prom_dev *d, const char *name, con
           (unsigned long long)v);
 }
 
+/* The share of the job that was timed, with the sampling configuration as labels. */
+static void sampling_gauge(FILE *f, const struct ins_prom_dev *d) {
+  struct ins_sample_stats s;
+  ins_sampler_stats(&s);
+  static const char *const name = "nccl_sampled_ratio";
+  fprintf(f, "# HELP %s Share of the job whose ops were timed: of wall time (time windows) or of "
+          "groups (group count); 1 when every op is timed. Means and bandwidths cover timed ops only.\n"
+          "# TYPE %s gauge\n%s{%s,sampling_mode=", name, name, name, d->labels);
+  if (s.mode == INS_SAMPLE_TIME)
+    fprintf(f, "\"time\",sampling_window_ms=\"%lld\",sampling_period_ms=\"%lld\"", s.window_ms,
+            s.period_ms);
+  else if (s.mode == INS_SAMPLE_GROUPS)
+    fprintf(f, "\"groups\",sampling_every=\"%lld\",sampling_burst=\"%lld\"", s.every, s.burst);
+  else
+    fprintf(f, "\"all\"");
+  fprintf(f, "} %.6f\n", s.covered);
+}
+
 /* Write d's file from its window and start a new window (g_lock held). */
 static void write_dev(struct ins_prom_dev *d) {
   char tmp[PATH_MAX + 256], path[PATH_MAX + 256];
@@ -315,6 +334,7 @@ static void write_dev(struct ins_prom_dev *d) {
       counter(f, d, "nccl_collectives_dropped_total", "Collective records dropped on this GPU.", d->dropped[0]);
       counter(f, d, "nccl_p2p_total", "Point-to-point records aggregated on this GPU.", d->kept[1]);
       counter(f, d, "nccl_p2p_dropped_total", "Point-to-point records dropped on this GPU.", d->dropped[1]);
+      sampling_gauge(f, d);
     }
     int bad = ferror(f);
     if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {

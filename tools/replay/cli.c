@@ -32,6 +32,8 @@ static const char k_usage[] =
     "  --repeat N      replay each trace N times, init to finalize (1)\n"
     "  --quiet         no INFO/TRACE log lines from the plugin, no summary\n"
     "  --pace-us F     wait F us before each Coll/P2p start (spreads a replay over wall time)\n"
+    "  --mask-log FILE for each Coll/P2p start, write the activation mask it was judged\n"
+    "                  with (as NCCL tags ops): index tag delivered realtime_ns path\n"
     "synthetic traffic (defaults in parentheses):\n"
     "  --ranks N (8)  --nodes N (1)  --comms N (1)  --iters N (20)\n"
     "  --colls LIST   of AllReduce,AllGather,ReduceScatter,Broadcast,Reduce\n"
@@ -92,9 +94,11 @@ static uint64_t parse_size(const char *v, const char **end_out) {
 }
 
 enum {
-  O_PLUGIN = 256, O_ABI, O_THREADS, O_PROCS, O_REPEAT, O_QUIET, O_HELP, O_SYNTHETIC,
+  O_PLUGIN = 256, O_ABI, O_THREADS, O_PROCS, O_REPEAT, O_QUIET, O_HELP, O_SYNTHETIC, O_PACE,
+  O_MASK_LOG,
+  /* from here on: options of --synthetic only */
   O_RANKS, O_NODES, O_COMMS, O_ITERS, O_COLLS, O_P2P, O_SIZES, O_FACTOR, O_BW, O_LAT,
-  O_CHANNELS, O_LATE_RANK, O_LATE_US, O_COMM_NAME, O_SEED, O_TRUTH, O_PACE
+  O_CHANNELS, O_LATE_RANK, O_LATE_US, O_COMM_NAME, O_SEED, O_TRUTH
 };
 
 static const struct option k_opts[] = {
@@ -108,7 +112,7 @@ static const struct option k_opts[] = {
     {"sizes", required_argument, NULL, O_SIZES},     {"factor", required_argument, NULL, O_FACTOR},
     {"bw-gbs", required_argument, NULL, O_BW},       {"lat-us", required_argument, NULL, O_LAT},
     {"channels", required_argument, NULL, O_CHANNELS}, {"late-rank", required_argument, NULL, O_LATE_RANK},
-    {"pace-us", required_argument, NULL, O_PACE},
+    {"pace-us", required_argument, NULL, O_PACE},     {"mask-log", required_argument, NULL, O_MASK_LOG},
     {"late-us", required_argument, NULL, O_LATE_US}, {"comm-name", required_argument, NULL, O_COMM_NAME},
     {"seed", required_argument, NULL, O_SEED},       {"truth", required_argument, NULL, O_TRUTH},
     {NULL, 0, NULL, 0}};
@@ -171,6 +175,7 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     case O_LATE_RANK: late_rank_arg = optarg; o->syn.late_rank = (int)parse_ll(name, optarg, 0, 4095); break;
     case O_LATE_US: o->syn.late_us = parse_dbl(name, optarg, 0.0, false); break;
     case O_PACE: rp_set_pace_us(parse_dbl(name, optarg, 0.0, false)); break;
+    case O_MASK_LOG: o->mask_log = optarg; break;
     case O_COMM_NAME: o->syn.comm_name = optarg; break;
     case O_SEED: {
       char *end;
@@ -198,8 +203,10 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     if (late_rank_arg && o->syn.late_rank >= o->syn.ranks)
       usage_error("bad value for --late-rank: '%s' (ranks are 0..%d)", late_rank_arg, o->syn.ranks - 1);
     if (o->syn.p2p && o->syn.ranks < 2) usage_error("--p2p needs --ranks 2 or more");
+    if (o->mask_log && o->procs) usage_error("--mask-log works in one process: drop --procs");
   } else {
     if (synth_only) usage_error("--%s needs --synthetic", synth_only);
     if (o->ntraces == 0) usage_error("no TRACE file given");
+    if (o->mask_log && o->procs) usage_error("--mask-log works in one process: drop --procs");
   }
 }

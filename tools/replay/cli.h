@@ -22,6 +22,7 @@ struct rp_cli {
   bool synthetic;
   struct syn_params syn;
   const char *truth; /* --truth FILE, or NULL */
+  const char *mask_log; /* --mask-log FILE, or NULL */
   char **traces;
   int ntraces;
 };

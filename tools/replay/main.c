@@ -150,6 +150,10 @@ int main(int argc, char **argv) {
   struct rp_cli o;
   rp_cli_parse(argc, argv, &o);
   rp_log_set_quiet(o.quiet);
+  if (o.mask_log && rp_set_mask_log(o.mask_log) != 0) {
+    perror(o.mask_log);
+    return 1;
+  }
   char *path = o.plugin ? strdup(o.plugin) : rp_plugin_default_path();
   if (!path) {
     fprintf(stderr, "inspector-replay: out of memory\n");
@@ -158,5 +162,9 @@ int main(int argc, char **argv) {
   struct job j = {.o = &o, .plugin_path = path};
   int rc = o.synthetic ? run_synthetic(&j, &o.syn) : run_traces(&j);
   free(path);
+  if (rp_close_mask_log() != 0) {
+    fprintf(stderr, "inspector-replay: cannot write %s\n", o.mask_log);
+    rc = 1;
+  }
   return rc;
 }

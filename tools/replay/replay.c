@@ -51,6 +51,35 @@ static void pace(void) {
   }
 }
 
+static FILE *g_mask_log; /* --mask-log, or NULL */
+
+int rp_set_mask_log(const char *path) {
+  g_mask_log = fopen(path, "w");
+  return g_mask_log ? 0 : -1;
+}
+
+int rp_close_mask_log(void) {
+  if (!g_mask_log) return 0;
+  int bad = ferror(g_mask_log);
+  bad |= fclose(g_mask_log);
+  g_mask_log = NULL;
+  return bad ? -1 : 0;
+}
+
+/* One line per judged Coll/P2p start; stdio locks the stream per call, so
+ * lines of concurrent replay threads do not interleave. */
+static long long realtime_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* rt: when the mask it was judged with was read (the group start). */
+static void log_mask(const struct rp_trace *t, const struct rp_event *e, uint32_t tag, bool deliver,
+                     long long rt) {
+  fprintf(g_mask_log, "%zu %u %d %lld %s\n", (size_t)(e - t->ev), tag, deliver ? 1 : 0, rt, t->path);
+}
+
 static int mask_now(void) { return atomic_load_explicit(&g_mask, memory_order_relaxed); }
 
 #define ALWAYS_TYPES (RP_EV_GROUP | RP_EV_GROUP_API | RP_EV_COLL_API | RP_EV_P2P_API)
@@ -66,6 +95,7 @@ struct thr {
   alignas(64) _Atomic uint32_t progress; /* lines of this thread processed (--threads) */
   int snap;                              /* mask read at this thread's last group start */
   bool has_snap;
+  long long snap_rt;                     /* --mask-log: CLOCK_REALTIME of that read */
   uint32_t index;
   struct rp_engine *run;
   struct rp_counts c;
@@ -98,6 +128,7 @@ static void do_start(struct rp_engine *r, struct thr *th, const struct rp_event 
   if (type == r->snap_type) {
     th->snap = mask_now();
     th->has_snap = true;
+    if (g_mask_log) th->snap_rt = realtime_ns();
   }
   uint32_t tag;
   bool deliver;
@@ -112,6 +143,8 @@ static void do_start(struct rp_engine *r, struct thr *th, const struct rp_event 
     deliver = (tag & type) != 0;
   }
   r->tag[e->slot] = tag;
+  if (g_mask_log && (type == RP_EV_COLL || type == RP_EV_P2P))
+    log_mask(r->t, e, tag, deliver, th->has_snap ? th->snap_rt : realtime_ns());
   if (!deliver) {
     th->c.skipped++;
     return;

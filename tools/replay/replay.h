@@ -27,6 +27,13 @@ struct rp_counts {
 /* The process-wide activation mask every init gets (starts at 0). */
 int *rp_activation_mask(void);
 
+/* --mask-log: from now on, one line per Coll/P2p start (event index in its
+   trace, the mask it was judged with, delivered 0/1, CLOCK_REALTIME ns, trace
+   path). Returns -1 if the file cannot be opened. */
+int rp_set_mask_log(const char *path);
+/* Closes it (no-op without one); -1 if writing it failed. */
+int rp_close_mask_log(void);
+
 /* --pace-us: wait this long before each Coll/P2p start (0: as fast as possible). */
 void rp_set_pace_us(double us);
 

@@ -16,6 +16,16 @@ start event (recorded after the sleep) fires when the GPU is free to run the op,
 the host has finished launching it (PyTorch's host-side cost per op is tens of us). PyTorch
 runs the op on its NCCL stream after the start event and makes the current stream wait for
 it, so the event interval is the kernel plus two cross-stream waits (a few microseconds).
+
+With TORCH_NCCL_ENABLE_TIMING=1 in the environment, each op also gets a tighter reference:
+PyTorch then records CUDA events on its NCCL stream itself, after the stream has waited for
+ours and right around the NCCL call; Work._get_duration() returns that interval ("nccl_ns"),
+which holds the kernel but not the cross-stream waits.
+
+With --cupti, the timed loop runs under torch.profiler (CUPTI activity tracing): each NCCL
+kernel's own start and end on the GPU, the tightest reference ("kernel_ns"). NCCL kernels are
+matched to the issued ops in order (one kernel per op: a batched isend/irecv pair or an
+all_to_all is one group, one kernel), and the kernel's name must hold the op's NCCL function.
 """
 import argparse
 import json
@@ -42,6 +52,36 @@ def parse_sizes(s):
     return out
 
 
+KERNEL_FUNC = {"AllReduce": "AllReduce", "AllGather": "AllGather", "ReduceScatter": "ReduceScatter",
+               "Broadcast": "Broadcast", "Reduce": "Reduce", "SendRecv": "SendRecv",
+               "AllToAll": "SendRecv"}
+
+
+def attach_kernels(prof, ops_log, path):
+    """Sets each op's "kernel_ns" from the CUPTI kernel records, matched in order."""
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    os.unlink(path)
+    kernels = sorted((e for e in events if e.get("cat") == "kernel" and "nccl" in e["name"].lower()),
+                     key=lambda e: e["ts"])
+    if len(kernels) != len(ops_log):
+        print("workload: %d NCCL kernels for %d ops: kernel times not attached"
+              % (len(kernels), len(ops_log)), flush=True)
+        return
+    known = set(KERNEL_FUNC.values())
+    for op, k in zip(ops_log, kernels):
+        name = k["name"].split("(")[0]
+        named = {f for f in known if "_%s_" % f in name + "_"}   # ncclDevKernel_AllReduce_Sum_...
+        if named and KERNEL_FUNC[op["op"]] not in named:
+            print("workload: kernel %s for op %s: kernel times not attached" % (k["name"], op["op"]),
+                  flush=True)
+            for o in ops_log:
+                o.pop("kernel_ns", None)
+            return
+        op["kernel_ns"] = int(round(float(k["dur"]) * 1000))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -51,6 +91,8 @@ def main():
     ap.add_argument("--second-group-ops", default="AllReduce,AllGather",
                     help="ops also run on the second communicator")
     ap.add_argument("--ops", default="AllReduce,AllGather,ReduceScatter,Broadcast,Reduce,SendRecv,AllToAll")
+    ap.add_argument("--cupti", action="store_true",
+                    help="also time each op's NCCL kernel with CUPTI (torch.profiler)")
     ap.add_argument("--sleep-cycles", type=int, default=1000000,
                     help="GPU sleep before each timed op (about 0.5 ms at 1.98 GHz)")
     a = ap.parse_args()
@@ -71,29 +113,44 @@ def main():
     buf_in = torch.empty(maxbytes // 4 + world, dtype=torch.float32, device=dev).normal_()
     buf_out = torch.empty(maxbytes // 4 + world, dtype=torch.float32, device=dev)
 
+    nccl_timing = os.environ.get("TORCH_NCCL_ENABLE_TIMING") == "1"
+
     def run(name, size, group):
+        """Issues the op, waits for it on the current stream; returns its Work objects."""
         n = max(1, size // 4)
         x, y = buf_in[:n], buf_out[:n]
+        kw = {"group": group, "async_op": True}
         if name == "AllReduce":
-            dist.all_reduce(x, group=group)
+            works = [dist.all_reduce(x, **kw)]
         elif name == "AllGather":
-            dist.all_gather_into_tensor(buf_out[:n * world], x, group=group)
+            works = [dist.all_gather_into_tensor(buf_out[:n * world], x, **kw)]
         elif name == "ReduceScatter":
-            dist.reduce_scatter_tensor(y, buf_in[:n * world], group=group)
+            works = [dist.reduce_scatter_tensor(y, buf_in[:n * world], **kw)]
         elif name == "Broadcast":
-            dist.broadcast(x, src=0, group=group)
+            works = [dist.broadcast(x, src=0, **kw)]
         elif name == "Reduce":
-            dist.reduce(x, dst=0, group=group)
+            works = [dist.reduce(x, dst=0, **kw)]
         elif name == "SendRecv":
             # even ranks send first; a batched isend/irecv pair is one NCCL group
             ops = [dist.P2POp(dist.isend, x, peer, group=group),
                    dist.P2POp(dist.irecv, y, prev, group=group)]
-            for w in dist.batch_isend_irecv(ops):
-                w.wait()
+            works = list(dist.batch_isend_irecv(ops))
         elif name == "AllToAll":
-            dist.all_to_all_single(buf_out[:n * world], buf_in[:n * world], group=group)
+            works = [dist.all_to_all_single(buf_out[:n * world], buf_in[:n * world], **kw)]
         else:
             raise ValueError(name)
+        for w in works:
+            w.wait()   # the current stream waits for the NCCL stream
+        return works
+
+    def nccl_ns(works):
+        """The NCCL-stream events' interval (the longest, for a batch), or None."""
+        if not nccl_timing:
+            return None
+        try:
+            return int(max(w._get_duration() for w in works) * 1e6)
+        except Exception:  # not available for this op / this PyTorch
+            return None
 
     # What the plugin should write for one issued op: (NCCL function, size) list.
     def expected(name, size):
@@ -108,6 +165,11 @@ def main():
     names = a.ops.split(",")
     second_ops = set(a.second_group_ops.split(",")) if a.second_group_ops else set()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    prof = None
+    if a.cupti:
+        from torch.profiler import ProfilerActivity, profile
+        prof = profile(activities=[ProfilerActivity.CUDA])
+        prof.__enter__()
     t0 = time.time()
     for gname, group in groups.items():
         for name in names:
@@ -123,15 +185,19 @@ def main():
                     torch.cuda.synchronize()
                     torch.cuda._sleep(a.sleep_cycles)
                     start.record()
-                    run(name, size, group)
+                    works = run(name, size, group)
                     end.record()
                     end.synchronize()
                     ops_log.append({"group": gname, "op": name, "size": size, "warmup": False,
                                     "expect": expected(name, size),
-                                    "cuda_ns": int(start.elapsed_time(end) * 1e6)})
+                                    "cuda_ns": int(start.elapsed_time(end) * 1e6),
+                                    "nccl_ns": nccl_ns(works)})
     torch.cuda.synchronize()
     elapsed = time.time() - t0
     os.makedirs(a.out, exist_ok=True)
+    if prof is not None:
+        prof.__exit__(None, None, None)
+        attach_kernels(prof, ops_log, os.path.join(a.out, "trace-rank%d.json" % rank))
     with open(os.path.join(a.out, "ops-rank%d.json" % rank), "w") as f:
         json.dump({"rank": rank, "world": world, "ops": ops_log, "elapsed_s": elapsed,
                    "torch": torch.__version__,

@@ -1,0 +1,223 @@
+/*
+ * sampler.c - sampled kernel timing (see sampler.h).
+ *
+ * The mask words are written without a lock: group ends arrive on the
+ * application's threads, inside NCCL's group calls, and must stay cheap.
+ * Two writers can race (two threads ending groups at once, or an init and a
+ * flip); each writer re-checks after writing that the state it wrote from is
+ * still the latest, and writes again if not, so the last word written is
+ * always the one the latest state asks for.
+ */
+#include "core/sampler.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "abi/profiler_abi.h"
+#include "core/config.h"
+#include "core/log.h"
+
+#define MAX_WORDS 8 /* NCCL hands every init the same word; a few more are tolerated */
+
+char ins_sampler_group_token[2];
+bool ins_sampler_counting;
+
+static int g_mode;
+static int g_on_mask, g_off_mask;
+static long long g_window_ms, g_period_ms, g_every, g_burst;
+
+static int *_Atomic g_words[MAX_WORDS];
+static atomic_int g_nwords;
+static atomic_int g_state_mask; /* the mask wanted now */
+
+/* Group-count mode. */
+static _Atomic uint64_t g_groups;   /* groups ended */
+static atomic_bool g_saw_api;       /* GroupApi events arrive: count those, not Group */
+
+/* Time mode: the thread and its accounting (g_tlock). */
+static pthread_mutex_t g_tlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_tcond = PTHREAD_COND_INITIALIZER;
+static pthread_t g_thread;
+static bool g_thread_running, g_stop;
+static uint64_t g_t0_ns, g_on_ns, g_on_since_ns; /* g_on_since_ns: 0 while off */
+
+static uint64_t realtime_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void write_words(int mask) {
+  int n = atomic_load_explicit(&g_nwords, memory_order_acquire);
+  for (int i = 0; i < n; i++) {
+    int *w = atomic_load_explicit(&g_words[i], memory_order_acquire);
+    if (w) __atomic_store_n(w, mask, __ATOMIC_RELAXED); /* NCCL reads it atomically */
+  }
+}
+
+/* Sets the wanted mask and writes it, until no newer state overtook ours. */
+static void set_state(int mask) {
+  atomic_store_explicit(&g_state_mask, mask, memory_order_relaxed);
+  int m;
+  do {
+    m = atomic_load_explicit(&g_state_mask, memory_order_relaxed);
+    write_words(m);
+  } while (atomic_load_explicit(&g_state_mask, memory_order_relaxed) != m);
+}
+
+/* ---- time windows -------------------------------------------------------- */
+
+/* Sets the state for wall-clock time now; returns when it next changes (g_tlock held). */
+static uint64_t time_tick(void) {
+  uint64_t period = (uint64_t)g_period_ms * 1000000ull, window = (uint64_t)g_window_ms * 1000000ull;
+  uint64_t now = realtime_ns();
+  uint64_t phase = now % period;
+  bool on = phase < window;
+  if (on && !g_on_since_ns) g_on_since_ns = now;
+  if (!on && g_on_since_ns) g_on_ns += now - g_on_since_ns, g_on_since_ns = 0;
+  set_state(on ? g_on_mask : g_off_mask);
+  return now - phase + (on ? window : period);
+}
+
+static void *time_thread(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&g_tlock);
+  while (!g_stop) {
+    uint64_t next = time_tick();
+    struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
+    /* CLOCK_REALTIME, the condition variable's default: the windows are wall-clock ones. */
+    while (!g_stop && pthread_cond_timedwait(&g_tcond, &g_tlock, &ts) != ETIMEDOUT) {
+    }
+  }
+  pthread_mutex_unlock(&g_tlock);
+  return NULL;
+}
+
+/* ---- group count --------------------------------------------------------- */
+
+/* Group k (from 0) is timed when its run of B is the first of every N runs. */
+static inline bool group_timed(uint64_t k) {
+  return (k / (uint64_t)g_burst) % (uint64_t)g_every == 0;
+}
+
+/* A GroupApi start precedes its group's Group events: from the first one on,
+ * GroupApi stops count groups and Group stops do not (nccl-tests driving two
+ * GPUs from one thread has two Group events per application group). */
+void ins_sampler_saw_group_api(void) {
+  if (!atomic_load_explicit(&g_saw_api, memory_order_relaxed))
+    atomic_store_explicit(&g_saw_api, true, memory_order_relaxed);
+}
+
+void ins_sampler_group_stop(const void *handle) {
+  bool api = handle == &ins_sampler_group_token[1];
+  if (!api && atomic_load_explicit(&g_saw_api, memory_order_relaxed))
+    return; /* the GroupApi stop that follows counts this group */
+  uint64_t n = atomic_fetch_add_explicit(&g_groups, 1, memory_order_relaxed) + 1;
+  /* The next group is number n (from 0). */
+  for (;;) {
+    write_words(group_timed(n) ? g_on_mask : g_off_mask);
+    uint64_t now = atomic_load_explicit(&g_groups, memory_order_relaxed);
+    if (now == n) break;
+    n = now; /* another thread ended a group meanwhile: write for the latest */
+  }
+}
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+void ins_sampler_start(const struct ins_config *cfg, int full_mask, int abi_version) {
+  g_mode = cfg->sample_mode;
+  g_window_ms = cfg->sample_window_ms;
+  g_period_ms = cfg->sample_period_ms;
+  g_every = cfg->sample_every;
+  g_burst = cfg->sample_burst > 0 ? cfg->sample_burst : 1;
+  g_on_mask = full_mask;
+  g_off_mask = 0;
+  if (g_mode == INS_SAMPLE_GROUPS) {
+    /* Group events mark the group ends we count: ask for them in both states
+     * (they are host events; NCCL adds no kernel work for them). */
+    int groups = PROF_EV_GROUP | (abi_version >= 5 ? PROF_EV_GROUP_API : 0);
+    g_on_mask |= groups;
+    g_off_mask = groups;
+    ins_sampler_counting = true;
+  }
+  atomic_store(&g_state_mask, g_on_mask); /* group count: the first group is timed */
+  if (g_mode != INS_SAMPLE_TIME) return;
+  /* The state of this instant, before any init can hand out the mask. */
+  pthread_mutex_lock(&g_tlock);
+  g_t0_ns = realtime_ns();
+  time_tick();
+  pthread_mutex_unlock(&g_tlock);
+  if (pthread_create(&g_thread, NULL, time_thread, NULL) != 0) {
+    ins_warn("cannot start the sampling thread: every op is timed (NCCL_INSPECTOR_SAMPLE_* ignored)");
+    g_mode = INS_SAMPLE_ALL;
+    return;
+  }
+  g_thread_running = true;
+}
+
+void ins_sampler_attach(int *mask_word) {
+  if (!mask_word) return;
+  int n = atomic_load_explicit(&g_nwords, memory_order_acquire);
+  bool known = false;
+  for (int i = 0; i < n && !known; i++)
+    known = atomic_load_explicit(&g_words[i], memory_order_acquire) == mask_word;
+  if (!known && g_mode != INS_SAMPLE_ALL) {
+    /* Inits are serialised by NCCL per communicator but not across them: claim a slot. */
+    int i = atomic_fetch_add(&g_nwords, 1);
+    if (i < MAX_WORDS) {
+      atomic_store_explicit(&g_words[i], mask_word, memory_order_release);
+    } else {
+      atomic_store(&g_nwords, MAX_WORDS);
+      ins_warn("more than %d distinct activation-mask words: this communicator is timed in full",
+               MAX_WORDS);
+      __atomic_store_n(mask_word, g_on_mask, __ATOMIC_RELAXED);
+      return;
+    }
+  }
+  if (g_mode == INS_SAMPLE_GROUPS) {
+    uint64_t n2 = atomic_load(&g_groups);
+    int m = group_timed(n2) ? g_on_mask : g_off_mask;
+    __atomic_store_n(mask_word, m, __ATOMIC_RELAXED);
+    return;
+  }
+  int m;
+  do {
+    m = atomic_load_explicit(&g_state_mask, memory_order_relaxed);
+    __atomic_store_n(mask_word, m, __ATOMIC_RELAXED);
+  } while (atomic_load_explicit(&g_state_mask, memory_order_relaxed) != m);
+}
+
+void ins_sampler_stats(struct ins_sample_stats *s) {
+  s->mode = g_mode;
+  s->window_ms = g_window_ms;
+  s->period_ms = g_period_ms;
+  s->every = g_every;
+  s->burst = g_burst;
+  s->groups = s->groups_timed = 0;
+  s->covered = 1.0;
+  if (g_mode == INS_SAMPLE_GROUPS) {
+    uint64_t n = atomic_load(&g_groups);
+    s->groups = n;
+    uint64_t cycle = (uint64_t)g_every * (uint64_t)g_burst, rem = n % cycle;
+    s->groups_timed = n / cycle * (uint64_t)g_burst + (rem < (uint64_t)g_burst ? rem : (uint64_t)g_burst);
+    s->covered = n ? (double)s->groups_timed / (double)n : 1.0;
+  } else if (g_mode == INS_SAMPLE_TIME) {
+    pthread_mutex_lock(&g_tlock);
+    uint64_t now = realtime_ns();
+    uint64_t on = g_on_ns + (g_on_since_ns ? now - g_on_since_ns : 0);
+    s->covered = now > g_t0_ns ? (double)on / (double)(now - g_t0_ns) : 1.0;
+    pthread_mutex_unlock(&g_tlock);
+  }
+}
+
+void ins_sampler_shutdown(void) {
+  if (!g_thread_running) return;
+  pthread_mutex_lock(&g_tlock);
+  g_stop = true;
+  pthread_cond_signal(&g_tcond);
+  pthread_mutex_unlock(&g_tlock);
+  pthread_join(g_thread, NULL);
+  g_thread_running = false;
+}

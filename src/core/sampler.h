@@ -1,0 +1,66 @@
+/*
+ * sampler.h - sampled kernel timing (NCCL_INSPECTOR_SAMPLE_*): which
+ * application groups NCCL times, chosen by writing NCCL's activation mask.
+ *
+ * NCCL keeps the mask word whose address every init receives (one word per
+ * process), re-reads it when an application group starts and tags that
+ * group's ops with what it read. Ops tagged without KernelCh get no kernel
+ * instrumentation at all, so between sampled windows the job runs at
+ * no-plugin speed. Two ways to choose the timed groups:
+ *  - time windows: a thread writes the mask at wall-clock boundaries (the
+ *    first W ms of every P ms, counted from the Unix epoch, so that every
+ *    rank of a job on clock-synchronised hosts samples the same windows);
+ *  - group count: one group in N (or one run of B consecutive groups in N
+ *    runs), counted at group ends (the
+ *    stop of a GroupApi event, or of a Group event where the ABI has no API
+ *    events), which is where the next group's mask is decided. No thread.
+ * With sampling off (the default) the mask is written once per init and
+ * every op is timed.
+ */
+#ifndef INS_SAMPLER_H
+#define INS_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ins_config;
+
+enum ins_sample_mode { INS_SAMPLE_ALL = 0, INS_SAMPLE_TIME = 1, INS_SAMPLE_GROUPS = 2 };
+
+/* Process init: remember the configuration and, in time mode, start the thread.
+ * full_mask: what the plugin asks for when an op is to be timed. */
+void ins_sampler_start(const struct ins_config *cfg, int full_mask, int abi_version);
+
+/* Communicator init: NCCL's mask word; writes the mask wanted now. */
+void ins_sampler_attach(int *mask_word);
+
+/* Group-count mode only: the handles startEvent returns for Group and
+ * GroupApi events, so that NCCL calls stopEvent on them. */
+extern char ins_sampler_group_token[2]; /* [0] Group, [1] GroupApi */
+extern bool ins_sampler_counting;        /* group-count mode is on (set before any init returns) */
+
+void ins_sampler_saw_group_api(void);
+static inline void *ins_sampler_group_start(int api) {
+  if (!ins_sampler_counting) return (void *)0;
+  if (api) ins_sampler_saw_group_api();
+  return &ins_sampler_group_token[api];
+}
+static inline bool ins_sampler_is_group(const void *handle) {
+  return handle == &ins_sampler_group_token[0] || handle == &ins_sampler_group_token[1];
+}
+/* stopEvent on a group token: counts a group end and sets the next group's mask. */
+void ins_sampler_group_stop(const void *handle);
+
+/* What the output says about sampling. */
+struct ins_sample_stats {
+  int mode;                     /* enum ins_sample_mode */
+  long long window_ms, period_ms, every, burst;
+  uint64_t groups, groups_timed; /* group-count mode */
+  double covered;               /* share of wall time (time) or of groups (count) timed */
+};
+void ins_sampler_stats(struct ins_sample_stats *s);
+
+/* Process exit: stop the thread. */
+void ins_sampler_shutdown(void);
+
+#endif
