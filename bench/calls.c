@@ -133,19 +133,31 @@ int bp_mode_scale(struct bp_opts *o) {
   for (int k = 0; k < o->nplugins; k++) {
     double *one = calloc((size_t)o->runs, sizeof(double));
     double *two = calloc((size_t)o->runs, sizeof(double));
+    double *per1 = calloc((size_t)o->runs, sizeof(double));
+    double *per2 = calloc((size_t)o->runs, sizeof(double));
     for (int run = 0; run < o->runs; run++) {
       struct bp_stats s1 = {0}, s2 = {0};
       uint64_t w1 = bp_exec_parallel(&o->plugin[k], g, 1, o->synth_iters, &s1);
       uint64_t w2 = bp_exec_parallel(&o->plugin[k], g, 2, o->synth_iters, &s2);
       one[run] = (double)s1.calls / ((double)w1 / 1e9);
       two[run] = (double)s2.calls / ((double)w2 / 1e9);
+      per1[run] = (double)s1.ns / (double)s1.calls;
+      per2[run] = (double)s2.ns / (double)s2.calls;
     }
-    double r1 = bp_median(one, o->runs), r2 = bp_median(two, o->runs);
-    printf("scale.%s.one_thread_calls_per_s %.0f\n", o->label[k], r1);
-    printf("scale.%s.two_threads_calls_per_s %.0f\n", o->label[k], r2);
-    printf("scale.%s.ratio %.2f\n", o->label[k], r2 / r1);
+    double *ratio = calloc((size_t)o->runs, sizeof(double));
+    for (int run = 0; run < o->runs; run++) ratio[run] = two[run] / one[run];
+    /* runs are paired (1 then 2 threads, back to back): the median of the pairs' ratios */
+    printf("scale.%s.ratio %.2f\n", o->label[k], bp_median(ratio, o->runs));
+    printf("scale.%s.one_thread_calls_per_s %.0f\n", o->label[k], bp_median(one, o->runs));
+    printf("scale.%s.two_threads_calls_per_s %.0f\n", o->label[k], bp_median(two, o->runs));
+    free(ratio);
+    /* each thread's own ns per callback: contention shows here, scheduling does not */
+    printf("scale.%s.one_thread_ns_per_call %.2f\n", o->label[k], bp_median(per1, o->runs));
+    printf("scale.%s.two_threads_ns_per_call %.2f\n", o->label[k], bp_median(per2, o->runs));
     free(one);
     free(two);
+    free(per1);
+    free(per2);
   }
   bp_prog_free(&g[0]);
   bp_prog_free(&g[1]);

@@ -80,8 +80,8 @@ static int quick(struct bp_opts base, const char *paths[2]) {
     return 1;
   }
   static const struct quick_step steps[] = {
-    {"calls", {NULL}},
-    {"threads", {NULL}},
+    {"calls", {"NCCL_INSPECTOR_DUMP_COLL_RING_SIZE=65536", NULL}},
+    {"threads", {"NCCL_INSPECTOR_DUMP_COLL_RING_SIZE=65536", NULL}},
     {"scale", {"NCCL_INSPECTOR_DUMP_THREAD_ENABLE=0", "NCCL_INSPECTOR_DUMP_COLL_RING_SIZE=4096", NULL}},
     {"rate", {"NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=0", NULL}},
     {"rate", {"NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=1000000", NULL}},
@@ -158,11 +158,18 @@ int main(int argc, char **argv) {
       o.channels < 1 || o.channels > 64 || o.comms < 2)
     usage();
   rp_log_set_quiet(true);
-  if (!strcmp(mode, "quick")) return quick(o, paths);
+  int rc;
   if (!strcmp(mode, "rate") && !o.dir) o.dir = getenv("NCCL_INSPECTOR_DUMP_DIR");
-  if (!strcmp(mode, "rate") && !o.dir) {
+  if (!strcmp(mode, "quick")) {
+    rc = quick(o, paths);
+  } else if (!strcmp(mode, "rate") && !o.dir) {
     fprintf(stderr, "inspector-bench: rate needs --dir (the plugin's NCCL_INSPECTOR_DUMP_DIR)\n");
-    return 2;
+    rc = 2;
+  } else {
+    rc = run_mode(mode, &o, paths);
   }
-  return run_mode(mode, &o, paths);
+  for (int i = 0; o.fixture && i < o.nfixtures; i++) bp_prog_free(&o.fixture[i]);
+  free(o.fixture);
+  free(o.fixture_path);
+  return rc;
 }

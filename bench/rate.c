@@ -3,7 +3,7 @@
  * that costs the dump thread.
  *
  * One synthetic communicator completes `rate` operations a second (in
- * batches, one per millisecond; 0: as fast as it can) for `seconds`, with the
+ * batches, one every 100 us; 0: as fast as it can) for `seconds`, with the
  * plugin configured by the caller's environment (interval, ring sizes, dump
  * directory). The dump thread is the thread that appears at the first init;
  * its CPU time over the run comes from /proc. After finalize, every record
@@ -21,6 +21,7 @@
 #include "sysinfo.h"
 
 #define MAX_TIDS 256
+#define TICKS_PER_S 10000
 
 static pid_t new_thread(const pid_t *before, int nb) {
   pid_t now[MAX_TIDS];
@@ -41,7 +42,7 @@ static void sleep_until(uint64_t t_ns) {
 
 int bp_mode_rate(struct bp_opts *o) {
   const struct bp_plugin *p = &o->plugin[0];
-  int batch = o->rate > 0 ? (int)(o->rate / 1000) : 1000; /* ops per millisecond tick */
+  int batch = o->rate > 0 ? (int)(o->rate / TICKS_PER_S) : 100; /* ops per tick */
   if (batch < 1) batch = 1;
   struct rp_trace t;
   bp_synth_trace(&t, 0x7a7e0001, batch, o->channels);
@@ -65,7 +66,7 @@ int bp_mode_rate(struct bp_opts *o) {
     if (now >= end) break;
     if (o->rate > 0) {
       if (now < tick) sleep_until(tick);
-      tick += 1000000;
+      tick += 1000000000 / TICKS_PER_S;
     }
     bp_exec(p, &g, &r, false, &s);
     batches++;
