@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps test-deps build demo test check test-asan test-tsan clean
+.PHONY: all deps test-deps build demo test check test-asan test-tsan bench clean
 
 all: build
 
@@ -39,8 +39,15 @@ test-tsan: deps
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L threads
 
+# The CPU benchmark (docs/BENCHMARKS.md): a Release build of its own, then bench/run.sh.
+bench:
+	@tools/ensure-deps.sh bench
+	cmake -S . -B $(BUILD)-bench -DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG" -DINSPECTOR_WERROR=ON >/dev/null
+	cmake --build $(BUILD)-bench -j $(JOBS)
+	bench/run.sh $(BUILD)-bench
+
 # Everything CI runs: plain, ASan+UBSan, TSan.
 check: test test-asan test-tsan
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan demo-output
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-bench demo-output

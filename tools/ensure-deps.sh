@@ -3,7 +3,8 @@
 # The plugin itself needs only a C compiler, CMake and libc; the replay and
 # report tools need zlib and jansson; the tests need python3, and with the
 # argument `test` also Prometheus and its node exporter (the end-to-end test of
-# Prometheus mode runs the real programs).
+# Prometheus mode runs the real programs), with `bench` valgrind (callgrind counts
+# the benchmark's instructions per callback).
 set -euo pipefail
 missing=()
 command -v cmake >/dev/null || missing+=(cmake)
@@ -19,6 +20,10 @@ fi
 if [ "${1:-}" = test ]; then
   command -v prometheus >/dev/null || missing+=(prometheus)
   command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
+fi
+if [ "${1:-}" = bench ]; then
+  command -v valgrind >/dev/null || missing+=(valgrind)
+  [ -f /usr/include/valgrind/callgrind.h ] || missing+=(valgrind)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing: ${missing[*]}"

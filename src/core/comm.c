@@ -35,6 +35,7 @@ struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, cons
   c->min_bytes = cfg->min_size_bytes;
   ins_pool_init(&c->pool);
   pthread_mutex_init(&c->drain_lock, NULL);
+  if (ins_pool_prefill(&c->pool)) goto fail;
   if (ins_ring_init(&c->ring[INS_KIND_COLL], cfg->coll_ring_size, record_payload(c->verbose)) ||
       ins_ring_init(&c->ring[INS_KIND_P2P], cfg->p2p_ring_size, record_payload(c->verbose)))
     goto fail;

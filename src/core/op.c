@@ -1,10 +1,12 @@
 /*
  * op.c - the tracker: event callbacks in, completed records out.
  *
- * This is the hot path. Rules kept here: no lock, no malloc (ops come from
- * the communicator's pool), no I/O, no clock read unless the GPU timer is
- * missing or a verbose trace was asked for, atomics only where the
- * application thread and the proxy thread meet (pending, chan_mask).
+ * This is the hot path (its per-channel common case is inline in op.h).
+ * Rules kept here: no lock, no malloc (ops come from the communicator's
+ * preallocated pool), no I/O, no clock read unless the GPU timer is missing
+ * or a verbose trace was asked for, atomics only where the application
+ * thread and the proxy thread meet (pending, chan_mask), no formatting (the
+ * dump thread does that).
  */
 #include "core/op.h"
 
@@ -19,10 +21,6 @@
 
 static inline uint32_t next_sn(struct ins_comm *c) {
   return atomic_fetch_add_explicit(&c->event_sn, 1, memory_order_relaxed) + 1;
-}
-
-static inline struct ins_op *op_of_chan(struct ins_chan *ch) {
-  return (struct ins_op *)((char *)(ch - ch->id) - offsetof(struct ins_op, ch));
 }
 
 void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
@@ -47,6 +45,8 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
   /* nChannels is only a promise if it is a plausible channel count (RCCL
    * has been seen sending garbage): otherwise count channels as they come. */
   op->expected = nchannels <= INS_MAX_CHANNELS ? nchannels : 0;
+  op->verbose = c->verbose;
+  op->host_clock = c->keep_cpu_timing || c->verbose;
   op->peer = kind == INS_KIND_P2P ? peer : -1;
   op->comm = c;
   op->sn = seq;
@@ -63,7 +63,7 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
   atomic_store_explicit(&op->issue, issue, memory_order_relaxed);
   /* host stop + expected kernel stops; unknown: host stop + a "first kernel" token */
   atomic_store_explicit(&op->pending, 1 + (op->expected ? op->expected : 1), memory_order_relaxed);
-  op->host_start_ns = (c->keep_cpu_timing || c->verbose) ? ins_wall_ns() : 0;
+  op->host_start_ns = op->host_clock ? ins_wall_ns() : 0;
   op->host_stop_ns = 0;
   op->start_sn = c->verbose ? next_sn(c) : 0;
   op->stop_sn = 0;
@@ -181,15 +181,12 @@ static void reclaim_overtaken(struct ins_comm *c, uint64_t issue) {
   if (p > 0) complete(op, 1);
 }
 
-/* One of the things the op waits for has happened. */
-static inline void settle(struct ins_op *op, int n) {
-  if (atomic_fetch_sub_explicit(&op->pending, n, memory_order_acq_rel) == n) complete(op, 0);
-}
+void ins_op_complete(struct ins_op *op) { complete(op, 0); }
 
-void *ins_kernel_start(struct ins_comm *c, void *parent, uint8_t channel, uint64_t ptimer) {
+void *ins_kernel_start_slow(struct ins_comm *c, void *parent, uint8_t channel, uint64_t ptimer) {
   struct ins_op *op = parent;
   if (!c || !op) return NULL;
-  if (op->tag != INS_TAG_OP) {
+  if (*(const uint8_t *)parent != INS_TAG_OP) {
     atomic_fetch_add_explicit(&c->odd_events[INS_ODD_KERNEL_PARENT], 1, memory_order_relaxed);
     return NULL;
   }
@@ -204,6 +201,7 @@ void *ins_kernel_start(struct ins_comm *c, void *parent, uint8_t channel, uint64
   }
   struct ins_chan *ch = &op->ch[channel];
   ch->id = channel;
+  ch->verbose = c->verbose;
   ch->start_ptimer = ptimer;
   ch->stop_ptimer = 0;
   ch->host_start_ns = (!ptimer || c->verbose) ? ins_wall_ns() : 0;
@@ -216,38 +214,32 @@ void *ins_kernel_start(struct ins_comm *c, void *parent, uint8_t channel, uint64
   return ch;
 }
 
-void ins_kernel_record_stop(void *handle, uint64_t ptimer) {
-  struct ins_chan *ch = handle;
-  if (!ch || ch->tag != INS_TAG_KERNEL) return;
-  struct ins_comm *c = op_of_chan(ch)->comm;
+void ins_kernel_record_stop_slow(struct ins_chan *ch, uint64_t ptimer) {
+  struct ins_comm *c = ins_op_of_chan(ch)->comm;
   ch->stop_ptimer = ptimer;
   if (c->verbose || !ptimer) ch->host_record_ns = ins_wall_ns();
   if (c->verbose) ch->record_sn = next_sn(c);
 }
 
-void ins_event_stop(void *handle) {
-  if (!handle) return;
-  uint8_t tag = *(uint8_t *)handle;
-  if (tag == INS_TAG_KERNEL) {
-    struct ins_chan *ch = handle;
-    struct ins_op *op = op_of_chan(ch);
-    struct ins_comm *c = op->comm;
-    if (c->verbose || !ch->stop_ptimer) ch->host_stop_ns = ins_wall_ns();
-    if (c->verbose) ch->stop_sn = next_sn(c);
-    ch->tag = INS_TAG_FREE; /* a second stop of this handle is ignored */
-    /* unknown channel count: the first kernel stop also gives back the token */
-    int n = 1;
-    if (!op->expected && !atomic_exchange_explicit(&op->token_returned, 1, memory_order_relaxed))
-      n = 2;
-    settle(op, n);
-  } else if (tag == INS_TAG_OP) {
-    struct ins_op *op = handle;
-    struct ins_comm *c = op->comm;
-    if (c->keep_cpu_timing || c->verbose) op->host_stop_ns = ins_wall_ns();
-    if (c->verbose) op->stop_sn = next_sn(c);
-    atomic_store_explicit(&op->host_stopped, 1, memory_order_release);
-    settle(op, 1);
-  }
+void ins_kernel_stop_slow(struct ins_chan *ch) {
+  struct ins_op *op = ins_op_of_chan(ch);
+  struct ins_comm *c = op->comm;
+  if (c->verbose || !ch->stop_ptimer) ch->host_stop_ns = ins_wall_ns();
+  if (c->verbose) ch->stop_sn = next_sn(c);
+  ch->tag = INS_TAG_FREE; /* a second stop of this handle is ignored */
+  /* unknown channel count: the first kernel stop also gives back the token */
+  int n = 1;
+  if (!op->expected && !atomic_exchange_explicit(&op->token_returned, 1, memory_order_relaxed))
+    n = 2;
+  ins_op_settle(op, n);
+}
+
+void ins_op_stop(struct ins_op *op) {
+  struct ins_comm *c = op->comm;
+  if (op->host_clock) op->host_stop_ns = ins_wall_ns();
+  if (c->verbose) op->stop_sn = next_sn(c);
+  atomic_store_explicit(&op->host_stopped, 1, memory_order_release);
+  ins_op_settle(op, 1);
 }
 
 void ins_ops_settle_inflight(struct ins_comm *c, uint64_t *incomplete) {

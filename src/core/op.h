@@ -1,11 +1,13 @@
 /*
  * op.h - one in-flight operation (a Coll or P2p event) and its kernel
- * channels: what NCCL's handles point at.
+ * channels: what NCCL's handles point at, and the per-callback fast paths.
  *
  * The handle we return for a Coll/P2p is a struct ins_op; the handle for a
  * KernelCh is the struct ins_chan of that channel inside its op, so a
  * kernel callback finds its op by address arithmetic, with no lookup. Both
  * start with a tag byte so stopEvent/recordEventState can tell them apart.
+ * A channel is one cache line: channels of one op driven from different
+ * threads never share a line, and finding the op is a shift.
  *
  * Completion: `pending` counts what must still happen: the host stop of the
  * op plus one stop per expected kernel channel (nChannels from the
@@ -18,11 +20,19 @@
  * completed, an op still waiting is finished: it is recorded from the
  * channels it has (nchannels says how many), or counted as lost, and its
  * slot is freed. Without this, each lost event would pin an op until teardown.
+ *
+ * Fast paths: the three kernel-channel callbacks (start, kernel-stop record,
+ * stop) are three quarters of all callbacks, so their common case (GPU timer
+ * given, verbose trace off) is inline here and compiles into the exported
+ * callbacks: a few loads and stores, one atomic, no call, no clock. Anything
+ * else (a missing timer, verbose traces, odd events, completing an op) is a
+ * call into op.c.
  */
 #ifndef INS_OP_H
 #define INS_OP_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/record.h"
@@ -32,21 +42,25 @@ enum { INS_TAG_FREE = 0, INS_TAG_OP = 0xA1, INS_TAG_KERNEL = 0xA2 };
 struct ins_comm;
 
 struct ins_chan {
-  uint8_t tag; /* INS_TAG_KERNEL */
-  uint8_t id;  /* channel id == index in op->ch */
-  uint16_t unused;
+  _Alignas(64) uint8_t tag; /* INS_TAG_KERNEL */
+  uint8_t id;               /* channel id == index in op->ch */
+  uint8_t verbose;          /* the comm's verbose trace: host times and sequence numbers too */
+  uint8_t unused;
   uint32_t start_sn;
   uint64_t start_ptimer, stop_ptimer; /* GPU timer, ns; 0 = not given */
   uint64_t host_start_ns, host_stop_ns; /* read only for fallbacks / verbose */
   uint64_t host_record_ns;
   uint32_t record_sn, stop_sn;
 };
+_Static_assert(sizeof(struct ins_chan) == 64, "a channel is one cache line");
 
 struct ins_op {
   uint8_t tag;       /* INS_TAG_OP */
   uint8_t kind;      /* enum ins_kind */
   uint8_t func;      /* enum ins_func */
   uint8_t expected;  /* kernel channels expected; 0 = unknown (count them as they come) */
+  uint8_t verbose;   /* the comm's verbose trace */
+  uint8_t host_clock; /* read the host clock at op start/stop (verbose or CPU timing kept) */
   int32_t peer;
   _Atomic int pending;
   _Atomic uint32_t pool_next; /* free-list link (index + 1), see pool.c */
@@ -67,14 +81,90 @@ struct ins_op {
 void *ins_op_start(struct ins_comm *comm, enum ins_kind kind, const char *func,
                    const char *datatype, uint64_t count, uint64_t seq, int peer,
                    uint8_t nchannels, const char *algo, const char *proto);
-void *ins_kernel_start(struct ins_comm *comm, void *parent, uint8_t channel, uint64_t ptimer);
-void ins_kernel_record_stop(void *handle, uint64_t ptimer);
-void ins_event_stop(void *handle);
+static inline void *ins_kernel_start(struct ins_comm *comm, void *parent, uint8_t channel,
+                                     uint64_t ptimer);
+static inline void ins_kernel_record_stop(void *handle, uint64_t ptimer);
+static inline void ins_event_stop(void *handle);
 
 #define INS_OVERTAKE_WINDOW 64
 
 /* Finalize: settle every op still in flight: host-timed ones become records
  * when CPU timing is kept; the rest are counted in *incomplete and freed. */
 void ins_ops_settle_inflight(struct ins_comm *comm, uint64_t *incomplete);
+
+/* ---- the slow paths (op.c) ------------------------------------------------ */
+
+/* Kernel start that is not the common case: odd parent, channel id, duplicate, verbose, no timer. */
+void *ins_kernel_start_slow(struct ins_comm *comm, void *parent, uint8_t channel, uint64_t ptimer);
+void ins_kernel_record_stop_slow(struct ins_chan *ch, uint64_t ptimer);
+void ins_kernel_stop_slow(struct ins_chan *ch);
+void ins_op_stop(struct ins_op *op);
+/* The last thing the op waited for has happened: record it, free it. */
+void ins_op_complete(struct ins_op *op);
+
+/* ---- the fast paths ------------------------------------------------------- */
+
+static inline struct ins_op *ins_op_of_chan(struct ins_chan *ch) {
+  return (struct ins_op *)((char *)(ch - ch->id) - offsetof(struct ins_op, ch));
+}
+
+/* One of the things the op waits for has happened (n of them). */
+static inline void ins_op_settle(struct ins_op *op, int n) {
+  if (atomic_fetch_sub_explicit(&op->pending, n, memory_order_acq_rel) == n) ins_op_complete(op);
+}
+
+static inline void *ins_kernel_start(struct ins_comm *comm, void *parent, uint8_t channel,
+                                     uint64_t ptimer) {
+  struct ins_op *op = parent;
+  uint64_t bit = 1ull << (channel & (INS_MAX_CHANNELS - 1));
+  /* the tag byte first: only then is the parent known to be an op (and aligned as one) */
+  if (__builtin_expect(!comm || !op || *(const uint8_t *)parent != INS_TAG_OP ||
+                           channel >= INS_MAX_CHANNELS ||
+                           !ptimer || op->verbose ||
+                           (atomic_load_explicit(&op->chan_mask, memory_order_relaxed) & bit),
+                       0))
+    return ins_kernel_start_slow(comm, parent, channel, ptimer);
+  struct ins_chan *ch = &op->ch[channel];
+  ch->id = channel;
+  ch->verbose = 0;
+  ch->start_ptimer = ptimer;
+  ch->stop_ptimer = 0;
+  ch->host_start_ns = ch->host_stop_ns = 0;
+  ch->tag = INS_TAG_KERNEL;
+  atomic_fetch_or_explicit(&op->chan_mask, bit, memory_order_relaxed);
+  if (!op->expected) atomic_fetch_add_explicit(&op->pending, 1, memory_order_relaxed);
+  return ch;
+}
+
+static inline void ins_kernel_record_stop(void *handle, uint64_t ptimer) {
+  struct ins_chan *ch = handle;
+  if (!ch || ch->tag != INS_TAG_KERNEL) return;
+  if (__builtin_expect(!ptimer || ch->verbose, 0)) {
+    ins_kernel_record_stop_slow(ch, ptimer);
+    return;
+  }
+  ch->stop_ptimer = ptimer;
+}
+
+static inline void ins_event_stop(void *handle) {
+  if (!handle) return;
+  uint8_t tag = *(uint8_t *)handle;
+  if (tag == INS_TAG_KERNEL) {
+    struct ins_chan *ch = handle;
+    if (__builtin_expect(ch->verbose || !ch->stop_ptimer, 0)) {
+      ins_kernel_stop_slow(ch);
+      return;
+    }
+    ch->tag = INS_TAG_FREE; /* a second stop of this handle is ignored */
+    struct ins_op *op = ins_op_of_chan(ch);
+    /* unknown channel count: the first kernel stop also gives back the token */
+    int n = 1;
+    if (!op->expected && !atomic_exchange_explicit(&op->token_returned, 1, memory_order_relaxed))
+      n = 2;
+    ins_op_settle(op, n);
+  } else if (tag == INS_TAG_OP) {
+    ins_op_stop(handle);
+  }
+}
 
 #endif

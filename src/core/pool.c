@@ -38,8 +38,12 @@ static int grow(struct ins_pool *p) {
     rc = 0; /* someone else grew it (or ops were returned) meanwhile */
   } else {
     uint32_t n = atomic_load_explicit(&p->nchunks, memory_order_relaxed);
-    struct ins_op *chunk = n < INS_POOL_MAX_CHUNKS ? calloc(INS_POOL_CHUNK, sizeof *chunk) : NULL;
+    /* ops are cache-line aligned (struct ins_chan): not calloc's 16 bytes */
+    struct ins_op *chunk =
+        n < INS_POOL_MAX_CHUNKS ? aligned_alloc(_Alignof(struct ins_op), INS_POOL_CHUNK * sizeof *chunk)
+                                : NULL;
     if (chunk) {
+      memset(chunk, 0, INS_POOL_CHUNK * sizeof *chunk);
       p->chunks[n] = chunk;
       atomic_store_explicit(&p->nchunks, n + 1, memory_order_release);
       for (uint32_t i = INS_POOL_CHUNK; i-- > 0;) {
@@ -52,6 +56,8 @@ static int grow(struct ins_pool *p) {
   pthread_mutex_unlock(&p->grow_lock);
   return rc;
 }
+
+int ins_pool_prefill(struct ins_pool *p) { return grow(p); }
 
 struct ins_op *ins_pool_get(struct ins_pool *p) {
   for (;;) {

@@ -5,7 +5,9 @@
  * thread, so the free list is a lock-free stack of indices whose head
  * carries a generation tag (no ABA). Memory comes in chunks that live until
  * the communicator is destroyed: a stale index always points at valid
- * memory. Growing takes a per-pool mutex, once per chunk, never per event.
+ * memory. The first chunk is allocated with the communicator; growing
+ * (more than INS_POOL_CHUNK ops in flight at once) takes a per-pool mutex,
+ * once per chunk, never per event.
  */
 #ifndef INS_POOL_H
 #define INS_POOL_H
@@ -28,6 +30,9 @@ struct ins_pool {
 
 void ins_pool_init(struct ins_pool *p);
 void ins_pool_destroy(struct ins_pool *p);
+/* Allocate the first chunk, so that a communicator's first INS_POOL_CHUNK ops in
+ * flight cost no allocation in a callback. 0, or -1 when out of memory. */
+int ins_pool_prefill(struct ins_pool *p);
 /* A free op (contents undefined), or NULL when the pool cannot grow. */
 struct ins_op *ins_pool_get(struct ins_pool *p);
 void ins_pool_put(struct ins_pool *p, struct ins_op *op);

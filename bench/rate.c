@@ -1,0 +1,102 @@
+/*
+ * rate.c - completed records per second through the dump thread, and what
+ * that costs the dump thread.
+ *
+ * One synthetic communicator completes `rate` operations a second (in
+ * batches, one every 100 us; 0: as fast as it can) for `seconds`, with the
+ * plugin configured by the caller's environment (interval, ring sizes, dump
+ * directory). The dump thread is the thread that appears at the first init;
+ * its CPU time over the run comes from /proc. After finalize, every record
+ * must be in the dump directory and the plugin's dump_stats must report no
+ * drop: the run fails otherwise.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "../tools/replay/trace.h"
+#include "modes.h"
+#include "outdir.h"
+#include "synth.h"
+#include "sysinfo.h"
+
+#define MAX_TIDS 256
+#define TICKS_PER_S 10000
+
+static pid_t new_thread(const pid_t *before, int nb) {
+  pid_t now[MAX_TIDS];
+  int n = bp_threads(now, MAX_TIDS);
+  for (int i = 0; i < n; i++) {
+    int seen = 0;
+    for (int j = 0; j < nb && !seen; j++) seen = now[i] == before[j];
+    if (!seen) return now[i];
+  }
+  return 0;
+}
+
+static void sleep_until(uint64_t t_ns) {
+  struct timespec ts = {(time_t)(t_ns / 1000000000ull), (long)(t_ns % 1000000000ull)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+  }
+}
+
+int bp_mode_rate(struct bp_opts *o) {
+  const struct bp_plugin *p = &o->plugin[0];
+  int batch = o->rate > 0 ? (int)(o->rate / TICKS_PER_S) : 100; /* ops per tick */
+  if (batch < 1) batch = 1;
+  struct rp_trace t;
+  bp_synth_trace(&t, 0x7a7e0001, batch, o->channels);
+  struct bp_prog g;
+  bp_compile(&t, 5, &g);
+  rp_trace_free(&t);
+
+  pid_t before[MAX_TIDS];
+  int nb = bp_threads(before, MAX_TIDS);
+  struct bp_run r;
+  bp_run_alloc(&g, &r);
+  bp_open(p, &g, &r);
+  pid_t dump_tid = new_thread(before, nb);
+
+  struct bp_stats s = {0};
+  uint64_t batches = 0;
+  uint64_t cpu0 = dump_tid ? bp_thread_cpu_ns(dump_tid) : 0;
+  uint64_t t0 = bp_now_ns(), end = t0 + (uint64_t)(o->seconds * 1e9), tick = t0;
+  for (;;) {
+    uint64_t now = bp_now_ns();
+    if (now >= end) break;
+    if (o->rate > 0) {
+      if (now < tick) sleep_until(tick);
+      tick += 1000000000 / TICKS_PER_S;
+    }
+    bp_exec(p, &g, &r, false, &s);
+    batches++;
+  }
+  uint64_t wall = bp_now_ns() - t0;
+  uint64_t cpu = dump_tid ? bp_thread_cpu_ns(dump_tid) - cpu0 : 0;
+  bp_close(p, &g, &r);
+  bp_run_free(&r);
+
+  uint64_t expected = batches * (uint64_t)batch;
+  struct bp_outdir out;
+  int bad = bp_outdir_scan(o->dir, &out) != 0;
+  bad |= out.records != expected || out.dropped != 0 || out.reported != expected;
+  const char *tag = o->label[0];
+  printf("rate.%s.target_per_s %ld\n", tag, o->rate);
+  printf("rate.%s.records_expected %llu\n", tag, (unsigned long long)expected);
+  printf("rate.%s.records_written %llu\n", tag, (unsigned long long)out.records);
+  printf("rate.%s.records_reported %llu\n", tag, (unsigned long long)out.reported);
+  printf("rate.%s.dropped %llu\n", tag, (unsigned long long)out.dropped);
+  printf("rate.%s.records_per_s %.0f\n", tag, (double)out.records / ((double)wall / 1e9));
+  printf("rate.%s.bytes_per_record %.1f\n", tag,
+         out.records ? (double)out.record_bytes / (double)out.records : 0.0);
+  printf("rate.%s.dump_thread_cpu_pct %.2f\n", tag,
+         dump_tid ? 100.0 * (double)cpu / (double)wall : -1.0);
+  printf("rate.%s.producer_ns_per_call %.2f\n", tag, s.calls ? (double)s.ns / (double)s.calls : 0);
+  printf("rate.%s.ok %d\n", tag, !bad);
+  if (bad)
+    fprintf(stderr, "inspector-bench: rate: %llu records expected, %llu written, %llu reported, %llu dropped\n",
+            (unsigned long long)expected, (unsigned long long)out.records,
+            (unsigned long long)out.reported, (unsigned long long)out.dropped);
+  bp_prog_free(&g);
+  return bad;
+}
