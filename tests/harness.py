@@ -358,7 +358,7 @@ def truth_expectation(truth_path, cfg: RunConfig):
                     p + "_busbw_gbs": algobw * oracle.busbw_factor(t["func"], t["nranks"]),
                     p + "_exec_time_ns": ns, p + "_start_ts_ns": t["start_ns"],
                     p + "_datatype": t["datatype"], p + "_count": t["count"],
-                    p + "_nchannels": t["nchannels"]}
+                    p + "_nchannels": t["nchannels"], p + "_stale_channels": 0}
             if kind == "p2p":
                 perf["p2p_peer"] = t["peer"]
             else:

@@ -52,10 +52,12 @@ SRC_COLLECTIVE_CPU = "collective_cpu"
 # (event_trace_sn / event_trace_ts) come on top when NCCL_INSPECTOR_DUMP_VERBOSE=1.
 COLL_FIELDS = ["coll", "coll_sn", "coll_msg_size_bytes", "coll_exec_time_us", "coll_timing_source",
                "coll_algobw_gbs", "coll_busbw_gbs", "coll_exec_time_ns", "coll_start_ts_ns",
-               "coll_datatype", "coll_count", "coll_nchannels", "coll_algo", "coll_proto"]
+               "coll_datatype", "coll_count", "coll_nchannels", "coll_stale_channels",
+               "coll_algo", "coll_proto"]
 P2P_FIELDS = ["p2p", "p2p_sn", "p2p_peer", "p2p_msg_size_bytes", "p2p_exec_time_us",
               "p2p_timing_source", "p2p_algobw_gbs", "p2p_busbw_gbs", "p2p_exec_time_ns",
-              "p2p_start_ts_ns", "p2p_datatype", "p2p_count", "p2p_nchannels"]
+              "p2p_start_ts_ns", "p2p_datatype", "p2p_count", "p2p_nchannels",
+              "p2p_stale_channels"]
 
 # Fields whose value depends on the replay's host clock when the timing source is not
 # kernel_gpu: only their presence is checked then.
@@ -232,6 +234,27 @@ def kernel_has_gpu_times(k: Kernel) -> bool:
     return k.start_ptimer > 0 and k.recorded and k.stop_ptimer > 0
 
 
+STALE_GAP_FACTOR = 10
+
+
+def fresh_channels(kernels):
+    """[C2 "Stale channels"]: the channels, sorted by start pTimer, split wherever a channel
+    starts after every earlier one has stopped; if the last such gap is longer than 10 times
+    the longest channel interval after it, the channels before it carry stale timestamps.
+    Returns (the channels the time comes from, how many were left out)."""
+    ks = sorted(kernels, key=lambda k: k.start_ptimer)
+    latest_stop = []
+    for k in ks:
+        latest_stop.append(max(latest_stop[-1], k.stop_ptimer) if latest_stop else k.stop_ptimer)
+    longest = 0
+    for i in range(len(ks) - 1, 0, -1):
+        longest = max(longest, ks[i].stop_ptimer - ks[i].start_ptimer)
+        gap = ks[i].start_ptimer - latest_stop[i - 1]
+        if gap > 0 and gap > STALE_GAP_FACTOR * longest:
+            return ks[i:], i
+    return ks, 0
+
+
 def completion(op: Op, require_kernel: bool):
     """Decide whether the trace proves the op complete, and with which timing source.
 
@@ -287,12 +310,15 @@ def expected_record(op: Op, ctx: Context, source: str, trace: str) -> dict:
     rec[p + "_datatype"] = op.dtype
     rec[p + "_count"] = op.count
     rec[p + "_nchannels"] = len(op.kernels)      # channels that reported
+    rec[p + "_stale_channels"] = 0
     if op.kind == "coll":
         rec["coll_algo"] = op.algo
         rec["coll_proto"] = op.proto
     if source == SRC_KERNEL_GPU:
-        start = min(k.start_ptimer for k in op.kernels)   # min kernel start pTimer
-        stop = max(k.stop_ptimer for k in op.kernels)     # max kernel stop pTimer
+        fresh, stale = fresh_channels(op.kernels)
+        rec[p + "_stale_channels"] = stale
+        start = min(k.start_ptimer for k in fresh)   # min kernel start pTimer
+        stop = max(k.stop_ptimer for k in fresh)     # max kernel stop pTimer
         ns = stop - start
         algobw = gbs(bandwidth_bytes(op, ctx.nranks), ns)
         rec[p + "_exec_time_ns"] = ns

@@ -26,6 +26,7 @@ FIXTURES = [
     "2.27.7/ar", "2.27.7/sr", "2.30.7/ar", "2.30.7/sr", "2.30.7/ce_ag",
     # recorded by this project on 2 x H200 (tests/data/README.md, "Recorded by Inspector")
     "2.28.9/vsmall-r0", "2.28.9/vsmall-r1", "2.28.9/va2a-r0", "2.28.9/va2a-r1",
+    "2.28.9/graph-r0", "2.28.9/graph-r1",
 ]
 BIG = ["2.28.9/vfull-r0", "2.28.9/vfull-r1"]   # ~107k lines each: --abi trace only
 TORCH = ["2.28.9/torch-1735", "2.28.9/torch-1736"]
@@ -42,7 +43,7 @@ def cases():
                                 abi="trace", timeout=240))
     out.append(fixture_case("threads.vsmall", ["2.28.9/vsmall-r1"], labels=["fixtures", "threads"],
                             threads=True, timeout=120))
-    for f in ("ar", "agg", "threads", "sr"):
+    for f in ("ar", "agg", "threads", "sr", "graph-r0"):
         out.append(fixture_case("threads." + f, ["2.28.9/" + f], labels=["fixtures", "threads"],
                                 threads=True, timeout=120))
     out.append(fixture_case("torch-pair", TORCH, labels=["fixtures"]))

@@ -7,6 +7,7 @@
                              exactly the records the first run wrote (every perf field)
   trace.unwritable           a trace directory that cannot be created: one NCCL WARN, trace
                              mode off, the records still right
+  trace.graph                the same for a CUDA-graph-captured loop (tests/data/graph)
   trace.live                 the traces written in trace mode by a live run on 2 x H200
                              (tests/data/live: PyTorch workload, NCCL 2.28.9), replayed: exactly
                              the records the plugin wrote during that run (every perf field)
@@ -107,32 +108,46 @@ def unwritable(a):
         return True, "OK trace.unwritable: " + warns[0].strip()
 
 
-def live(a):
-    d = os.path.join(harness.DATA, "live")
-    problems, n = [], 0
-    with harness.Workdir(a.keep, "trace") as wd:
-        for t in sorted(glob.glob(os.path.join(d, "*.trace.jsonl.gz"))):
-            base = os.path.basename(t)[:-len(".trace.jsonl.gz")]
-            out = os.path.join(wd.path, base)
-            env = harness.make_env({}, dump_dir=out)
-            r = harness.run(harness.replay_cmd(a.replay, a.plugin, [t], abi="trace"), env, wd.cwd,
-                            a.timeout)
-            if r.rc:
-                problems.append("%s: replay rc %s" % (base, r.rc))
-            live_dir = os.path.join(wd.path, base + "-live")
-            os.makedirs(live_dir)
-            with gzip.open(os.path.join(d, base + ".log.gz"), "rt") as fi, \
-                    open(os.path.join(live_dir, base + ".log"), "w") as fo:
-                fo.write(fi.read())
-            p_live, p_rep = perf_set(live_dir), perf_set(out)
-            n += len(p_live)
-            if not p_live or p_live != p_rep:
-                problems.append("%s: %d live records, %d replayed, equal: %s"
-                                % (base, len(p_live), len(p_rep), p_live == p_rep))
-        if problems or not n:
-            wd.failed = True
-            return False, "FAIL trace.live: %s" % ("; ".join(problems) or "no live data")
-    return True, "OK trace.live: %d live records reproduced by replaying their traces" % n
+LIVE_SETS = {
+    # tests/data/live: the PyTorch validation workload in trace mode
+    "live": [("live/live-r0.trace.jsonl.gz", "live/live-r0.log.gz"),
+             ("live/live-r1.trace.jsonl.gz", "live/live-r1.log.gz")],
+    # a CUDA-graph-captured loop (tools/validate/graph.py) in trace mode: NCCL 2.28.9 starts
+    # the Group and Coll events of each graph replay on another thread, with new seq numbers
+    "graph": [("nccl-2.28.9-h200x2/graph-r0.jsonl.gz", "graph/graph-r0.log.gz"),
+              ("nccl-2.28.9-h200x2/graph-r1.jsonl.gz", "graph/graph-r1.log.gz")],
+}
+
+
+def live_case(name):
+    """Each trace a live run wrote, replayed: exactly the records that run wrote."""
+    def fn(a):
+        problems, n = [], 0
+        with harness.Workdir(a.keep, "trace") as wd:
+            for trace, log in LIVE_SETS[name]:
+                t = os.path.join(harness.DATA, trace)
+                base = os.path.basename(log)[:-len(".log.gz")]
+                out = os.path.join(wd.path, base)
+                env = harness.make_env({}, dump_dir=out)
+                r = harness.run(harness.replay_cmd(a.replay, a.plugin, [t], abi="trace"), env,
+                                wd.cwd, a.timeout)
+                if r.rc:
+                    problems.append("%s: replay rc %s" % (base, r.rc))
+                live_dir = os.path.join(wd.path, base + "-live")
+                os.makedirs(live_dir)
+                with gzip.open(os.path.join(harness.DATA, log), "rt") as fi, \
+                        open(os.path.join(live_dir, base + ".log"), "w") as fo:
+                    fo.write(fi.read())
+                p_live, p_rep = perf_set(live_dir), perf_set(out)
+                n += len(p_live)
+                if not p_live or p_live != p_rep:
+                    problems.append("%s: %d live records, %d replayed, equal: %s"
+                                    % (base, len(p_live), len(p_rep), p_live == p_rep))
+            if problems or not n:
+                wd.failed = True
+                return False, "FAIL trace.%s: %s" % (name, "; ".join(problems) or "no live data")
+        return True, "OK trace.%s: %d live records reproduced by replaying their traces" % (name, n)
+    return harness.Case("trace." + name, fn, labels=["trace"], timeout=120)
 
 
 def cases():
@@ -142,7 +157,7 @@ def cases():
     out += [case("trace.%s.threads" % f.replace("/", "."), f, threads=True)
             for f in ("2.28.9/threads", "2.28.9/sr")]
     out.append(harness.Case("trace.unwritable", unwritable, labels=["trace"], timeout=60))
-    out.append(harness.Case("trace.live", live, labels=["trace"], timeout=120))
+    out += [live_case(name) for name in sorted(LIVE_SETS)]
     return out
 
 

@@ -9,6 +9,9 @@ known answers, so that CI (no GPU) covers it:
   validate.recorded  the data recorded on 2 x H200 (tests/data/validation: the workload's
                      ops and the plugin's logs): the comparison reproduces, line for line, the
                      table the GPU run printed (expected-compare.md)
+  validate.recorded.nccl, .kernel  the same against the tighter references: events on NCCL's
+                     stream (expected-compare-nccl.md), CUPTI kernel durations
+                     (expected-compare-kernel.md)
 """
 import json
 import os
@@ -114,28 +117,36 @@ def case_targets(a):
         return True, "OK validate.targets: %s" % big[0]
 
 
-def case_recorded(a):
-    import tarfile
-    d = os.path.join(HERE, "data", "validation")
-    with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(os.path.join(d, "validation-data.tgz")) as t:
-            t.extractall(tmp)
-        summary = compare.summarize(compare.join(compare.load_ops(os.path.join(tmp, "ops")),
-                                                 compare.load_records(os.path.join(tmp, "logs"))[0]))
-    got = compare.markdown(summary).splitlines()
-    with open(os.path.join(d, "expected-compare.md")) as f:
-        want = [l.rstrip("\n") for l in f if l.startswith("|")]
-    if got != want:
-        diff = [(w, g) for w, g in zip(want, got) if w != g][:3]
-        return False, "FAIL validate.recorded: %d vs %d table lines; first differences %s" % (
-            len(want), len(got), diff)
-    return True, "OK validate.recorded: %d table lines reproduced" % len(got)
+def recorded_case(ref):
+    """The recorded run's table against one reference, reproduced line for line."""
+    expected = {"cuda": "expected-compare.md", "nccl": "expected-compare-nccl.md",
+                "kernel": "expected-compare-kernel.md"}[ref]
+    name = "validate.recorded" + ("" if ref == "cuda" else "." + ref)
+
+    def fn(a):
+        import tarfile
+        d = os.path.join(HERE, "data", "validation")
+        with tempfile.TemporaryDirectory() as tmp:
+            with tarfile.open(os.path.join(d, "validation-data.tgz")) as t:
+                t.extractall(tmp)
+            summary = compare.summarize(compare.join(
+                compare.load_ops(os.path.join(tmp, "ops")),
+                compare.load_records(os.path.join(tmp, "logs"))[0], ref=ref))
+        got = compare.markdown(summary).splitlines()
+        with open(os.path.join(d, expected)) as f:
+            want = [l.rstrip("\n") for l in f if l.startswith("|")]
+        if got != want:
+            diff = [(w, g) for w, g in zip(want, got) if w != g][:3]
+            return False, "FAIL %s: %d vs %d table lines; first differences %s" % (
+                name, len(want), len(got), diff)
+        return True, "OK %s: %d table lines reproduced" % (name, len(got))
+    return harness.Case(name, fn, labels=["selftest"])
 
 
 def cases():
     return [harness.Case("validate.join", case_join, labels=["selftest"]),
             harness.Case("validate.targets", case_targets, labels=["selftest"]),
-            harness.Case("validate.recorded", case_recorded, labels=["selftest"])]
+            recorded_case("cuda"), recorded_case("nccl"), recorded_case("kernel")]
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ struct ins_comm {
   struct ins_ring ring[2];          /* [INS_KIND_COLL], [INS_KIND_P2P] */
   _Atomic uint64_t dropped[2];      /* ring full or pool exhausted */
   _Atomic uint64_t untimed;         /* completed without GPU timing, not kept */
+  _Atomic uint64_t stale;           /* ops timed without their stale channels (op.c) */
   _Atomic uint64_t p2p_seq;         /* our p2p_sn counter */
   _Atomic uint32_t event_sn;        /* verbose callback counter */
   _Atomic int bad_channel;          /* a kernel channel id >= 64 was seen */

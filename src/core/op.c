@@ -74,6 +74,55 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
 
 static void reclaim_overtaken(struct ins_comm *c, uint64_t issue);
 
+/*
+ * Stale channels: NCCL 2.28.9 was seen (PyTorch jobs and all_to_all of 1 GiB
+ * on 2 x H200; the torch, va2a and vfull fixtures) to give some of an op's
+ * channels the timestamps of an op long finished: their intervals end
+ * hundreds of microseconds to tens of milliseconds before the other channels
+ * start, and the op's span would then be up to 100 times its length. A real
+ * op's channels run together. So when the channels, sorted by start, fall
+ * into groups separated by idle gaps, and the last such gap is longer than
+ * INS_STALE_GAP_FACTOR times the longest channel interval after it, the
+ * channels before it are stale: the time comes from those after it, and the
+ * record says how many were left out. (A channel that merely starts late, as
+ * RCCL was reported to do, leaves a gap shorter than that.)
+ */
+#define INS_STALE_GAP_FACTOR 10
+
+/* The rare path: *lo and *hi become the span of the channels after the last stale
+ * gap; returns how many channels came before it (0: none stale). */
+static int drop_stale_channels(const struct ins_op *op, uint64_t mask, uint64_t *lo, uint64_t *hi) {
+  uint64_t st[INS_MAX_CHANNELS], sp[INS_MAX_CHANNELS];
+  int n = 0;
+  for (uint64_t m = mask; m; m &= m - 1) { /* insertion sort by start (at most 64) */
+    const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
+    int i = n++;
+    for (; i > 0 && st[i - 1] > ch->start_ptimer; i--) st[i] = st[i - 1], sp[i] = sp[i - 1];
+    st[i] = ch->start_ptimer, sp[i] = ch->stop_ptimer;
+  }
+  /* Walk back from the last channel: the longest interval seen so far is that of the
+   * channels after the gap being judged. */
+  uint64_t longest = 0;
+  int cut = 0;
+  uint64_t prefix_stop[INS_MAX_CHANNELS]; /* latest stop among channels 0..i */
+  for (int i = 0; i < n; i++) prefix_stop[i] = i && prefix_stop[i - 1] > sp[i] ? prefix_stop[i - 1] : sp[i];
+  for (int i = n - 1; i > 0; i--) {
+    if (sp[i] - st[i] > longest) longest = sp[i] - st[i];
+    if (st[i] > prefix_stop[i - 1] && st[i] - prefix_stop[i - 1] > longest * INS_STALE_GAP_FACTOR) {
+      cut = i;
+      break;
+    }
+  }
+  if (!cut) return 0;
+  uint64_t l = UINT64_MAX, h = 0;
+  for (int i = cut; i < n; i++) {
+    if (st[i] < l) l = st[i];
+    if (sp[i] > h) h = sp[i];
+  }
+  *lo = l, *hi = h;
+  return cut;
+}
+
 /* Turn a finished op into a record in its ring (or count why not). `partial`:
  * the op was overtaken (see op.h): use only channels that gave both timers. */
 static void complete(struct ins_op *op, int partial) {
@@ -96,6 +145,7 @@ static void complete(struct ins_op *op, int partial) {
                               memory_order_relaxed);
   }
   uint64_t gpu_lo = UINT64_MAX, gpu_hi = 0, cpu_lo = UINT64_MAX, cpu_hi = 0;
+  uint64_t start_hi = 0, stop_lo = UINT64_MAX;
   int nch = 0, all_gpu = 1;
   for (uint64_t m = mask; m; m &= m - 1) {
     struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
@@ -103,6 +153,8 @@ static void complete(struct ins_op *op, int partial) {
     if (ch->start_ptimer && ch->stop_ptimer && ch->stop_ptimer >= ch->start_ptimer) {
       if (ch->start_ptimer < gpu_lo) gpu_lo = ch->start_ptimer;
       if (ch->stop_ptimer > gpu_hi) gpu_hi = ch->stop_ptimer;
+      if (ch->start_ptimer > start_hi) start_hi = ch->start_ptimer;
+      if (ch->stop_ptimer < stop_lo) stop_lo = ch->stop_ptimer;
     } else {
       all_gpu = 0;
       if (ch->host_start_ns < cpu_lo) cpu_lo = ch->host_start_ns;
@@ -111,8 +163,12 @@ static void complete(struct ins_op *op, int partial) {
   }
   enum ins_timing timing;
   uint64_t start, end;
+  int stale = 0;
   if (nch && all_gpu) {
     timing = INS_TIMING_KERNEL_GPU, start = gpu_lo, end = gpu_hi;
+    /* Every channel still running when the last one started: one group, nothing stale. */
+    if (start_hi > stop_lo) stale = drop_stale_channels(op, mask, &start, &end);
+    if (stale) atomic_fetch_add_explicit(&c->stale, 1, memory_order_relaxed);
   } else if (nch) {
     timing = INS_TIMING_KERNEL_CPU, start = cpu_lo, end = cpu_hi;
   } else {
@@ -134,6 +190,7 @@ static void complete(struct ins_op *op, int partial) {
       r->timing = (uint8_t)timing;
       r->func = op->func;
       r->nchannels = (uint8_t)nch;
+      r->stale_channels = (uint8_t)stale;
       r->peer = op->peer;
       r->sn = op->sn;
       r->count = op->count;

@@ -99,6 +99,12 @@ prof_result_t ins_plugin_finalize(void *context) {
     ins_info("communicator 0x%llx rank %d: %llu ops had no GPU kernel timing and were not recorded "
              "(NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING=0 keeps them)",
              (unsigned long long)c->id, c->rank, (unsigned long long)untimed);
+  uint64_t stale = atomic_load(&c->stale);
+  if (stale)
+    ins_info("communicator 0x%llx rank %d: %llu ops had channels with stale GPU timestamps "
+             "(intervals ending long before the other channels started); they were timed from "
+             "their other channels, and their records' stale_channels field counts those left out",
+             (unsigned long long)c->id, c->rank, (unsigned long long)stale);
   uint64_t late_rec = atomic_load(&c->overtaken[0]), late_lost = atomic_load(&c->overtaken[1]);
   if (late_rec || late_lost)
     ins_info("communicator 0x%llx rank %d: %llu ops never received every kernel event and were "

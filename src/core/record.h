@@ -29,6 +29,7 @@ struct ins_record {
   uint8_t timing;    /* enum ins_timing */
   uint8_t func;      /* enum ins_func */
   uint8_t nchannels; /* kernel channels that reported */
+  uint8_t stale_channels; /* of those, left out of the time: stale timestamps (op.c) */
   int32_t peer;      /* P2P peer rank; -1 for collectives */
   uint64_t sn;       /* coll: NCCL seqNumber; p2p: our per-comm counter */
   uint64_t count;

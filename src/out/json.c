@@ -134,6 +134,8 @@ int ins_json_record(struct ins_buf *b, const struct ins_comm *c, const char *met
   ins_buf_u64(b, r->count);
   F("nchannels");
   ins_buf_u64(b, r->nchannels);
+  F("stale_channels");
+  ins_buf_u64(b, r->stale_channels);
   if (coll) {
     ins_buf_lit(b, ",\"coll_algo\":");
     ins_buf_jstr(b, r->algo);

@@ -7,13 +7,14 @@
 #     three references (events on our stream, events on NCCL's stream, CUPTI kernel durations)
 #  2. sampled_on_gpus.sh: accuracy of sampled records
 #  3. prom_identity.py: Prometheus files named and labelled from the CUDA driver
-#  4. graph.py in trace mode: a CUDA-graph fixture and the live records it gave
+#  4. the workload, small, in trace mode: traces and the records they must replay to
+#     (tests/data/live); graph.py the same way (a CUDA-graph fixture, tests/data/graph)
 #  5. sampling_on_gpus.sh: sampled timing, latency and record counts
 set -uo pipefail
 out=${1:?usage: all_on_gpus.sh OUTDIR [SAMPLING_ROUNDS]}
 rounds=${2:-3}
 shift $(( $# < 2 ? $# : 2 ))
-steps=" ${*:-accuracy sampled prom graph sampling} "
+steps=" ${*:-accuracy sampled prom live graph sampling} "
 want() { [[ $steps == *" $1 "* ]]; }
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,6 +37,12 @@ want prom && step prom 90 env NCCL_PROFILER_PLUGIN="$plugin" NCCL_INSPECTOR_ENAB
   NCCL_INSPECTOR_DUMP_DIR=/tmp/inspector-prom NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,PROFILE \
   python3 -m torch.distributed.run --nproc-per-node "$ngpu" tools/validate/prom_identity.py \
   --dump /tmp/inspector-prom --out "$res/prom"
+rm -rf /tmp/inspector-live
+want live && step live 90 env NCCL_PROFILER_PLUGIN="$plugin" NCCL_INSPECTOR_ENABLE=1 \
+  NCCL_INSPECTOR_TRACE_DIR=/tmp/inspector-live/trace NCCL_INSPECTOR_DUMP_DIR=/tmp/inspector-live/logs \
+  python3 -m torch.distributed.run --nproc-per-node "$ngpu" tools/validate/workload.py \
+  --out /tmp/inspector-live/ops --sizes 8K,1M,64M --iters 3
+want live && cp -r /tmp/inspector-live "$res/live" 2>/dev/null
 rm -rf /tmp/inspector-graph
 want graph && step graph 90 env NCCL_PROFILER_PLUGIN="$plugin" NCCL_INSPECTOR_ENABLE=1 \
   NCCL_INSPECTOR_TRACE_DIR=/tmp/inspector-graph/trace NCCL_INSPECTOR_DUMP_DIR=/tmp/inspector-graph/logs \
