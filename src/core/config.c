@@ -100,8 +100,9 @@ static void sample_config(struct ins_config *cfg) {
   if (want_time) {
     long long w, p;
     env_ll("NCCL_INSPECTOR_SAMPLE_PERIOD_MS", SAMPLE_DEFAULT_PERIOD_MS, 1, SAMPLE_MAX_MS, &p);
-    env_ll("NCCL_INSPECTOR_SAMPLE_WINDOW_MS", p < SAMPLE_DEFAULT_WINDOW_MS ? p : SAMPLE_DEFAULT_WINDOW_MS,
-           1, SAMPLE_MAX_MS, &w);
+    /* A period of 10 s or less without a window: a tenth of it. */
+    long long wdef = p > 10 * SAMPLE_DEFAULT_WINDOW_MS ? SAMPLE_DEFAULT_WINDOW_MS : (p / 10 ? p / 10 : 1);
+    env_ll("NCCL_INSPECTOR_SAMPLE_WINDOW_MS", wdef, 1, SAMPLE_MAX_MS, &w);
     if (want_groups)
       ins_warn("NCCL_INSPECTOR_SAMPLE_GROUPS='%s' ignored: time windows "
                "(NCCL_INSPECTOR_SAMPLE_WINDOW_MS/_PERIOD_MS) are set and take precedence", gs);

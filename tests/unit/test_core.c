@@ -12,6 +12,7 @@
 #include "check.h"
 #include "core/comm.h"
 #include "core/config.h"
+#include "core/sampler.h"
 #include "core/names.h"
 #include "core/op.h"
 #include "core/ring.h"
@@ -125,6 +126,39 @@ static void test_config(void) {
   unsetenv("NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES");
   unsetenv("NCCL_INSPECTOR_DUMP_COLL_RING_SIZE");
   unsetenv("NCCL_INSPECTOR_DUMP_P2P_RING_SIZE");
+
+  /* Sampled timing: off by default; one of the pair takes the other's default. */
+  CHECK(cfg.sample_mode == INS_SAMPLE_ALL);
+  setenv("NCCL_INSPECTOR_SAMPLE_PERIOD_MS", "60000", 1);
+  ins_config_load(&cfg);
+  CHECK(cfg.sample_mode == INS_SAMPLE_TIME && cfg.sample_window_ms == 1000 && cfg.sample_period_ms == 60000);
+  setenv("NCCL_INSPECTOR_SAMPLE_PERIOD_MS", "500", 1);
+  ins_config_load(&cfg);
+  CHECK(cfg.sample_mode == INS_SAMPLE_TIME && cfg.sample_window_ms == 50);
+  unsetenv("NCCL_INSPECTOR_SAMPLE_PERIOD_MS");
+  setenv("NCCL_INSPECTOR_SAMPLE_WINDOW_MS", "2000", 1);
+  ins_config_load(&cfg);
+  CHECK(cfg.sample_mode == INS_SAMPLE_TIME && cfg.sample_window_ms == 2000 && cfg.sample_period_ms == 30000);
+  setenv("NCCL_INSPECTOR_SAMPLE_PERIOD_MS", "2000", 1); /* window not shorter: no sampling */
+  ins_config_load(&cfg);
+  CHECK(cfg.sample_mode == INS_SAMPLE_ALL);
+  setenv("NCCL_INSPECTOR_SAMPLE_GROUPS", "10", 1); /* time windows win over the group count */
+  setenv("NCCL_INSPECTOR_SAMPLE_PERIOD_MS", "20000", 1);
+  ins_config_load(&cfg);
+  CHECK(cfg.sample_mode == INS_SAMPLE_TIME);
+  unsetenv("NCCL_INSPECTOR_SAMPLE_WINDOW_MS");
+  unsetenv("NCCL_INSPECTOR_SAMPLE_PERIOD_MS");
+  setenv("NCCL_INSPECTOR_SAMPLE_GROUPS_BURST", "100", 1);
+  ins_config_load(&cfg);
+  CHECK(cfg.sample_mode == INS_SAMPLE_GROUPS && cfg.sample_every == 10 && cfg.sample_burst == 100);
+  setenv("NCCL_INSPECTOR_SAMPLE_GROUPS", "1", 1); /* every group: no sampling */
+  ins_config_load(&cfg);
+  CHECK(cfg.sample_mode == INS_SAMPLE_ALL);
+  setenv("NCCL_INSPECTOR_SAMPLE_GROUPS", "-3", 1); /* malformed: the default, 1 */
+  ins_config_load(&cfg);
+  CHECK(cfg.sample_mode == INS_SAMPLE_ALL);
+  unsetenv("NCCL_INSPECTOR_SAMPLE_GROUPS");
+  unsetenv("NCCL_INSPECTOR_SAMPLE_GROUPS_BURST");
 }
 
 static void test_ring(void) {
