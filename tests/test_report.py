@@ -7,6 +7,10 @@ inspector-replay):
   report.no-straggler  the same without a late rank: no STRAGGLER line
   report.drops         a dump whose dump_stats say records were dropped: the report's header
                        gives that number
+  report.stale         torch-1735 (NCCL 2.28.9 sent stale timestamps on some channels of 24
+                       ops): the report counts the records the oracle gives stale channels
+  report.sampled       torch-1735 with one group in 3 timed: the report says so, with the timed
+                       share computed from the trace (groups ended, ceil(groups / 3) timed)
 """
 import json
 import os
@@ -17,6 +21,7 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+import oracle  # noqa: E402
 
 SYN = ["--ranks", "8", "--procs", "--iters", "3", "--sizes", "64K:4M", "--seed", "3"]
 
@@ -86,9 +91,52 @@ def drops_case():
     return harness.Case("report.drops", fn, labels=["report"], timeout=60)
 
 
+def torch_case(name, env_extra, check):
+    def fn(a):
+        trace = os.path.abspath(harness.fixture("2.28.9/torch-1735"))
+        with harness.Workdir(a.keep, "report") as wd:
+            os.makedirs(wd.dump)
+            env = harness.make_env(env_extra, dump_dir=wd.dump)
+            r = harness.run(harness.replay_cmd(a.replay, a.plugin, [trace], abi="trace"), env,
+                            wd.cwd, a.timeout)
+            rc, out = report(a, wd.dump)
+            problem = "replay rc %s, report rc %s" % (r.rc, rc) if r.rc or rc else check(trace, out)
+            if problem:
+                wd.failed = True
+                return False, "FAIL %s: %s\n%s" % (name, problem, out)
+            return True, "OK %s: %s" % (name, out.splitlines()[1].strip())
+    return harness.Case(name, fn, labels=["report"], timeout=60)
+
+
+def check_stale(trace, out):
+    _, recs = oracle.expected_records(trace)
+    want = sum(1 for r in recs if r["perf"][r["kind"] + "_stale_channels"])
+    m = re.search(r"(\d+) records timed without channels whose GPU timestamps were stale", out)
+    if not want or not m or int(m.group(1)) != want:
+        return "expected a line counting %d records with stale channels" % want
+    return None
+
+
+def check_sampled(trace, out):
+    groups = 0
+    types = {}
+    with oracle.open_trace(trace) as f:
+        for l in f:
+            e = json.loads(l)
+            if e["cb"] == "start":
+                types[e["id"]] = e["type"]
+            elif e["cb"] == "stop" and types.get(e["id"]) == 256:   # GroupApi ends
+                groups += 1
+    share = 100.0 * ((groups + 2) // 3) / groups
+    want = "sampled timing: runs of 1 group(s), one run in 3; timed share %.1f%% to %.1f%%" % (
+        share, share)
+    return None if want in out else "expected the line %r" % want
+
+
 def cases():
     return [synthetic_case("report.straggler", True), synthetic_case("report.no-straggler", False),
-            drops_case()]
+            drops_case(), torch_case("report.stale", {}, check_stale),
+            torch_case("report.sampled", {"NCCL_INSPECTOR_SAMPLE_GROUPS": "3"}, check_sampled)]
 
 
 if __name__ == "__main__":

@@ -64,6 +64,27 @@ struct ctx_stats { uint64_t comm; int rank; uint64_t written[2], dropped[2]; };
 static struct ctx_stats g_ctx[4096];
 static int g_nctx;
 
+/* Sampled timing (dump_stats "sampling"): the description and the range of "covered". */
+static char g_sampling[128];
+static double g_covered_lo = 2, g_covered_hi = -1;
+static uint64_t g_stale_records; /* records timed without their stale channels */
+
+static void note_sampling(json_t *smp) {
+  const char *mode = json_string_value(json_object_get(smp, "mode"));
+  if (!mode) return;
+  if (!g_sampling[0]) {
+    if (!strcmp(mode, "time"))
+      snprintf(g_sampling, sizeof g_sampling, "%llu ms of every %llu ms",
+               (unsigned long long)jint(smp, "window_ms"), (unsigned long long)jint(smp, "period_ms"));
+    else
+      snprintf(g_sampling, sizeof g_sampling, "runs of %llu group(s), one run in %llu",
+               (unsigned long long)jint(smp, "burst"), (unsigned long long)jint(smp, "every"));
+  }
+  double c = json_number_value(json_object_get(smp, "covered"));
+  if (c < g_covered_lo) g_covered_lo = c;
+  if (c > g_covered_hi) g_covered_hi = c;
+}
+
 static void add_line(const char *line) {
   json_error_t err;
   json_t *o = json_loads(line, 0, &err);
@@ -98,6 +119,8 @@ static void add_line(const char *line) {
       if ((v = jint(st, "coll_dropped_total")) > cs->dropped[0]) cs->dropped[0] = v;
       if ((v = jint(st, "p2p_dropped_total")) > cs->dropped[1]) cs->dropped[1] = v;
     }
+    json_t *smp = json_object_get(st, "sampling");
+    if (smp) note_sampling(smp);
     json_decref(o);
     return;
   }
@@ -130,6 +153,7 @@ static void add_line(const char *line) {
   r->start_ns = jint(perf, K("start_ts_ns"));
   r->busbw = json_number_value(json_object_get(perf, K("busbw_gbs")));
   r->peer = p2p ? (int)jint(perf, "p2p_peer") : -1;
+  if (jint(perf, K("stale_channels"))) g_stale_records++;
 #undef K
   json_decref(o);
 }
@@ -287,6 +311,12 @@ int main(int argc, char **argv) {
          (unsigned long long)np2p, (unsigned long long)dropped,
          g_bad_lines ? " -- some lines did not parse" : "");
   if (g_bad_lines) printf("  %ld lines did not parse\n", g_bad_lines);
+  if (g_sampling[0])
+    printf("  sampled timing: %s; timed share %.1f%% to %.1f%% per process; figures cover timed ops only\n",
+           g_sampling, 100 * g_covered_lo, 100 * g_covered_hi);
+  if (g_stale_records)
+    printf("  %llu records timed without channels whose GPU timestamps were stale (*_stale_channels)\n",
+           (unsigned long long)g_stale_records);
   if (!g_nrecs) {
     if (!g_files) fprintf(stderr, "inspector-report: no .log files found\n");
     return g_files ? 0 : 1;
