@@ -11,7 +11,12 @@ inspector-replay):
                        ops): the report counts the records the oracle gives stale channels
   report.sampled       torch-1735 with one group in 3 timed: the report says so, with the timed
                        share computed from the trace (groups ended, ceil(groups / 3) timed)
+  report.gpu-straggler the records of a live run on 2 x H200 (tests/data/straggler:
+                       tools/validate/scale.py, rank 1 sleeping 200 us before each AllReduce):
+                       the report names rank 1, with the share of ops it was last in and its
+                       median lateness computed here from the records' start timestamps
 """
+import collections
 import json
 import os
 import re
@@ -133,10 +138,45 @@ def check_sampled(trace, out):
     return None if want in out else "expected the line %r" % want
 
 
+def gpu_straggler_case():
+    def fn(a):
+        import gzip
+        import glob
+        import statistics
+        d = os.path.join(harness.DATA, "straggler")
+        starts = {}
+        with harness.Workdir(a.keep, "report") as wd:
+            os.makedirs(wd.dump)
+            for f in sorted(glob.glob(os.path.join(d, "*.log.gz"))):
+                with gzip.open(f, "rt") as fi, \
+                        open(os.path.join(wd.dump, os.path.basename(f)[:-3]), "w") as fo:
+                    for line in fi:
+                        fo.write(line)
+                        o = json.loads(line)
+                        if "coll_perf" in o:
+                            p = o["coll_perf"]
+                            starts.setdefault((o["header"]["id"], p["coll"], p["coll_sn"]), {})[
+                                o["header"]["rank"]] = p["coll_start_ts_ns"]
+            ops = [v for v in starts.values() if len(v) >= 2]
+            last = collections.Counter(max(v, key=lambda r: (v[r], r)) for v in ops)
+            worst = max(sorted(last), key=lambda r: last[r])
+            late = sorted(v[worst] - min(v.values()) for v in ops)
+            want = "rank %d starts last in %.0f%% of the %d collectives seen on several ranks, " \
+                   "median %.1f us" % (worst, 100.0 * last[worst] / len(ops), len(ops),
+                                       late[len(late) // 2] / 1e3)
+            rc, out = report(a, wd.dump)
+            if rc or "STRAGGLER: " + want not in out or worst != 1:
+                wd.failed = True
+                return False, "FAIL report.gpu-straggler: expected %r (rank 1)\n%s" % (want, out)
+            return True, "OK report.gpu-straggler: " + want
+    return harness.Case("report.gpu-straggler", fn, labels=["report"], timeout=60)
+
+
 def cases():
     return [synthetic_case("report.straggler", True), synthetic_case("report.no-straggler", False),
             drops_case(), torch_case("report.stale", {}, check_stale),
-            torch_case("report.sampled", {"NCCL_INSPECTOR_SAMPLE_GROUPS": "3"}, check_sampled)]
+            torch_case("report.sampled", {"NCCL_INSPECTOR_SAMPLE_GROUPS": "3"}, check_sampled),
+            gpu_straggler_case()]
 
 
 if __name__ == "__main__":

@@ -9,12 +9,13 @@
 #  3. prom_identity.py: Prometheus files named and labelled from the CUDA driver
 #  4. the workload, small, in trace mode: traces and the records they must replay to
 #     (tests/data/live); graph.py the same way (a CUDA-graph fixture, tests/data/graph)
-#  5. sampling_on_gpus.sh: sampled timing, latency and record counts
+#  5. scale.py: communicators of several sizes, a planted straggler (inspector-report names it)
+#  6. sampling_on_gpus.sh: sampled timing, latency and record counts
 set -uo pipefail
 out=${1:?usage: all_on_gpus.sh OUTDIR [SAMPLING_ROUNDS]}
 rounds=${2:-3}
 shift $(( $# < 2 ? $# : 2 ))
-steps=" ${*:-accuracy sampled prom live graph sampling} "
+steps=" ${*:-accuracy sampled prom live straggler graph sampling} "
 want() { [[ $steps == *" $1 "* ]]; }
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +44,11 @@ want live && step live 90 env NCCL_PROFILER_PLUGIN="$plugin" NCCL_INSPECTOR_ENAB
   python3 -m torch.distributed.run --nproc-per-node "$ngpu" tools/validate/workload.py \
   --out /tmp/inspector-live/ops --sizes 8K,1M,64M --iters 3
 want live && cp -r /tmp/inspector-live "$res/live" 2>/dev/null
+rm -rf /tmp/inspector-scale
+want straggler && step straggler 120 env NCCL_PROFILER_PLUGIN="$plugin" NCCL_INSPECTOR_ENABLE=1 \
+  NCCL_INSPECTOR_DUMP_DIR=/tmp/inspector-scale/logs \
+  python3 -m torch.distributed.run --nproc-per-node "$ngpu" tools/validate/scale.py
+want straggler && cp -r /tmp/inspector-scale "$res/straggler" 2>/dev/null
 rm -rf /tmp/inspector-graph
 want graph && step graph 90 env NCCL_PROFILER_PLUGIN="$plugin" NCCL_INSPECTOR_ENABLE=1 \
   NCCL_INSPECTOR_TRACE_DIR=/tmp/inspector-graph/trace NCCL_INSPECTOR_DUMP_DIR=/tmp/inspector-graph/logs \
