@@ -147,6 +147,7 @@ void ins_dump_start(const struct ins_config *cfg) {
   ins_writer_configure(cfg->dump_dir, cfg->hostname);
   if (cfg->prom_dump) ins_prom_configure(cfg);
   g_ins_wake.on_every_record = cfg->interval_us == 0;
+  g_ins_wake.full_shift = cfg->interval_us > 0 ? 2 : 1; /* a quarter / half of a ring */
   if (!cfg->dump_thread_enable) {
     ins_info("dump thread disabled: records are written at communicator teardown and exit");
     return;
