@@ -100,12 +100,12 @@ echo "| callbacks/s, 2 threads, 2 communicators | $s2_inspector | $s2_null | |"
 echo "| 2-thread scaling (median of paired runs) | ${r_inspector}x | ${r_null}x | |"
 echo "| ns per callback per thread, 1 thread / 2 threads | $(get scale.inspector.one_thread_ns_per_call) / $(get scale.inspector.two_threads_ns_per_call) | $(get scale.null.one_thread_ns_per_call) / $(get scale.null.two_threads_ns_per_call) | |"
 echo
-echo "| records/s run (${SECONDS_PER_RATE} s, default rings, tmpfs) | achieved records/s | written / expected | dropped | dump thread CPU | producer ns/callback |"
-echo "| --- | --- | --- | --- | --- | --- |"
+echo "| records/s run (${SECONDS_PER_RATE} s, default rings, tmpfs) | achieved records/s | written / expected | dropped | dump thread CPU | producer ns/callback | producer's longest lag |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
 for iv in 0 1000000; do
   for rate in 500000 100000; do
     p=i$iv.r$rate.rate.inspector
-    echo "| interval $iv us, $rate/s | $(get $p.records_per_s) | $(get $p.records_written) / $(get $p.records_expected) | $(get $p.dropped) | $(get $p.dump_thread_cpu_pct)% | $(get $p.producer_ns_per_call) |"
+    echo "| interval $iv us, $rate/s | $(get $p.records_per_s) | $(get $p.records_written) / $(get $p.records_expected) | $(get $p.dropped) | $(get $p.dump_thread_cpu_pct)% | $(get $p.producer_ns_per_call) | $(get $p.max_producer_lag_us) us |"
   done
 done
 echo

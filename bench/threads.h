@@ -20,7 +20,8 @@ void bp_exec_threads(const struct bp_plugin *p, const struct bp_prog *g, int rep
 
 /*
  * nthreads threads, each driving its own communicator's program (progs[i],
- * bodies without their init/finalize timed) `iters` times, started together.
+ * bodies without their init/finalize timed) `iters` times, started together,
+ * each pinned to its own CPU when the process may use that many.
  * Returns the wall time of the concurrent phase in ns; calls are added to *s.
  */
 uint64_t bp_exec_parallel(const struct bp_plugin *p, struct bp_prog *progs, int nthreads, int iters,

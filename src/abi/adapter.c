@@ -14,17 +14,39 @@ void *ins_adapter_start_traced(void *context, uint64_t type, void *parent, int r
   return ins_trace_start(ctx, type, parent, rank, u, pgroup, inner);
 }
 
-prof_result_t ins_adapter_stop(void *handle) {
-  if (ins_tracing()) handle = ins_trace_stop(handle);
+/*
+ * stopEvent and recordEventState: trace mode is rare, so its path is a
+ * separate function reached by a tail call, and the common path needs no
+ * stack frame of its own.
+ */
+static void stop_untraced(void *handle) {
   if (ins_sampler_is_group(handle))
     ins_sampler_group_stop(handle);
   else
     ins_event_stop(handle);
+}
+
+static __attribute__((noinline)) prof_result_t stop_traced(void *handle) {
+  stop_untraced(ins_trace_stop(handle));
+  return PROF_SUCCESS;
+}
+
+prof_result_t ins_adapter_stop(void *handle) {
+  if (__builtin_expect(ins_tracing(), 0)) return stop_traced(handle);
+  stop_untraced(handle);
+  return PROF_SUCCESS;
+}
+
+static __attribute__((noinline)) prof_result_t record_traced(void *handle, int state,
+                                                             union prof_state_args *args) {
+  handle = ins_trace_record(handle, state, args);
+  if (state == PROF_STATE_KERNEL_CH_STOP)
+    ins_kernel_record_stop(handle, args ? args->kernelCh.pTimer : 0);
   return PROF_SUCCESS;
 }
 
 prof_result_t ins_adapter_record(void *handle, int state, union prof_state_args *args) {
-  if (ins_tracing()) handle = ins_trace_record(handle, state, args);
+  if (__builtin_expect(ins_tracing(), 0)) return record_traced(handle, state, args);
   if (state == PROF_STATE_KERNEL_CH_STOP)
     ins_kernel_record_stop(handle, args ? args->kernelCh.pTimer : 0);
   return PROF_SUCCESS;

@@ -11,12 +11,19 @@ static prof_result_t init_v5(void **context, uint64_t comm_id, int *mask,
   return ins_plugin_init(context, comm_id, mask, comm_name, nnodes, nranks, rank, logger, 5);
 }
 
+/* Trace mode: Coll and P2p name their group too (the trace records it). */
+static __attribute__((noinline)) void *start_traced_v5(void *context, struct prof_descr_v5 *d) {
+  return ins_adapter_start_traced(context, d->type, d->parentObj, d->rank, &d->coll,
+                                  d->type == PROF_EV_COLL  ? d->coll.parentGroup
+                                  : d->type == PROF_EV_P2P ? d->p2p.parentGroup : NULL);
+}
+
 static prof_result_t start_v5(void *context, void **handle, struct prof_descr_v5 *d) {
   void *h = NULL;
-  if (d) /* Coll and P2p name their group too (the trace records it) */
-    h = ins_adapter_dispatch(context, d->type, d->parentObj, d->rank, &d->coll,
-                             d->type == PROF_EV_COLL  ? d->coll.parentGroup
-                             : d->type == PROF_EV_P2P ? d->p2p.parentGroup : NULL);
+  if (__builtin_expect(d && ins_tracing(), 0))
+    h = start_traced_v5(context, d);
+  else if (d)
+    h = ins_adapter_start(context, d->type, d->parentObj, &d->coll);
   if (handle) *handle = h;
   return PROF_SUCCESS;
 }

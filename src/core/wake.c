@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-struct ins_wake g_ins_wake;
+struct ins_wake g_ins_wake = {.full_shift = 1}; /* ins_dump_start sets the policy */
 
 void ins_wake_signal(struct ins_wake *w) {
   if (!atomic_exchange(&w->waiting, 0)) return; /* someone else woke it */

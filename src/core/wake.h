@@ -5,7 +5,9 @@
  * The dump thread announces that it is about to sleep (`waiting`), checks
  * the rings once more, then sleeps on a futex word. A producer that just
  * published a record wakes it only if it is waiting and the policy says so
- * (interval 0: any new record; otherwise: a ring at least half full). The
+ * (interval 0: any new record; interval N > 0: a ring a quarter full, which
+ * leaves three quarters of the ring for the time the dump thread takes to
+ * wake up and drain; -1: a ring half full). The
  * seq_cst fences on both sides make the "publish, then check waiting" and
  * "set waiting, then check rings" pair race-free (no lost wake-up).
  */
@@ -22,21 +24,30 @@ struct ins_wake {
   _Atomic uint32_t seq;     /* futex word: bumped by every wake */
   _Atomic uint32_t waiting; /* the dump thread is (about to be) asleep */
   bool on_every_record;     /* interval 0 */
+  uint8_t full_shift;       /* otherwise: wake when capacity >> full_shift cells are used */
 };
 
 extern struct ins_wake g_ins_wake;
 
 void ins_wake_signal(struct ins_wake *w);
 
+/* Whether ring r holds enough records to wake the dump thread (the policy). */
+static inline bool ins_wake_wanted(struct ins_ring *r) {
+  uint64_t used = ins_ring_used_approx(r);
+  return g_ins_wake.on_every_record ? used > 0 : used >= (r->mask + 1) >> g_ins_wake.full_shift;
+}
+
 /* Producer side: after committing a record to ring r. */
 static inline void ins_wake_after_push(struct ins_ring *r) {
   atomic_thread_fence(memory_order_seq_cst);
   if (!atomic_load_explicit(&g_ins_wake.waiting, memory_order_relaxed)) return;
-  if (!g_ins_wake.on_every_record && ins_ring_used_approx(r) <= r->mask / 2) return;
-  ins_wake_signal(&g_ins_wake);
+  if (ins_wake_wanted(r)) ins_wake_signal(&g_ins_wake);
 }
 
-/* Dump thread: announce sleep; returns the seq to wait on. */
+/* Dump thread: announce sleep; returns the seq to wait on. Then check every
+ * ring with ins_wake_wanted and sleep only if none wants it: a ring that
+ * filled before `waiting` was set had no producer to wake the thread (a full
+ * ring drops, and a drop does not wake). */
 uint32_t ins_wake_prepare(struct ins_wake *w);
 /* Dump thread: sleep until signalled or timeout_us passes (< 0: no timeout). */
 void ins_wake_wait(struct ins_wake *w, uint32_t seq, long long timeout_us);

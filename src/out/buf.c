@@ -23,14 +23,34 @@ void ins_buf_free(struct ins_buf *b) {
   b->len = b->cap = 0;
 }
 
+/* Two digits at a time from a table, written backwards into place. */
+static const char k_digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+static inline int u64_len(uint64_t v) {
+  int n = 1;
+  for (; v >= 10000; v /= 10000) n += 4;
+  return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
 void ins_buf_u64(struct ins_buf *b, uint64_t v) {
-  char tmp[24];
-  int n = 0;
-  do {
-    tmp[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  while (n) b->data[b->len++] = tmp[--n];
+  int n = u64_len(v);
+  char *p = b->data + b->len + n;
+  b->len += (size_t)n;
+  while (v >= 100) {
+    unsigned d = (unsigned)(v % 100) * 2;
+    v /= 100;
+    *--p = k_digits2[d + 1];
+    *--p = k_digits2[d];
+  }
+  if (v >= 10) {
+    *--p = k_digits2[v * 2 + 1];
+    *--p = k_digits2[v * 2];
+  } else {
+    *--p = (char)('0' + v);
+  }
 }
 
 void ins_buf_i64(struct ins_buf *b, int64_t v) {
@@ -57,9 +77,15 @@ void ins_buf_f6(struct ins_buf *b, double v) {
   if (!(v >= 0) || v > 1e12) v = 0; /* NaN, negative or absurd: never print garbage */
   uint64_t micro = (uint64_t)llround(v * 1e6);
   ins_buf_u64(b, micro / 1000000);
-  b->data[b->len++] = '.';
-  uint64_t frac = micro % 1000000;
-  for (uint64_t d = 100000; d; d /= 10) b->data[b->len++] = (char)('0' + (frac / d) % 10);
+  b->data[b->len] = '.';
+  unsigned frac = (unsigned)(micro % 1000000);
+  char *p = b->data + b->len + 7; /* six digits, leading zeros kept */
+  for (int i = 0; i < 3; i++, frac /= 100) {
+    unsigned d = frac % 100 * 2;
+    *--p = k_digits2[d + 1];
+    *--p = k_digits2[d];
+  }
+  b->len += 7;
 }
 
 size_t ins_jstr_max(const char *s) { return (s ? strlen(s) : 7) * 6 + 2; }
@@ -68,7 +94,11 @@ void ins_buf_jstr(struct ins_buf *b, const char *s) {
   static const char hex[] = "0123456789abcdef";
   if (!s) s = "unknown";
   b->data[b->len++] = '"';
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+  /* the common case (NCCL's names): nothing to escape, one copy */
+  size_t n = 0;
+  while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != '"' && s[n] != '\\') n++;
+  ins_buf_mem(b, s, n);
+  for (const unsigned char *p = (const unsigned char *)s + n; *p; p++) {
     unsigned char ch = *p;
     if (ch == '"' || ch == '\\') {
       b->data[b->len++] = '\\';

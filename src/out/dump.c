@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -19,13 +21,39 @@
 #include "out/writer.h"
 
 #define FLUSH_BYTES (256 * 1024)
+#define STASH_BYTES (512 * 1024) /* the dump thread's stash */
+
+/*
+ * The stash: a drain moves records out of a ring (a copy of about 100 bytes
+ * each) before formatting them (about half a microsecond each), and moves
+ * whatever else has been published before each record it formats. A burst
+ * of completions (a producer catching up after the VM or the scheduler held
+ * it for a few milliseconds: 1,000 records in 200 us) is then absorbed at
+ * copying speed instead of filling the ring while the text is being made.
+ * A FIFO of fixed-size slots, owned by whoever drains (never shared);
+ * emptied before the drain of a context returns. Finalize and exit drain
+ * contexts whose producers are done: one slot (`one`) is enough there, and
+ * it is what the dump thread falls back to without memory.
+ */
+struct stash {
+  unsigned char *slot;
+  size_t slot_size;          /* a record, and its verbose channel trace */
+  uint32_t cap, head, count;
+  _Alignas(16) unsigned char one[sizeof(struct ins_record) +
+                                 INS_MAX_CHANNELS * sizeof(struct ins_trace_ch)];
+};
+
+struct drainer {
+  struct ins_buf buf;
+  struct stash stash;
+};
 
 static const struct ins_config *g_cfg;
 static pthread_t g_thread;
 static bool g_thread_running;
 static atomic_bool g_stop;
 static atomic_int g_warned_drop, g_warned_channel, g_warned_write;
-static struct ins_buf g_thread_buf; /* owned by the dump thread */
+static struct drainer g_thread_drainer; /* owned by the dump thread */
 static atomic_ullong g_unwritten;   /* records formatted but not written (I/O failure) */
 static _Thread_local uint64_t t_batch_records; /* records in the caller's buffer */
 
@@ -42,21 +70,53 @@ static void flush(struct ins_buf *b) {
   t_batch_records = 0;
 }
 
-/* Move one context's records into b (caller holds c->drain_lock). */
-static void drain(struct ins_comm *c, struct ins_buf *b, const char *meta, int mlen) {
+/* A stash of about `bytes` (0: the one built-in slot). */
+static void stash_init(struct stash *st, size_t bytes) {
+  st->slot_size = (sizeof(struct ins_record) +
+                   (g_cfg->verbose ? INS_MAX_CHANNELS * sizeof(struct ins_trace_ch) : 0) + 15) &
+                  ~(size_t)15;
+  st->head = st->count = 0;
+  st->cap = (uint32_t)(bytes / st->slot_size);
+  st->slot = st->cap > 1 ? malloc(st->cap * st->slot_size) : NULL;
+  if (!st->slot) st->slot = st->one, st->cap = 1;
+}
+
+static void stash_free(struct stash *st) {
+  if (st->slot != st->one) free(st->slot);
+  st->slot = NULL;
+}
+
+/* Move every published record of ring into the stash, while it has room. */
+static void stash_take(struct stash *st, struct ins_ring *ring) {
+  struct ins_record *r;
+  while (st->count < st->cap && (r = ins_ring_peek(ring))) {
+    size_t n = sizeof *r + (size_t)r->nchannels * sizeof(struct ins_trace_ch) * g_cfg->verbose;
+    memcpy(st->slot + (size_t)((st->head + st->count) % st->cap) * st->slot_size, r, n);
+    st->count++;
+    ins_ring_release(ring, r);
+  }
+}
+
+/* Move one context's records into d's buffer (caller holds c->drain_lock). */
+static void drain(struct ins_comm *c, struct drainer *d, const char *meta, int mlen) {
+  struct ins_buf *b = &d->buf;
+  struct stash *st = &d->stash;
   struct ins_dump_counts k = {0};
   bool news = false;
   for (int kind = 0; kind < 2; kind++) {
     struct ins_ring *ring = &c->ring[kind];
-    struct ins_record *r;
-    while ((r = ins_ring_peek(ring))) {
+    for (;;) {
+      stash_take(st, ring);
+      if (!st->count) break;
+      const struct ins_record *r = (const void *)(st->slot + (size_t)st->head * st->slot_size);
       int rc = g_cfg->prom_dump ? ins_prom_add(c, r)
                                 : ins_json_record(b, c, meta, mlen, r, c->verbose);
       if (rc != 0)
         atomic_fetch_add(&c->dropped[kind], 1); /* out of memory for the text or series */
       else
         c->stats[kind].written++, t_batch_records++;
-      ins_ring_release(ring, r);
+      st->head = (st->head + 1) % st->cap;
+      st->count--;
       if (b->len >= FLUSH_BYTES) flush(b);
     }
     struct ins_comm_stats *s = &c->stats[kind];
@@ -91,26 +151,27 @@ static void drain(struct ins_comm *c, struct ins_buf *b, const char *meta, int m
 }
 
 /* One pass over every live context. */
-static void dump_pass(struct ins_buf *b) {
+static void dump_pass(struct drainer *d) {
   char meta[512];
   int mlen = metadata(meta, sizeof meta);
   ins_registry_lock();
   for (struct ins_comm *c = ins_registry_first(); c; c = c->next) {
     pthread_mutex_lock(&c->drain_lock);
-    drain(c, b, meta, mlen);
+    drain(c, d, meta, mlen);
     pthread_mutex_unlock(&c->drain_lock);
   }
   /* Write before letting go of the registry: a finalize waiting to remove a
    * context would otherwise write that context's later lines first. */
-  flush(b);
+  flush(&d->buf);
   ins_registry_unlock();
 }
 
-static bool any_pending(void) {
+/* After ins_wake_prepare: a ring that wants the thread awake (see wake.h). */
+static bool any_wake_wanted(void) {
   bool yes = false;
   ins_registry_lock();
   for (struct ins_comm *c = ins_registry_first(); c && !yes; c = c->next)
-    yes = ins_ring_used_approx(&c->ring[0]) || ins_ring_used_approx(&c->ring[1]);
+    yes = ins_wake_wanted(&c->ring[0]) || ins_wake_wanted(&c->ring[1]);
   ins_registry_unlock();
   return yes;
 }
@@ -127,11 +188,12 @@ static void *dump_thread(void *arg) {
       uint64_t now = ins_mono_ns();
       wait = now < window_end ? (long long)((window_end - now + 999) / 1000) : 0;
     }
-    /* Interval 0 sleeps until a record arrives; -1 until a ring fills (or exit). */
-    if (!atomic_load(&g_stop) && !(interval == 0 && any_pending()) && wait != 0)
+    /* Interval 0 sleeps until a record arrives; otherwise until the interval has
+     * passed or a ring fills (-1: only a ring filling, or exit). */
+    if (!atomic_load(&g_stop) && !any_wake_wanted() && wait != 0)
       ins_wake_wait(&g_ins_wake, seq, wait);
     ins_wake_done(&g_ins_wake);
-    dump_pass(&g_thread_buf);
+    dump_pass(&g_thread_drainer);
     /* Prometheus: a pass only folds records into the window; the files are written
      * when the interval has passed (with -1, only at teardown and exit). */
     if (prom && interval > 0 && ins_mono_ns() >= window_end) {
@@ -147,10 +209,12 @@ void ins_dump_start(const struct ins_config *cfg) {
   ins_writer_configure(cfg->dump_dir, cfg->hostname);
   if (cfg->prom_dump) ins_prom_configure(cfg);
   g_ins_wake.on_every_record = cfg->interval_us == 0;
+  g_ins_wake.full_shift = cfg->interval_us > 0 ? 2 : 1; /* a quarter / half of a ring */
   if (!cfg->dump_thread_enable) {
     ins_info("dump thread disabled: records are written at communicator teardown and exit");
     return;
   }
+  stash_init(&g_thread_drainer.stash, STASH_BYTES);
   if (pthread_create(&g_thread, NULL, dump_thread, NULL) != 0) {
     ins_warn("cannot start the dump thread: records are written at teardown only");
     return;
@@ -164,14 +228,15 @@ void ins_dump_start(const struct ins_config *cfg) {
 
 void ins_dump_comm_final(struct ins_comm *c) {
   if (!g_cfg) return;
-  struct ins_buf b = {0};
+  struct drainer d = {0};
+  stash_init(&d.stash, 0);
   char meta[512];
   int mlen = metadata(meta, sizeof meta);
   pthread_mutex_lock(&c->drain_lock);
-  drain(c, &b, meta, mlen);
+  drain(c, &d, meta, mlen);
   pthread_mutex_unlock(&c->drain_lock);
-  flush(&b);
-  ins_buf_free(&b);
+  flush(&d.buf);
+  ins_buf_free(&d.buf);
   if (g_cfg->prom_dump) ins_prom_detach(c); /* write its device's file, or remove it */
 }
 
@@ -184,10 +249,12 @@ void ins_dump_shutdown(void) {
     pthread_join(g_thread, NULL);
     g_thread_running = false;
   }
-  struct ins_buf b = {0};
-  dump_pass(&b);
-  ins_buf_free(&b);
-  ins_buf_free(&g_thread_buf);
+  struct drainer d = {0};
+  stash_init(&d.stash, 0);
+  dump_pass(&d);
+  ins_buf_free(&d.buf);
+  ins_buf_free(&g_thread_drainer.buf);
+  stash_free(&g_thread_drainer.stash);
   if (g_cfg->prom_dump) ins_prom_shutdown();
   unsigned long long lost = atomic_load(&g_unwritten);
   if (lost)

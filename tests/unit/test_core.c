@@ -414,25 +414,34 @@ static void test_layout(void) {
   CHECK_EQ_U(pad_bad, 0);
 }
 
-/* When a producer wakes the sleeping dump thread: a half-full ring, or every
- * record with interval 0; never when it is not waiting. */
-static void test_wake_policy(void) {
-  struct ins_ring r;
-  CHECK(ins_ring_init(&r, 8, sizeof(uint64_t)) == 0);
+/* When a producer wakes the sleeping dump thread: a ring half full (interval
+ * -1) or a quarter full (interval > 0), or every record with interval 0;
+ * never when it is not waiting. */
+static int pushes_until_wake(struct ins_ring *r, int shift) {
   uint64_t pos;
   g_ins_wake.on_every_record = false;
+  g_ins_wake.full_shift = (uint8_t)shift;
   atomic_store(&g_ins_wake.waiting, 1);
   uint32_t s0 = atomic_load(&g_ins_wake.seq);
   int woke_at = 0;
   for (int i = 1; i <= 8 && !woke_at; i++) {
-    void *p = ins_ring_reserve(&r, &pos);
-    ins_ring_commit(&r, p, pos);
-    ins_wake_after_push(&r);
+    void *p = ins_ring_reserve(r, &pos);
+    ins_ring_commit(r, p, pos);
+    ins_wake_after_push(r);
     if (atomic_load(&g_ins_wake.seq) != s0) woke_at = i;
   }
-  CHECK_EQ_U(woke_at, 4); /* more than half of 8 */
+  return woke_at;
+}
+
+static void test_wake_policy(void) {
+  struct ins_ring r;
+  CHECK(ins_ring_init(&r, 8, sizeof(uint64_t)) == 0);
+  uint64_t pos;
+  CHECK_EQ_U(pushes_until_wake(&r, 2), 2); /* a quarter of 8 */
+  for (void *q; (q = ins_ring_peek(&r));) ins_ring_release(&r, q);
+  CHECK_EQ_U(pushes_until_wake(&r, 1), 4); /* half of 8 */
   CHECK_EQ_U(atomic_load(&g_ins_wake.waiting), 0);
-  s0 = atomic_load(&g_ins_wake.seq);
+  uint32_t s0 = atomic_load(&g_ins_wake.seq);
   void *p = ins_ring_reserve(&r, &pos);
   ins_ring_commit(&r, p, pos);
   ins_wake_after_push(&r); /* not waiting: nothing to do */
