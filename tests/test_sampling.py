@@ -16,6 +16,9 @@ time       NCCL_INSPECTOR_SAMPLE_WINDOW_MS=W, _PERIOD_MS=P on a paced replay: an
            iff its group started in the first W ms of a wall-clock period of P ms (ops within a
            few ms of a boundary are not judged: the flip is asynchronous); both states occur;
            records as above; dump_stats "covered" is near W/P.
+graph.*    a CUDA-graph fixture: the first group captured into a graph freezes the mask at the
+           value NCCL read for it (so captured ops launch under the mask they were captured
+           with): every later op delivered iff that group was timed; one WARN.
 threads.groups  the threads fixture on its recorded threads (group ends race): whatever was
            delivered, the records are exactly the oracle's for the delivered ops.
 prom.groups  Prometheus stats: nccl_sampled_ratio carries the mode and N and equals
@@ -134,7 +137,8 @@ def groups_case(name, fixture, every, abi="trace", burst=1):
         gnum, ngroups = group_numbers(events, driven >= 5)
 
         def sampling_check(s):
-            want_keys = {"mode", "every", "burst", "groups", "groups_timed", "covered"}
+            want_keys = {"mode", "every", "burst", "groups", "groups_timed", "graph_capture",
+                         "covered"}
             if set(s) != want_keys:
                 return ["keys %s, expected %s" % (sorted(s), sorted(want_keys))]
             p = []
@@ -176,6 +180,48 @@ def groups_case(name, fixture, every, abi="trace", burst=1):
     return Case(name, fn, labels=["sampling"])
 
 
+def graph_case(name, fixture, every, burst):
+    """A CUDA-graph capture freezes the mask at the value NCCL read for the captured group:
+    ops before the first captured group follow the pattern, every later op (the launches,
+    reported from NCCL's proxy thread) is delivered iff that group was timed."""
+    def fn(a):
+        trace = os.path.abspath(harness.fixture(fixture))
+        events = trace_lines(trace)
+        gnum, ngroups = group_numbers(events, True)
+        first = next(i for i, e in enumerate(events) if e["cb"] == "start" and
+                     e["type"] == TYPE_GROUP_API and e.get("graph"))
+        types, ended = {}, 0
+        for e in events[:first]:
+            if e["cb"] == "start":
+                types[e["id"]] = e["type"]
+            elif e["cb"] == "stop" and types.get(e["id"]) == TYPE_GROUP_API:
+                ended += 1
+        frozen_on = (ended // burst) % every == 0
+        want = {i: ((g // burst) % every == 0 if i < first else frozen_on)
+                for i, g in gnum.items()}
+        with harness.Workdir(a.keep) as wd:
+            env_extra = {"NCCL_INSPECTOR_SAMPLE_GROUPS": str(every),
+                         "NCCL_INSPECTOR_SAMPLE_GROUPS_BURST": str(burst)}
+            r, env, mlog, problems, repro = replay(a, wd, [trace], env_extra, abi="trace")
+            log = read_mask_log(mlog, trace) if os.path.exists(mlog) else []
+            bad = [(i, dl) for i, _, dl, _ in log if dl != want.get(i)]
+            if len(log) != len(want) or bad:
+                problems.append("%d ops logged (%d in the trace), %d delivered against the frozen "
+                                "mask (%s), e.g. %s" % (len(log), len(want), len(bad),
+                                                        "on" if frozen_on else "off", bad[:5]))
+            warns = [l for l in r.stderr.splitlines() if "NCCL WARN" in l and "CUDA graph" in l]
+            if len(warns) != 1:
+                problems.append("%d WARN lines about the CUDA graph, expected 1" % len(warns))
+            summary = check_records(
+                wd, r, env, [trace], {trace: undelivered_ids(events, log)},
+                lambda s_: [] if s_.get("graph_capture") is True else ["graph_capture %r" % s_],
+                problems)
+            return finish(name, wd, problems, r, repro, "mask frozen %s at the capture; records "
+                          "expected %d, found %d" % ("on" if frozen_on else "off",
+                                                      summary["expected"], summary["found"]))
+    return Case(name, fn, labels=["sampling"])
+
+
 def time_case(name, fixture, window_ms, period_ms, pace_us, slack_ms=4):
     def fn(a):
         trace = os.path.abspath(harness.fixture(fixture))
@@ -183,7 +229,7 @@ def time_case(name, fixture, window_ms, period_ms, pace_us, slack_ms=4):
         per, win, slack = period_ms * 10**6, window_ms * 10**6, slack_ms * 10**6
 
         def sampling_check(s):
-            want_keys = {"mode", "window_ms", "period_ms", "covered"}
+            want_keys = {"mode", "window_ms", "period_ms", "graph_capture", "covered"}
             if set(s) != want_keys:
                 return ["keys %s, expected %s" % (sorted(s), sorted(want_keys))]
             p = []
@@ -312,6 +358,8 @@ def cases():
         groups_case("groups.v5-as-v4.torch-1736", "2.28.9/torch-1736", 2, abi="4"),
         groups_case("groups.v6.sr", "2.30.7/sr", 3),
         groups_case("groups.burst.vsmall", "2.28.9/vsmall-r1", 3, burst=4),
+        graph_case("graph.frozen-off", "2.28.9/graph-r0", 2, 1),
+        graph_case("graph.frozen-on", "2.28.9/graph-r1", 2, 2),
         time_case("time.vsmall", "2.28.9/vsmall-r0", 60, 120, 4000, slack_ms=8),
         threads_case("threads.groups", "2.28.9/threads", 3),
         prom_case("prom.groups", "2.28.9/torch-1735", 4),

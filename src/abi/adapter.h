@@ -36,7 +36,9 @@ static inline void *ins_adapter_start(void *context, uint64_t type, void *parent
     }
     case PROF_EV_GROUP: /* a handle only when sampling counts groups */
       return ins_sampler_group_start(0);
-    case PROF_EV_GROUP_API:
+    case PROF_EV_GROUP_API: /* v5+; a group captured into a CUDA graph stops sampling */
+      if (__builtin_expect(ins_sampler_active && ((const struct prof_group_api *)u)->graphCaptured, 0))
+        ins_sampler_graph_captured();
       return ins_sampler_group_start(1);
     default: /* other API, proxy, network and CE events: not ours, ignored */
       return NULL;

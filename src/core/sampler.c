@@ -23,6 +23,7 @@
 
 char ins_sampler_group_token[2];
 bool ins_sampler_counting;
+bool ins_sampler_active;
 
 static int g_mode;
 static int g_on_mask, g_off_mask;
@@ -34,6 +35,9 @@ static atomic_int g_state_mask; /* the mask wanted now */
 
 /* Group-count mode. */
 static _Atomic uint64_t g_groups;   /* groups ended */
+static atomic_bool g_graph_off;     /* a CUDA graph capture stopped sampling */
+static _Atomic uint64_t g_graph_off_at = UINT64_MAX; /* groups ended by then */
+static atomic_int g_frozen_mask;    /* the mask from then on */
 static atomic_bool g_saw_api;       /* GroupApi events arrive: count those, not Group */
 
 /* Time mode: the thread and its accounting (g_tlock). */
@@ -49,7 +53,7 @@ static uint64_t realtime_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void write_words(int mask) {
+static void write_words_raw(int mask) {
   int n = atomic_load_explicit(&g_nwords, memory_order_acquire);
   for (int i = 0; i < n; i++) {
     int *w = atomic_load_explicit(&g_words[i], memory_order_acquire);
@@ -57,8 +61,16 @@ static void write_words(int mask) {
   }
 }
 
+/* Writes mask, unless a graph capture froze the mask meanwhile: a writer that
+ * raced with the freeze writes the frozen mask again after its own. */
+static void write_words(int mask) {
+  write_words_raw(mask);
+  if (atomic_load(&g_graph_off)) write_words_raw(atomic_load(&g_frozen_mask));
+}
+
 /* Sets the wanted mask and writes it, until no newer state overtook ours. */
 static void set_state(int mask) {
+  if (atomic_load_explicit(&g_graph_off, memory_order_acquire)) return; /* frozen */
   atomic_store_explicit(&g_state_mask, mask, memory_order_relaxed);
   int m;
   do {
@@ -75,6 +87,7 @@ static uint64_t time_tick(void) {
   uint64_t now = realtime_ns();
   uint64_t phase = now % period;
   bool on = phase < window;
+  if (atomic_load(&g_graph_off)) on = (atomic_load(&g_frozen_mask) & PROF_EV_KERNEL_CH) != 0;
   if (on && !g_on_since_ns) g_on_since_ns = now;
   if (!on && g_on_since_ns) g_on_ns += now - g_on_since_ns, g_on_since_ns = 0;
   set_state(on ? g_on_mask : g_off_mask);
@@ -115,6 +128,7 @@ void ins_sampler_group_stop(const void *handle) {
   if (!api && atomic_load_explicit(&g_saw_api, memory_order_relaxed))
     return; /* the GroupApi stop that follows counts this group */
   uint64_t n = atomic_fetch_add_explicit(&g_groups, 1, memory_order_relaxed) + 1;
+  if (atomic_load_explicit(&g_graph_off, memory_order_acquire)) return; /* the mask is frozen */
   /* The next group is number n (from 0). */
   for (;;) {
     write_words(group_timed(n) ? g_on_mask : g_off_mask);
@@ -122,6 +136,34 @@ void ins_sampler_group_stop(const void *handle) {
     if (now == n) break;
     n = now; /* another thread ended a group meanwhile: write for the latest */
   }
+}
+
+/*
+ * Freeze the mask at the value NCCL just read for the captured group, so that every
+ * captured op is launched under the mask it was captured with (see sampler.h).
+ */
+void ins_sampler_graph_captured(void) {
+  static atomic_bool claimed;
+  bool was = false;
+  if (!atomic_compare_exchange_strong(&claimed, &was, true)) return;
+  int n = atomic_load_explicit(&g_nwords, memory_order_acquire);
+  int *w = n ? atomic_load_explicit(&g_words[0], memory_order_acquire) : NULL;
+  int now = w ? __atomic_load_n(w, __ATOMIC_RELAXED) : atomic_load(&g_state_mask);
+  bool on = (now & PROF_EV_KERNEL_CH) != 0;
+  atomic_store(&g_frozen_mask, on ? g_on_mask : g_off_mask);
+  atomic_store(&g_graph_off_at, atomic_load(&g_groups));
+  atomic_store(&g_state_mask, atomic_load(&g_frozen_mask));
+  atomic_store(&g_graph_off, true); /* from here on, every writer ends on the frozen mask */
+  write_words_raw(atomic_load(&g_frozen_mask));
+  if (on)
+    ins_warn("a CUDA graph is being captured: sampled timing (NCCL_INSPECTOR_SAMPLE_*) stops and "
+             "every op is timed from now on (NCCL tags captured ops at capture; a mask that "
+             "changes between capture and launch stalls its proxy thread)");
+  else
+    ins_warn("a CUDA graph is being captured while sampling had timing off: NCCL_INSPECTOR_SAMPLE_* "
+             "stops and no op is timed from now on (NCCL tags captured ops at capture; a mask that "
+             "changes between capture and launch stalls its proxy thread). Time every op "
+             "(no NCCL_INSPECTOR_SAMPLE_*) in jobs that capture CUDA graphs");
 }
 
 /* ---- lifetime ------------------------------------------------------------ */
@@ -134,14 +176,17 @@ void ins_sampler_start(const struct ins_config *cfg, int full_mask, int abi_vers
   g_burst = cfg->sample_burst > 0 ? cfg->sample_burst : 1;
   g_on_mask = full_mask;
   g_off_mask = 0;
-  if (g_mode == INS_SAMPLE_GROUPS) {
-    /* Group events mark the group ends we count: ask for them in both states
-     * (they are host events; NCCL adds no kernel work for them). */
+  if (g_mode != INS_SAMPLE_ALL) {
+    /* Group events, asked for in both states: group-count mode counts their ends,
+     * and a GroupApi start says when a CUDA graph capture begins (both modes).
+     * They are host events: NCCL adds no kernel work for them (measured: the
+     * "first group only" configuration in docs/VALIDATION.md). */
     int groups = PROF_EV_GROUP | (abi_version >= 5 ? PROF_EV_GROUP_API : 0);
     g_on_mask |= groups;
     g_off_mask = groups;
-    ins_sampler_counting = true;
   }
+  if (g_mode == INS_SAMPLE_GROUPS) ins_sampler_counting = true;
+  ins_sampler_active = g_mode != INS_SAMPLE_ALL;
   atomic_store(&g_state_mask, g_on_mask); /* group count: the first group is timed */
   if (g_mode != INS_SAMPLE_TIME) return;
   /* The state of this instant, before any init can hand out the mask. */
@@ -152,6 +197,8 @@ void ins_sampler_start(const struct ins_config *cfg, int full_mask, int abi_vers
   if (pthread_create(&g_thread, NULL, time_thread, NULL) != 0) {
     ins_warn("cannot start the sampling thread: every op is timed (NCCL_INSPECTOR_SAMPLE_* ignored)");
     g_mode = INS_SAMPLE_ALL;
+    ins_sampler_active = false;
+    atomic_store(&g_state_mask, g_on_mask);
     return;
   }
   g_thread_running = true;
@@ -180,6 +227,7 @@ void ins_sampler_attach(int *mask_word) {
     uint64_t n2 = atomic_load(&g_groups);
     int m = group_timed(n2) ? g_on_mask : g_off_mask;
     __atomic_store_n(mask_word, m, __ATOMIC_RELAXED);
+    if (atomic_load(&g_graph_off)) __atomic_store_n(mask_word, atomic_load(&g_frozen_mask), __ATOMIC_RELAXED);
     return;
   }
   int m;
@@ -187,6 +235,7 @@ void ins_sampler_attach(int *mask_word) {
     m = atomic_load_explicit(&g_state_mask, memory_order_relaxed);
     __atomic_store_n(mask_word, m, __ATOMIC_RELAXED);
   } while (atomic_load_explicit(&g_state_mask, memory_order_relaxed) != m);
+  if (atomic_load(&g_graph_off)) __atomic_store_n(mask_word, atomic_load(&g_frozen_mask), __ATOMIC_RELAXED);
 }
 
 void ins_sampler_stats(struct ins_sample_stats *s) {
@@ -197,11 +246,14 @@ void ins_sampler_stats(struct ins_sample_stats *s) {
   s->burst = g_burst;
   s->groups = s->groups_timed = 0;
   s->covered = 1.0;
+  s->graph_capture = atomic_load(&g_graph_off);
   if (g_mode == INS_SAMPLE_GROUPS) {
-    uint64_t n = atomic_load(&g_groups);
+    uint64_t n = atomic_load(&g_groups), off = atomic_load(&g_graph_off_at);
+    uint64_t upto = n < off ? n : off; /* after a graph capture every group is timed */
     s->groups = n;
-    uint64_t cycle = (uint64_t)g_every * (uint64_t)g_burst, rem = n % cycle;
-    s->groups_timed = n / cycle * (uint64_t)g_burst + (rem < (uint64_t)g_burst ? rem : (uint64_t)g_burst);
+    uint64_t cycle = (uint64_t)g_every * (uint64_t)g_burst, rem = upto % cycle;
+    s->groups_timed = upto / cycle * (uint64_t)g_burst + (rem < (uint64_t)g_burst ? rem : (uint64_t)g_burst);
+    if (atomic_load(&g_frozen_mask) & PROF_EV_KERNEL_CH) s->groups_timed += n - upto;
     s->covered = n ? (double)s->groups_timed / (double)n : 1.0;
   } else if (g_mode == INS_SAMPLE_TIME) {
     pthread_mutex_lock(&g_tlock);

@@ -16,6 +16,13 @@
  *    events), which is where the next group's mask is decided. No thread.
  * With sampling off (the default) the mask is written once per init and
  * every op is timed.
+ *
+ * CUDA graphs: NCCL 2.28.9 tags a captured op with the mask read at capture,
+ * but starts its Coll events at each launch from the mask of that moment; a
+ * graph captured while sampling was off then produced Coll events without
+ * kernel events, and the job hung in teardown (docs/VALIDATION.md). So the
+ * first group captured into a graph (GroupApi.graphCaptured, ABI v5+) stops
+ * sampling for good: every op is timed from then on, with one warning.
  */
 #ifndef INS_SAMPLER_H
 #define INS_SAMPLER_H
@@ -38,6 +45,10 @@ void ins_sampler_attach(int *mask_word);
  * GroupApi events, so that NCCL calls stopEvent on them. */
 extern char ins_sampler_group_token[2]; /* [0] Group, [1] GroupApi */
 extern bool ins_sampler_counting;        /* group-count mode is on (set before any init returns) */
+extern bool ins_sampler_active;          /* any sampling mode is on (likewise) */
+
+/* A group is being captured into a CUDA graph: time everything from now on. */
+void ins_sampler_graph_captured(void);
 
 void ins_sampler_saw_group_api(void);
 static inline void *ins_sampler_group_start(int api) {
@@ -56,6 +67,7 @@ struct ins_sample_stats {
   int mode;                     /* enum ins_sample_mode */
   long long window_ms, period_ms, every, burst;
   uint64_t groups, groups_timed; /* group-count mode */
+  bool graph_capture;            /* sampling stopped by a CUDA graph capture */
   double covered;               /* share of wall time (time) or of groups (count) timed */
 };
 void ins_sampler_stats(struct ins_sample_stats *s);

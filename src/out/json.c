@@ -168,6 +168,10 @@ static void sampling_object(struct ins_buf *b, const struct ins_sample_stats *s)
     ins_buf_lit(b, ",\"groups_timed\":");
     ins_buf_u64(b, s->groups_timed);
   }
+  if (s->graph_capture)
+    ins_buf_lit(b, ",\"graph_capture\":true");
+  else
+    ins_buf_lit(b, ",\"graph_capture\":false");
   ins_buf_lit(b, ",\"covered\":");
   ins_buf_f6(b, s->covered);
   ins_buf_lit(b, "}");

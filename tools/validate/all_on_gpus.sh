@@ -11,6 +11,7 @@
 #     (tests/data/live); graph.py the same way (a CUDA-graph fixture, tests/data/graph)
 #  5. scale.py: communicators of several sizes, a planted straggler (inspector-report names it)
 #  6. sampling_on_gpus.sh: sampled timing, latency and record counts
+#  (graph-sampled, not in the default list: graph.py under sampled timing)
 set -uo pipefail
 out=${1:?usage: all_on_gpus.sh OUTDIR [SAMPLING_ROUNDS]}
 rounds=${2:-3}
@@ -55,6 +56,23 @@ want graph && step graph 90 env NCCL_PROFILER_PLUGIN="$plugin" NCCL_INSPECTOR_EN
   NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,PROFILE \
   python3 -m torch.distributed.run --nproc-per-node "$ngpu" tools/validate/graph.py --replays 3
 want graph && cp -r /tmp/inspector-graph "$res/graph" 2>/dev/null
+graph_sampled() { # graph launches under sampling: captured while timing off, while on, time windows
+  local i=0
+  for mode in NCCL_INSPECTOR_SAMPLE_GROUPS=2 "NCCL_INSPECTOR_SAMPLE_GROUPS=2 NCCL_INSPECTOR_SAMPLE_GROUPS_BURST=2" \
+      "NCCL_INSPECTOR_SAMPLE_WINDOW_MS=5 NCCL_INSPECTOR_SAMPLE_PERIOD_MS=10"; do
+    i=$((i + 1))
+    local d=/tmp/inspector-graph-sampled/$i
+    echo "== graph-sampled $i: $mode"
+    env NCCL_PROFILER_PLUGIN="$plugin" NCCL_INSPECTOR_ENABLE=1 $mode NCCL_INSPECTOR_TRACE_DIR=$d/trace \
+      NCCL_INSPECTOR_DUMP_DIR=$d/logs python3 -m torch.distributed.run --nproc-per-node "$ngpu" \
+      tools/validate/graph.py --replays 20 || return 1
+  done
+}
+export -f graph_sampled
+export plugin ngpu
+rm -rf /tmp/inspector-graph-sampled
+want graph-sampled && step graph-sampled 150 bash -c graph_sampled
+want graph-sampled && cp -r /tmp/inspector-graph-sampled "$res/graph-sampled" 2>/dev/null
 want sampling && step sampling 270 "$here/sampling_on_gpus.sh" "$res/sampling" "$rounds"
 cp "$res"/accuracy/compare-kernel.md "$res"/sampling/*.md "$res"/sampled/compare-sampled.md "$out"/ 2>/dev/null
 cp "$res/steps.txt" "$out"/
