@@ -21,6 +21,7 @@
 #include "out/writer.h"
 
 #define FLUSH_BYTES (256 * 1024)
+#define INTERVAL0_US 1000 /* interval 0: the longest a completed record waits to be written */
 #define STASH_BYTES (512 * 1024) /* the dump thread's stash */
 
 /*
@@ -183,12 +184,12 @@ static void *dump_thread(void *arg) {
   uint64_t window_end = ins_mono_ns() + (uint64_t)(interval > 0 ? interval : 0) * 1000;
   while (!atomic_load(&g_stop)) {
     uint32_t seq = ins_wake_prepare(&g_ins_wake);
-    long long wait = interval > 0 ? interval : -1;
+    long long wait = interval > 0 ? interval : interval == 0 ? INTERVAL0_US : -1;
     if (prom && interval > 0) { /* a filling ring wakes us early: keep the windows regular */
       uint64_t now = ins_mono_ns();
       wait = now < window_end ? (long long)((window_end - now + 999) / 1000) : 0;
     }
-    /* Interval 0 sleeps until a record arrives; otherwise until the interval has
+    /* Interval 0 sleeps at most INTERVAL0_US; otherwise until the interval has
      * passed or a ring fills (-1: only a ring filling, or exit). */
     if (!atomic_load(&g_stop) && !any_wake_wanted() && wait != 0)
       ins_wake_wait(&g_ins_wake, seq, wait);
@@ -208,8 +209,11 @@ void ins_dump_start(const struct ins_config *cfg) {
   g_cfg = cfg;
   ins_writer_configure(cfg->dump_dir, cfg->hostname);
   if (cfg->prom_dump) ins_prom_configure(cfg);
-  g_ins_wake.on_every_record = cfg->interval_us == 0;
-  g_ins_wake.full_shift = cfg->interval_us > 0 ? 2 : 1; /* a quarter / half of a ring */
+  /* Interval 0 (continuous): the thread wakes every INTERVAL0_US by itself, and a
+   * producer wakes it only when a ring is a sixteenth full, so that a callback
+   * makes a system call (the futex wake) once per many records, not per record. */
+  g_ins_wake.on_every_record = false;
+  g_ins_wake.full_shift = cfg->interval_us == 0 ? 4 : cfg->interval_us > 0 ? 2 : 1;
   if (!cfg->dump_thread_enable) {
     ins_info("dump thread disabled: records are written at communicator teardown and exit");
     return;
