@@ -5,8 +5,9 @@
  * One synthetic communicator completes `rate` operations a second (in
  * batches, one every 100 us; 0: as fast as it can) for `seconds`, with the
  * plugin configured by the caller's environment (interval, ring sizes, dump
- * directory). The dump thread is the thread that appears at the first init;
- * its CPU time over the run comes from /proc. After finalize, every record
+ * directory). The plugin's threads are those that appear at the first init
+ * (the dump thread and its writer thread); their CPU time over the run, added
+ * up, comes from /proc. After finalize, every record
  * must be in the dump directory and the plugin's dump_stats must report no
  * drop: the run fails otherwise.
  *
@@ -28,15 +29,22 @@
 #define MAX_TIDS 256
 #define TICKS_PER_S 10000
 
-static pid_t new_thread(const pid_t *before, int nb) {
+/* The threads in now[] that were not in before[]: the plugin's. */
+static int new_threads(const pid_t *before, int nb, pid_t *out, int cap) {
   pid_t now[MAX_TIDS];
-  int n = bp_threads(now, MAX_TIDS);
-  for (int i = 0; i < n; i++) {
+  int n = bp_threads(now, MAX_TIDS), k = 0;
+  for (int i = 0; i < n && k < cap; i++) {
     int seen = 0;
     for (int j = 0; j < nb && !seen; j++) seen = now[i] == before[j];
-    if (!seen) return now[i];
+    if (!seen) out[k++] = now[i];
   }
-  return 0;
+  return k;
+}
+
+static uint64_t threads_cpu_ns(const pid_t *tids, int n) {
+  uint64_t t = 0;
+  for (int i = 0; i < n; i++) t += bp_thread_cpu_ns(tids[i]);
+  return t;
 }
 
 static void sleep_until(uint64_t t_ns) {
@@ -60,11 +68,12 @@ int bp_mode_rate(struct bp_opts *o) {
   struct bp_run r;
   bp_run_alloc(&g, &r);
   bp_open(p, &g, &r);
-  pid_t dump_tid = new_thread(before, nb);
+  pid_t tids[8];
+  int ntids = new_threads(before, nb, tids, 8);
 
   struct bp_stats s = {0};
   uint64_t batches = 0, max_lag = 0; /* how late a batch started: a late producer catches up in a burst */
-  uint64_t cpu0 = dump_tid ? bp_thread_cpu_ns(dump_tid) : 0;
+  uint64_t cpu0 = threads_cpu_ns(tids, ntids);
   uint64_t t0 = bp_now_ns(), end = t0 + (uint64_t)(o->seconds * 1e9), tick = t0;
   for (;;) {
     uint64_t now = bp_now_ns();
@@ -78,7 +87,7 @@ int bp_mode_rate(struct bp_opts *o) {
     batches++;
   }
   uint64_t wall = bp_now_ns() - t0;
-  uint64_t cpu = dump_tid ? bp_thread_cpu_ns(dump_tid) - cpu0 : 0;
+  uint64_t cpu = threads_cpu_ns(tids, ntids) - cpu0;
   bp_close(p, &g, &r);
   bp_run_free(&r);
 
@@ -96,7 +105,7 @@ int bp_mode_rate(struct bp_opts *o) {
   printf("rate.%s.bytes_per_record %.1f\n", tag,
          out.records ? (double)out.record_bytes / (double)out.records : 0.0);
   printf("rate.%s.dump_thread_cpu_pct %.2f\n", tag,
-         dump_tid ? 100.0 * (double)cpu / (double)wall : -1.0);
+         ntids ? 100.0 * (double)cpu / (double)wall : -1.0);
   printf("rate.%s.producer_ns_per_call %.2f\n", tag, s.calls ? (double)s.ns / (double)s.calls : 0);
   printf("rate.%s.max_producer_lag_us %.0f\n", tag, (double)max_lag / 1e3);
   printf("rate.%s.ok %d\n", tag, !bad);

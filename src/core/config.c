@@ -66,7 +66,7 @@ static void env_ll(const char *name, long long def, long long lo, long long hi,
 
 static uint32_t env_ring(const char *name) {
   long long v;
-  env_ll(name, 1024, RING_MIN, RING_MAX, &v);
+  env_ll(name, INS_DEFAULT_RING, RING_MIN, RING_MAX, &v);
   uint32_t p = RING_MIN;
   while (p < (uint64_t)v) p <<= 1;
   if (p != v) ins_info("%s=%lld rounded up to %u (ring sizes are powers of two)", name, v, p);

@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include "core/comm.h"
 #include "core/config.h"
@@ -34,7 +35,10 @@ static int full_mask(void) {
   return PROF_EV_COLL | PROF_EV_KERNEL_CH | (g_cfg.enable_p2p ? PROF_EV_P2P : 0);
 }
 
+static pid_t g_pid; /* the process that started the threads */
+
 static void process_init(void) {
+  g_pid = getpid();
   ins_config_load(&g_cfg);
   int abi = atomic_load(&g_first_abi);
   if (!g_cfg.enable) {
@@ -126,6 +130,10 @@ prof_result_t ins_plugin_finalize(void *context) {
 /* Process exit or library unload: nothing completed is lost. Runs before
  * the code is unmapped, so the dump thread is joined here. */
 __attribute__((destructor)) static void process_exit(void) {
+  /* A child forked from the job (without exec) has none of the parent's threads, and
+   * may have inherited locks held at the fork: joining or draining would hang it. It
+   * holds no communicator of its own, so there is nothing to write. */
+  if (g_pid && getpid() != g_pid) return;
   ins_sampler_shutdown();
   ins_dump_shutdown();
   if (ins_tracing()) ins_trace_flush();

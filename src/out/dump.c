@@ -19,6 +19,7 @@
 #include "out/json.h"
 #include "out/prom.h"
 #include "out/writer.h"
+#include "out/wqueue.h"
 
 #define FLUSH_BYTES (256 * 1024)
 #define INTERVAL0_US 1000 /* interval 0: the longest a completed record waits to be written */
@@ -62,7 +63,15 @@ static int metadata(char *meta, int cap) {
   return ins_json_metadata(meta, cap, g_cfg->hostname, (long)getpid(), ins_wall_ns() / 1000);
 }
 
+/* The dump thread's batches go to the writer thread (out/wqueue.h); anyone
+ * else writes directly, after the queued batches. */
 static void flush(struct ins_buf *b) {
+  if (b == &g_thread_drainer.buf && ins_wqueue_running()) {
+    ins_wqueue_push(b, t_batch_records);
+    t_batch_records = 0;
+    return;
+  }
+  ins_wqueue_sync();
   if (b->len && ins_writer_append(b->data, b->len) != 0) {
     atomic_fetch_add(&g_unwritten, t_batch_records);
     ins_warn_once(&g_warned_write, "records could not be written; their number is reported at exit");
@@ -219,6 +228,7 @@ void ins_dump_start(const struct ins_config *cfg) {
     return;
   }
   stash_init(&g_thread_drainer.stash, STASH_BYTES);
+  if (!cfg->prom_dump) ins_wqueue_start(); /* Prometheus files are written by the dump thread */
   if (pthread_create(&g_thread, NULL, dump_thread, NULL) != 0) {
     ins_warn("cannot start the dump thread: records are written at teardown only");
     return;
@@ -253,6 +263,7 @@ void ins_dump_shutdown(void) {
     pthread_join(g_thread, NULL);
     g_thread_running = false;
   }
+  ins_wqueue_stop(); /* what the dump thread queued is written first */
   struct drainer d = {0};
   stash_init(&d.stash, 0);
   dump_pass(&d);
@@ -260,7 +271,7 @@ void ins_dump_shutdown(void) {
   ins_buf_free(&g_thread_drainer.buf);
   stash_free(&g_thread_drainer.stash);
   if (g_cfg->prom_dump) ins_prom_shutdown();
-  unsigned long long lost = atomic_load(&g_unwritten);
+  unsigned long long lost = atomic_load(&g_unwritten) + ins_wqueue_unwritten();
   if (lost)
     ins_warn("%llu records could not be written to %s (see the earlier warning)", lost,
              g_cfg->dump_dir);

@@ -111,8 +111,8 @@ static void test_config(void) {
   setenv("NCCL_INSPECTOR_DUMP_P2P_RING_SIZE", "1", 1);
   ins_config_load(&cfg);
   CHECK_EQ_U(cfg.min_size_bytes, 8192);
-  CHECK_EQ_U(cfg.coll_ring_size, 1024);
-  CHECK_EQ_U(cfg.p2p_ring_size, 1024); /* 1 is out of range: default */
+  CHECK_EQ_U(cfg.coll_ring_size, 1024); /* 1000 rounded up */
+  CHECK_EQ_U(cfg.p2p_ring_size, INS_DEFAULT_RING); /* 1 is out of range: default */
   CHECK(cfg.interval_us == -1);
   CHECK(cfg.enable_p2p && cfg.require_kernel_timing && cfg.dump_thread_enable && !cfg.enable);
   CHECK_STR(cfg.dump_dir, "nccl-inspector-77");

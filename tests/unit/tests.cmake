@@ -15,4 +15,6 @@ if(TARGET inspector_core)
   ins_unit_test(core test_core.c 120 "threads;unit")
   # the Prometheus output: buckets, escaping, device fallback, window aggregation
   ins_unit_test(prom test_prom.c 60 "unit")
+  # a child forked from a process running the plugin exits at once
+  ins_unit_test(fork test_fork.c 60 "threads;unit")
 endif()

@@ -1,0 +1,105 @@
+/*
+ * wqueue.c - the writer thread and its queue of batches (see wqueue.h).
+ */
+#include "out/wqueue.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "core/log.h"
+#include "out/writer.h"
+
+struct batch {
+  struct ins_buf buf;
+  uint64_t records;
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_more = PTHREAD_COND_INITIALIZER;  /* a batch was queued, or stop */
+static pthread_cond_t g_room = PTHREAD_COND_INITIALIZER;  /* a slot or a spare freed */
+static pthread_cond_t g_idle = PTHREAD_COND_INITIALIZER;  /* nothing queued or in writing */
+static struct batch g_q[INS_WQUEUE_DEPTH];
+static int g_head, g_count;
+static bool g_writing, g_stop, g_running;
+static struct ins_buf g_spare[INS_WQUEUE_DEPTH]; /* written batches' memory, for reuse */
+static int g_nspare;
+static pthread_t g_thread;
+static atomic_ullong g_unwritten;
+static atomic_int g_warned;
+
+static void *writer_thread(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&g_lock);
+  for (;;) {
+    while (!g_count && !g_stop) pthread_cond_wait(&g_more, &g_lock);
+    if (!g_count) break; /* stopping, and everything is written */
+    struct batch b = g_q[g_head];
+    g_head = (g_head + 1) % INS_WQUEUE_DEPTH;
+    g_count--;
+    g_writing = true;
+    pthread_mutex_unlock(&g_lock);
+    if (ins_writer_append(b.buf.data, b.buf.len) != 0) {
+      atomic_fetch_add(&g_unwritten, b.records);
+      ins_warn_once(&g_warned, "records could not be written; their number is reported at exit");
+    }
+    pthread_mutex_lock(&g_lock);
+    b.buf.len = 0;
+    if (g_nspare < INS_WQUEUE_DEPTH)
+      g_spare[g_nspare++] = b.buf;
+    else
+      ins_buf_free(&b.buf);
+    g_writing = false;
+    pthread_cond_broadcast(&g_room);
+    if (!g_count) pthread_cond_broadcast(&g_idle);
+  }
+  g_writing = false;
+  pthread_cond_broadcast(&g_idle);
+  pthread_mutex_unlock(&g_lock);
+  return NULL;
+}
+
+bool ins_wqueue_start(void) {
+  g_stop = false;
+  if (pthread_create(&g_thread, NULL, writer_thread, NULL) != 0) {
+    ins_warn("cannot start the writer thread: the dump thread writes itself");
+    return false;
+  }
+  g_running = true;
+  return true;
+}
+
+bool ins_wqueue_running(void) { return g_running; }
+
+void ins_wqueue_push(struct ins_buf *b, uint64_t records) {
+  if (!b->len) return;
+  pthread_mutex_lock(&g_lock);
+  while (g_count == INS_WQUEUE_DEPTH) pthread_cond_wait(&g_room, &g_lock);
+  g_q[(g_head + g_count) % INS_WQUEUE_DEPTH] = (struct batch){*b, records};
+  g_count++;
+  /* b continues with a written batch's memory, or empty (it grows on demand) */
+  *b = g_nspare ? g_spare[--g_nspare] : (struct ins_buf){0};
+  pthread_cond_signal(&g_more);
+  pthread_mutex_unlock(&g_lock);
+}
+
+void ins_wqueue_sync(void) {
+  if (!g_running) return;
+  pthread_mutex_lock(&g_lock);
+  while (g_count || g_writing) pthread_cond_wait(&g_idle, &g_lock);
+  pthread_mutex_unlock(&g_lock);
+}
+
+void ins_wqueue_stop(void) {
+  if (!g_running) return;
+  pthread_mutex_lock(&g_lock);
+  g_stop = true;
+  pthread_cond_signal(&g_more);
+  pthread_mutex_unlock(&g_lock);
+  pthread_join(g_thread, NULL);
+  g_running = false;
+  for (int i = 0; i < g_nspare; i++) ins_buf_free(&g_spare[i]);
+  g_nspare = 0;
+}
+
+uint64_t ins_wqueue_unwritten(void) { return atomic_load(&g_unwritten); }

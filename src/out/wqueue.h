@@ -1,0 +1,38 @@
+/*
+ * wqueue.h - the dump thread's writes, handed to a writer thread.
+ *
+ * Formatting and writing used to share the dump thread: while a write to the
+ * log file stalled (a slow file system, or tmpfs allocating fresh memory), no
+ * ring was drained, and a fast job's rings filled. With the queue, the dump
+ * thread hands each full batch of lines to the writer thread and goes back to
+ * the rings; the batches are written in the order they were pushed. At most
+ * INS_WQUEUE_DEPTH batches wait (about 8 MiB of text); beyond that the dump
+ * thread waits too, and the rings absorb the rest, as before.
+ *
+ * Order: a line written by another thread (a communicator's finalize, exit)
+ * must come after the lines of its context already queued, so such writers
+ * call ins_wqueue_sync() first.
+ */
+#ifndef INS_WQUEUE_H
+#define INS_WQUEUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "out/buf.h"
+
+#define INS_WQUEUE_DEPTH 32
+
+/* Start the writer thread; false (after a warning) if it cannot start. */
+bool ins_wqueue_start(void);
+bool ins_wqueue_running(void);
+/* Queue b's lines (`records` records among them) and give b an empty buffer. */
+void ins_wqueue_push(struct ins_buf *b, uint64_t records);
+/* Return once every queued batch has been written. */
+void ins_wqueue_sync(void);
+/* Write what is queued, stop the thread, free the buffers. */
+void ins_wqueue_stop(void);
+/* Records in batches the writer could not write. */
+uint64_t ins_wqueue_unwritten(void);
+
+#endif
