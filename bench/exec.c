@@ -40,18 +40,10 @@ int bp_plugin_open(const char *path, struct bp_plugin *p) {
   return 0;
 }
 
-static void *xcalloc(size_t n, size_t sz) {
-  void *q = calloc(n ? n : 1, sz);
-  if (!q) {
-    fprintf(stderr, "inspector-bench: out of memory\n");
-    exit(1);
-  }
-  return q;
-}
 
 void bp_run_alloc(const struct bp_prog *g, struct bp_run *r) {
-  r->ctx = xcalloc(g->nctx, sizeof *r->ctx);
-  r->h = xcalloc(g->nslot, sizeof *r->h);
+  r->ctx = bp_xcalloc(g->nctx, sizeof *r->ctx);
+  r->h = bp_xcalloc(g->nslot, sizeof *r->h);
 }
 
 void bp_run_free(struct bp_run *r) {

@@ -26,6 +26,15 @@ static uint32_t g_line; /* the start line being delivered */
 static prof_result_t (*g_inner_start)(const struct rp_abi *, void *, void **, const struct rp_event *,
                                       void *const *);
 
+void *bp_xcalloc(size_t n, size_t sz) {
+  void *q = calloc(n ? n : 1, sz);
+  if (!q) {
+    fprintf(stderr, "inspector-bench: out of memory\n");
+    exit(1);
+  }
+  return q;
+}
+
 static void *xgrow(void *p, size_t *cap, size_t need, size_t sz) {
   if (need <= *cap) return p;
   size_t n = *cap ? *cap : 1024;
@@ -172,12 +181,8 @@ static prof_result_t wrap_start(const struct rp_abi *a, void *context, void **ha
  * the next line of their kind.
  */
 static void assign_threads(const struct rp_trace *t, struct bp_prog *g) {
-  g->thread = calloc(g->ncall ? g->ncall : 1, sizeof *g->thread);
-  uint32_t *trace_slot = calloc(g->nslot, sizeof *trace_slot);
-  if (!g->thread || !trace_slot) {
-    fprintf(stderr, "inspector-bench: out of memory\n");
-    exit(1);
-  }
+  g->thread = bp_xcalloc(g->ncall, sizeof *g->thread);
+  uint32_t *trace_slot = bp_xcalloc(g->nslot, sizeof *trace_slot);
   g->nthread = t->nthread;
   size_t li = 0;
   for (size_t k = 0; k < g->ncall; k++) {

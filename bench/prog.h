@@ -63,6 +63,9 @@ struct bp_prog {
 
 struct rp_trace;
 
+/* calloc that exits on out of memory (n = 0 allocates one element). */
+void *bp_xcalloc(size_t n, size_t sz);
+
 /* Compile t for ABI version ver (4, 5 or 6). Exits on out of memory. */
 void bp_compile(const struct rp_trace *t, int ver, struct bp_prog *g);
 void bp_prog_free(struct bp_prog *g);

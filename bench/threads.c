@@ -34,14 +34,6 @@ struct shared {
   uint32_t nthreads;
 };
 
-static void *xcalloc(size_t n, size_t sz) {
-  void *q = calloc(n ? n : 1, sz);
-  if (!q) {
-    fprintf(stderr, "inspector-bench: out of memory\n");
-    exit(1);
-  }
-  return q;
-}
 
 static void wait_dep(struct worker *w, const struct dep *d) {
   if (d->pos == UINT32_MAX) return;
@@ -94,13 +86,13 @@ void bp_exec_threads(const struct bp_plugin *p, const struct bp_prog *g, int rep
   if (!w) exit(1);
   memset(w, 0, n * sizeof *w);
   /* split the event calls by thread; where each start landed */
-  struct dep *where = xcalloc(g->nslot, sizeof *where);
+  struct dep *where = bp_xcalloc(g->nslot, sizeof *where);
   for (uint32_t i = 0; i < g->nslot; i++) where[i].pos = UINT32_MAX; /* not started yet */
   for (uint32_t i = 0; i < n; i++) {
-    w[i].calls = xcalloc(g->ncall, sizeof *w[i].calls);
-    w[i].dep = xcalloc(g->ncall, sizeof *w[i].dep);
-    w[i].dep2 = xcalloc(g->ncall, sizeof *w[i].dep2);
-    w[i].dep3 = xcalloc(g->ncall, sizeof *w[i].dep3);
+    w[i].calls = bp_xcalloc(g->ncall, sizeof *w[i].calls);
+    w[i].dep = bp_xcalloc(g->ncall, sizeof *w[i].dep);
+    w[i].dep2 = bp_xcalloc(g->ncall, sizeof *w[i].dep2);
+    w[i].dep3 = bp_xcalloc(g->ncall, sizeof *w[i].dep3);
   }
   for (size_t k = 0; k < g->ncall; k++) {
     const struct bp_call *c = &g->call[k];
@@ -183,7 +175,7 @@ static void *par_thread(void *arg) {
 
 uint64_t bp_exec_parallel(const struct bp_plugin *p, struct bp_prog *progs, int nthreads, int iters,
                           struct bp_stats *s) {
-  struct par *w = xcalloc((size_t)nthreads, sizeof *w);
+  struct par *w = bp_xcalloc((size_t)nthreads, sizeof *w);
   struct shared sh = {.nthreads = (uint32_t)nthreads};
   for (int i = 0; i < nthreads; i++) {
     w[i] = (struct par){.p = p, .g = &progs[i], .iters = iters, .sh = &sh,
