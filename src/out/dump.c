@@ -54,9 +54,8 @@ static const struct ins_config *g_cfg;
 static pthread_t g_thread;
 static bool g_thread_running;
 static atomic_bool g_stop;
-static atomic_int g_warned_drop, g_warned_channel, g_warned_write;
+static atomic_int g_warned_drop, g_warned_channel;
 static struct drainer g_thread_drainer; /* owned by the dump thread */
-static atomic_ullong g_unwritten;   /* records formatted but not written (I/O failure) */
 static _Thread_local uint64_t t_batch_records; /* records in the caller's buffer */
 
 static int metadata(char *meta, int cap) {
@@ -72,10 +71,7 @@ static void flush(struct ins_buf *b) {
     return;
   }
   ins_wqueue_sync();
-  if (b->len && ins_writer_append(b->data, b->len) != 0) {
-    atomic_fetch_add(&g_unwritten, t_batch_records);
-    ins_warn_once(&g_warned_write, "records could not be written; their number is reported at exit");
-  }
+  ins_writer_append_records(b->data, b->len, t_batch_records);
   b->len = 0;
   t_batch_records = 0;
 }
@@ -271,7 +267,7 @@ void ins_dump_shutdown(void) {
   ins_buf_free(&g_thread_drainer.buf);
   stash_free(&g_thread_drainer.stash);
   if (g_cfg->prom_dump) ins_prom_shutdown();
-  unsigned long long lost = atomic_load(&g_unwritten) + ins_wqueue_unwritten();
+  unsigned long long lost = ins_writer_unwritten();
   if (lost)
     ins_warn("%llu records could not be written to %s (see the earlier warning)", lost,
              g_cfg->dump_dir);

@@ -4,7 +4,6 @@
 #include "out/wqueue.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "core/log.h"
@@ -25,8 +24,6 @@ static bool g_writing, g_stop, g_running;
 static struct ins_buf g_spare[INS_WQUEUE_DEPTH]; /* written batches' memory, for reuse */
 static int g_nspare;
 static pthread_t g_thread;
-static atomic_ullong g_unwritten;
-static atomic_int g_warned;
 
 static void *writer_thread(void *arg) {
   (void)arg;
@@ -39,10 +36,7 @@ static void *writer_thread(void *arg) {
     g_count--;
     g_writing = true;
     pthread_mutex_unlock(&g_lock);
-    if (ins_writer_append(b.buf.data, b.buf.len) != 0) {
-      atomic_fetch_add(&g_unwritten, b.records);
-      ins_warn_once(&g_warned, "records could not be written; their number is reported at exit");
-    }
+    ins_writer_append_records(b.buf.data, b.buf.len, b.records);
     pthread_mutex_lock(&g_lock);
     b.buf.len = 0;
     if (g_nspare < INS_WQUEUE_DEPTH)
@@ -101,5 +95,3 @@ void ins_wqueue_stop(void) {
   for (int i = 0; i < g_nspare; i++) ins_buf_free(&g_spare[i]);
   g_nspare = 0;
 }
-
-uint64_t ins_wqueue_unwritten(void) { return atomic_load(&g_unwritten); }

@@ -32,7 +32,5 @@ void ins_wqueue_push(struct ins_buf *b, uint64_t records);
 void ins_wqueue_sync(void);
 /* Write what is queued, stop the thread, free the buffers. */
 void ins_wqueue_stop(void);
-/* Records in batches the writer could not write. */
-uint64_t ins_wqueue_unwritten(void);
 
 #endif

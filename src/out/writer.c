@@ -159,3 +159,14 @@ int ins_writer_append(const char *data, size_t len) {
   pthread_mutex_unlock(&g_lock);
   return rc;
 }
+
+static atomic_ullong g_unwritten;
+static atomic_int g_warned_records;
+
+void ins_writer_append_records(const char *data, size_t len, uint64_t records) {
+  if (!len || ins_writer_append(data, len) == 0) return;
+  atomic_fetch_add(&g_unwritten, records);
+  ins_warn_once(&g_warned_records, "records could not be written; their number is reported at exit");
+}
+
+uint64_t ins_writer_unwritten(void) { return atomic_load(&g_unwritten); }

@@ -19,10 +19,16 @@
 #define INS_WRITER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 void ins_writer_configure(const char *dir, const char *hostname);
 /* Append whole lines; returns 0, or -1 after warning (once) on failure. */
 int ins_writer_append(const char *data, size_t len);
+/* The same for a batch holding `records` records: on failure they are counted
+ * as unwritten (and warned about once). */
+void ins_writer_append_records(const char *data, size_t len, uint64_t records);
+/* Records of batches that could not be written, so far. */
+uint64_t ins_writer_unwritten(void);
 /* Lay out lines so that none straddles a page boundary when written at
  * file offset `off`: a pure function, exposed for unit tests. Writes into
  * out (capacity cap) and returns the output length; *pad_prev receives the
