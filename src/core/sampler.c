@@ -3,10 +3,11 @@
  *
  * The mask words are written without a lock: group ends arrive on the
  * application's threads, inside NCCL's group calls, and must stay cheap.
- * Two writers can race (two threads ending groups at once, or an init and a
- * flip); each writer re-checks after writing that the state it wrote from is
- * still the latest, and writes again if not, so the last word written is
- * always the one the latest state asks for.
+ * Every writer goes through publish(): it writes the mask the state asks for
+ * (wanted_mask), then checks that the state did not change meanwhile, and
+ * writes again if it did, so that two writers racing (two threads ending
+ * groups, an init and a window flip, a graph capture and anything) leave the
+ * words as the latest state asks.
  */
 #include "core/sampler.h"
 
@@ -61,22 +62,30 @@ static void write_words_raw(int mask) {
   }
 }
 
-/* Writes mask, unless a graph capture froze the mask meanwhile: a writer that
- * raced with the freeze writes the frozen mask again after its own. */
-static void write_words(int mask) {
-  write_words_raw(mask);
-  if (atomic_load(&g_graph_off)) write_words_raw(atomic_load(&g_frozen_mask));
+/* Group k (from 0) is timed when its run of B is the first of every N runs. */
+static inline bool group_timed(uint64_t k) {
+  return (k / (uint64_t)g_burst) % (uint64_t)g_every == 0;
 }
 
-/* Sets the wanted mask and writes it, until no newer state overtook ours. */
-static void set_state(int mask) {
-  if (atomic_load_explicit(&g_graph_off, memory_order_acquire)) return; /* frozen */
-  atomic_store_explicit(&g_state_mask, mask, memory_order_relaxed);
+/* The mask the state asks for now: frozen by a graph capture, else by the group
+ * count, else the time window's. */
+static int wanted_mask(void) {
+  if (atomic_load(&g_graph_off)) return atomic_load(&g_frozen_mask);
+  if (g_mode == INS_SAMPLE_GROUPS)
+    return group_timed(atomic_load_explicit(&g_groups, memory_order_relaxed)) ? g_on_mask : g_off_mask;
+  return atomic_load_explicit(&g_state_mask, memory_order_relaxed);
+}
+
+/* Writes the wanted mask to every known word (or to `one`), until it stays put. */
+static void publish(int *one) {
   int m;
   do {
-    m = atomic_load_explicit(&g_state_mask, memory_order_relaxed);
-    write_words(m);
-  } while (atomic_load_explicit(&g_state_mask, memory_order_relaxed) != m);
+    m = wanted_mask();
+    if (one)
+      __atomic_store_n(one, m, __ATOMIC_RELAXED);
+    else
+      write_words_raw(m);
+  } while (wanted_mask() != m);
 }
 
 /* ---- time windows -------------------------------------------------------- */
@@ -90,7 +99,8 @@ static uint64_t time_tick(void) {
   if (atomic_load(&g_graph_off)) on = (atomic_load(&g_frozen_mask) & PROF_EV_KERNEL_CH) != 0;
   if (on && !g_on_since_ns) g_on_since_ns = now;
   if (!on && g_on_since_ns) g_on_ns += now - g_on_since_ns, g_on_since_ns = 0;
-  set_state(on ? g_on_mask : g_off_mask);
+  atomic_store_explicit(&g_state_mask, on ? g_on_mask : g_off_mask, memory_order_relaxed);
+  publish(NULL);
   return now - phase + (on ? window : period);
 }
 
@@ -110,10 +120,6 @@ static void *time_thread(void *arg) {
 
 /* ---- group count --------------------------------------------------------- */
 
-/* Group k (from 0) is timed when its run of B is the first of every N runs. */
-static inline bool group_timed(uint64_t k) {
-  return (k / (uint64_t)g_burst) % (uint64_t)g_every == 0;
-}
 
 /* A GroupApi start precedes its group's Group events: from the first one on,
  * GroupApi stops count groups and Group stops do not (nccl-tests driving two
@@ -127,15 +133,8 @@ void ins_sampler_group_stop(const void *handle) {
   bool api = handle == &ins_sampler_group_token[1];
   if (!api && atomic_load_explicit(&g_saw_api, memory_order_relaxed))
     return; /* the GroupApi stop that follows counts this group */
-  uint64_t n = atomic_fetch_add_explicit(&g_groups, 1, memory_order_relaxed) + 1;
-  if (atomic_load_explicit(&g_graph_off, memory_order_acquire)) return; /* the mask is frozen */
-  /* The next group is number n (from 0). */
-  for (;;) {
-    write_words(group_timed(n) ? g_on_mask : g_off_mask);
-    uint64_t now = atomic_load_explicit(&g_groups, memory_order_relaxed);
-    if (now == n) break;
-    n = now; /* another thread ended a group meanwhile: write for the latest */
-  }
+  atomic_fetch_add_explicit(&g_groups, 1, memory_order_relaxed); /* the next group's number */
+  publish(NULL);
 }
 
 /*
@@ -152,9 +151,8 @@ void ins_sampler_graph_captured(void) {
   bool on = (now & PROF_EV_KERNEL_CH) != 0;
   atomic_store(&g_frozen_mask, on ? g_on_mask : g_off_mask);
   atomic_store(&g_graph_off_at, atomic_load(&g_groups));
-  atomic_store(&g_state_mask, atomic_load(&g_frozen_mask));
-  atomic_store(&g_graph_off, true); /* from here on, every writer ends on the frozen mask */
-  write_words_raw(atomic_load(&g_frozen_mask));
+  atomic_store(&g_graph_off, true); /* from here on wanted_mask() is the frozen mask */
+  publish(NULL);
   if (on)
     ins_warn("a CUDA graph is being captured: sampled timing (NCCL_INSPECTOR_SAMPLE_*) stops and "
              "every op is timed from now on (NCCL tags captured ops at capture; a mask that "
@@ -223,19 +221,7 @@ void ins_sampler_attach(int *mask_word) {
       return;
     }
   }
-  if (g_mode == INS_SAMPLE_GROUPS) {
-    uint64_t n2 = atomic_load(&g_groups);
-    int m = group_timed(n2) ? g_on_mask : g_off_mask;
-    __atomic_store_n(mask_word, m, __ATOMIC_RELAXED);
-    if (atomic_load(&g_graph_off)) __atomic_store_n(mask_word, atomic_load(&g_frozen_mask), __ATOMIC_RELAXED);
-    return;
-  }
-  int m;
-  do {
-    m = atomic_load_explicit(&g_state_mask, memory_order_relaxed);
-    __atomic_store_n(mask_word, m, __ATOMIC_RELAXED);
-  } while (atomic_load_explicit(&g_state_mask, memory_order_relaxed) != m);
-  if (atomic_load(&g_graph_off)) __atomic_store_n(mask_word, atomic_load(&g_frozen_mask), __ATOMIC_RELAXED);
+  publish(mask_word);
 }
 
 void ins_sampler_stats(struct ins_sample_stats *s) {
