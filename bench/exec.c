@@ -7,13 +7,13 @@
  */
 #include "exec.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "../tools/replay/log.h"
+#include "../tools/replay/plugin.h"
 
 uint64_t bp_now_ns(void) {
   struct timespec ts;
@@ -21,22 +21,17 @@ uint64_t bp_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The replay driver's loader, plus what the benchmark needs: all three tables. */
 int bp_plugin_open(const char *path, struct bp_plugin *p) {
   memset(p, 0, sizeof *p);
-  p->path = path;
-  p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!p->dl) {
-    fprintf(stderr, "inspector-bench: cannot load %s: %s\n", path, dlerror());
-    return -1;
-  }
-  p->v4 = dlsym(p->dl, "ncclProfiler_v4");
-  p->v5 = dlsym(p->dl, "ncclProfiler_v5");
-  p->v6 = dlsym(p->dl, "ncclProfiler_v6");
-  if (!p->v4 || !p->v5 || !p->v6) {
+  struct rp_plugin rp;
+  if (rp_plugin_open(path, &rp) != 0) return -1;
+  if (!rp.v4 || !rp.v5 || !rp.v6) {
     fprintf(stderr, "inspector-bench: %s lacks one of ncclProfiler_v4, _v5, _v6\n", path);
     return -1;
   }
-  p->name = p->v5->name;
+  *p = (struct bp_plugin){.path = path, .name = rp.v5->name, .dl = rp.dl,
+                          .v4 = rp.v4, .v5 = rp.v5, .v6 = rp.v6};
   return 0;
 }
 
