@@ -27,6 +27,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import oracle  # noqa: E402
+import test_sampling  # noqa: E402  (group numbering from a trace)
 
 SYN = ["--ranks", "8", "--procs", "--iters", "3", "--sizes", "64K:4M", "--seed", "3"]
 
@@ -123,16 +124,8 @@ def check_stale(trace, out):
 
 
 def check_sampled(trace, out):
-    groups = 0
-    types = {}
-    with oracle.open_trace(trace) as f:
-        for l in f:
-            e = json.loads(l)
-            if e["cb"] == "start":
-                types[e["id"]] = e["type"]
-            elif e["cb"] == "stop" and types.get(e["id"]) == 256:   # GroupApi ends
-                groups += 1
-    share = 100.0 * ((groups + 2) // 3) / groups
+    _, groups = test_sampling.group_numbers(test_sampling.trace_lines(trace), True)
+    share = 100.0 * test_sampling.timed_groups(groups, 3, 1) / groups
     want = "sampled timing: runs of 1 group(s), one run in 3; timed share %.1f%% to %.1f%%" % (
         share, share)
     return None if want in out else "expected the line %r" % want

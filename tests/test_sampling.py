@@ -123,6 +123,19 @@ def finish(name, wd, problems, r, repro, msg):
     return True, "OK %s: %s" % (name, msg)
 
 
+GROUPS_KEYS = {"mode", "every", "burst", "groups", "groups_timed", "graph_capture", "covered"}
+TIME_KEYS = {"mode", "window_ms", "period_ms", "graph_capture", "covered"}
+
+
+def fixed_fields(s, keys, expect):
+    """Problems with a dump_stats "sampling" object: it must have exactly `keys`, and the
+    fields of `expect` its values.  The first problem, if any, is the key set."""
+    if set(s) != keys:
+        return ["keys %s, expected %s" % (sorted(s), sorted(keys))]
+    got = {k: s[k] for k in expect}
+    return [] if got == expect else ["%r, expected %r" % (got, expect)]
+
+
 def timed_groups(n, every, burst):
     """How many of groups 0..n-1 are timed: runs of `burst`, the first run of every `every`."""
     return sum(1 for k in range(n) if (k // burst) % every == 0)
@@ -137,14 +150,9 @@ def groups_case(name, fixture, every, abi="trace", burst=1):
         gnum, ngroups = group_numbers(events, driven >= 5)
 
         def sampling_check(s):
-            want_keys = {"mode", "every", "burst", "groups", "groups_timed", "graph_capture",
-                         "covered"}
-            if set(s) != want_keys:
-                return ["keys %s, expected %s" % (sorted(s), sorted(want_keys))]
-            p = []
-            if (s["mode"], s["every"], s["burst"]) != ("groups", every, burst):
-                p.append("mode, every, burst %r, expected groups, %d, %d"
-                         % ((s["mode"], s["every"], s["burst"]), every, burst))
+            p = fixed_fields(s, GROUPS_KEYS, {"mode": "groups", "every": every, "burst": burst})
+            if p and p[0].startswith("keys"):
+                return p
             # dumps happen at finalize: every group of the trace has ended by then
             timed = timed_groups(ngroups, every, burst)
             if s["groups"] != ngroups or s["groups_timed"] != timed:
@@ -229,13 +237,10 @@ def time_case(name, fixture, window_ms, period_ms, pace_us, slack_ms=4):
         per, win, slack = period_ms * 10**6, window_ms * 10**6, slack_ms * 10**6
 
         def sampling_check(s):
-            want_keys = {"mode", "window_ms", "period_ms", "graph_capture", "covered"}
-            if set(s) != want_keys:
-                return ["keys %s, expected %s" % (sorted(s), sorted(want_keys))]
-            p = []
-            if (s["mode"], s["window_ms"], s["period_ms"]) != ("time", window_ms, period_ms):
-                p.append("mode/window/period %r, expected time %d %d"
-                         % ((s["mode"], s["window_ms"], s["period_ms"]), window_ms, period_ms))
+            p = fixed_fields(s, TIME_KEYS, {"mode": "time", "window_ms": window_ms,
+                                            "period_ms": period_ms})
+            if p and p[0].startswith("keys"):
+                return p
             share = window_ms / period_ms
             # a few periods long: the share since the process started is W/P give or take
             # a partial window at each end
