@@ -135,7 +135,6 @@ def gpu_straggler_case():
     def fn(a):
         import gzip
         import glob
-        import statistics
         d = os.path.join(harness.DATA, "straggler")
         starts = {}
         with harness.Workdir(a.keep, "report") as wd:

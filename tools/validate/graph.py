@@ -16,15 +16,13 @@ import threading
 
 import torch
 import torch.distributed as dist
+from distsetup import init_nccl
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--replays", type=int, default=5)
 ap.add_argument("--teardown-s", type=float, default=20.0)
 a = ap.parse_args()
-dist.init_process_group("nccl")
-local = int(os.environ.get("LOCAL_RANK", dist.get_rank()))
-torch.cuda.set_device(local)
-world = dist.get_world_size()
+_, world, _ = init_nccl()
 x = torch.ones(1 << 18, device="cuda")
 y = torch.empty((1 << 18) * world, device="cuda")
 dist.all_reduce(x)                      # warm-up outside the graph (creates the communicator)

@@ -6,11 +6,11 @@ Rank 0 appends one JSON line per size to F: {"label", "size", "us": median per-o
 """
 import argparse
 import json
-import os
 import statistics
 
 import torch
 import torch.distributed as dist
+from distsetup import init_nccl
 
 
 def main():
@@ -21,9 +21,7 @@ def main():
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--reps", type=int, default=7)
     a = ap.parse_args()
-    dist.init_process_group("nccl")
-    local = int(os.environ.get("LOCAL_RANK", dist.get_rank()))
-    torch.cuda.set_device(local)
+    init_nccl()
     x = torch.ones(65536 // 4, device="cuda")
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     lines = []

@@ -18,17 +18,15 @@ import time
 
 import torch
 import torch.distributed as dist
+from distsetup import init_nccl
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--dump", required=True, help="NCCL_INSPECTOR_DUMP_DIR")
 ap.add_argument("--out", required=True)
 ap.add_argument("--seconds", type=float, default=34.0)
 a = ap.parse_args()
-dist.init_process_group("nccl")
-rank = dist.get_rank()
-local = int(os.environ.get("LOCAL_RANK", rank))
-torch.cuda.set_device(local)
-second = dist.new_group(ranks=list(range(dist.get_world_size())))
+rank, world, local = init_nccl()
+second = dist.new_group(ranks=list(range(world)))
 x = torch.ones(1 << 20, device="cuda")
 t0, n = time.time(), 0
 done = torch.zeros(1, device="cuda")

@@ -12,11 +12,11 @@ NCCL_ALGO (Ring, Tree) may be set around it to compare algorithms.
     python3 -m torch.distributed.run --nproc-per-node N tools/validate/scale.py [--late-rank R]
 """
 import argparse
-import os
 import time
 
 import torch
 import torch.distributed as dist
+from distsetup import init_nccl, parse_sizes
 
 
 def main():
@@ -26,10 +26,7 @@ def main():
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--sizes", default="1M,16M")
     a = ap.parse_args()
-    dist.init_process_group("nccl")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(local)
+    rank, world, _ = init_nccl()
     late = a.late_rank if a.late_rank >= 0 else world - 1
     cpu = dist.new_group(backend="gloo")
     # new_group must be called by every rank for every group, in the same order
@@ -41,8 +38,7 @@ def main():
         comms += [("pair%d" % i, [2 * i, 2 * i + 1], None) for i in range(world // 2)]
     comms = [(name, ranks, dist.new_group(ranks=ranks) if name != "world" else None)
              for name, ranks, _ in comms]
-    sizes = [int(float(s[:-1]) * (1 << {"K": 10, "M": 20, "G": 30}[s[-1].upper()]))
-             if s[-1].isalpha() else int(s) for s in a.sizes.split(",")]
+    sizes = parse_sizes(a.sizes)
     x = torch.ones(max(sizes) // 4, device="cuda")
     n = 0
     for name, ranks, group in comms:

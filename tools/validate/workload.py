@@ -34,23 +34,7 @@ import time
 
 import torch
 import torch.distributed as dist
-
-KIB = 1024
-MIB = 1024 * KIB
-GIB = 1024 * MIB
-
-
-def parse_sizes(s):
-    out = []
-    for tok in s.split(","):
-        tok = tok.strip().upper()
-        mult = 1
-        for suf, m in (("K", KIB), ("M", MIB), ("G", GIB)):
-            if tok.endswith(suf):
-                mult, tok = m, tok[:-1]
-        out.append(int(float(tok) * mult))
-    return out
-
+from distsetup import MIB, init_nccl, parse_sizes
 
 KERNEL_FUNC = {"AllReduce": "AllReduce", "AllGather": "AllGather", "ReduceScatter": "ReduceScatter",
                "Broadcast": "Broadcast", "Reduce": "Reduce", "SendRecv": "SendRecv",
@@ -97,10 +81,7 @@ def main():
                     help="GPU sleep before each timed op (about 0.5 ms at 1.98 GHz)")
     a = ap.parse_args()
 
-    dist.init_process_group("nccl")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(local)
+    rank, world, local = init_nccl()
     dev = torch.device("cuda", local)
     cpu_barrier = dist.new_group(backend="gloo")
     second = dist.new_group(ranks=list(range(world)))
