@@ -45,8 +45,12 @@ struct stash {
                                  INS_MAX_CHANNELS * sizeof(struct ins_trace_ch)];
 };
 
+/* Whoever drains: the dump thread (its batches queued for the writer thread),
+ * or a finalizing or exiting thread (writing directly). */
 struct drainer {
   struct ins_buf buf;
+  uint64_t batch_records; /* records in buf */
+  bool queued;            /* buf goes to the writer thread (out/wqueue.h) */
   struct stash stash;
 };
 
@@ -56,24 +60,21 @@ static bool g_thread_running;
 static atomic_bool g_stop;
 static atomic_int g_warned_drop, g_warned_channel;
 static struct drainer g_thread_drainer; /* owned by the dump thread */
-static _Thread_local uint64_t t_batch_records; /* records in the caller's buffer */
 
 static int metadata(char *meta, int cap) {
   return ins_json_metadata(meta, cap, g_cfg->hostname, (long)getpid(), ins_wall_ns() / 1000);
 }
 
-/* The dump thread's batches go to the writer thread (out/wqueue.h); anyone
- * else writes directly, after the queued batches. */
-static void flush(struct ins_buf *b) {
-  if (b == &g_thread_drainer.buf && ins_wqueue_running()) {
-    ins_wqueue_push(b, t_batch_records);
-    t_batch_records = 0;
-    return;
+/* Write d's batch: queued for the writer thread, or directly after what is queued. */
+static void flush(struct drainer *d) {
+  if (d->queued) {
+    ins_wqueue_push(&d->buf, d->batch_records);
+  } else {
+    ins_wqueue_sync();
+    ins_writer_append_records(d->buf.data, d->buf.len, d->batch_records);
+    d->buf.len = 0;
   }
-  ins_wqueue_sync();
-  ins_writer_append_records(b->data, b->len, t_batch_records);
-  b->len = 0;
-  t_batch_records = 0;
+  d->batch_records = 0;
 }
 
 /* A stash of about `bytes` (0: the one built-in slot). */
@@ -120,10 +121,10 @@ static void drain(struct ins_comm *c, struct drainer *d, const char *meta, int m
       if (rc != 0)
         atomic_fetch_add(&c->dropped[kind], 1); /* out of memory for the text or series */
       else
-        c->stats[kind].written++, t_batch_records++;
+        c->stats[kind].written++, d->batch_records++;
       st->head = (st->head + 1) % st->cap;
       st->count--;
-      if (b->len >= FLUSH_BYTES) flush(b);
+      if (b->len >= FLUSH_BYTES) flush(d);
     }
     struct ins_comm_stats *s = &c->stats[kind];
     k.total[kind] = s->written;
@@ -168,7 +169,7 @@ static void dump_pass(struct drainer *d) {
   }
   /* Write before letting go of the registry: a finalize waiting to remove a
    * context would otherwise write that context's later lines first. */
-  flush(&d->buf);
+  flush(d);
   ins_registry_unlock();
 }
 
@@ -224,7 +225,8 @@ void ins_dump_start(const struct ins_config *cfg) {
     return;
   }
   stash_init(&g_thread_drainer.stash, STASH_BYTES);
-  if (!cfg->prom_dump) ins_wqueue_start(); /* Prometheus files are written by the dump thread */
+  /* JSON batches go to a writer thread; Prometheus files are written by the dump thread */
+  g_thread_drainer.queued = !cfg->prom_dump && ins_wqueue_start();
   if (pthread_create(&g_thread, NULL, dump_thread, NULL) != 0) {
     ins_warn("cannot start the dump thread: records are written at teardown only");
     return;
@@ -245,7 +247,7 @@ void ins_dump_comm_final(struct ins_comm *c) {
   pthread_mutex_lock(&c->drain_lock);
   drain(c, &d, meta, mlen);
   pthread_mutex_unlock(&c->drain_lock);
-  flush(&d.buf);
+  flush(&d);
   ins_buf_free(&d.buf);
   if (g_cfg->prom_dump) ins_prom_detach(c); /* write its device's file, or remove it */
 }
