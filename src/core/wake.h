@@ -5,7 +5,8 @@
  * The dump thread announces that it is about to sleep (`waiting`), checks
  * the rings once more, then sleeps on a futex word. A producer that just
  * published a record wakes it only if it is waiting and the policy says so
- * (interval 0: any new record; interval N > 0: a ring a quarter full, which
+ * (interval 0: a ring a sixteenth full, the thread also waking every
+ * millisecond by itself; interval N > 0: a ring a quarter full, which
  * leaves three quarters of the ring for the time the dump thread takes to
  * wake up and drain; -1: a ring half full). The
  * seq_cst fences on both sides make the "publish, then check waiting" and
@@ -23,8 +24,7 @@
 struct ins_wake {
   _Atomic uint32_t seq;     /* futex word: bumped by every wake */
   _Atomic uint32_t waiting; /* the dump thread is (about to be) asleep */
-  bool on_every_record;     /* interval 0 */
-  uint8_t full_shift;       /* otherwise: wake when capacity >> full_shift cells are used */
+  uint8_t full_shift;       /* wake when capacity >> full_shift cells are used (at least one) */
 };
 
 extern struct ins_wake g_ins_wake;
@@ -34,7 +34,8 @@ void ins_wake_signal(struct ins_wake *w);
 /* Whether ring r holds enough records to wake the dump thread (the policy). */
 static inline bool ins_wake_wanted(struct ins_ring *r) {
   uint64_t used = ins_ring_used_approx(r);
-  return g_ins_wake.on_every_record ? used > 0 : used >= (r->mask + 1) >> g_ins_wake.full_shift;
+  uint64_t threshold = (r->mask + 1) >> g_ins_wake.full_shift;
+  return used >= (threshold ? threshold : 1);
 }
 
 /* Producer side: after committing a record to ring r. */

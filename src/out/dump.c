@@ -218,7 +218,6 @@ void ins_dump_start(const struct ins_config *cfg) {
   /* Interval 0 (continuous): the thread wakes every INTERVAL0_US by itself, and a
    * producer wakes it only when a ring is a sixteenth full, so that a callback
    * makes a system call (the futex wake) once per many records, not per record. */
-  g_ins_wake.on_every_record = false;
   g_ins_wake.full_shift = cfg->interval_us == 0 ? 4 : cfg->interval_us > 0 ? 2 : 1;
   if (!cfg->dump_thread_enable) {
     ins_info("dump thread disabled: records are written at communicator teardown and exit");

@@ -415,11 +415,10 @@ static void test_layout(void) {
 }
 
 /* When a producer wakes the sleeping dump thread: a ring half full (interval
- * -1) or a quarter full (interval > 0), or every record with interval 0;
- * never when it is not waiting. */
+ * -1) or a quarter full (interval > 0), or at every record when the fraction
+ * is below one record; never when it is not waiting. */
 static int pushes_until_wake(struct ins_ring *r, int shift) {
   uint64_t pos;
-  g_ins_wake.on_every_record = false;
   g_ins_wake.full_shift = (uint8_t)shift;
   atomic_store(&g_ins_wake.waiting, 1);
   uint32_t s0 = atomic_load(&g_ins_wake.seq);
@@ -447,13 +446,13 @@ static void test_wake_policy(void) {
   ins_wake_after_push(&r); /* not waiting: nothing to do */
   CHECK_EQ_U(atomic_load(&g_ins_wake.seq), s0);
   for (void *q; (q = ins_ring_peek(&r));) ins_ring_release(&r, q);
-  g_ins_wake.on_every_record = true;
+  g_ins_wake.full_shift = 8; /* 8 >> 8 = 0 cells: every record */
   atomic_store(&g_ins_wake.waiting, 1);
   p = ins_ring_reserve(&r, &pos);
   ins_ring_commit(&r, p, pos);
   ins_wake_after_push(&r);
   CHECK_EQ_U(atomic_load(&g_ins_wake.seq), s0 + 1);
-  g_ins_wake.on_every_record = false;
+  g_ins_wake.full_shift = 1;
   ins_ring_free(&r);
 }
 
