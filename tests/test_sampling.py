@@ -13,8 +13,9 @@ groups.*   NCCL_INSPECTOR_SAMPLE_GROUPS=N: from the trace alone, an op's group n
            dump_stats carries {"mode":"groups","every":N,"burst":B,"groups","groups_timed",
            "covered"}.
 time       NCCL_INSPECTOR_SAMPLE_WINDOW_MS=W, _PERIOD_MS=P on a paced replay: an op is delivered
-           iff its group started in the first W ms of a wall-clock period of P ms (ops within a
-           few ms of a boundary are not judged: the flip is asynchronous); both states occur;
+           iff its group started in the first W ms of a wall-clock period of P ms (ops up to a
+           third of a period after a boundary, or a few ms before one, are not judged: the
+           flip is made by a thread, late when the machine is loaded); both states occur;
            records as above; dump_stats "covered" is near W/P.
 graph.*    a CUDA-graph fixture: the first group captured into a graph freezes the mask at the
            value NCCL read for it (so captured ops launch under the mask they were captured
@@ -230,11 +231,12 @@ def graph_case(name, fixture, every, burst):
     return Case(name, fn, labels=["sampling"])
 
 
-def time_case(name, fixture, window_ms, period_ms, pace_us, slack_ms=4):
+def time_case(name, fixture, window_ms, period_ms, pace_us, late_ms, early_ms=4):
     def fn(a):
         trace = os.path.abspath(harness.fixture(fixture))
         events = trace_lines(trace)
-        per, win, slack = period_ms * 10**6, window_ms * 10**6, slack_ms * 10**6
+        per, win = period_ms * 10**6, window_ms * 10**6
+        late, early = late_ms * 10**6, early_ms * 10**6
 
         def sampling_check(s):
             p = fixed_fields(s, TIME_KEYS, {"mode": "time", "window_ms": window_ms,
@@ -256,11 +258,19 @@ def time_case(name, fixture, window_ms, period_ms, pace_us, slack_ms=4):
             log = read_mask_log(mlog, trace) if os.path.exists(mlog) else []
             judged = {True: 0, False: 0}
             bad = []
+            worst_late = 0  # the latest flip seen, ns after its boundary
             for i, tag, dl, rt in log:
                 phase = rt % per
-                if phase < slack or abs(phase - win) < slack or phase > per - slack:
-                    continue  # near a boundary: either state is right
                 want = phase < win
+                since = phase if want else phase - win  # time since the last boundary
+                until = (win if want else per) - phase  # time to the next one
+                if since < late or until < early:
+                    # The time thread flips the mask when the scheduler lets it: late by up
+                    # to late_ms on a loaded machine (a sanitizer build under parallel ctest
+                    # was 55 ms late), early never beyond the clocks' disagreement.
+                    if dl != want and since < late:
+                        worst_late = max(worst_late, since)
+                    continue
                 judged[want] += 1
                 if dl != want:
                     bad.append((i, phase / 1e6, dl))
@@ -275,8 +285,9 @@ def time_case(name, fixture, window_ms, period_ms, pace_us, slack_ms=4):
             on = sum(1 for _, _, dl, _ in log if dl)
             return finish(name, wd, problems, r, repro,
                           "%d of %d ops timed (%d/%d judged in/out of windows), records "
-                          "expected %d, found %d" % (on, len(log), judged[True], judged[False],
-                                                     summary["expected"], summary["found"]))
+                          "expected %d, found %d; latest flip %.1f ms after its boundary"
+                          % (on, len(log), judged[True], judged[False], summary["expected"],
+                             summary["found"], worst_late / 1e6))
     return Case(name, fn, labels=["sampling", "threads"], timeout=120)
 
 
@@ -365,7 +376,7 @@ def cases():
         groups_case("groups.burst.vsmall", "2.28.9/vsmall-r1", 3, burst=4),
         graph_case("graph.frozen-off", "2.28.9/graph-r0", 2, 1),
         graph_case("graph.frozen-on", "2.28.9/graph-r1", 2, 2),
-        time_case("time.vsmall", "2.28.9/vsmall-r0", 150, 300, 6000, slack_ms=30),
+        time_case("time.vsmall", "2.28.9/vsmall-r0", 150, 300, 6000, late_ms=100),
         threads_case("threads.groups", "2.28.9/threads", 3),
         prom_case("prom.groups", "2.28.9/torch-1735", 4),
     ] + config_cases()
