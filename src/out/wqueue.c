@@ -21,7 +21,7 @@ static pthread_cond_t g_idle = PTHREAD_COND_INITIALIZER;  /* nothing queued or i
 static struct batch g_q[INS_WQUEUE_DEPTH];
 static int g_head, g_count;
 static bool g_writing, g_stop, g_running;
-static struct ins_buf g_spare[INS_WQUEUE_DEPTH]; /* written batches' memory, for reuse */
+static struct ins_buf g_spare[INS_WQUEUE_SPARES]; /* written batches' memory, for reuse */
 static int g_nspare;
 static pthread_t g_thread;
 
@@ -39,7 +39,7 @@ static void *writer_thread(void *arg) {
     ins_writer_append_records(b.buf.data, b.buf.len, b.records);
     pthread_mutex_lock(&g_lock);
     b.buf.len = 0;
-    if (g_nspare < INS_WQUEUE_DEPTH)
+    if (g_nspare < INS_WQUEUE_SPARES)
       g_spare[g_nspare++] = b.buf;
     else
       ins_buf_free(&b.buf);

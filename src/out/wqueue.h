@@ -6,8 +6,14 @@
  * ring was drained, and a fast job's rings filled. With the queue, the dump
  * thread hands each full batch of lines to the writer thread and goes back to
  * the rings; the batches are written in the order they were pushed. At most
- * INS_WQUEUE_DEPTH batches wait (about 8 MiB of text); beyond that the dump
- * thread waits too, and the rings absorb the rest, as before.
+ * INS_WQUEUE_DEPTH batches wait (about 32 MiB of text, 50,000 records:
+ * 100 ms at 500,000 records/s); beyond that the dump thread waits too, and the
+ * rings absorb the rest, as before. The depth is what tmpfs in a VM needed:
+ * at 500,000 records/s single 256 KiB writes took up to 7.5 ms, the queue
+ * reached 45 batches; with 32, one 10 s run in 8 dropped records
+ * (docs/BENCHMARKS.md). The queue costs memory only while the writer is
+ * behind: buffers are allocated as batches are queued, and at most
+ * INS_WQUEUE_SPARES written ones are kept for reuse.
  *
  * Order: a line written by another thread (a communicator's finalize, exit)
  * must come after the lines of its context already queued, so such writers
@@ -21,7 +27,8 @@
 
 #include "out/buf.h"
 
-#define INS_WQUEUE_DEPTH 32
+#define INS_WQUEUE_DEPTH 128
+#define INS_WQUEUE_SPARES 8
 
 /* Start the writer thread; false (after a warning) if it cannot start. */
 bool ins_wqueue_start(void);
