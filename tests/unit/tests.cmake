@@ -17,4 +17,6 @@ if(TARGET inspector_core)
   ins_unit_test(prom test_prom.c 60 "unit")
   # a child forked from a process running the plugin exits at once
   ins_unit_test(fork test_fork.c 60 "threads;unit")
+  # the writer thread's queue with a stalled file system: depth, waits, order
+  ins_unit_test(wqueue test_wqueue.c 60 "threads;unit")
 endif()
