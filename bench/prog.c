@@ -88,14 +88,14 @@ static prof_result_t rec_init_v5(void **context, uint64_t id, int *mask, const c
 
 /* A start: keep the descriptor with its parent handles cleared, and which slots they were. */
 static struct bp_call *rec_start(void *context, void **handle, const void *d, size_t size,
-                                 void **parent_obj, void **parent_group, size_t off_group) {
+                                 void **parent_obj, void **parent_group) {
   struct bp_call *c = new_call(BP_START);
   c->ctx = ctx_of(context);
   c->slot = g_rec->nslot++;
   c->parent = slot_of(*parent_obj);
   if (parent_group) {
     c->group = slot_of(*parent_group);
-    c->off_group = (uint16_t)off_group;
+    c->off_group = (uint16_t)((char *)parent_group - (char *)d);
   }
   g_rec->descr = xgrow(g_rec->descr, &g_descrcap, g_rec->ndescr + 1, sizeof *g_rec->descr);
   c->descr = (uint32_t)g_rec->ndescr++;
@@ -104,37 +104,23 @@ static struct bp_call *rec_start(void *context, void **handle, const void *d, si
   memcpy(copy, d, size);
   /* cleared here, patched with the real handles when run */
   memset((char *)copy + ((char *)parent_obj - (char *)d), 0, sizeof(void *));
-  if (parent_group) memset((char *)copy + off_group, 0, sizeof(void *));
+  if (parent_group) memset((char *)copy + c->off_group, 0, sizeof(void *));
   *handle = (void *)(uintptr_t)(c->slot * 16);
   return c;
 }
 
 static prof_result_t rec_start_v4(void *context, void **handle, struct prof_descr_v4 *d) {
-  rec_start(context, handle, d, sizeof *d, &d->parentObj, NULL, 0);
+  rec_start(context, handle, d, sizeof *d, &d->parentObj, NULL);
   return PROF_SUCCESS;
 }
 
 static prof_result_t rec_start_v5(void *context, void **handle, struct prof_descr_v5 *d) {
-  if (d->type == PROF_EV_COLL)
-    rec_start(context, handle, d, sizeof *d, &d->parentObj, &d->coll.parentGroup,
-              offsetof(struct prof_descr_v5, coll.parentGroup));
-  else if (d->type == PROF_EV_P2P)
-    rec_start(context, handle, d, sizeof *d, &d->parentObj, &d->p2p.parentGroup,
-              offsetof(struct prof_descr_v5, p2p.parentGroup));
-  else
-    rec_start(context, handle, d, sizeof *d, &d->parentObj, NULL, 0);
+  rec_start(context, handle, d, sizeof *d, &d->parentObj, PROF_PARENT_GROUP_SLOT(d));
   return PROF_SUCCESS;
 }
 
 static prof_result_t rec_start_v6(void *context, void **handle, struct prof_descr_v6 *d) {
-  if (d->type == PROF_EV_COLL)
-    rec_start(context, handle, d, sizeof *d, &d->parentObj, &d->coll.parentGroup,
-              offsetof(struct prof_descr_v6, coll.parentGroup));
-  else if (d->type == PROF_EV_P2P)
-    rec_start(context, handle, d, sizeof *d, &d->parentObj, &d->p2p.parentGroup,
-              offsetof(struct prof_descr_v6, p2p.parentGroup));
-  else
-    rec_start(context, handle, d, sizeof *d, &d->parentObj, NULL, 0);
+  rec_start(context, handle, d, sizeof *d, &d->parentObj, PROF_PARENT_GROUP_SLOT(d));
   return PROF_SUCCESS;
 }
 

@@ -13,9 +13,9 @@ static prof_result_t init_v5(void **context, uint64_t comm_id, int *mask,
 
 /* Trace mode: Coll and P2p name their group too (the trace records it). */
 static __attribute__((noinline)) void *start_traced_v5(void *context, struct prof_descr_v5 *d) {
+  void **pgroup = PROF_PARENT_GROUP_SLOT(d);
   return ins_adapter_start_traced(context, d->type, d->parentObj, d->rank, &d->coll,
-                                  d->type == PROF_EV_COLL  ? d->coll.parentGroup
-                                  : d->type == PROF_EV_P2P ? d->p2p.parentGroup : NULL);
+                                  pgroup ? *pgroup : NULL);
 }
 
 static prof_result_t start_v5(void *context, void **handle, struct prof_descr_v5 *d) {

@@ -245,6 +245,12 @@ struct prof_descr_v6 {
   };
 };
 
+/* v5 and v6 descriptor d: the address of the parentGroup field of a Coll or P2p
+ * (they sit at different offsets), NULL for any other event type. */
+#define PROF_PARENT_GROUP_SLOT(d)                                 \
+  ((d)->type == PROF_EV_COLL  ? &(d)->coll.parentGroup            \
+   : (d)->type == PROF_EV_P2P ? &(d)->p2p.parentGroup : (void **)0)
+
 /* State arguments (same shape in v4, v5 and v6). */
 union prof_state_args {
   struct {

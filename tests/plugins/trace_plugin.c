@@ -69,8 +69,8 @@ static prof_result_t start(void *context, void **eh, struct prof_descr_v5 *d) {
   struct handle *h = malloc(sizeof *h); /* kept for the run: NCCL names stopped ops as parents */
   h->id = atomic_fetch_add(&g_next_id, 1);
   *eh = h;
-  void *pgroup = d->type == PROF_EV_COLL ? d->coll.parentGroup
-               : d->type == PROF_EV_P2P  ? d->p2p.parentGroup : NULL;
+  void **pgroup_slot = PROF_PARENT_GROUP_SLOT(d);
+  void *pgroup = pgroup_slot ? *pgroup_slot : NULL;
   char body[768];
   ins_tracefmt_start(body, sizeof body, c ? c->ctx : 0, h->id, d->type, hid(d->parentObj),
                      d->rank, &d->coll, hid(pgroup));

@@ -203,10 +203,9 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     if (late_rank_arg && o->syn.late_rank >= o->syn.ranks)
       usage_error("bad value for --late-rank: '%s' (ranks are 0..%d)", late_rank_arg, o->syn.ranks - 1);
     if (o->syn.p2p && o->syn.ranks < 2) usage_error("--p2p needs --ranks 2 or more");
-    if (o->mask_log && o->procs) usage_error("--mask-log works in one process: drop --procs");
   } else {
     if (synth_only) usage_error("--%s needs --synthetic", synth_only);
     if (o->ntraces == 0) usage_error("no TRACE file given");
-    if (o->mask_log && o->procs) usage_error("--mask-log works in one process: drop --procs");
   }
+  if (o->mask_log && o->procs) usage_error("--mask-log works in one process: drop --procs");
 }
