@@ -17,9 +17,11 @@ void *ins_adapter_start_traced(void *context, uint64_t type, void *parent, int r
 /*
  * stopEvent and recordEventState: trace mode is rare, so its path is a
  * separate function reached by a tail call, and the common path needs no
- * stack frame of its own.
+ * stack frame of its own. stop_untraced is forced inline: left to itself,
+ * gcc -O2 made it a call once the channel-stop code it inlines grew a helper
+ * (+0.6 instructions per callback, measured with make bench's callgrind).
  */
-static void stop_untraced(void *handle) {
+static inline __attribute__((always_inline)) void stop_untraced(void *handle) {
   if (ins_sampler_is_group(handle))
     ins_sampler_group_stop(handle);
   else

@@ -114,12 +114,10 @@ static int drop_stale_channels(const struct ins_op *op, uint64_t mask, uint64_t 
     }
   }
   if (!cut) return 0;
-  uint64_t l = UINT64_MAX, h = 0;
-  for (int i = cut; i < n; i++) {
-    if (st[i] < l) l = st[i];
+  uint64_t h = 0; /* sorted by start: the span starts at st[cut] */
+  for (int i = cut; i < n; i++)
     if (sp[i] > h) h = sp[i];
-  }
-  *lo = l, *hi = h;
+  *lo = st[cut], *hi = h;
   return cut;
 }
 
@@ -136,7 +134,7 @@ static void complete(struct ins_op *op, int partial) {
     for (uint64_t m = mask; m; m &= m - 1) {
       struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
       ch->tag = INS_TAG_FREE; /* a late stop of this channel is ignored */
-      if (ch->start_ptimer && ch->stop_ptimer >= ch->start_ptimer && ch->stop_ptimer)
+      if (ch->start_ptimer && ch->stop_ptimer >= ch->start_ptimer)
         timed |= m & -m;
     }
     mask = timed;
@@ -284,11 +282,7 @@ void ins_kernel_stop_slow(struct ins_chan *ch) {
   if (c->verbose || !ch->stop_ptimer) ch->host_stop_ns = ins_wall_ns();
   if (c->verbose) ch->stop_sn = next_sn(c);
   ch->tag = INS_TAG_FREE; /* a second stop of this handle is ignored */
-  /* unknown channel count: the first kernel stop also gives back the token */
-  int n = 1;
-  if (!op->expected && !atomic_exchange_explicit(&op->token_returned, 1, memory_order_relaxed))
-    n = 2;
-  ins_op_settle(op, n);
+  ins_op_channel_stopped(op);
 }
 
 void ins_op_stop(struct ins_op *op) {

@@ -113,6 +113,15 @@ static inline void ins_op_settle(struct ins_op *op, int n) {
   if (atomic_fetch_sub_explicit(&op->pending, n, memory_order_acq_rel) == n) ins_op_complete(op);
 }
 
+/* A kernel channel of op stopped. With an unknown channel count, the first
+ * stop also gives back the "first kernel" token. */
+static inline void ins_op_channel_stopped(struct ins_op *op) {
+  int n = 1;
+  if (!op->expected && !atomic_exchange_explicit(&op->token_returned, 1, memory_order_relaxed))
+    n = 2;
+  ins_op_settle(op, n);
+}
+
 static inline void *ins_kernel_start(struct ins_comm *comm, void *parent, uint8_t channel,
                                      uint64_t ptimer) {
   struct ins_op *op = parent;
@@ -156,12 +165,7 @@ static inline void ins_event_stop(void *handle) {
       return;
     }
     ch->tag = INS_TAG_FREE; /* a second stop of this handle is ignored */
-    struct ins_op *op = ins_op_of_chan(ch);
-    /* unknown channel count: the first kernel stop also gives back the token */
-    int n = 1;
-    if (!op->expected && !atomic_exchange_explicit(&op->token_returned, 1, memory_order_relaxed))
-      n = 2;
-    ins_op_settle(op, n);
+    ins_op_channel_stopped(ins_op_of_chan(ch));
   } else if (tag == INS_TAG_OP) {
     ins_op_stop(handle);
   }

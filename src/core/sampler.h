@@ -22,7 +22,8 @@
  * graph captured while sampling was off then produced Coll events without
  * kernel events, and the job hung in teardown (docs/VALIDATION.md). So the
  * first group captured into a graph (GroupApi.graphCaptured, ABI v5+) stops
- * sampling for good: every op is timed from then on, with one warning.
+ * sampling for good, freezing the mask at the value NCCL read for that group:
+ * every later op is timed if it was on, none if it was off, with one warning.
  */
 #ifndef INS_SAMPLER_H
 #define INS_SAMPLER_H
@@ -47,7 +48,7 @@ extern char ins_sampler_group_token[2]; /* [0] Group, [1] GroupApi */
 extern bool ins_sampler_counting;        /* group-count mode is on (set before any init returns) */
 extern bool ins_sampler_active;          /* any sampling mode is on (likewise) */
 
-/* A group is being captured into a CUDA graph: time everything from now on. */
+/* A group is being captured into a CUDA graph: keep the mask NCCL read for it from now on. */
 void ins_sampler_graph_captured(void);
 
 void ins_sampler_saw_group_api(void);
