@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps test-deps build demo test check test-asan test-tsan bench clean
+.PHONY: all deps test-deps build demo test check test-asan test-tsan fuzz bench clean
 
 all: build
 
@@ -39,6 +39,12 @@ test-tsan: deps
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L threads
 
+# The parsers of outside input (replay traces, report logs, the plugin's environment) under
+# libFuzzer with ASan+UBSan, FUZZ_SECONDS each (tests/fuzz/run.sh; needs clang).
+FUZZ_SECONDS ?= 60
+fuzz: test-deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) tests/fuzz/run.sh $(BUILD)-fuzz
+
 # The CPU benchmark (docs/BENCHMARKS.md): a Release build of its own, then bench/run.sh.
 bench:
 	@tools/ensure-deps.sh bench
@@ -46,8 +52,8 @@ bench:
 	cmake --build $(BUILD)-bench -j $(JOBS)
 	bench/run.sh $(BUILD)-bench
 
-# Everything CI runs: plain, ASan+UBSan, TSan.
-check: test test-asan test-tsan
+# Everything CI runs: plain, ASan+UBSan, TSan, and the fuzzers.
+check: test test-asan test-tsan fuzz
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-bench demo-output
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-bench $(BUILD)-fuzz demo-output

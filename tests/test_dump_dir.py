@@ -7,6 +7,13 @@
                      root): the job still succeeds, a NCCL WARN names the directory, another
                      gives the number of records lost (= what the oracle expects), nothing is
                      written anywhere
+  dir.unwritable.init  the same in a host that exits without finalizing (--no-finalize) and
+                       tears its logger down (--logger-dies): the directory is reported at
+                       init, before any communicator is tracked, and the exact loss at exit
+                       through stderr (the replay exits 0)
+  dir.exit.no_finalize every record written by the exit flush, in a host that exits without
+                       finalizing and whose logger is gone by then (--logger-dies): the
+                       plugin's messages at exit (the file it opens) must not call it
 Each checks the records found there against the oracle, and that nothing else is created.
 """
 import os
@@ -19,13 +26,14 @@ import harness  # noqa: E402
 import logcheck  # noqa: E402
 
 
-def dir_case(name, trace, env_extra_fn, where_fn):
+def dir_case(name, trace, env_extra_fn, where_fn, replay_args=()):
     def fn(a):
         with harness.Workdir(a.keep, "dir") as wd:
             env_extra = env_extra_fn(wd)
             env = harness.make_env(env_extra)
             path = harness.fixture(trace)
             cmd = harness.replay_cmd(a.replay, a.plugin, [path])
+            cmd[1:1] = list(replay_args)
             r = harness.run(cmd, env, wd.cwd, a.timeout)
             problems = []
             if r.timed_out or r.rc != 0:
@@ -86,6 +94,43 @@ def unwritable_case():
     return harness.Case("dir.unwritable", fn, labels=["config"], timeout=60)
 
 
+def unwritable_init_case():
+    def fn(a):
+        with harness.Workdir(a.keep, "dir") as wd:
+            blocker = os.path.join(wd.cwd, "not-a-dir")
+            with open(blocker, "w") as f:
+                f.write("x")
+            bad = os.path.join(blocker, "logs")
+            env_extra = {"NCCL_INSPECTOR_DUMP_DIR": bad}
+            env = harness.make_env(env_extra)
+            trace = harness.fixture("2.28.9/sr")
+            cmd = harness.replay_cmd(a.replay, a.plugin, [trace])
+            cmd[1:1] = ["--no-finalize", "--logger-dies"]
+            r = harness.run(cmd, env, wd.cwd, a.timeout)
+            problems = []
+            if r.timed_out or r.rc != 0:
+                problems.append("replay failed: rc %s" % r.rc)
+            problems += harness.sanitizer_reports(r.stderr)
+            lines = r.stderr.splitlines()
+            at_init = [i for i, l in enumerate(lines) if "NCCL WARN" in l and bad in l]
+            tracked = [i for i, l in enumerate(lines) if "tracking communicator" in l]
+            if not at_init or not tracked or at_init[0] > tracked[0]:
+                problems.append("no NCCL WARN names %s before the first communicator is tracked "
+                                "(WARN at lines %s, tracking at %s)" % (bad, at_init, tracked[:1]))
+            exp = harness.fixture_expectation([trace], harness.RunConfig(env))
+            lost = [int(m.group(1)) for m in
+                    re.finditer(r"NCCL WARN .*?(\d+) records could not be written", r.stderr)]
+            if lost != [len(exp.records)]:
+                problems.append("lost-record report %s, expected [%d]" % (lost, len(exp.records)))
+            if problems:
+                wd.failed = True
+                return False, "FAIL dir.unwritable.init: %s\n  repro: %s\n  stderr:\n%s" % (
+                    "\n  ".join(problems), harness.shell_line(cmd, env_extra),
+                    harness._tail(r.stderr))
+            return True, "OK dir.unwritable.init: %s" % lines[at_init[0]].strip()
+    return harness.Case("dir.unwritable.init", fn, labels=["config"], timeout=60)
+
+
 def cases():
     return [
         dir_case("dir.default", "2.28.9/ar", lambda wd: {},
@@ -96,6 +141,10 @@ def cases():
                  lambda wd: {"NCCL_INSPECTOR_DUMP_DIR": os.path.join(wd.cwd, "a", "b", "c") + "/"},
                  lambda wd: os.path.join(wd.cwd, "a", "b", "c")),
         unwritable_case(),
+        unwritable_init_case(),
+        dir_case("dir.exit.no_finalize", "2.28.9/sr",
+                 lambda wd: {"NCCL_INSPECTOR_DUMP_DIR": os.path.join(wd.cwd, "logs")},
+                 lambda wd: os.path.join(wd.cwd, "logs"), ["--no-finalize", "--logger-dies"]),
     ]
 
 

@@ -3,8 +3,9 @@
 # The plugin itself needs only a C compiler, CMake and libc; the replay and
 # report tools need zlib and jansson; the tests need python3, and with the
 # argument `test` also Prometheus and its node exporter (the end-to-end test of
-# Prometheus mode runs the real programs), with `bench` valgrind (callgrind counts
-# the benchmark's instructions per callback).
+# Prometheus mode runs the real programs) and clang with libFuzzer for `make fuzz`
+# (Debian's clang only recommends libclang-rt-dev, which holds libFuzzer), with
+# `bench` valgrind (callgrind counts the benchmark's instructions per callback).
 set -euo pipefail
 missing=()
 command -v cmake >/dev/null || missing+=(cmake)
@@ -20,6 +21,12 @@ fi
 if [ "${1:-}" = test ]; then
   command -v prometheus >/dev/null || missing+=(prometheus)
   command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
+  # clang prints the bare name back when it has no such file
+  if ! command -v clang >/dev/null; then
+    missing+=(clang libclang-rt-dev)
+  elif [ ! -f "$(clang -print-file-name="libclang_rt.fuzzer-$(uname -m).a")" ]; then
+    missing+=(libclang-rt-dev)
+  fi
 fi
 if [ "${1:-}" = bench ]; then
   command -v valgrind >/dev/null || missing+=(valgrind)

@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/utf8.h"
 #include "out/json.h"
 
 static pthread_mutex_t g_registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -28,7 +29,8 @@ struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, cons
   c->rank = rank;
   c->nranks = nranks;
   c->nnodes = nnodes;
-  snprintf(c->name, sizeof c->name, "%s", name && *name ? name : "unknown");
+  /* as UTF-8, cut between characters: the name goes into JSON and label values */
+  ins_utf8_clean(c->name, sizeof c->name, name && *name ? name : "unknown");
   c->verbose = cfg->verbose;
   c->track_p2p = cfg->enable_p2p;
   c->keep_cpu_timing = !cfg->require_kernel_timing;

@@ -30,7 +30,7 @@ struct ins_comm_stats { /* owned by whoever holds drain_lock */
 struct ins_comm {
   uint64_t id;
   int rank, nranks, nnodes;
-  char name[128];          /* "unknown" when NCCL gave none */
+  char name[128];          /* valid UTF-8 (core/utf8.h); "unknown" when NCCL gave none */
   int trace_ctx;           /* this context's number in trace mode */
   bool verbose, track_p2p, keep_cpu_timing;
   uint64_t min_bytes;

@@ -17,6 +17,7 @@
 
 #include "core/log.h"
 #include "core/sampler.h"
+#include "core/utf8.h"
 
 #define RING_MIN 2
 #define RING_MAX (1u << 24)
@@ -167,8 +168,13 @@ void ins_config_load(struct ins_config *cfg) {
   }
   const char *trace = getenv("NCCL_INSPECTOR_TRACE_DIR");
   if (trace && *trace) snprintf(cfg->trace_dir, sizeof cfg->trace_dir, "%s", trace);
-  if (gethostname(cfg->hostname, sizeof cfg->hostname - 1) != 0 || !cfg->hostname[0])
-    snprintf(cfg->hostname, sizeof cfg->hostname, "unknown-host");
+  char host[sizeof cfg->hostname] = "";
+  if (gethostname(host, sizeof host - 1) != 0 || !host[0]) snprintf(host, sizeof host, "unknown-host");
+  /* The host name names our files and goes into JSON and label values: valid UTF-8,
+   * and no '/' or control character (Linux accepts any bytes in a host name). */
+  ins_utf8_clean(cfg->hostname, sizeof cfg->hostname, host);
+  for (char *p = cfg->hostname; *p; p++)
+    if (*p == '/' || (unsigned char)*p < 0x20 || *p == 0x7f) *p = '_';
 }
 
 void ins_config_describe(const struct ins_config *cfg, char *buf, int len) {

@@ -1,11 +1,27 @@
 /*
  * log.c - routes plugin messages to NCCL's logger (subsystem PROFILE), or to
- * stderr when no logger was given (never in NCCL; possible in odd hosts).
+ * stderr when there is none: before NCCL gave one (odd hosts), and once NCCL
+ * may be gone (after the last communicator's finalize, and at process exit).
+ *
+ * Why stderr then: a host may tear its logger down before our exit code runs
+ * (a Python process exiting without finalizing its communicators, or after
+ * finalizing them while a write of ours fails at exit): calling NCCL's
+ * logger there crashed the process with SIGSEGV and lost every record the
+ * exit flush was writing. So the logger is dropped (ins_log_detach) when the
+ * last tracked context is finalized and when exit begins; a later init hands
+ * it back.
+ *
+ * Messages can carry bytes from the environment or from NCCL (a variable's
+ * value, a communicator name): each is made printable first, with bytes that
+ * are not UTF-8 and control characters written as \xNN.
  */
 #include "core/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "core/utf8.h"
 
 #ifndef INSPECTOR_LOG_WARN
 #define INSPECTOR_LOG_WARN 0
@@ -18,9 +34,36 @@ void ins_log_set_logger(prof_logger_t logger) {
   if (logger) atomic_compare_exchange_strong(&g_logger, &none, logger);
 }
 
+void ins_log_detach(void) { atomic_store(&g_logger, (prof_logger_t)NULL); }
+
+size_t ins_log_printable(char *out, size_t cap, const char *msg) {
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *p = (const unsigned char *)msg;
+  size_t left = strlen(msg), o = 0;
+  while (left && o + 5 <= cap) { /* room for \xNN and the NUL */
+    size_t len = ins_utf8_char_len(p, left);
+    if (len && *p >= 0x20 && *p != 0x7f) {
+      if (o + len + 1 > cap) break;
+      memcpy(out + o, p, len);
+      o += len;
+    } else {
+      out[o++] = '\\';
+      out[o++] = 'x';
+      out[o++] = hex[*p >> 4];
+      out[o++] = hex[*p & 15];
+      len = 1;
+    }
+    p += len;
+    left -= len;
+  }
+  out[o] = '\0';
+  return o;
+}
+
 static void vlog(int level, const char *fmt, va_list ap) {
-  char msg[1024];
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  char raw[1024], msg[1024];
+  vsnprintf(raw, sizeof raw, fmt, ap);
+  ins_log_printable(msg, sizeof msg, raw);
   prof_logger_t logger = atomic_load(&g_logger);
   if (logger)
     logger(level, PROF_SUBSYS_PROFILE, __FILE__, __LINE__, "Inspector: %s", msg);

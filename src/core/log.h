@@ -10,11 +10,18 @@
 #define INS_LOG_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 
 #include "abi/profiler_abi.h"
 
 /* Remember NCCL's logger (first non-NULL wins; later ones are identical). */
 void ins_log_set_logger(prof_logger_t logger);
+/* Stop calling NCCL's logger: messages go to stderr until an init gives it again.
+ * Called after the last finalize and when process exit begins (NCCL may be gone). */
+void ins_log_detach(void);
+/* msg made printable into out (cap >= 5): bytes that are not UTF-8 and control
+ * characters become \xNN; cut between characters. Returns the length. */
+size_t ins_log_printable(char *out, size_t cap, const char *msg);
 
 /* Plugin information (INFO, or WARN when built with NCCL_INSPECTOR_ENABLE_WARN). */
 void ins_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -29,6 +29,7 @@
 static struct ins_config g_cfg;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static atomic_int g_first_abi;
+static atomic_int g_live; /* tracked contexts not yet finalized */
 
 /* What the plugin asks NCCL for when an op is to be timed. */
 static int full_mask(void) {
@@ -82,6 +83,8 @@ prof_result_t ins_plugin_init(void **context, uint64_t comm_id, int *activation_
     c->trace_ctx = ins_trace_init(comm_id, comm_name, nnodes, nranks, rank,
                                   activation_mask ? __atomic_load_n(activation_mask, __ATOMIC_RELAXED) : full_mask(), abi_version);
   *context = c;
+  atomic_fetch_add(&g_live, 1);
+  ins_log_set_logger(logger); /* again: a finalize racing with us may have just dropped it */
   ins_info("tracking communicator 0x%llx '%s' rank %d of %d (%d node%s)",
            (unsigned long long)comm_id, c->name, rank, nranks, nnodes, nnodes == 1 ? "" : "s");
   return PROF_SUCCESS;
@@ -124,6 +127,8 @@ prof_result_t ins_plugin_finalize(void *context) {
              (unsigned long long)c->id, c->rank, (unsigned long long)odd_parent,
              (unsigned long long)odd_dup);
   ins_comm_destroy(c);
+  /* The last one: NCCL may tear down its logger from now on (core/log.c). */
+  if (atomic_fetch_sub(&g_live, 1) == 1) ins_log_detach();
   return PROF_SUCCESS;
 }
 
@@ -134,6 +139,7 @@ __attribute__((destructor)) static void process_exit(void) {
    * may have inherited locks held at the fork: joining or draining would hang it. It
    * holds no communicator of its own, so there is nothing to write. */
   if (g_pid && getpid() != g_pid) return;
+  ins_log_detach(); /* NCCL's logger may be gone already: stderr from here on */
   ins_sampler_shutdown();
   ins_dump_shutdown();
   if (ins_tracing()) ins_trace_flush();

@@ -8,15 +8,22 @@
  * writes again if it did, so that two writers racing (two threads ending
  * groups, an init and a window flip, a graph capture and anything) leave the
  * words as the latest state asks.
+ *
+ * Time windows: the thread's decision is ins_sample_window_at(), a pure
+ * function of the wall-clock time, and the thread reads that time and sleeps
+ * through g_clock, which a unit test replaces to run the thread on a fake
+ * clock (tests/unit/test_sampler.c); group ends never touch either.
  */
 #include "core/sampler.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
 
 #include "abi/profiler_abi.h"
+#include "core/clock.h"
 #include "core/config.h"
 #include "core/log.h"
 
@@ -48,10 +55,17 @@ static pthread_t g_thread;
 static bool g_thread_running, g_stop;
 static uint64_t g_t0_ns, g_on_ns, g_on_since_ns; /* g_on_since_ns: 0 while off */
 
-static uint64_t realtime_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+static int realtime_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t deadline_ns) {
+  struct timespec ts = {(time_t)(deadline_ns / 1000000000ull), (long)(deadline_ns % 1000000000ull)};
+  /* CLOCK_REALTIME, the condition variable's default: the windows are wall-clock ones. */
+  return pthread_cond_timedwait(cond, mutex, &ts);
+}
+
+static const struct ins_sampler_clock g_realtime = {ins_wall_ns, realtime_wait};
+static const struct ins_sampler_clock *g_clock = &g_realtime; /* a test's fake, else g_realtime */
+
+void ins_sampler_set_clock(const struct ins_sampler_clock *clock) {
+  g_clock = clock ? clock : &g_realtime;
 }
 
 static void write_words_raw(int mask) {
@@ -90,18 +104,29 @@ static void publish(int *one) {
 
 /* ---- time windows -------------------------------------------------------- */
 
+bool ins_sample_window_at(uint64_t now_ns, uint64_t window_ns, uint64_t period_ns,
+                          uint64_t *next_ns) {
+  assert(window_ns < period_ns); /* config.c: a window not shorter than the period is no sampling */
+  uint64_t start = now_ns - now_ns % period_ns; /* this period's start: a multiple since the epoch */
+  bool on = now_ns - start < window_ns;
+  *next_ns = start + (on ? window_ns : period_ns);
+  return on;
+}
+
 /* Sets the state for wall-clock time now; returns when it next changes (g_tlock held). */
 static uint64_t time_tick(void) {
   uint64_t period = (uint64_t)g_period_ms * 1000000ull, window = (uint64_t)g_window_ms * 1000000ull;
-  uint64_t now = realtime_ns();
-  uint64_t phase = now % period;
-  bool on = phase < window;
+  uint64_t now = g_clock->now(), next;
+  bool on = ins_sample_window_at(now, window, period, &next);
+  /* Frozen by a graph capture: the same mask from now on. The thread still wakes at the window
+   * boundaries: a deadline derived from a frozen "on" outside a window would lie in the past,
+   * and the thread would spin until the next window. */
   if (atomic_load(&g_graph_off)) on = (atomic_load(&g_frozen_mask) & PROF_EV_KERNEL_CH) != 0;
   if (on && !g_on_since_ns) g_on_since_ns = now;
   if (!on && g_on_since_ns) g_on_ns += now - g_on_since_ns, g_on_since_ns = 0;
   atomic_store_explicit(&g_state_mask, on ? g_on_mask : g_off_mask, memory_order_relaxed);
   publish(NULL);
-  return now - phase + (on ? window : period);
+  return next;
 }
 
 static void *time_thread(void *arg) {
@@ -109,9 +134,7 @@ static void *time_thread(void *arg) {
   pthread_mutex_lock(&g_tlock);
   while (!g_stop) {
     uint64_t next = time_tick();
-    struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
-    /* CLOCK_REALTIME, the condition variable's default: the windows are wall-clock ones. */
-    while (!g_stop && pthread_cond_timedwait(&g_tcond, &g_tlock, &ts) != ETIMEDOUT) {
+    while (!g_stop && g_clock->wait(&g_tcond, &g_tlock, next) != ETIMEDOUT) {
     }
   }
   pthread_mutex_unlock(&g_tlock);
@@ -189,7 +212,7 @@ void ins_sampler_start(const struct ins_config *cfg, int full_mask, int abi_vers
   if (g_mode != INS_SAMPLE_TIME) return;
   /* The state of this instant, before any init can hand out the mask. */
   pthread_mutex_lock(&g_tlock);
-  g_t0_ns = realtime_ns();
+  g_t0_ns = g_clock->now();
   time_tick();
   pthread_mutex_unlock(&g_tlock);
   if (pthread_create(&g_thread, NULL, time_thread, NULL) != 0) {
@@ -243,7 +266,7 @@ void ins_sampler_stats(struct ins_sample_stats *s) {
     s->covered = n ? (double)s->groups_timed / (double)n : 1.0;
   } else if (g_mode == INS_SAMPLE_TIME) {
     pthread_mutex_lock(&g_tlock);
-    uint64_t now = realtime_ns();
+    uint64_t now = g_clock->now();
     uint64_t on = g_on_ns + (g_on_since_ns ? now - g_on_since_ns : 0);
     s->covered = now > g_t0_ns ? (double)on / (double)(now - g_t0_ns) : 1.0;
     pthread_mutex_unlock(&g_tlock);

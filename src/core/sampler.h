@@ -28,6 +28,7 @@
 #ifndef INS_SAMPLER_H
 #define INS_SAMPLER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -75,5 +76,29 @@ void ins_sampler_stats(struct ins_sample_stats *s);
 
 /* Process exit: stop the thread. */
 void ins_sampler_shutdown(void);
+
+/* ---- time windows: the decision and the clock, exposed for unit tests ---- */
+
+/* Whether wall-clock time now_ns (ns since the Unix epoch) lies in a window,
+ * the first window_ns of every period_ns counted from the epoch (so that the
+ * boundaries are multiples of period_ns, the same on every rank, whenever
+ * each process started), and in *next_ns when that next changes. Pure: the
+ * sampling thread's only decision. Needs window_ns < period_ns. */
+bool ins_sample_window_at(uint64_t now_ns, uint64_t window_ns, uint64_t period_ns,
+                          uint64_t *next_ns);
+
+/* The time-window thread's clock (also read by ins_sampler_stats): now()
+ * gives ns since the Unix epoch (default CLOCK_REALTIME); wait() blocks on
+ * cond, with mutex held and released meanwhile as pthread_cond_timedwait
+ * does, until now() reaches deadline_ns (returns ETIMEDOUT) or cond is
+ * signalled (returns 0). A unit test installs a fake one before
+ * ins_sampler_start to run the thread through chosen instants; never set
+ * while the thread runs. NULL restores the real clock. The group-end path
+ * never reads it. */
+struct ins_sampler_clock {
+  uint64_t (*now)(void);
+  int (*wait)(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t deadline_ns);
+};
+void ins_sampler_set_clock(const struct ins_sampler_clock *clock); /* kept, not copied */
 
 #endif

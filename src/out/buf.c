@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/utf8.h"
+
 int ins_buf_reserve(struct ins_buf *b, size_t more) {
   if (b->len + more <= b->cap) return 0;
   size_t cap = b->cap ? b->cap : 4096;
@@ -94,12 +96,16 @@ void ins_buf_jstr(struct ins_buf *b, const char *s) {
   static const char hex[] = "0123456789abcdef";
   if (!s) s = "unknown";
   b->data[b->len++] = '"';
-  /* the common case (NCCL's names): nothing to escape, one copy */
+  /* the common case (NCCL's names): printable ASCII, nothing to escape, one copy */
   size_t n = 0;
-  while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != '"' && s[n] != '\\') n++;
+  while ((unsigned char)s[n] >= 0x20 && (unsigned char)s[n] < 0x80 && s[n] != '"' && s[n] != '\\')
+    n++;
   ins_buf_mem(b, s, n);
-  for (const unsigned char *p = (const unsigned char *)s + n; *p; p++) {
+  const unsigned char *p = (const unsigned char *)s + n;
+  size_t left = strlen((const char *)p);
+  while (left) {
     unsigned char ch = *p;
+    size_t len = 1;
     if (ch == '"' || ch == '\\') {
       b->data[b->len++] = '\\';
       b->data[b->len++] = (char)ch;
@@ -107,9 +113,16 @@ void ins_buf_jstr(struct ins_buf *b, const char *s) {
       ins_buf_lit(b, "\\u00");
       b->data[b->len++] = hex[ch >> 4];
       b->data[b->len++] = hex[ch & 15];
-    } else {
+    } else if (ch < 0x80) {
       b->data[b->len++] = (char)ch;
+    } else if ((len = ins_utf8_char_len(p, left)) != 0) {
+      ins_buf_mem(b, (const char *)p, len);
+    } else { /* not UTF-8: JSON text must be, so the byte becomes U+FFFD (3 bytes < 6) */
+      ins_buf_lit(b, INS_UTF8_REPLACEMENT);
+      len = ins_utf8_invalid_len(p, left);
     }
+    p += len;
+    left -= len;
   }
   b->data[b->len++] = '"';
 }

@@ -3,6 +3,7 @@
  */
 #include "out/dump.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -16,6 +17,7 @@
 #include "core/log.h"
 #include "core/sampler.h"
 #include "core/wake.h"
+#include "out/files.h"
 #include "out/json.h"
 #include "out/prom.h"
 #include "out/writer.h"
@@ -163,7 +165,7 @@ static void drain(struct ins_comm *c, struct drainer *d, const char *meta, int m
 
 /* One pass over every live context. */
 static void dump_pass(struct drainer *d) {
-  char meta[512];
+  char meta[1024];
   int mlen = metadata(meta, sizeof meta);
   ins_registry_lock();
   for (struct ins_comm *c = ins_registry_first(); c; c = c->next) {
@@ -218,6 +220,12 @@ static void *dump_thread(void *arg) {
 void ins_dump_start(const struct ins_config *cfg) {
   g_cfg = cfg;
   ins_writer_configure(cfg->dump_dir, cfg->hostname);
+  /* Now, not at the first write: with the default interval that is teardown, hours
+   * later. The writers check again then (the directory may change meanwhile). */
+  if (ins_dir_writable(cfg->dump_dir) != 0)
+    ins_warn("NCCL_INSPECTOR_DUMP_DIR: cannot write to '%s': %s; records will be counted as "
+             "lost unless it becomes writable (set NCCL_INSPECTOR_DUMP_DIR to a writable "
+             "directory)", cfg->dump_dir, strerror(errno));
   if (cfg->prom_dump) ins_prom_configure(cfg);
   /* Interval 0 (continuous): the thread wakes every INTERVAL0_US by itself, and a
    * producer wakes it only when a ring is a sixteenth full, so that a callback
@@ -245,7 +253,7 @@ void ins_dump_comm_final(struct ins_comm *c) {
   if (!g_cfg) return;
   struct drainer d = {0};
   stash_init(&d.stash, 0);
-  char meta[512];
+  char meta[1024];
   int mlen = metadata(meta, sizeof meta);
   pthread_mutex_lock(&c->drain_lock);
   drain(c, &d, meta, mlen);

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/comm.h"
 #include "core/names.h"
@@ -209,4 +210,18 @@ int ins_json_stats(struct ins_buf *b, const struct ins_comm *c, const char *meta
   if (smp && smp->mode != INS_SAMPLE_ALL) sampling_object(b, smp);
   ins_buf_lit(b, "}}\n");
   return 0;
+}
+
+uint64_t ins_json_count_records(const char *text, size_t len) {
+  /* A record line holds "coll_perf":{ or "p2p_perf":{ exactly once; no string
+   * value can hold either (its quotes would be escaped). */
+  uint64_t n = 0;
+  while (len) {
+    const char *nl = memchr(text, '\n', len);
+    size_t l = nl ? (size_t)(nl - text) + 1 : len;
+    if (memmem(text, l, "\"coll_perf\":{", 13) || memmem(text, l, "\"p2p_perf\":{", 12)) n++;
+    text += l;
+    len -= l;
+  }
+  return n;
 }

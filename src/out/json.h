@@ -7,6 +7,7 @@
 #ifndef INS_JSON_H
 #define INS_JSON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/record.h"
@@ -34,5 +35,9 @@ struct ins_sample_stats;
  * when sampling is on. */
 int ins_json_stats(struct ins_buf *b, const struct ins_comm *c, const char *meta, int meta_len,
                    const struct ins_dump_counts *k, const struct ins_sample_stats *smp);
+
+/* Record lines (not dump_stats lines) among the lines of text: what a write that
+ * failed part way lost (out/writer.c). */
+uint64_t ins_json_count_records(const char *text, size_t len);
 
 #endif

@@ -27,8 +27,9 @@
 #include "core/log.h"
 #include "core/names.h"
 #include "core/sampler.h"
+#include "core/utf8.h"
 #include "out/json.h"
-#include "out/writer.h"
+#include "out/files.h"
 
 struct series {
   uint64_t hash;
@@ -64,16 +65,23 @@ static atomic_int g_warned_write, g_warned_mem;
 size_t ins_prom_escape(char *out, size_t cap, const char *s) {
   size_t o = 0;
   if (!cap) return 0;
-  for (; s && *s; s++) {
-    const char *rep = NULL;
-    if (*s == '\\') rep = "\\\\";
-    else if (*s == '"') rep = "\\\"";
-    else if (*s == '\n') rep = "\\n";
-    size_t n = rep ? 2 : 1;
-    if (o + n >= cap) break; /* never cut an escape in half */
-    if (rep) memcpy(out + o, rep, 2);
-    else out[o] = *s;
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  size_t left = strlen((const char *)p);
+  while (left) {
+    /* a label value is UTF-8 text: a byte that is not becomes U+FFFD */
+    size_t len = ins_utf8_char_len(p, left);
+    const char *piece = (const char *)p;
+    size_t n = len;
+    if (*p == '\\') piece = "\\\\", n = 2;
+    else if (*p == '"') piece = "\\\"", n = 2;
+    else if (*p == '\n') piece = "\\n", n = 2;
+    else if (!len) piece = INS_UTF8_REPLACEMENT, n = sizeof INS_UTF8_REPLACEMENT - 1;
+    if (o + n >= cap) break; /* never cut an escape or a character in half */
+    memcpy(out + o, piece, n);
     o += n;
+    if (!len) len = ins_utf8_invalid_len(p, left);
+    p += len;
+    left -= len;
   }
   out[o] = '\0';
   return o;
@@ -263,11 +271,8 @@ void ins_prom_count(const struct ins_comm *c, const uint64_t kept[2], const uint
 
 /* ---- files -------------------------------------------------------------- */
 
-static void file_path(char *out, size_t cap, const struct ins_prom_dev *d, bool tmp) {
-  if (tmp) /* not *.prom: the textfile collector ignores it */
-    snprintf(out, cap, "%s/.nccl_inspector_metrics_%s.prom.tmp%ld", g_dir, d->id.uuid, (long)getpid());
-  else
-    snprintf(out, cap, "%s/nccl_inspector_metrics_%s.prom", g_dir, d->id.uuid);
+static void file_path(char *out, size_t cap, const struct ins_prom_dev *d) {
+  snprintf(out, cap, "%s/nccl_inspector_metrics_%s.prom", g_dir, d->id.uuid);
 }
 
 static void family(FILE *f, const struct ins_prom_dev *d, const char *name, const char *help,
@@ -307,20 +312,28 @@ static void sampling_gauge(FILE *f, const struct ins_prom_dev *d) {
 
 /* Write d's file from its window and start a new window (g_lock held). */
 static void write_dev(struct ins_prom_dev *d) {
-  char tmp[PATH_MAX + 256], path[PATH_MAX + 256];
-  file_path(tmp, sizeof tmp, d, true);
-  file_path(path, sizeof path, d, false);
+  char tmp[PATH_MAX + 256], path[PATH_MAX + 256], prefix[256];
+  file_path(path, sizeof path, d);
+  /* A new file under a random name (out/files.h), renamed over the .prom file when
+   * complete: the node exporter never reads half a file, and a link planted at either
+   * name is never written through. Not *.prom: the textfile collector ignores it. */
+  snprintf(prefix, sizeof prefix, ".nccl_inspector_metrics_%s.prom.tmp", d->id.uuid);
   FILE *f = NULL;
+  int fd = -1;
   if (ins_mkdir_p(g_dir) != 0) {
     ins_warn_once(&g_warned_write, "cannot create dump directory '%s': %s; Prometheus metrics are "
                   "not written (set NCCL_INSPECTOR_DUMP_DIR to a writable directory)",
                   g_dir, strerror(errno));
-  } else if (!(f = fopen(tmp, "we"))) {
-    ins_warn_once(&g_warned_write, "cannot create '%s': %s; Prometheus metrics are not written",
-                  tmp, strerror(errno));
+  } else if ((fd = ins_create_temp(g_dir, prefix, tmp, sizeof tmp)) < 0 ||
+             !(f = fdopen(fd, "w"))) {
+    ins_warn_once(&g_warned_write, "cannot create a file in '%s': %s; Prometheus metrics are "
+                  "not written", g_dir, strerror(errno));
+    if (fd >= 0) {
+      close(fd);
+      unlink(tmp);
+    }
   }
   if (f) {
-    fchmod(fileno(f), 0644); /* whatever the umask: the node exporter must read it */
     family(f, d, "nccl_bus_bandwidth_gbs",
            "Collective bus bandwidth in GB/s: geometric mean over the dump window.", INS_KIND_COLL, true);
     family(f, d, "nccl_collective_exec_time_microseconds",
@@ -364,7 +377,7 @@ void ins_prom_detach(struct ins_comm *c) {
     write_dev(d);
   } else {
     char path[PATH_MAX + 256];
-    file_path(path, sizeof path, d, false);
+    file_path(path, sizeof path, d);
     if (unlink(path) == 0) ins_info("removed %s (last communicator on its GPU destroyed)", path);
     reset_window(d);
   }

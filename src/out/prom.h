@@ -48,7 +48,8 @@ void ins_prom_shutdown(void);
  * 512 MiB -> "512-513MB", 100 B -> "100-101B". */
 void ins_prom_bucket(uint64_t bytes, char *out, size_t cap);
 /* Label value escaping of the text exposition format: \ -> \\, " -> \", newline -> \n.
- * Writes at most cap-1 bytes and a NUL (never a partial escape); returns the length. */
+ * Bytes that are not UTF-8 become U+FFFD (a label value must be UTF-8). Writes at most
+ * cap-1 bytes and a NUL (never a partial escape or character); returns the length. */
 size_t ins_prom_escape(char *out, size_t cap, const char *s);
 
 #endif

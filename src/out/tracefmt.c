@@ -5,13 +5,49 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "abi/profiler_abi.h"
+#include "core/utf8.h"
 
-static const char *s(const char *p) { return p ? p : ""; }
+size_t ins_tracefmt_str(char *out, size_t cap, const char *s) {
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  size_t left = strlen((const char *)p), o = 0;
+  while (left) {
+    size_t len = ins_utf8_char_len(p, left);
+    char esc[8];
+    const char *piece = (const char *)p;
+    size_t n = len;
+    if (*p == '"' || *p == '\\') {
+      esc[0] = '\\', esc[1] = (char)*p, piece = esc, n = 2;
+    } else if (*p < 0x20) {
+      memcpy(esc, "\\u00", 4), esc[4] = hex[*p >> 4], esc[5] = hex[*p & 15];
+      piece = esc, n = 6;
+    } else if (!len) {
+      piece = INS_UTF8_REPLACEMENT, n = sizeof INS_UTF8_REPLACEMENT - 1;
+    }
+    if (o + n >= cap) break; /* never cut an escape or a character */
+    memcpy(out + o, piece, n);
+    o += n;
+    if (!len) len = ins_utf8_invalid_len(p, left);
+    p += len;
+    left -= len;
+  }
+  if (cap) out[o] = '\0';
+  return o;
+}
+
+/* NCCL's strings as JSON string content, in rotating buffers (one line uses at most 5). */
+struct strs { char v[5][256]; int next; };
+static const char *s(struct strs *st, const char *p) {
+  char *out = st->v[st->next++ % 5];
+  ins_tracefmt_str(out, sizeof st->v[0], p);
+  return out;
+}
 
 int ins_tracefmt_prefix(char *buf, size_t cap) {
   struct timespec ts;
@@ -28,19 +64,20 @@ int ins_tracefmt_start(char *buf, size_t cap, int ctx, uint64_t id, uint64_t typ
   if (n < 0 || (size_t)n >= cap) return n;
   buf += n, cap -= (size_t)n;
   int m = 0;
+  struct strs st = {.next = 0};
   switch (type) {
   case PROF_EV_COLL: {
     const struct prof_coll_v4 *e = u;
     m = snprintf(buf, cap, ",\"seq\":%" PRIu64 ",\"func\":\"%s\",\"count\":%zu,\"root\":%d,"
                  "\"dtype\":\"%s\",\"nch\":%u,\"nwarps\":%u,\"algo\":\"%s\",\"proto\":\"%s\","
-                 "\"pgroup\":%" PRIu64, e->seqNumber, s(e->func), e->count, e->root,
-                 s(e->datatype), e->nChannels, e->nWarps, s(e->algo), s(e->proto), pgroup_id);
+                 "\"pgroup\":%" PRIu64, e->seqNumber, s(&st, e->func), e->count, e->root,
+                 s(&st, e->datatype), e->nChannels, e->nWarps, s(&st, e->algo), s(&st, e->proto), pgroup_id);
     break;
   }
   case PROF_EV_P2P: {
     const struct prof_p2p_v4 *e = u;
     m = snprintf(buf, cap, ",\"func\":\"%s\",\"dtype\":\"%s\",\"count\":%zu,\"peer\":%d,"
-                 "\"nch\":%u,\"pgroup\":%" PRIu64, s(e->func), s(e->datatype), e->count, e->peer,
+                 "\"nch\":%u,\"pgroup\":%" PRIu64, s(&st, e->func), s(&st, e->datatype), e->count, e->peer,
                  e->nChannels, pgroup_id);
     break;
   }
@@ -57,13 +94,13 @@ int ins_tracefmt_start(char *buf, size_t cap, int ctx, uint64_t id, uint64_t typ
   case PROF_EV_COLL_API: {
     const struct prof_coll_api *e = u;
     m = snprintf(buf, cap, ",\"func\":\"%s\",\"count\":%zu,\"dtype\":\"%s\",\"root\":%d,\"graph\":%d",
-                 s(e->func), e->count, s(e->datatype), e->root, e->graphCaptured);
+                 s(&st, e->func), e->count, s(&st, e->datatype), e->root, e->graphCaptured);
     break;
   }
   case PROF_EV_P2P_API: {
     const struct prof_p2p_api *e = u;
     m = snprintf(buf, cap, ",\"func\":\"%s\",\"count\":%zu,\"dtype\":\"%s\",\"graph\":%d",
-                 s(e->func), e->count, s(e->datatype), e->graphCaptured);
+                 s(&st, e->func), e->count, s(&st, e->datatype), e->graphCaptured);
     break;
   }
   case PROF_EV_PROXY_OP: {
@@ -80,8 +117,8 @@ int ins_tracefmt_start(char *buf, size_t cap, int ctx, uint64_t id, uint64_t typ
   case PROF_EV_CE_COLL: {
     const struct prof_ce_coll *e = u;
     m = snprintf(buf, cap, ",\"seq\":%" PRIu64 ",\"func\":\"%s\",\"count\":%zu,\"root\":%d,"
-                 "\"dtype\":\"%s\",\"sync\":\"%s\",\"ceseq\":%u", e->seqNumber, s(e->func),
-                 e->count, e->root, s(e->datatype), s(e->syncStrategy), e->ceSeqNum);
+                 "\"dtype\":\"%s\",\"sync\":\"%s\",\"ceseq\":%u", e->seqNumber, s(&st, e->func),
+                 e->count, e->root, s(&st, e->datatype), s(&st, e->syncStrategy), e->ceSeqNum);
     break;
   }
   case PROF_EV_CE_SYNC: {

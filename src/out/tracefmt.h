@@ -15,6 +15,10 @@
  * share; API events (v5+) and CE events (v6) only for those types. */
 int ins_tracefmt_start(char *buf, size_t cap, int ctx, uint64_t id, uint64_t type,
                        uint64_t parent_id, int rank, const void *u, uint64_t pgroup_id);
+/* s (NULL: "") as the content of a JSON string, into out (cap bytes, NUL-terminated):
+ * quotes, backslashes and control characters escaped, bytes that are not UTF-8 as
+ * U+FFFD, cut between characters. Returns the length. */
+size_t ins_tracefmt_str(char *out, size_t cap, const char *s);
 /* "t" and "tid" prefix of every line: CLOCK_MONOTONIC ns and the thread id. */
 int ins_tracefmt_prefix(char *buf, size_t cap);
 

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,45 +16,26 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "out/files.h"
+#include "out/json.h"
 
 #define PAGE INS_WRITER_PAGE
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static char g_dir[PATH_MAX], g_host[256];
 static int g_fd = -1;
-static off_t g_off;    /* end of file: we are its only writer (one file per pid) */
+static off_t g_off;    /* end of file: we are its only writer (we created it) */
 static pid_t g_fd_pid; /* a forked child must not write to its parent's file */
-static int g_failed;
+static bool g_open_failed; /* the file could not be created: every later batch is lost */
 static char *g_out;    /* layout buffer */
 static size_t g_out_cap;
+static atomic_int g_warned_write;
 
 void ins_writer_configure(const char *dir, const char *hostname) {
   pthread_mutex_lock(&g_lock);
   snprintf(g_dir, sizeof g_dir, "%s", dir);
   snprintf(g_host, sizeof g_host, "%s", hostname);
   pthread_mutex_unlock(&g_lock);
-}
-
-int ins_mkdir_p(const char *dir) {
-  char path[PATH_MAX];
-  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) return errno = ENAMETOOLONG, -1;
-  for (char *p = path + 1;; p++) {
-    if (*p == '/' || *p == '\0') {
-      char saved = *p;
-      *p = '\0';
-      if (mkdir(path, 0755) == 0) {
-        chmod(path, 0755); /* 0755 whatever the umask */
-      } else if (errno != EEXIST) {
-        return -1;
-      }
-      *p = saved;
-      if (!saved) break;
-    }
-  }
-  struct stat st;
-  if (stat(path, &st) != 0) return -1;
-  if (!S_ISDIR(st.st_mode)) return errno = ENOTDIR, -1;
-  return 0;
 }
 
 size_t ins_writer_layout(const char *in, size_t len, size_t off, char *out, size_t cap,
@@ -86,86 +68,116 @@ size_t ins_writer_layout(const char *in, size_t len, size_t off, char *out, size
 }
 
 static int open_locked(void) {
-  char path[PATH_MAX + 300];
-  snprintf(path, sizeof path, "%s/%s-pid%ld.log", g_dir, g_host, (long)getpid());
-  if (ins_mkdir_p(g_dir) != 0) {
-    ins_warn("cannot create dump directory '%s': %s; records are not written "
+  char stem[sizeof g_host + 32], path[PATH_MAX + 320];
+  snprintf(stem, sizeof stem, "%s-pid%ld", g_host, (long)getpid());
+  bool renamed;
+  g_fd = ins_create_file(g_dir, stem, ".log", path, sizeof path, &renamed);
+  if (g_fd < 0) {
+    ins_warn("cannot create a log file in '%s': %s; records are not written "
              "(set NCCL_INSPECTOR_DUMP_DIR to a writable directory)", g_dir, strerror(errno));
     return -1;
   }
-  g_fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (g_fd < 0) {
-    ins_warn("cannot open '%s': %s; records are not written", path, strerror(errno));
-    return -1;
-  }
-  fchmod(g_fd, 0644);
-  g_off = lseek(g_fd, 0, SEEK_END);
-  if (g_off < 0) g_off = 0;
+  g_off = 0;
   g_fd_pid = getpid();
-  ins_info("writing records to %s", path);
+  if (renamed)
+    ins_warn("'%s/%s.log' already exists (a file left by an earlier process with this pid, or a "
+             "link planted there): it is left alone, and records go to %s", g_dir, stem, path);
+  else
+    ins_info("writing records to %s", path);
   return 0;
 }
 
-static int pwrite_all(const char *data, size_t len, off_t off) {
-  while (len) {
-    ssize_t n = pwrite(g_fd, data, len, off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (!g_failed) ins_warn("write to the dump file failed: %s", n < 0 ? strerror(errno) : "no space");
-      g_failed = 1;
-      return -1;
+/*
+ * Write n bytes at the end of the file. Returns how many of them are now in
+ * the file as whole lines: n, or after a failure (a full disk, a file size
+ * limit, an I/O error) the bytes up to the last newline written, the file
+ * being cut back there so that it never ends in a partial line (a later
+ * batch would be glued onto it). g_off moves past what was kept.
+ */
+static size_t write_whole_lines(const char *data, size_t n) {
+  size_t done = 0;
+  int err = 0;
+  while (done < n) {
+    ssize_t w = pwrite(g_fd, data + done, n - done, g_off + (off_t)done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      err = w < 0 ? errno : ENOSPC;
+      break;
     }
-    data += n;
-    len -= (size_t)n;
-    off += n;
+    done += (size_t)w;
   }
-  return 0;
+  if (done < n) {
+    const char *nl = done ? memrchr(data, '\n', done) : NULL;
+    done = nl ? (size_t)(nl - data) + 1 : 0;
+    /* if this fails too, the partial line stays; the lines are counted lost either way */
+    (void)!ftruncate(g_fd, g_off + (off_t)done);
+    ins_warn_once(&g_warned_write, "writing to the log file failed: %s; the records that could "
+                  "not be written are counted and reported at exit", strerror(err));
+  }
+  g_off += (off_t)done;
+  return done;
 }
 
-int ins_writer_append(const char *data, size_t len) {
-  int rc = -1;
+/* The newline that ends the file at g_off - 1 becomes pad spaces and a newline at
+ * the page end (the write stays in one page: atomic). 0, or -1 with the file as it was. */
+static int pad_last_line(size_t pad) {
+  char buf[PAGE];
+  memset(buf, ' ', pad);
+  buf[pad] = '\n';
+  off_t at = g_off - 1;
+  g_off = at;
+  if (write_whole_lines(buf, pad + 1) == pad + 1) return 0;
+  /* not written: put the newline back (no new block needed) and the size as it was */
+  g_off = at;
+  if (pwrite(g_fd, "\n", 1, at) == 1) g_off = at + 1;
+  (void)!ftruncate(g_fd, g_off);
+  return -1;
+}
+
+uint64_t ins_writer_append(const char *data, size_t len, uint64_t records) {
+  if (!len) return 0;
+  uint64_t lost = 0;
   pthread_mutex_lock(&g_lock);
   if (g_fd >= 0 && g_fd_pid != getpid()) g_fd = -1; /* forked: start our own file */
-  if (g_fd < 0 && !g_failed && open_locked() != 0) g_failed = 1;
-  if (g_fd >= 0 && !g_failed) {
-    size_t need = len + len / 8 + 2 * PAGE; /* padding adds < one line per page */
-    if (need > g_out_cap) {
-      char *p = realloc(g_out, need);
-      if (p) g_out = p, g_out_cap = need;
-    }
-    size_t pad_prev = 0, n = (size_t)-1;
-    if (g_out) n = ins_writer_layout(data, len, (size_t)g_off, g_out, g_out_cap, &pad_prev);
-    rc = 0;
-    if (n != (size_t)-1 && pad_prev) {
-      /* The first line would straddle a page: turn the newline that ends the
-       * file into spaces up to the page end (one page: atomic), then lay out again. */
-      char pad[PAGE];
-      memset(pad, ' ', pad_prev);
-      pad[pad_prev] = '\n';
-      rc = pwrite_all(pad, pad_prev + 1, g_off - 1);
-      if (rc == 0) {
-        g_off += (off_t)pad_prev;
-        n = ins_writer_layout(data, len, (size_t)g_off, g_out, g_out_cap, &pad_prev);
-      }
-    }
-    if (rc == 0 && n == (size_t)-1) { /* no memory for the layout: plain write */
-      rc = pwrite_all(data, len, g_off);
-      if (rc == 0) g_off += (off_t)len;
-    } else if (rc == 0) {
-      rc = pwrite_all(g_out, n, g_off);
-      if (rc == 0) g_off += (off_t)n;
-    }
+  if (g_fd < 0 && !g_open_failed && open_locked() != 0) g_open_failed = true;
+  if (g_fd < 0) {
+    lost = records;
+    goto done;
   }
+  size_t need = len + len / 8 + 2 * PAGE; /* padding adds < one line per page */
+  if (need > g_out_cap) {
+    char *p = realloc(g_out, need);
+    if (p) g_out = p, g_out_cap = need;
+  }
+  size_t pad_prev = 0, n = (size_t)-1;
+  if (g_out && g_out_cap >= need)
+    n = ins_writer_layout(data, len, (size_t)g_off, g_out, g_out_cap, &pad_prev);
+  if (n != (size_t)-1 && pad_prev) {
+    /* The first line would straddle a page: pad the line that ends the file up
+     * to the page end, then lay out again from there. */
+    if (pad_last_line(pad_prev) != 0) {
+      lost = records;
+      goto done;
+    }
+    n = ins_writer_layout(data, len, (size_t)g_off, g_out, g_out_cap, &pad_prev);
+  }
+  const char *text = g_out;
+  if (n == (size_t)-1) text = data, n = len; /* no memory for the layout: plain write */
+  size_t kept = write_whole_lines(text, n);
+  /* Exact: the record lines past what the file kept, whatever stats lines are among them. */
+  if (kept < n) lost = ins_json_count_records(text + kept, n - kept);
+done:
   pthread_mutex_unlock(&g_lock);
-  return rc;
+  return lost;
 }
 
 static atomic_ullong g_unwritten;
 static atomic_int g_warned_records;
 
 void ins_writer_append_records(const char *data, size_t len, uint64_t records) {
-  if (!len || ins_writer_append(data, len) == 0) return;
-  atomic_fetch_add(&g_unwritten, records);
+  uint64_t lost = ins_writer_append(data, len, records);
+  if (!lost) return;
+  atomic_fetch_add(&g_unwritten, lost);
   ins_warn_once(&g_warned_records, "records could not be written; their number is reported at exit");
 }
 

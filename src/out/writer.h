@@ -1,9 +1,11 @@
 /*
  * writer.h - the process's JSON log file, <dir>/<hostname>-pid<pid>.log.
  *
- * Created on first use (directory with parents, 0755; file 0644). Batches
- * of whole lines are written so that a process killed mid-write (SIGKILL,
- * OOM killer) leaves a file in which every line parses:
+ * Created on first use, never opened if it exists (out/files.h: a file left
+ * by an earlier process with our pid, or a link planted at the name, makes
+ * us use a random name beside it); directory with parents 0755, file 0644.
+ * Batches of whole lines are written so that a process killed mid-write
+ * (SIGKILL, OOM killer) leaves a file in which every line parses:
  *  - Linux stops a killed writer only between pages of the file: a short
  *    write of a regular file always ends on a 4 KiB page boundary;
  *  - so no line is allowed to straddle a page boundary: the line before a
@@ -13,7 +15,9 @@
  * The cost is about 7% of file size in padding. Lines longer than a page
  * (verbose records with many channels) start on a page boundary but can
  * still be torn. Shared by the dump thread and finalizing threads; a mutex
- * serialises them (never taken by event callbacks).
+ * serialises them (never taken by event callbacks). A write that fails part
+ * way (a full disk) is cut back to its last whole line, so the file never
+ * ends in a partial line and later batches start on a line of their own.
  */
 #ifndef INS_WRITER_H
 #define INS_WRITER_H
@@ -22,10 +26,12 @@
 #include <stdint.h>
 
 void ins_writer_configure(const char *dir, const char *hostname);
-/* Append whole lines; returns 0, or -1 after warning (once) on failure. */
-int ins_writer_append(const char *data, size_t len);
-/* The same for a batch holding `records` records: on failure they are counted
- * as unwritten (and warned about once). */
+/* Append whole lines, `records` of them records (the rest dump_stats lines); returns how
+ * many of those records did not reach the file (0 on success), after warning once. On a
+ * failed write (full disk...) the file is cut back to its last whole line and the count
+ * is exact: the record lines past that point. */
+uint64_t ins_writer_append(const char *data, size_t len, uint64_t records);
+/* The same, adding the records lost to the count ins_writer_unwritten() reports. */
 void ins_writer_append_records(const char *data, size_t len, uint64_t records);
 /* Records of batches that could not be written, so far. */
 uint64_t ins_writer_unwritten(void);
@@ -36,8 +42,6 @@ uint64_t ins_writer_unwritten(void);
  * `off` (0 if none). Returns (size_t)-1 if out is too small. */
 size_t ins_writer_layout(const char *in, size_t len, size_t off, char *out, size_t cap,
                          size_t *pad_prev);
-/* Create a directory and its parents (0755). */
-int ins_mkdir_p(const char *dir);
 
 #define INS_WRITER_PAGE 4096
 

@@ -19,4 +19,10 @@ if(TARGET inspector_core)
   ins_unit_test(fork test_fork.c 60 "threads;unit")
   # the writer thread's queue with a stalled file system: depth, waits, order
   ins_unit_test(wqueue test_wqueue.c 60 "threads;unit")
+  # dump_stats over several dumps of one communicator: since_last_dump is per dump
+  ins_unit_test(dump_stats test_dump_stats.c 60 "unit")
+  # time-window sampling: windows aligned to the Unix epoch, on a fake clock
+  ins_unit_test(sampler test_sampler.c 60 "threads;unit")
+  # names that are not UTF-8: cleaning, JSON strings, label values, log messages
+  ins_unit_test(utf8 test_utf8.c 60 "unit")
 endif()

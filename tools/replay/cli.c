@@ -31,6 +31,10 @@ static const char k_usage[] =
     "  --procs         one child process per trace file (or per rank with --synthetic)\n"
     "  --repeat N      replay each trace N times, init to finalize (1)\n"
     "  --quiet         no INFO/TRACE log lines from the plugin, no summary\n"
+    "  --no-finalize   skip every finalize, as a host that exits without destroying its\n"
+    "                  communicators\n"
+    "  --logger-dies   the logger given to the plugin aborts the process if called with no\n"
+    "                  communicator alive or during exit (a host that tears it down)\n"
     "  --pace-us F     wait F us before each Coll/P2p start (spreads a replay over wall time)\n"
     "  --mask-log FILE for each Coll/P2p start, write the activation mask it was judged\n"
     "                  with (as NCCL tags ops): index tag delivered realtime_ns path\n"
@@ -95,7 +99,7 @@ static uint64_t parse_size(const char *v, const char **end_out) {
 
 enum {
   O_PLUGIN = 256, O_ABI, O_THREADS, O_PROCS, O_REPEAT, O_QUIET, O_HELP, O_SYNTHETIC, O_PACE,
-  O_MASK_LOG,
+  O_MASK_LOG, O_LOGGER_DIES, O_NO_FINALIZE,
   /* from here on: options of --synthetic only */
   O_RANKS, O_NODES, O_COMMS, O_ITERS, O_COLLS, O_P2P, O_SIZES, O_FACTOR, O_BW, O_LAT,
   O_CHANNELS, O_LATE_RANK, O_LATE_US, O_COMM_NAME, O_SEED, O_TRUTH
@@ -112,6 +116,8 @@ static const struct option k_opts[] = {
     {"sizes", required_argument, NULL, O_SIZES},     {"factor", required_argument, NULL, O_FACTOR},
     {"bw-gbs", required_argument, NULL, O_BW},       {"lat-us", required_argument, NULL, O_LAT},
     {"channels", required_argument, NULL, O_CHANNELS}, {"late-rank", required_argument, NULL, O_LATE_RANK},
+    {"logger-dies", no_argument, NULL, O_LOGGER_DIES},
+    {"no-finalize", no_argument, NULL, O_NO_FINALIZE},
     {"pace-us", required_argument, NULL, O_PACE},     {"mask-log", required_argument, NULL, O_MASK_LOG},
     {"late-us", required_argument, NULL, O_LATE_US}, {"comm-name", required_argument, NULL, O_COMM_NAME},
     {"seed", required_argument, NULL, O_SEED},       {"truth", required_argument, NULL, O_TRUTH},
@@ -176,6 +182,8 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     case O_LATE_US: o->syn.late_us = parse_dbl(name, optarg, 0.0, false); break;
     case O_PACE: rp_set_pace_us(parse_dbl(name, optarg, 0.0, false)); break;
     case O_MASK_LOG: o->mask_log = optarg; break;
+    case O_LOGGER_DIES: o->logger_dies = true; break;
+    case O_NO_FINALIZE: rp_set_no_finalize(true); break;
     case O_COMM_NAME: o->syn.comm_name = optarg; break;
     case O_SEED: {
       char *end;

@@ -10,6 +10,17 @@
 /* Set before any replay starts (read-only afterwards): --quiet drops INFO and TRACE. */
 void rp_log_set_quiet(bool quiet);
 
+/*
+ * --logger-dies: the logger behaves as a host's that is torn down when its
+ * communicators are (NCCL's after the last finalize; a Python host's at exit,
+ * finalized or not). A call with no communicator alive (between init and
+ * finalize) or once exit has begun prints what the plugin tried to log and
+ * aborts the process, where such a host would crash.
+ */
+void rp_log_set_logger_dies(bool dies);
+void rp_log_comm_opening(void); /* before an init */
+void rp_log_comm_closed(void);  /* after its finalize (or a failed init) */
+
 void rp_logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...);
 
 #endif /* RP_LOG_H */

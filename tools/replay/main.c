@@ -150,6 +150,7 @@ int main(int argc, char **argv) {
   struct rp_cli o;
   rp_cli_parse(argc, argv, &o);
   rp_log_set_quiet(o.quiet);
+  rp_log_set_logger_dies(o.logger_dies);
   if (o.mask_log && rp_set_mask_log(o.mask_log) != 0) {
     perror(o.mask_log);
     return 1;

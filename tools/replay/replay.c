@@ -20,6 +20,8 @@
  */
 #include "replay.h"
 
+#include "log.h"
+
 #include <assert.h>
 #include <pthread.h>
 #include <sched.h>
@@ -44,6 +46,8 @@ int *rp_activation_mask(void) { return (int *)&g_mask; }
 
 static long long g_pace_ns; /* set once from the command line, before any replay */
 void rp_set_pace_us(double us) { g_pace_ns = (long long)(us * 1000.0); }
+static bool g_no_finalize; /* set once from the command line */
+void rp_set_no_finalize(bool skip) { g_no_finalize = skip; }
 
 static void pace(void) {
   struct timespec ts = {g_pace_ns / 1000000000LL, g_pace_ns % 1000000000LL};
@@ -182,7 +186,9 @@ static void process_line(struct rp_engine *r, struct thr *th, const struct rp_ev
   case RP_CB_INIT: {
     struct ctx_rt *c = &r->ctx[e->ctx];
     void *context = NULL;
+    rp_log_comm_opening();
     prof_result_t rc = r->abi->init(r->abi, &t->ctx[e->ctx], &context, rp_activation_mask());
+    if (rc != PROF_SUCCESS || !context) rp_log_comm_closed(); /* NCCL would not finalize it */
     c->context = rc == PROF_SUCCESS ? context : NULL;
     c->live = rc == PROF_SUCCESS;
     th->c.init++;
@@ -205,8 +211,9 @@ static void process_line(struct rp_engine *r, struct thr *th, const struct rp_ev
     do_record(r, th, e);
     break;
   case RP_CB_FINALIZE:
-    if (e->ctx != RP_NO_CTX && r->ctx[e->ctx].live && r->ctx[e->ctx].context) {
+    if (!g_no_finalize && e->ctx != RP_NO_CTX && r->ctx[e->ctx].live && r->ctx[e->ctx].context) {
       r->abi->finalize(r->ctx[e->ctx].context);
+      rp_log_comm_closed();
       th->c.finalize++;
     } else {
       th->c.skipped++;

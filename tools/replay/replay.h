@@ -36,6 +36,9 @@ int rp_close_mask_log(void);
 
 /* --pace-us: wait this long before each Coll/P2p start (0: as fast as possible). */
 void rp_set_pace_us(double us);
+/* --no-finalize: finalize lines are skipped, as by a host that exits without
+ * destroying its communicators (a Python process often does). */
+void rp_set_no_finalize(bool skip);
 
 /*
  * A replay in progress: the contexts the plugin created, the handles it

@@ -10,25 +10,26 @@
  * same op, matched by sequence number across ranks).
  *
  * jansson parses the lines: a well-kept library rather than our own parser.
+ * Which lines count is parse.c's decision: a line that is not JSON or holds an
+ * impossible value is rejected (the first few are named with FILE:LINE on
+ * stderr), a JSON object of another shape is "not a record"; both are counted.
+ * Exit: 0 with records to report, 1 when none was found, 2 on bad usage.
  */
 #include <dirent.h>
 #include <errno.h>
-#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "parse.h"
+
 /* Lateness below this is launch skew, not a straggler. */
 #define LATE_NS 100000ull
 
-struct rec {
-  uint64_t comm, sn, bytes, exec_ns, start_ns;
-  int rank, nranks, nnodes, p2p, peer;
-  double busbw;
-  char op[24];
-};
+/* Rejected or unrecognised lines named on stderr; past this only counted. */
+#define SHOW_BAD_LINES 10
 
 struct comm_info {
   uint64_t id;
@@ -38,11 +39,11 @@ struct comm_info {
   uint64_t written[2];
 };
 
-static struct rec *g_recs;
+static struct rpt_record *g_recs;
 static size_t g_nrecs, g_cap;
 static struct comm_info g_comms[1024];
 static int g_ncomms;
-static long g_bad_lines, g_files;
+static long g_rejected, g_not_records, g_files;
 
 static struct comm_info *comm_get(uint64_t id) {
   for (int i = 0; i < g_ncomms; i++)
@@ -52,11 +53,6 @@ static struct comm_info *comm_get(uint64_t id) {
   memset(c, 0, sizeof *c);
   c->id = id;
   return c;
-}
-
-static uint64_t jint(json_t *o, const char *k) {
-  json_t *v = json_object_get(o, k);
-  return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 }
 
 /* Per (comm, rank) totals from the last dump_stats seen of that context. */
@@ -69,93 +65,77 @@ static char g_sampling[128];
 static double g_covered_lo = 2, g_covered_hi = -1;
 static uint64_t g_stale_records; /* records timed without their stale channels */
 
-static void note_sampling(json_t *smp) {
-  const char *mode = json_string_value(json_object_get(smp, "mode"));
-  if (!mode) return;
+static void note_sampling(const struct rpt_sampling *smp) {
   if (!g_sampling[0]) {
-    if (!strcmp(mode, "time"))
+    if (smp->time_mode)
       snprintf(g_sampling, sizeof g_sampling, "%llu ms of every %llu ms",
-               (unsigned long long)jint(smp, "window_ms"), (unsigned long long)jint(smp, "period_ms"));
+               (unsigned long long)smp->a, (unsigned long long)smp->b);
     else
       snprintf(g_sampling, sizeof g_sampling, "runs of %llu group(s), one run in %llu",
-               (unsigned long long)jint(smp, "burst"), (unsigned long long)jint(smp, "every"));
+               (unsigned long long)smp->a, (unsigned long long)smp->b);
   }
-  double c = json_number_value(json_object_get(smp, "covered"));
-  if (c < g_covered_lo) g_covered_lo = c;
-  if (c > g_covered_hi) g_covered_hi = c;
+  if (smp->covered < g_covered_lo) g_covered_lo = smp->covered;
+  if (smp->covered > g_covered_hi) g_covered_hi = smp->covered;
 }
 
-static void add_line(const char *line) {
-  json_error_t err;
-  json_t *o = json_loads(line, 0, &err);
-  if (!o) { g_bad_lines++; return; }
-  json_t *h = json_object_get(o, "header");
-  const char *id = json_string_value(json_object_get(h, "id"));
-  if (!id) { g_bad_lines++; json_decref(o); return; }
-  uint64_t comm = strtoull(id, NULL, 16);
-  struct comm_info *ci = comm_get(comm);
-  int rank = (int)jint(h, "rank");
-  if (ci) {
-    const char *nm = json_string_value(json_object_get(h, "comm_name"));
-    snprintf(ci->name, sizeof ci->name, "%s", nm ? nm : "unknown");
-    ci->nranks = (int)jint(h, "n_ranks");
-    ci->nnodes = (int)jint(h, "nnodes");
+static void note_bad_line(const char *path, size_t lineno, const struct rpt_line *l) {
+  long seen = g_rejected + g_not_records;
+  if (l->kind == RPT_REJECTED) g_rejected++; else g_not_records++;
+  if (seen < SHOW_BAD_LINES)
+    fprintf(stderr, "inspector-report: %s:%zu: %s%s\n", path, lineno,
+            l->kind == RPT_REJECTED ? "rejected: " : "", l->why);
+}
+
+static void note_stats(const struct rpt_line *l) {
+  uint64_t comm = l->hdr.comm;
+  int rank = l->hdr.rank;
+  struct ctx_stats *cs = NULL;
+  for (int i = 0; i < g_nctx; i++)
+    if (g_ctx[i].comm == comm && g_ctx[i].rank == rank) cs = &g_ctx[i];
+  if (!cs && g_nctx < (int)(sizeof g_ctx / sizeof *g_ctx)) {
+    cs = &g_ctx[g_nctx++];
+    memset(cs, 0, sizeof *cs);
+    cs->comm = comm;
+    cs->rank = rank;
   }
-  json_t *st = json_object_get(o, "dump_stats");
-  if (st) {
-    struct ctx_stats *cs = NULL;
-    for (int i = 0; i < g_nctx; i++)
-      if (g_ctx[i].comm == comm && g_ctx[i].rank == rank) cs = &g_ctx[i];
-    if (!cs && g_nctx < (int)(sizeof g_ctx / sizeof *g_ctx)) {
-      cs = &g_ctx[g_nctx++];
-      memset(cs, 0, sizeof *cs);
-      cs->comm = comm;
-      cs->rank = rank;
+  if (cs)
+    for (int i = 0; i < 2; i++) {
+      if (l->stats.written[i] > cs->written[i]) cs->written[i] = l->stats.written[i];
+      if (l->stats.dropped[i] > cs->dropped[i]) cs->dropped[i] = l->stats.dropped[i];
     }
-    if (cs) {
-      uint64_t v;
-      if ((v = jint(st, "coll_records_total")) > cs->written[0]) cs->written[0] = v;
-      if ((v = jint(st, "p2p_records_total")) > cs->written[1]) cs->written[1] = v;
-      if ((v = jint(st, "coll_dropped_total")) > cs->dropped[0]) cs->dropped[0] = v;
-      if ((v = jint(st, "p2p_dropped_total")) > cs->dropped[1]) cs->dropped[1] = v;
-    }
-    json_t *smp = json_object_get(st, "sampling");
-    if (smp) note_sampling(smp);
-    json_decref(o);
+  if (l->stats.sampling.present) note_sampling(&l->stats.sampling);
+}
+
+static void add_line(const char *path, size_t lineno, const char *line, size_t len) {
+  struct rpt_line l;
+  switch (rpt_parse_line(line, len, &l)) {
+  case RPT_BLANK:
+    return;
+  case RPT_NOT_RECORD:
+  case RPT_REJECTED:
+    note_bad_line(path, lineno, &l);
+    return;
+  case RPT_STATS:
+  case RPT_RECORD:
+    break;
+  }
+  struct comm_info *ci = comm_get(l.hdr.comm);
+  if (ci) {
+    memcpy(ci->name, l.hdr.name, sizeof ci->name);
+    ci->nranks = l.hdr.nranks;
+    ci->nnodes = l.hdr.nnodes;
+  }
+  if (l.kind == RPT_STATS) {
+    note_stats(&l);
     return;
   }
-  json_t *perf = json_object_get(o, "coll_perf");
-  const char *pfx = "coll_";
-  int p2p = 0;
-  if (!perf) {
-    perf = json_object_get(o, "p2p_perf");
-    pfx = "p2p_";
-    p2p = 1;
-  }
-  if (!perf) { json_decref(o); return; }
   if (g_nrecs == g_cap) {
     g_cap = g_cap ? 2 * g_cap : 4096;
     g_recs = realloc(g_recs, g_cap * sizeof *g_recs);
     if (!g_recs) { perror("inspector-report"); exit(1); }
   }
-  struct rec *r = &g_recs[g_nrecs++];
-  char key[64];
-#define K(name) (snprintf(key, sizeof key, "%s%s", pfx, name), key)
-  const char *op = json_string_value(json_object_get(perf, p2p ? "p2p" : "coll"));
-  snprintf(r->op, sizeof r->op, "%s", op ? op : "unknown");
-  r->comm = comm;
-  r->rank = rank;
-  r->p2p = p2p;
-  r->sn = jint(perf, K("sn"));
-  r->bytes = jint(perf, K("msg_size_bytes"));
-  r->exec_ns = jint(perf, K("exec_time_ns"));
-  if (!r->exec_ns) r->exec_ns = jint(perf, K("exec_time_us")) * 1000;
-  r->start_ns = jint(perf, K("start_ts_ns"));
-  r->busbw = json_number_value(json_object_get(perf, K("busbw_gbs")));
-  r->peer = p2p ? (int)jint(perf, "p2p_peer") : -1;
-  if (jint(perf, K("stale_channels"))) g_stale_records++;
-#undef K
-  json_decref(o);
+  g_recs[g_nrecs++] = l.rec;
+  if (l.rec.stale) g_stale_records++;
 }
 
 static void read_file(const char *path) {
@@ -163,8 +143,9 @@ static void read_file(const char *path) {
   if (!f) { fprintf(stderr, "inspector-report: cannot open %s: %s\n", path, strerror(errno)); return; }
   g_files++;
   char *line = NULL;
-  size_t cap = 0;
-  while (getline(&line, &cap, f) > 0) add_line(line);
+  size_t cap = 0, lineno = 0;
+  ssize_t n;
+  while ((n = getline(&line, &cap, f)) > 0) add_line(path, ++lineno, line, (size_t)n);
   free(line);
   fclose(f);
 }
@@ -174,7 +155,8 @@ static void read_path(const char *path) {
   if (stat(path, &st) != 0) { fprintf(stderr, "inspector-report: %s: %s\n", path, strerror(errno)); return; }
   if (!S_ISDIR(st.st_mode)) { read_file(path); return; }
   DIR *d = opendir(path);
-  if (!d) return;
+  if (!d) { fprintf(stderr, "inspector-report: %s: %s\n", path, strerror(errno)); return; }
+  long before = g_files;
   struct dirent *e;
   while ((e = readdir(d))) {
     size_t n = strlen(e->d_name);
@@ -185,6 +167,7 @@ static void read_path(const char *path) {
     }
   }
   closedir(d);
+  if (g_files == before) fprintf(stderr, "inspector-report: %s: no .log files in this directory\n", path);
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -197,7 +180,7 @@ static int cmp_dbl(const void *a, const void *b) {
 }
 /* group records: comm, p2p, op, bytes */
 static int cmp_group(const void *a, const void *b) {
-  const struct rec *x = a, *y = b;
+  const struct rpt_record *x = a, *y = b;
   if (x->comm != y->comm) return x->comm < y->comm ? -1 : 1;
   if (x->p2p != y->p2p) return x->p2p - y->p2p;
   int s = strcmp(x->op, y->op);
@@ -208,7 +191,7 @@ static int cmp_group(const void *a, const void *b) {
 /* match ops across ranks: comm, p2p, op name, sn (NCCL 2.28 counts coll_sn per
  * collective function, so the sequence number alone does not identify an op) */
 static int cmp_match(const void *a, const void *b) {
-  const struct rec *x = a, *y = b;
+  const struct rpt_record *x = a, *y = b;
   if (x->comm != y->comm) return x->comm < y->comm ? -1 : 1;
   if (x->p2p != y->p2p) return x->p2p - y->p2p;
   int s = strcmp(x->op, y->op);
@@ -216,7 +199,7 @@ static int cmp_match(const void *a, const void *b) {
   if (x->sn != y->sn) return x->sn < y->sn ? -1 : 1;
   return x->rank - y->rank;
 }
-static int same_op(const struct rec *x, const struct rec *y) {
+static int same_op(const struct rpt_record *x, const struct rpt_record *y) {
   return x->comm == y->comm && x->p2p == y->p2p && x->sn == y->sn && !strcmp(x->op, y->op);
 }
 
@@ -229,7 +212,7 @@ static const char *human(uint64_t b, char *out, size_t n) {
   return out;
 }
 
-static void stragglers(const struct rec *recs, size_t nrecs, struct comm_info *ci, int p2p) {
+static void stragglers(const struct rpt_record *recs, size_t nrecs, struct comm_info *ci, int p2p) {
   /* For each op seen on every rank that wrote it, lateness of each rank = its
    * kernel start minus the earliest rank's. Report the rank most often last. */
   int nr = ci->nranks > 0 && ci->nranks <= 65536 ? ci->nranks : 0;
@@ -309,8 +292,13 @@ int main(int argc, char **argv) {
   printf("Inspector report: %ld file%s, %zu records (%llu collective, %llu P2P), %llu dropped%s\n",
          g_files, g_files == 1 ? "" : "s", g_nrecs, (unsigned long long)ncoll,
          (unsigned long long)np2p, (unsigned long long)dropped,
-         g_bad_lines ? " -- some lines did not parse" : "");
-  if (g_bad_lines) printf("  %ld lines did not parse\n", g_bad_lines);
+         g_rejected || g_not_records ? " -- some lines were left out" : "");
+  if (g_rejected || g_not_records)
+    printf("  %ld lines rejected, %ld lines not Inspector records (stderr names the first %d)\n",
+           g_rejected, g_not_records, SHOW_BAD_LINES);
+  if (g_rejected) fprintf(stderr, "inspector-report: %ld lines rejected\n", g_rejected);
+  if (g_not_records)
+    fprintf(stderr, "inspector-report: %ld lines not Inspector records\n", g_not_records);
   if (g_sampling[0])
     printf("  sampled timing: %s; timed share %.1f%% to %.1f%% per process; figures cover timed ops only\n",
            g_sampling, 100 * g_covered_lo, 100 * g_covered_hi);
@@ -318,10 +306,17 @@ int main(int argc, char **argv) {
     printf("  %llu records timed without channels whose GPU timestamps were stale (*_stale_channels)\n",
            (unsigned long long)g_stale_records);
   if (!g_nrecs) {
-    if (!g_files) fprintf(stderr, "inspector-report: no .log files found\n");
-    return g_files ? 0 : 1;
+    /* Nothing to summarise is a failure: a script that runs the report on the
+     * wrong directory or on something that is no log must notice. */
+    if (!g_files)
+      fprintf(stderr, "inspector-report: no .log files found\n");
+    else
+      fprintf(stderr, "inspector-report: no Inspector records in %ld file%s (%ld lines rejected, "
+              "%ld lines not Inspector records)\n", g_files, g_files == 1 ? "" : "s",
+              g_rejected, g_not_records);
+    return 1;
   }
-  struct rec *matched = malloc(g_nrecs * sizeof *matched);
+  struct rpt_record *matched = malloc(g_nrecs * sizeof *matched);
   if (!matched) { perror("inspector-report"); return 1; }
   memcpy(matched, g_recs, g_nrecs * sizeof *matched);
   qsort(matched, g_nrecs, sizeof *matched, cmp_match);

@@ -1,0 +1,62 @@
+/*
+ * fuzz_report.c - libFuzzer target for inspector-report's log line parser.
+ *
+ * Owns: driving tools/report/parse.c (rpt_parse_line) on arbitrary bytes,
+ * one call per line of the input and one on the whole input as a single
+ * line (embedded newlines, NUL bytes and all), and checking that what it
+ * accepts obeys the rules report.c relies on: ranks inside the communicator,
+ * no negative or absurd time or size, a finite non-negative bandwidth, and a
+ * printable reason for every rejection.
+ *
+ * Build and run: `make fuzz` (tests/fuzz/run.sh); seeds: corpus/report/.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "parse.h"
+
+static void check(const struct rpt_line *l) {
+  switch (l->kind) {
+  case RPT_RECORD:
+    assert(l->rec.exec_ns <= (uint64_t)RPT_MAX_EXEC_NS);
+    assert(l->rec.bytes <= (uint64_t)RPT_MAX_BYTES);
+    assert(l->rec.sn <= (uint64_t)RPT_MAX_SN);
+    assert(l->rec.start_ns <= (uint64_t)RPT_MAX_TS_NS);
+    assert(isfinite(l->rec.busbw) && l->rec.busbw >= 0);
+    assert(l->rec.peer >= -1 && l->rec.peer < l->hdr.nranks);
+    assert(l->rec.op[0] && memchr(l->rec.op, 0, sizeof l->rec.op));
+    /* fall through: records have a header too */
+  case RPT_STATS:
+    assert(l->hdr.nranks >= 1 && l->hdr.nranks <= RPT_MAX_RANKS);
+    assert(l->hdr.rank >= 0 && l->hdr.rank < l->hdr.nranks);
+    assert(l->hdr.nnodes >= 1 && l->hdr.nnodes <= l->hdr.nranks);
+    assert(memchr(l->hdr.name, 0, sizeof l->hdr.name));
+    if (l->kind == RPT_STATS && l->stats.sampling.present)
+      assert(l->stats.sampling.covered >= 0 && l->stats.sampling.covered <= 1);
+    break;
+  case RPT_NOT_RECORD:
+  case RPT_REJECTED:
+    assert(l->why[0] && memchr(l->why, 0, sizeof l->why));
+    for (const char *p = l->why; *p; p++) assert((unsigned char)*p >= 0x20 && *p != 0x7f);
+    break;
+  case RPT_BLANK:
+    break;
+  }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  const char *s = (const char *)data;
+  struct rpt_line l;
+  check((rpt_parse_line(s, size, &l), &l));
+  for (size_t pos = 0; pos < size;) {
+    const char *nl = memchr(s + pos, '\n', size - pos);
+    size_t end = nl ? (size_t)(nl - s) + 1 : size;
+    rpt_parse_line(s + pos, end - pos, &l);
+    check(&l);
+    pos = end;
+  }
+  return 0;
+}

@@ -1,0 +1,78 @@
+/*
+ * parse.h - one line of an Inspector log, checked and typed (inspector-report).
+ *
+ * Owns: what inspector-report accepts as a record. rpt_parse_line() turns one
+ * line into a record (coll_perf / p2p_perf), a dump_stats line, "not a record"
+ * (a JSON object of some other shape, e.g. a replay trace line) or a rejection
+ * with its reason (not JSON, or a value no plugin can write: a negative time
+ * or size, a rank outside its communicator, ...). It keeps no state and does
+ * no I/O, so that a fuzz target (tests/fuzz/fuzz_report.c) can call it on
+ * arbitrary bytes; the report (report.c) decides what to do with each kind.
+ *
+ * Not here: aggregation and printing (report.c). The schema itself is
+ * docs/CONTRACTS.md section 2; fields the report does not read are not checked.
+ */
+#ifndef RPT_PARSE_H
+#define RPT_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Bounds past which a value is garbage rather than a measurement. They are
+ * generous on purpose: a real job never comes near them, while the values
+ * they catch (a wrapped negative, an uninitialised timestamp) are far beyond.
+ */
+#define RPT_MAX_EXEC_NS 86400000000000LL        /* one day: no single NCCL op runs that long */
+#define RPT_MAX_BYTES (1LL << 50)               /* 1 PiB: more than any job's GPU memory */
+#define RPT_MAX_SN (1LL << 48)                  /* 2.8e14 ops: 9 years at a million ops/s */
+#define RPT_MAX_TS_NS 7258118400000000000LL     /* 2200-01-01 in ns since the epoch */
+#define RPT_MAX_RANKS (1 << 24)                 /* 16 M ranks */
+
+enum rpt_kind {
+  RPT_BLANK,      /* an empty (or all-blank) line: skipped, not counted */
+  RPT_RECORD,     /* a coll_perf or p2p_perf record: rec and hdr are set */
+  RPT_STATS,      /* a dump_stats line: stats and hdr are set */
+  RPT_NOT_RECORD, /* a JSON object that is no Inspector line at all: why is set */
+  RPT_REJECTED    /* not JSON, or an Inspector line with an impossible value: why is set */
+};
+
+struct rpt_header {
+  uint64_t comm; /* header.id */
+  int rank, nranks, nnodes;
+  char name[128]; /* header.comm_name, "unknown" when absent */
+};
+
+struct rpt_record {
+  uint64_t comm, sn, bytes, exec_ns, start_ns; /* start_ns 0: not in the record */
+  int rank, p2p, peer;                         /* peer -1: a collective, or not given */
+  bool stale;                                  /* *_stale_channels > 0 */
+  double busbw;
+  char op[24];
+};
+
+struct rpt_sampling {
+  bool present;
+  bool time_mode;            /* "time": window_ms of every period_ms; else runs of groups */
+  uint64_t a, b;             /* time: window_ms, period_ms; groups: burst, every */
+  double covered;            /* share of ops timed, 0..1 */
+};
+
+struct rpt_stats {
+  uint64_t written[2], dropped[2]; /* [0] collectives, [1] P2P: the *_total counters */
+  struct rpt_sampling sampling;
+};
+
+struct rpt_line {
+  enum rpt_kind kind;
+  struct rpt_header hdr;   /* RPT_RECORD, RPT_STATS */
+  struct rpt_record rec;   /* RPT_RECORD */
+  struct rpt_stats stats;  /* RPT_STATS */
+  char why[192];           /* RPT_NOT_RECORD, RPT_REJECTED */
+};
+
+/* Parses line[0..len) (any bytes; a trailing newline is ignored) into *out; returns out->kind. */
+enum rpt_kind rpt_parse_line(const char *line, size_t len, struct rpt_line *out);
+
+#endif /* RPT_PARSE_H */
