@@ -478,6 +478,17 @@ def check_stats(stats, perf_counts, dropped, exp: Expectation, errors: Errors, f
                     for p in exp.sampling(s["sampling"]):
                         errors.add("%s: dump_stats sampling: %s" % (line.where(), p))
                 s = {k: v for k, v in s.items() if k != "sampling"}
+            if isinstance(s, dict) and "gpu_timer" in s:
+                # HIP in the process (README "AMD GPUs"): its shape here; its values are
+                # judged by tests/test_rccl_timer.py
+                g = s["gpu_timer"]
+                if not (isinstance(g, dict) and set(g) == {"unit", "rate_khz", "basis", "ratio"}
+                        and g["unit"] in ("ns", "ticks", "pending") and _is_int(g["rate_khz"])
+                        and g["rate_khz"] > 0 and g["basis"] in ("measured", "assumed", "pending")
+                        and isinstance(g["ratio"], (int, float)) and g["ratio"] >= 0):
+                    errors.add("%s: dump_stats gpu_timer malformed: %s" % (line.where(),
+                                                                          json.dumps(g)))
+                s = {k: v for k, v in s.items() if k != "gpu_timer"}
             if not isinstance(s, dict) or set(s) != set(STATS_KEYS) or \
                     not all(_is_int(s[k]) and s[k] >= 0 for k in STATS_KEYS):
                 errors.add("%s: dump_stats must have exactly the non-negative ints %s: got %s"

@@ -13,6 +13,18 @@ file exercises a corner the recorded traces do not reach:
                  record), a channel that never arrives, and a good control op
   no_kernel      a stopped collective with no kernel event at all, and a control op
   late_channel_v4  late_channel through ABI v4 (no API events, Group starts the group)
+  garbage_nch    Coll descriptors whose nChannels is garbage (224, and 0) while two channels'
+                 kernel events come, on channels 0/1 and 60/63 [ABI "Reported for RCCL": never
+                 an array bound, completion not on it alone], between good control ops
+  garbage_nch_late  the two RCCL facts at once: a Coll with nChannels 224 whose channel 1
+                 starts only after its channel 0 stopped and after the next op (a sound one,
+                 nChannels 2) started and ran a channel: that channel still belongs to the
+                 first op [ABI: not complete merely because every channel started so far has
+                 stopped; a stopped op's handle is still named by its later kernel events]
+  dda            collectives serviced by RCCL's direct device access path: their CollApi
+                 events come (alone in their GroupApi, beside a kernel-timed op in the same
+                 GroupApi, and once with an empty Group event) but no Coll or KernelCh at all
+                 [ABI "Reported for RCCL"], between kernel-timed ops
 """
 
 import json
@@ -243,12 +255,92 @@ def no_kernel():
     tr.write("no_kernel.jsonl")
 
 
+def garbage_nch():
+    tr = Trace(5)
+    tr.init(1, "0xa3d0", "rccl", 1, 2, 0)
+    t = T0_PTIMER
+    seq = 0
+    # (nChannels as the descriptor says, the channels whose kernel events come, func)
+    for nch, chans, func in ((224, [0, 1], "AllReduce"), (0, [0, 1], "AllReduce"),
+                             (224, [60, 63], "AllGather"), (2, [0, 1], "AllReduce")):
+        ga, apis, g = tr.group(1, [(512, func, 1048576, "ncclFloat32")])
+        op = tr.coll(1, 0, apis[0], g, seq, func, 1048576, "ncclFloat32", nch)
+        tr.stop(op)
+        tr.end_group(ga, g)
+        # every channel starts before any stops: the op is whole once the last one stops
+        ks = [tr.kernel_start(1, op, ch, t + 300 * j) for j, ch in enumerate(chans)]
+        for j, k in enumerate(ks):
+            tr.kernel_end(k, t + 15000 + 700 * j)
+        seq += 1
+        t += 100000
+    tr.finalize(1)
+    tr.write("garbage_nch.jsonl")
+
+
+def garbage_nch_late():
+    tr = Trace(5)
+    tr.init(1, "0xa3d1", "", 1, 2, 0)
+    t = T0_PTIMER
+    ga, apis, g = tr.group(1, [(512, "AllReduce", 1048576, "ncclFloat32")])
+    a = tr.coll(1, 0, apis[0], g, 0, "AllReduce", 1048576, "ncclFloat32", 224)
+    tr.stop(a)
+    tr.end_group(ga, g)
+    tr.kernel(1, a, 0, t + 1000, t + 21000)
+    ga, apis, g = tr.group(1, [(512, "AllReduce", 262144, "ncclFloat32")])
+    b = tr.coll(1, 0, apis[0], g, 1, "AllReduce", 262144, "ncclFloat32", 2)
+    tr.stop(b)
+    tr.end_group(ga, g)
+    tr.kernel(1, b, 0, t + 30000, t + 37000)
+    tr.kernel(1, a, 1, t + 2000, t + 22000)      # the first op's late channel
+    tr.kernel(1, b, 1, t + 30100, t + 36900)
+    simple_coll(tr, 1, 0, 2, "AllReduce", 262144, "ncclFloat32", [0, 1], t + 200000, 5500)
+    tr.finalize(1)
+    tr.write("garbage_nch_late.jsonl")
+
+
+def dda():
+    tr = Trace(5)
+    tr.init(1, "0xdda", "", 1, 2, 1)
+    t = T0_PTIMER
+    seq = 0   # NCCL's seq counts the Coll events it made; DDA ops make none
+
+    def dda_alone(func, count):
+        ga, apis, g = tr.group(1, [(512, func, count, "ncclFloat32")])
+        # the group's end comes with no Group event at all (the group() helper opened one:
+        # take it back, as the DDA path never reaches NCCL's group machinery)
+        tr.lines.pop()
+        tr.emit(APP_TID, "stop", id=ga)
+
+    simple_coll(tr, 1, 1, seq, "AllReduce", 1048576, "ncclFloat32", [0, 1], t, 12000)
+    seq += 1
+    for _ in range(3):
+        dda_alone("AllReduce", 262144)
+    # a GroupApi holding a DDA AllReduce and a kernel-timed AllGather
+    ga, apis, g = tr.group(1, [(512, "AllReduce", 262144, "ncclFloat32"),
+                               (512, "AllGather", 262144, "ncclFloat32")])
+    op = tr.coll(1, 1, apis[1], g, 0, "AllGather", 262144, "ncclFloat32", 2)
+    tr.stop(op)
+    tr.end_group(ga, g)
+    tr.kernel(1, op, 0, t + 100000, t + 109000)
+    tr.kernel(1, op, 1, t + 100100, t + 108800)
+    # a DDA AllReduce whose Group event opened and closed with nothing in it
+    ga, apis, g = tr.group(1, [(512, "AllReduce", 65536, "ncclFloat32")])
+    tr.end_group(ga, g)
+    simple_coll(tr, 1, 1, seq, "AllReduce", 1048576, "ncclFloat32", [0, 1], t + 200000, 11000)
+    dda_alone("AllReduce", 262144)
+    tr.finalize(1)
+    tr.write("dda.jsonl")
+
+
 def main():
     late_channel(5, "late_channel.jsonl")
     late_channel(4, "late_channel_v4.jsonl")
     channels()
     no_ptimer()
     no_kernel()
+    garbage_nch()
+    garbage_nch_late()
+    dda()
     print("wrote", sorted(os.listdir(OUT)))
     return 0
 

@@ -255,17 +255,32 @@ def fresh_channels(kernels):
     return ks, 0
 
 
+# NCCL's MAXCHANNELS (64): an op runs on at most that many channels (ids 0..63).
+MAX_CHANNELS = 64
+
+
+def channel_count_known(op: Op) -> bool:
+    """Whether the descriptor's nChannels can be believed.  [ABI "Reported for RCCL"]: RCCL
+    has sent uninitialised memory there (224 was seen): never an array bound, and completion
+    may not depend on it alone.  A count above MAXCHANNELS cannot be true; 0 cannot be either
+    once kernel events come."""
+    return 0 < op.nch <= MAX_CHANNELS
+
+
 def completion(op: Op, require_kernel: bool):
     """Decide whether the trace proves the op complete, and with which timing source.
 
     [ABI] "stopEvent on a Coll or P2p means enqueued, not done. The work is done when every
     KernelCh child has delivered its stop".  The trace proves it when the op's stop was seen
-    and it has exactly nch KernelCh children, every one stopped.  Returns the timing source
-    [C2], or None when no record may be written.
+    and it has exactly nch KernelCh children, every one stopped.  When nch is not a channel
+    count (channel_count_known), the op's channels are the KernelCh children that came: it is
+    complete once it was stopped and each of them (at least one) stopped.  Returns the timing
+    source [C2], or None when no record may be written.
     """
     if not op.stopped:
         return None
-    if len(op.kernels) == op.nch and op.nch > 0 and all(k.stopped for k in op.kernels):
+    nch = op.nch if channel_count_known(op) else len(op.kernels)
+    if len(op.kernels) == nch and nch > 0 and all(k.stopped for k in op.kernels):
         if all(kernel_has_gpu_times(k) for k in op.kernels):
             return SRC_KERNEL_GPU
         # Kernel events without usable pTimers [C2 "kernel_cpu"].

@@ -17,6 +17,7 @@
 
 #include "core/pool.h"
 #include "core/ring.h"
+#include "core/timer.h"
 
 struct ins_prom_dev;
 
@@ -52,6 +53,14 @@ struct ins_comm {
   struct ins_comm_stats stats[2];
   char *header_json;                /* prebuilt "\"header\":{...}" */
   int header_len;
+
+  /* The GPU timer's unit (core/timer.h): the callbacks read the host clock at each
+   * op's completion while timer_probe is set; the rest belongs to the ring consumer
+   * (drain_lock), which holds back the records completed before the unit is known. */
+  _Atomic int timer_probe;
+  struct ins_timer timer;
+  unsigned char *held;              /* records held back, held_n of held_cap, slot bytes each */
+  size_t held_n, held_cap, held_slot;
 
   struct ins_prom_dev *prom_dev;    /* Prometheus mode: this context's GPU (out/prom.c) */
   struct ins_comm *next;            /* registry link */

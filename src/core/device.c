@@ -44,6 +44,39 @@ static void load_runtime(void) {
   }
 }
 
+/* HIP's wall-clock rate (core/timer.h): looked up on its own, since the identity above
+ * takes the first runtime found and a process could hold both. */
+typedef int (*get_attr_fn)(int *value, int attr, int dev); /* hipDeviceGetAttribute */
+#define HIP_ATTR_WALL_CLOCK_RATE 10017 /* hipDeviceAttributeWallClockRate, kHz */
+static get_device_fn g_hip_get_device;
+static get_attr_fn g_hip_get_attr;
+
+static void load_hip(void) {
+  static const char *const libs[] = {"libamdhip64.so.6", "libamdhip64.so"};
+  for (size_t i = 0; i < sizeof libs / sizeof *libs; i++) {
+    void *h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h) continue;
+    get_device_fn dev = (get_device_fn)(void (*)(void))dlsym(h, "hipGetDevice");
+    get_attr_fn attr = (get_attr_fn)(void (*)(void))dlsym(h, "hipDeviceGetAttribute");
+    if (dev && attr) {
+      g_hip_get_device = dev, g_hip_get_attr = attr; /* kept open, as above */
+      return;
+    }
+    dlclose(h);
+  }
+}
+
+uint32_t ins_device_timer_rate_khz(void) {
+  pthread_mutex_lock(&g_lock);
+  if (!g_hip_get_attr) load_hip();
+  pthread_mutex_unlock(&g_lock);
+  int dev = -1, khz = 0;
+  if (!g_hip_get_attr || g_hip_get_device(&dev) != 0 || dev < 0 ||
+      g_hip_get_attr(&khz, HIP_ATTR_WALL_CLOCK_RATE, dev) != 0 || khz <= 0)
+    return 0;
+  return (uint32_t)khz;
+}
+
 int ins_device_fallback_ordinal(int rank, int nranks, int nnodes) {
   if (rank < 0) return 0;
   if (nnodes > 0 && nranks > 0 && nranks % nnodes == 0) return rank % (nranks / nnodes);

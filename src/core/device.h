@@ -23,6 +23,8 @@
 #ifndef INS_DEVICE_H
 #define INS_DEVICE_H
 
+#include <stdint.h>
+
 struct ins_device_id {
   char uuid[160]; /* only [A-Za-z0-9._-]: it is part of a file name */
   int ordinal;
@@ -31,6 +33,9 @@ struct ins_device_id {
 /* Fill *d for a context of rank `rank` of a communicator of nranks ranks on nnodes nodes. */
 void ins_device_identify(struct ins_device_id *d, const char *hostname, int rank, int nranks,
                          int nnodes);
+/* The wall-clock rate (kHz) HIP reports for the current device when the HIP runtime is
+ * in the process (RCCL's kernel timer: core/timer.h); 0 without HIP. Init thread only. */
+uint32_t ins_device_timer_rate_khz(void);
 /* The fallback ordinal alone (exposed for unit tests). */
 int ins_device_fallback_ordinal(int rank, int nranks, int nnodes);
 

@@ -61,7 +61,7 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
   atomic_store_explicit(&op->host_stopped, 0, memory_order_relaxed);
   uint64_t issue = atomic_fetch_add_explicit(&c->issue_seq, 1, memory_order_relaxed);
   atomic_store_explicit(&op->issue, issue, memory_order_relaxed);
-  /* host stop + expected kernel stops; unknown: host stop + a "first kernel" token */
+  /* host stop + expected kernel stops; untrusted count: host stop + a token (op.h) */
   atomic_store_explicit(&op->pending, 1 + (op->expected ? op->expected : 1), memory_order_relaxed);
   op->host_start_ns = op->host_clock ? ins_wall_ns() : 0;
   op->host_stop_ns = 0;
@@ -73,6 +73,7 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
 }
 
 static void reclaim_overtaken(struct ins_comm *c, uint64_t issue);
+static void release_untrusted(struct ins_comm *c, uint64_t issue);
 
 /*
  * Stale channels: NCCL 2.28.9 was seen (PyTorch jobs and all_to_all of 1 GiB
@@ -199,15 +200,18 @@ static void complete(struct ins_op *op, int partial) {
       r->datatype = op->datatype;
       r->algo = op->algo;
       r->proto = op->proto;
+      /* the GPU timer's unit is being measured: when the op completed, on the host */
+      r->host_done_ns = atomic_load_explicit(&c->timer_probe, memory_order_relaxed) ? ins_mono_ns() : 0;
       if (c->verbose) {
-        r->op_start_sn = op->start_sn;
-        r->op_stop_sn = op->stop_sn;
-        r->op_start_us = op->host_start_ns / 1000;
-        r->op_stop_us = op->host_stop_ns / 1000;
+        struct ins_record_trace *t = r->trace;
+        t->op_start_sn = op->start_sn;
+        t->op_stop_sn = op->stop_sn;
+        t->op_start_us = op->host_start_ns / 1000;
+        t->op_stop_us = op->host_stop_ns / 1000;
         int i = 0;
         for (uint64_t m = mask; m; m &= m - 1, i++) {
           struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
-          r->ch[i] = (struct ins_trace_ch){ch->id, ch->start_sn, ch->record_sn, ch->stop_sn,
+          t->ch[i] = (struct ins_trace_ch){ch->id, ch->start_sn, ch->record_sn, ch->stop_sn,
                                            ch->host_start_ns / 1000, ch->host_record_ns / 1000,
                                            ch->host_stop_ns / 1000};
         }
@@ -217,7 +221,24 @@ static void complete(struct ins_op *op, int partial) {
     }
   }
   ins_pool_put(&c->pool, op);
+  if (issue > 0) release_untrusted(c, issue - 1);
   if (!partial && issue >= INS_OVERTAKE_WINDOW) reclaim_overtaken(c, issue - INS_OVERTAKE_WINDOW);
+}
+
+/* The op issued just before one that completed: if its channel count is untrusted,
+ * no channel of it can start any more: give back its token (op.h). Its own
+ * completion does the same for the op before it. The op is read without owning
+ * it, as reclaim_overtaken reads; if it is completed and reused meanwhile (between
+ * the issue check and the exchange: a few instructions against a whole completion
+ * and a new start), the new op's token is taken early, and that op is finished
+ * once its started channels stop, as it was before tokens waited. */
+static void release_untrusted(struct ins_comm *c, uint64_t issue) {
+  struct ins_op *op = atomic_load_explicit(&c->inflight[issue & (INS_INFLIGHT_SLOTS - 1)],
+                                           memory_order_acquire);
+  if (!op || op->expected || atomic_load_explicit(&op->issue, memory_order_relaxed) != issue ||
+      atomic_exchange_explicit(&op->token_returned, 1, memory_order_relaxed))
+    return;
+  ins_op_settle(op, 1);
 }
 
 /* The op issued as number `issue`, if it is still waiting for events although
@@ -301,6 +322,12 @@ void ins_ops_settle_inflight(struct ins_comm *c, uint64_t *incomplete) {
     /* Stopped with no kernel event at all: host-timed (kept only on request). */
     if (atomic_load(&op->host_stopped) && !atomic_load(&op->chan_mask) && c->keep_cpu_timing) {
       complete(op, 0);
+    } else if (!op->expected && atomic_load(&op->chan_mask) && !atomic_load(&op->token_returned) &&
+               atomic_load(&op->pending) == 1) {
+      /* untrusted channel count, stopped, every channel that came stopped: only the
+       * token left, which a later op would have given back (op.h) */
+      atomic_store(&op->token_returned, 1);
+      ins_op_settle(op, 1);
     } else {
       if ((*incomplete)++ < 4) /* enough to tell which events never came */
         ins_info("in flight at teardown: %s %s sn %llu, %u channels expected, %d started, "

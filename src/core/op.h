@@ -14,6 +14,14 @@
  * descriptor). Whichever thread brings it to zero publishes the record and
  * returns the op to its pool; until then NCCL may still name it as a parent.
  *
+ * Untrusted channel counts: an nChannels of 0 or above 64 is not a count
+ * (RCCL was seen to send uninitialised memory: 224), and RCCL starts some
+ * channels well after others have stopped, so "every channel started so far
+ * has stopped" does not make an op whole. Such an op (expected 0) counts its
+ * channels as they start, plus a token that is given back only when a later
+ * op of its communicator completes (ops run in order on the GPU: no channel
+ * of it can start after that; op.c release_untrusted), or at teardown.
+ *
  * Overtaken ops: on real GPUs NCCL 2.28.9 now and then never delivers one
  * kernel event of an op (docs/VALIDATION.md). A communicator's ops run in
  * order on the GPU, so once an op issued INS_OVERTAKE_WINDOW ops later has
@@ -71,7 +79,7 @@ struct ins_op {
   uint64_t host_start_ns, host_stop_ns;
   uint32_t start_sn, stop_sn;
   _Atomic uint64_t chan_mask; /* bit c set: channel c started */
-  _Atomic uint8_t token_returned; /* unknown channel count: first kernel stop seen */
+  _Atomic uint8_t token_returned; /* untrusted channel count: a later op completed */
   _Atomic uint8_t host_stopped;
   _Atomic uint64_t issue; /* per-communicator issue order, for reclaiming overtaken ops */
   struct ins_chan ch[INS_MAX_CHANNELS];
@@ -113,14 +121,8 @@ static inline void ins_op_settle(struct ins_op *op, int n) {
   if (atomic_fetch_sub_explicit(&op->pending, n, memory_order_acq_rel) == n) ins_op_complete(op);
 }
 
-/* A kernel channel of op stopped. With an unknown channel count, the first
- * stop also gives back the "first kernel" token. */
-static inline void ins_op_channel_stopped(struct ins_op *op) {
-  int n = 1;
-  if (!op->expected && !atomic_exchange_explicit(&op->token_returned, 1, memory_order_relaxed))
-    n = 2;
-  ins_op_settle(op, n);
-}
+/* A kernel channel of op stopped. */
+static inline void ins_op_channel_stopped(struct ins_op *op) { ins_op_settle(op, 1); }
 
 static inline void *ins_kernel_start(struct ins_comm *comm, void *parent, uint8_t channel,
                                      uint64_t ptimer) {

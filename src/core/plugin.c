@@ -12,6 +12,7 @@
 
 #include "core/comm.h"
 #include "core/config.h"
+#include "core/device.h"
 #include "core/log.h"
 #include "core/op.h"
 #include "core/sampler.h"
@@ -75,6 +76,9 @@ prof_result_t ins_plugin_init(void **context, uint64_t comm_id, int *activation_
   /* Here, on the init thread, where the context's GPU is current; before the dump
    * thread can see the context. */
   if (g_cfg.prom_dump) ins_prom_attach(c);
+  /* Under RCCL the pTimers may be ticks: measure which (core/timer.h). */
+  ins_timer_init(&c->timer, ins_device_timer_rate_khz());
+  atomic_store(&c->timer_probe, c->timer.unit == INS_TIMER_PENDING);
   ins_registry_add(c);
   /* NCCL re-reads this word atomically at every group start: with sampling on,
    * the sampler keeps rewriting it. */

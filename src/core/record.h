@@ -6,6 +6,7 @@
 #ifndef INS_RECORD_H
 #define INS_RECORD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define INS_MAX_CHANNELS 64 /* channel ids 0..63; NCCL's MAXCHANNELS */
@@ -24,6 +25,14 @@ struct ins_trace_ch {
   uint64_t start_us, record_us, stop_us;
 };
 
+/* The verbose trace of an op: follows its record in verbose rings only, so that
+ * the records of the usual, non-verbose rings stay small (ring cells of 112 bytes). */
+struct ins_record_trace {
+  uint32_t op_start_sn, op_stop_sn;
+  uint64_t op_start_us, op_stop_us;
+  struct ins_trace_ch ch[INS_MAX_CHANNELS]; /* nchannels of them are set */
+};
+
 struct ins_record {
   uint8_t kind;      /* enum ins_kind */
   uint8_t timing;    /* enum ins_timing */
@@ -34,13 +43,26 @@ struct ins_record {
   uint64_t sn;       /* coll: NCCL seqNumber; p2p: our per-comm counter */
   uint64_t count;
   uint64_t bytes;    /* count x datatype size */
-  uint64_t start_ns; /* earliest kernel start (GPU timer or host clock, ns) */
+  /* Timed on the GPU (timing KERNEL_GPU): in the GPU timer's unit as NCCL/RCCL gave it
+   * (ns; under RCCL possibly ticks, converted by the dump thread: core/timer.h). Timed on
+   * the host: host ns. */
+  uint64_t start_ns; /* earliest kernel start */
   uint64_t exec_ns;
+  /* CLOCK_MONOTONIC ns when the op completed, while the GPU timer's unit is being
+   * measured (core/timer.h); else 0. */
+  uint64_t host_done_ns;
   const char *func_name, *datatype, *algo, *proto; /* NCCL's constants; may be NULL */
-  /* verbose trace; ch[] has nchannels entries and exists only in verbose rings */
-  uint32_t op_start_sn, op_stop_sn;
-  uint64_t op_start_us, op_stop_us;
-  struct ins_trace_ch ch[];
+  struct ins_record_trace trace[]; /* verbose rings: one; else none */
 };
+
+/* Bytes of a record as it sits in a ring or a stash: with its verbose trace up to its last channel. */
+static inline size_t ins_record_size(const struct ins_record *r, int verbose) {
+  return sizeof *r + (verbose ? offsetof(struct ins_record_trace, ch) +
+                                    (size_t)r->nchannels * sizeof(struct ins_trace_ch)
+                              : 0);
+}
+/* The most a record of a ring takes. */
+#define INS_RECORD_MAX(verbose) \
+  (sizeof(struct ins_record) + ((verbose) ? sizeof(struct ins_record_trace) : 0))
 
 #endif

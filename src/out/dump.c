@@ -3,10 +3,12 @@
  */
 #include "out/dump.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/sampler.h"
+#include "core/timer.h"
 #include "core/wake.h"
 #include "out/files.h"
 #include "out/json.h"
@@ -47,8 +50,7 @@ struct stash {
   unsigned char *slot;
   size_t slot_size;          /* a record, and its verbose channel trace */
   uint32_t cap, head, count;
-  _Alignas(16) unsigned char one[sizeof(struct ins_record) +
-                                 INS_MAX_CHANNELS * sizeof(struct ins_trace_ch)];
+  _Alignas(16) unsigned char one[INS_RECORD_MAX(1)];
 };
 
 /* Whoever drains: the dump thread (its batches queued for the writer thread),
@@ -85,9 +87,7 @@ static void flush(struct drainer *d) {
 
 /* A stash of about `bytes` (0: the one built-in slot). */
 static void stash_init(struct stash *st, size_t bytes) {
-  st->slot_size = (sizeof(struct ins_record) +
-                   (g_cfg->verbose ? INS_MAX_CHANNELS * sizeof(struct ins_trace_ch) : 0) + 15) &
-                  ~(size_t)15;
+  st->slot_size = (INS_RECORD_MAX(g_cfg->verbose) + 15) & ~(size_t)15;
   st->head = st->count = 0;
   st->cap = (uint32_t)(bytes / st->slot_size);
   st->slot = st->cap > 1 ? malloc(st->cap * st->slot_size) : NULL;
@@ -103,16 +103,87 @@ static void stash_free(struct stash *st) {
 static void stash_take(struct stash *st, struct ins_ring *ring) {
   struct ins_record *r;
   while (st->count < st->cap && (r = ins_ring_peek(ring))) {
-    size_t n = sizeof *r + (size_t)r->nchannels * sizeof(struct ins_trace_ch) * g_cfg->verbose;
+    size_t n = ins_record_size(r, g_cfg->verbose);
     memcpy(st->slot + (size_t)((st->head + st->count) % st->cap) * st->slot_size, r, n);
     st->count++;
     ins_ring_release(ring, r);
   }
 }
 
-/* Move one context's records into d's buffer (caller holds c->drain_lock). */
-static void drain(struct ins_comm *c, struct drainer *d, const char *meta, int mlen) {
-  struct ins_buf *b = &d->buf;
+/* One record into d's buffer (or the Prometheus window), in ns (core/timer.h). */
+static void emit(struct ins_comm *c, struct drainer *d, struct ins_record *r, const char *meta,
+                 int mlen) {
+  if (r->timing == INS_TIMING_KERNEL_GPU) { /* host-timed records are host ns already */
+    r->start_ns = ins_timer_to_ns(&c->timer, r->start_ns);
+    r->exec_ns = ins_timer_to_ns(&c->timer, r->exec_ns);
+  }
+  int rc = g_cfg->prom_dump ? ins_prom_add(c, r) : ins_json_record(&d->buf, c, meta, mlen, r, c->verbose);
+  if (rc != 0)
+    atomic_fetch_add(&c->dropped[r->kind], 1); /* out of memory for the text or series */
+  else
+    c->stats[r->kind].written++, d->batch_records++;
+  if (d->buf.len >= FLUSH_BYTES) flush(d);
+}
+
+/* ---- holding records back until the GPU timer's unit is known (core/timer.h) ---- */
+
+#define HOLD_MAX_BYTES (8u << 20) /* then the unit is decided on what there is */
+
+static atomic_int g_said_unit[3]; /* the decision logged once per process, per unit */
+
+/* Keep a copy of r; false if there is no room (HOLD_MAX_BYTES) or memory. */
+static bool hold(struct ins_comm *c, const struct ins_record *r, size_t slot) {
+  if (c->held_n == c->held_cap) {
+    size_t cap = c->held_cap ? 2 * c->held_cap : 256;
+    if (cap * slot > HOLD_MAX_BYTES) return false;
+    unsigned char *p = realloc(c->held, cap * slot);
+    if (!p) return false;
+    c->held = p, c->held_cap = cap, c->held_slot = slot;
+  }
+  assert(slot == c->held_slot); /* every drainer's stash slot has the same size */
+  memcpy(c->held + c->held_n++ * slot, r, ins_record_size(r, c->verbose));
+  return true;
+}
+
+/* The unit is known: stop measuring, say so, write what was held back, in order. */
+static void release_held(struct ins_comm *c, struct drainer *d, const char *meta, int mlen) {
+  const struct ins_timer *t = &c->timer;
+  atomic_store_explicit(&c->timer_probe, 0, memory_order_relaxed);
+  if (t->rate_khz && !atomic_exchange(&g_said_unit[t->unit], 1)) {
+    char how[160];
+    if (t->measured)
+      snprintf(how, sizeof how, "pTimers advanced %.6f x host time over %u ops (%.1f ms)",
+               t->ratio, t->ops, (double)t->span_ns / 1e6);
+    else
+      snprintf(how, sizeof how, "too few ops to measure (%u over %.3f ms): assumed", t->ops,
+               (double)t->span_ns / 1e6);
+    ins_info("GPU timer of communicator 0x%llx rank %d: %s; HIP reports a %u kHz wall clock: "
+             "reading pTimers as %s", (unsigned long long)c->id, c->rank, how, t->rate_khz,
+             t->unit == INS_TIMER_TICKS ? "ticks of that clock (scaled to ns)" : "ns");
+  }
+  for (size_t i = 0; i < c->held_n; i++)
+    emit(c, d, (struct ins_record *)(c->held + i * c->held_slot), meta, mlen);
+  free(c->held);
+  c->held = NULL;
+  c->held_n = c->held_cap = 0;
+}
+
+/* A record taken out of a ring: written, or held while the unit is unknown. */
+static void take(struct ins_comm *c, struct drainer *d, struct ins_record *r, const char *meta,
+                 int mlen) {
+  /* only GPU-timed records wait: the others are in host ns whatever the GPU timer's unit */
+  if (c->timer.unit == INS_TIMER_PENDING && r->timing == INS_TIMING_KERNEL_GPU) {
+    ins_timer_observe(&c->timer, r->start_ns + r->exec_ns, r->host_done_ns);
+    if (!ins_timer_decide(&c->timer, false) && hold(c, r, d->stash.slot_size)) return;
+    ins_timer_decide(&c->timer, true); /* no room left to hold: what there is */
+    release_held(c, d, meta, mlen);
+  }
+  emit(c, d, r, meta, mlen);
+}
+
+/* Move one context's records into d's buffer (caller holds c->drain_lock). `final`:
+ * the context's last drain (finalize, exit): nothing may stay held back. */
+static void drain(struct ins_comm *c, struct drainer *d, const char *meta, int mlen, bool final) {
   struct stash *st = &d->stash;
   struct ins_dump_counts k = {0};
   bool news = false;
@@ -121,17 +192,15 @@ static void drain(struct ins_comm *c, struct drainer *d, const char *meta, int m
     for (;;) {
       stash_take(st, ring);
       if (!st->count) break;
-      const struct ins_record *r = (const void *)(st->slot + (size_t)st->head * st->slot_size);
-      int rc = g_cfg->prom_dump ? ins_prom_add(c, r)
-                                : ins_json_record(b, c, meta, mlen, r, c->verbose);
-      if (rc != 0)
-        atomic_fetch_add(&c->dropped[kind], 1); /* out of memory for the text or series */
-      else
-        c->stats[kind].written++, d->batch_records++;
+      take(c, d, (void *)(st->slot + (size_t)st->head * st->slot_size), meta, mlen);
       st->head = (st->head + 1) % st->cap;
       st->count--;
-      if (b->len >= FLUSH_BYTES) flush(d);
     }
+  }
+  /* (no GPU-timed record at all: nothing to decide, nothing held) */
+  if (c->timer.unit == INS_TIMER_PENDING && c->held_n && ins_timer_decide(&c->timer, final))
+    release_held(c, d, meta, mlen);
+  for (int kind = 0; kind < 2; kind++) {
     struct ins_comm_stats *s = &c->stats[kind];
     k.total[kind] = s->written;
     k.since[kind] = s->written - s->reported_written;
@@ -143,7 +212,7 @@ static void drain(struct ins_comm *c, struct drainer *d, const char *meta, int m
   if (news && g_cfg->prom_dump) ins_prom_count(c, k.since, k.dropped_since);
   struct ins_sample_stats smp;
   if (news && !g_cfg->prom_dump) ins_sampler_stats(&smp);
-  if (news && (g_cfg->prom_dump || ins_json_stats(b, c, meta, mlen, &k, &smp) == 0)) {
+  if (news && (g_cfg->prom_dump || ins_json_stats(&d->buf, c, meta, mlen, &k, &smp) == 0)) {
     for (int kind = 0; kind < 2; kind++) {
       c->stats[kind].reported_written = k.total[kind];
       c->stats[kind].reported_dropped = k.dropped_total[kind];
@@ -164,13 +233,13 @@ static void drain(struct ins_comm *c, struct drainer *d, const char *meta, int m
 }
 
 /* One pass over every live context. */
-static void dump_pass(struct drainer *d) {
+static void dump_pass(struct drainer *d, bool final) {
   char meta[1024];
   int mlen = metadata(meta, sizeof meta);
   ins_registry_lock();
   for (struct ins_comm *c = ins_registry_first(); c; c = c->next) {
     pthread_mutex_lock(&c->drain_lock);
-    drain(c, d, meta, mlen);
+    drain(c, d, meta, mlen, final);
     pthread_mutex_unlock(&c->drain_lock);
   }
   /* Write before letting go of the registry: a finalize waiting to remove a
@@ -206,7 +275,7 @@ static void *dump_thread(void *arg) {
     if (!atomic_load(&g_stop) && !any_wake_wanted() && wait != 0)
       ins_wake_wait(&g_ins_wake, seq, wait);
     ins_wake_done(&g_ins_wake);
-    dump_pass(&g_thread_drainer);
+    dump_pass(&g_thread_drainer, false);
     /* Prometheus: a pass only folds records into the window; the files are written
      * when the interval has passed (with -1, only at teardown and exit). */
     if (prom && interval > 0 && ins_mono_ns() >= window_end) {
@@ -256,7 +325,7 @@ void ins_dump_comm_final(struct ins_comm *c) {
   char meta[1024];
   int mlen = metadata(meta, sizeof meta);
   pthread_mutex_lock(&c->drain_lock);
-  drain(c, &d, meta, mlen);
+  drain(c, &d, meta, mlen, true);
   pthread_mutex_unlock(&c->drain_lock);
   flush(&d);
   ins_buf_free(&d.buf);
@@ -275,7 +344,7 @@ void ins_dump_shutdown(void) {
   ins_wqueue_stop(); /* what the dump thread queued is written first */
   struct drainer d = {0};
   stash_init(&d.stash, 0);
-  dump_pass(&d);
+  dump_pass(&d, true);
   ins_buf_free(&d.buf);
   ins_buf_free(&g_thread_drainer.buf);
   stash_free(&g_thread_drainer.stash);

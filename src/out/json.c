@@ -60,14 +60,15 @@ static void trace_block(struct ins_buf *b, const char *pfx, size_t pfx_len,
   if (ts) ins_buf_lit(b, "ts\":{\""); else ins_buf_lit(b, "sn\":{\"");
   ins_buf_mem(b, pfx, pfx_len);
   if (ts) ins_buf_lit(b, "start_ts\":"); else ins_buf_lit(b, "start_sn\":");
-  ins_buf_u64(b, ts ? r->op_start_us : r->op_start_sn);
+  const struct ins_record_trace *tr = r->trace;
+  ins_buf_u64(b, ts ? tr->op_start_us : tr->op_start_sn);
   ins_buf_lit(b, ",\"");
   ins_buf_mem(b, pfx, pfx_len);
   if (ts) ins_buf_lit(b, "stop_ts\":"); else ins_buf_lit(b, "stop_sn\":");
-  ins_buf_u64(b, ts ? r->op_stop_us : r->op_stop_sn);
+  ins_buf_u64(b, ts ? tr->op_stop_us : tr->op_stop_sn);
   ins_buf_lit(b, ",\"kernel_events\":[");
   for (int i = 0; i < r->nchannels; i++) {
-    const struct ins_trace_ch *t = &r->ch[i];
+    const struct ins_trace_ch *t = &tr->ch[i];
     if (i) ins_buf_lit(b, ",");
     ins_buf_lit(b, "{\"channel_id\":");
     ins_buf_u64(b, t->channel);
@@ -178,9 +179,24 @@ static void sampling_object(struct ins_buf *b, const struct ins_sample_stats *s)
   ins_buf_lit(b, "}");
 }
 
+/* "gpu_timer":{...} inside dump_stats, with the HIP runtime in the process: how the
+ * kernel pTimers were read (core/timer.h). */
+static void gpu_timer_object(struct ins_buf *b, const struct ins_timer *t) {
+  static const char *const unit[] = {"pending", "ns", "ticks"};
+  ins_buf_lit(b, ",\"gpu_timer\":{\"unit\":");
+  ins_buf_jstr(b, unit[t->unit <= INS_TIMER_TICKS ? t->unit : 0]);
+  ins_buf_lit(b, ",\"rate_khz\":");
+  ins_buf_u64(b, t->rate_khz);
+  ins_buf_lit(b, ",\"basis\":");
+  ins_buf_jstr(b, t->unit == INS_TIMER_PENDING ? "pending" : t->measured ? "measured" : "assumed");
+  ins_buf_lit(b, ",\"ratio\":");
+  ins_buf_f6(b, t->measured ? t->ratio : 0);
+  ins_buf_lit(b, "}");
+}
+
 int ins_json_stats(struct ins_buf *b, const struct ins_comm *c, const char *meta, int meta_len,
                    const struct ins_dump_counts *k, const struct ins_sample_stats *smp) {
-  if (ins_buf_reserve(b, (size_t)c->header_len + (size_t)meta_len + 512)) return -1;
+  if (ins_buf_reserve(b, (size_t)c->header_len + (size_t)meta_len + 768)) return -1;
   static const char *const pfx[2] = {"coll_", "p2p_"};
   ins_buf_lit(b, "{");
   ins_buf_mem(b, c->header_json, (size_t)c->header_len);
@@ -208,6 +224,7 @@ int ins_json_stats(struct ins_buf *b, const struct ins_comm *c, const char *meta
     if (!i) ins_buf_lit(b, ",");
   }
   if (smp && smp->mode != INS_SAMPLE_ALL) sampling_object(b, smp);
+  if (c->timer.rate_khz) gpu_timer_object(b, &c->timer);
   ins_buf_lit(b, "}}\n");
   return 0;
 }

@@ -307,17 +307,29 @@ static void test_tracker(void) {
   CHECK(ins_ring_peek(&c->ring[0]) == NULL);
   CHECK_EQ_U(atomic_load(&c->untimed), 1);
 
-  /* 5. untrustworthy nChannels (224, as RCCL was seen sending): count as they come */
+  /* 5. untrustworthy nChannels (224, as RCCL was seen sending): channels count as they
+   * come, and the op is whole only once a later op has completed: a channel may start
+   * after the others stopped (as RCCL was reported to do) */
   op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 11, -1, 224, "RING", "LL");
   ins_event_stop(op);
   k0 = ins_kernel_start(c, op, 0, 100);
   k1 = ins_kernel_start(c, op, 1, 120);
   ins_kernel_record_stop(k0, 200);
   ins_event_stop(k0);
-  CHECK(ins_ring_peek(&c->ring[0]) == NULL);
   ins_kernel_record_stop(k1, 300);
   ins_event_stop(k1);
-  CHECK(pop(c, 0, &r) && r.exec_ns == 200 && r.nchannels == 2);
+  CHECK(ins_ring_peek(&c->ring[0]) == NULL); /* every channel so far stopped: not whole yet */
+  void *k2 = ins_kernel_start(c, op, 2, 350);
+  ins_kernel_record_stop(k2, 400);
+  ins_event_stop(k2);
+  CHECK(ins_ring_peek(&c->ring[0]) == NULL);
+  void *later = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 12, -1, 1, "RING", "LL");
+  ins_event_stop(later);
+  k0 = ins_kernel_start(c, later, 0, 500);
+  ins_kernel_record_stop(k0, 600);
+  ins_event_stop(k0);
+  CHECK(pop(c, 0, &r) && r.sn == 12 && r.exec_ns == 100 && r.nchannels == 1);
+  CHECK(pop(c, 0, &r) && r.sn == 11 && r.exec_ns == 300 && r.nchannels == 3);
 
   /* 6. bad channel id, NULL parent, unknown handle, NULL everything */
   op = ins_op_start(c, INS_KIND_COLL, NULL, "ncclFloat32", 1 << 20, 12, -1, 1, NULL, NULL);

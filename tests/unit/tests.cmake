@@ -25,4 +25,6 @@ if(TARGET inspector_core)
   ins_unit_test(sampler test_sampler.c 60 "threads;unit")
   # names that are not UTF-8: cleaning, JSON strings, label values, log messages
   ins_unit_test(utf8 test_utf8.c 60 "unit")
+  # the GPU timer's unit (RCCL ticks or ns): snap, evidence, conversion
+  ins_unit_test(timer test_timer.c 60 "unit")
 endif()

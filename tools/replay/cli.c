@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 #include "replay.h"
+#include "vclock.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -15,8 +16,10 @@
 #include <string.h>
 
 static const char k_usage[] =
-    "usage: inspector-replay [--plugin PATH] [--abi 4|5|6|trace] [--threads] [--procs] [--repeat N] [--quiet] TRACE...\n"
-    "       inspector-replay [--plugin PATH] [--abi 4|5|6] --synthetic [--ranks N] [--nodes N] [--comms N]\n"
+    "usage: inspector-replay [--plugin PATH] [--preload LIB]... [--abi 4|5|6|trace] [--threads] [--procs]\n"
+    "               [--repeat N] [--pace-us F] [--pace-recorded] [--recorded-clock] [--mask-log FILE] [--no-finalize]\n"
+    "               [--logger-dies] [--quiet] TRACE...\n"
+    "       inspector-replay [--plugin PATH] [--preload LIB]... [--abi 4|5|6] --synthetic [--ranks N] [--nodes N] [--comms N]\n"
     "               [--iters N] [--colls LIST] [--p2p] [--sizes MIN:MAX] [--factor F] [--bw-gbs F]\n"
     "               [--lat-us F] [--channels N] [--late-rank R] [--late-us F] [--procs]\n"
     "               [--comm-name NAME] [--seed N] [--truth FILE]\n"
@@ -25,6 +28,8 @@ static const char k_usage[] =
     "or through synthetic traffic, with no GPU.\n"
     "  --plugin PATH   plugin .so (default $INSPECTOR_PLUGIN, else\n"
     "                  <bindir>/../lib/libnccl-profiler-inspector.so)\n"
+    "  --preload LIB   dlopen LIB (RTLD_NOW | RTLD_GLOBAL) before the plugin, e.g. a stand-in\n"
+    "                  runtime the plugin looks for (repeatable; --procs children inherit it)\n"
     "  --abi V         ncclProfiler_vV table to drive (default: newest exported;\n"
     "                  'trace': the version each trace was recorded through)\n"
     "  --threads       replay each recorded thread on its own thread, concurrently\n"
@@ -36,6 +41,10 @@ static const char k_usage[] =
     "  --logger-dies   the logger given to the plugin aborts the process if called with no\n"
     "                  communicator alive or during exit (a host that tears it down)\n"
     "  --pace-us F     wait F us before each Coll/P2p start (spreads a replay over wall time)\n"
+    "  --pace-recorded deliver each line at its recorded host time (\"t\", relative to the\n"
+    "                  trace's first line); traces only\n"
+    "  --recorded-clock CLOCK_MONOTONIC, as the plugin reads it, is the recorded time of\n"
+    "                  the line being delivered (deterministic host times); traces only\n"
     "  --mask-log FILE for each Coll/P2p start, write the activation mask it was judged\n"
     "                  with (as NCCL tags ops): index tag delivered realtime_ns path\n"
     "synthetic traffic (defaults in parentheses):\n"
@@ -99,7 +108,7 @@ static uint64_t parse_size(const char *v, const char **end_out) {
 
 enum {
   O_PLUGIN = 256, O_ABI, O_THREADS, O_PROCS, O_REPEAT, O_QUIET, O_HELP, O_SYNTHETIC, O_PACE,
-  O_MASK_LOG, O_LOGGER_DIES, O_NO_FINALIZE,
+  O_MASK_LOG, O_LOGGER_DIES, O_NO_FINALIZE, O_PRELOAD, O_PACE_RECORDED, O_RECORDED_CLOCK,
   /* from here on: options of --synthetic only */
   O_RANKS, O_NODES, O_COMMS, O_ITERS, O_COLLS, O_P2P, O_SIZES, O_FACTOR, O_BW, O_LAT,
   O_CHANNELS, O_LATE_RANK, O_LATE_US, O_COMM_NAME, O_SEED, O_TRUTH
@@ -118,6 +127,9 @@ static const struct option k_opts[] = {
     {"channels", required_argument, NULL, O_CHANNELS}, {"late-rank", required_argument, NULL, O_LATE_RANK},
     {"logger-dies", no_argument, NULL, O_LOGGER_DIES},
     {"no-finalize", no_argument, NULL, O_NO_FINALIZE},
+    {"preload", required_argument, NULL, O_PRELOAD},
+    {"pace-recorded", no_argument, NULL, O_PACE_RECORDED},
+    {"recorded-clock", no_argument, NULL, O_RECORDED_CLOCK},
     {"pace-us", required_argument, NULL, O_PACE},     {"mask-log", required_argument, NULL, O_MASK_LOG},
     {"late-us", required_argument, NULL, O_LATE_US}, {"comm-name", required_argument, NULL, O_COMM_NAME},
     {"seed", required_argument, NULL, O_SEED},       {"truth", required_argument, NULL, O_TRUTH},
@@ -134,6 +146,11 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
   o->abi = RP_ABI_NEWEST;
   o->repeat = 1;
   syn_defaults(&o->syn);
+  o->preload = calloc((size_t)argc + 1, sizeof *o->preload);
+  if (!o->preload) {
+    fprintf(stderr, "inspector-replay: out of memory\n");
+    exit(1);
+  }
   const char *synth_only = NULL; /* first synthetic-only option seen */
   const char *late_rank_arg = NULL;
 
@@ -184,6 +201,12 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     case O_MASK_LOG: o->mask_log = optarg; break;
     case O_LOGGER_DIES: o->logger_dies = true; break;
     case O_NO_FINALIZE: rp_set_no_finalize(true); break;
+    case O_PRELOAD:
+      if (!*optarg) usage_error("bad value for --preload: ''");
+      o->preload[o->npreload++] = optarg;
+      break;
+    case O_PACE_RECORDED: o->pace_recorded = true; break;
+    case O_RECORDED_CLOCK: rp_vclock_enable(true); o->recorded_clock = true; break;
     case O_COMM_NAME: o->syn.comm_name = optarg; break;
     case O_SEED: {
       char *end;
@@ -211,9 +234,17 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     if (late_rank_arg && o->syn.late_rank >= o->syn.ranks)
       usage_error("bad value for --late-rank: '%s' (ranks are 0..%d)", late_rank_arg, o->syn.ranks - 1);
     if (o->syn.p2p && o->syn.ranks < 2) usage_error("--p2p needs --ranks 2 or more");
+    if (o->pace_recorded) usage_error("--pace-recorded needs TRACE files: synthetic traffic has no recorded times");
+    if (o->recorded_clock) usage_error("--recorded-clock needs TRACE files: synthetic traffic has no recorded times");
   } else {
     if (synth_only) usage_error("--%s needs --synthetic", synth_only);
     if (o->ntraces == 0) usage_error("no TRACE file given");
   }
   if (o->mask_log && o->procs) usage_error("--mask-log works in one process: drop --procs");
+}
+
+void rp_cli_free(struct rp_cli *o) {
+  free(o->preload);
+  o->preload = NULL;
+  o->npreload = 0;
 }

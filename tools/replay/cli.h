@@ -24,12 +24,18 @@ struct rp_cli {
   struct syn_params syn;
   const char *truth; /* --truth FILE, or NULL */
   const char *mask_log; /* --mask-log FILE, or NULL */
+  bool pace_recorded;   /* --pace-recorded (replay.h) */
+  bool recorded_clock;  /* --recorded-clock (vclock.h) */
+  const char **preload; /* --preload LIB..., in command-line order (npreload of them) */
+  int npreload;
   char **traces;
   int ntraces;
 };
 
 /* Fills o from argv. Prints usage and exits 0 on --help; prints a message
-   naming the bad option or value and exits 2 on a usage error. */
+   naming the bad option or value and exits 2 on a usage error. o->preload
+   is allocated (argc entries): free it with rp_cli_free. */
 void rp_cli_parse(int argc, char **argv, struct rp_cli *o);
+void rp_cli_free(struct rp_cli *o);
 
 #endif /* RP_CLI_H */

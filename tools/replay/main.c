@@ -79,6 +79,13 @@ static int run_trace_file(struct job *j, const char *path) {
   } else if (ver == RP_ABI_NEWEST) {
     ver = rp_plugin_newest(&j->plugin);
   }
+  if ((j->o->pace_recorded || j->o->recorded_clock) && t.t_saturated) {
+    fprintf(stderr, "inspector-replay: %s: %s: the trace spans more than %u s\n", path,
+            j->o->pace_recorded ? "--pace-recorded" : "--recorded-clock",
+            (unsigned)(UINT32_MAX / 1000000u));
+    rp_trace_free(&t);
+    return 1;
+  }
   int rc = replay_trace(j, &t, ver);
   rp_trace_free(&t);
   return rc;
@@ -151,21 +158,28 @@ int main(int argc, char **argv) {
   rp_cli_parse(argc, argv, &o);
   rp_log_set_quiet(o.quiet);
   rp_log_set_logger_dies(o.logger_dies);
+  rp_set_pace_recorded(o.pace_recorded);
+  int rc = 1;
+  char *path = NULL;
+  for (int i = 0; i < o.npreload; i++) /* before the plugin, so before any --procs fork */
+    if (rp_preload(o.preload[i])) goto out;
   if (o.mask_log && rp_set_mask_log(o.mask_log) != 0) {
     perror(o.mask_log);
-    return 1;
+    goto out;
   }
-  char *path = o.plugin ? strdup(o.plugin) : rp_plugin_default_path();
+  path = o.plugin ? strdup(o.plugin) : rp_plugin_default_path();
   if (!path) {
     fprintf(stderr, "inspector-replay: out of memory\n");
-    return 1;
+    goto out;
   }
   struct job j = {.o = &o, .plugin_path = path};
-  int rc = o.synthetic ? run_synthetic(&j, &o.syn) : run_traces(&j);
-  free(path);
+  rc = o.synthetic ? run_synthetic(&j, &o.syn) : run_traces(&j);
   if (rp_close_mask_log() != 0) {
     fprintf(stderr, "inspector-replay: cannot write %s\n", o.mask_log);
     rc = 1;
   }
+out:
+  free(path);
+  rp_cli_free(&o);
   return rc;
 }

@@ -30,6 +30,18 @@ char *rp_plugin_default_path(void) {
   return out;
 }
 
+/* Why not LD_PRELOAD: gcc's ASan must come first in the process, so an
+ * ASan-built replay aborts when another library is preloaded ahead of it. A
+ * dlopen from main() puts the library in the same place for the plugin: loaded,
+ * global, before the plugin's first call. */
+int rp_preload(const char *path) {
+  if (!dlopen(path, RTLD_NOW | RTLD_GLOBAL)) {
+    fprintf(stderr, "inspector-replay: cannot preload %s: %s\n", path, dlerror());
+    return -1;
+  }
+  return 0;
+}
+
 int rp_plugin_open(const char *path, struct rp_plugin *p) {
   memset(p, 0, sizeof *p);
   p->path = path;

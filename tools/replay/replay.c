@@ -21,8 +21,10 @@
 #include "replay.h"
 
 #include "log.h"
+#include "vclock.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdalign.h>
@@ -30,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 /*
@@ -53,6 +56,30 @@ static void pace(void) {
   struct timespec ts = {g_pace_ns / 1000000000LL, g_pace_ns % 1000000000LL};
   while (nanosleep(&ts, &ts) != 0) {
   }
+}
+
+static bool g_pace_recorded; /* set once from the command line */
+void rp_set_pace_recorded(bool on) { g_pace_recorded = on; }
+
+static uint64_t now_ns(void) { return rp_real_mono_ns(); } /* never the recorded clock */
+
+/*
+ * --pace-recorded: sleep until CLOCK_MONOTONIC reaches `when` (ns). An absolute
+ * deadline, so the sleeps' overshoots do not add up over a trace; a line
+ * already due costs one vDSO clock read and no system call. The threads that
+ * pace ask for a 1 us timer slack (pace_slack) instead of Linux's default
+ * 50 us, so that host progress between two lines is the recorded one to a few
+ * us: what a plugin comparing host and GPU clocks measures.
+ */
+static void pace_until(uint64_t when) {
+  if (now_ns() >= when) return;
+  struct timespec ts = {(time_t)(when / 1000000000ULL), (long)(when % 1000000000ULL)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+}
+
+static void pace_slack(void) {
+  if (g_pace_recorded) prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL); /* best effort */
 }
 
 static FILE *g_mask_log; /* --mask-log, or NULL */
@@ -120,6 +147,7 @@ struct rp_engine {
   struct thr *thr;    /* per recorded thread; outlives chunks */
   uint32_t thrcap;
   uint64_t elapsed_ns;
+  uint64_t run_start_ns; /* CLOCK_MONOTONIC at the start of this run (--pace-recorded) */
 };
 
 static void do_start(struct rp_engine *r, struct thr *th, const struct rp_event *e) {
@@ -182,6 +210,8 @@ static void do_record(struct rp_engine *r, struct thr *th, const struct rp_event
 
 static void process_line(struct rp_engine *r, struct thr *th, const struct rp_event *e) {
   const struct rp_trace *t = r->t;
+  if (g_pace_recorded) pace_until(r->run_start_ns + (uint64_t)e->t_us * 1000u);
+  if (rp_vclock_enabled()) rp_vclock_set_line(e->t_us);
   switch (e->cb) {
   case RP_CB_INIT: {
     struct ctx_rt *c = &r->ctx[e->ctx];
@@ -241,6 +271,7 @@ static void *thread_main(void *arg) {
   const struct rp_trace *t = r->t;
   const uint32_t *lines = t->tlines[th->index];
   uint32_t n = t->tnlines[th->index];
+  pace_slack();
   for (uint32_t k = 0; k < n; k++) {
     const struct rp_event *e = &t->ev[lines[k]];
     for (uint32_t d = 0; d < e->dep_n; d++) wait_dep(r->thr, &t->dep[e->dep_off + d]);
@@ -248,12 +279,6 @@ static void *thread_main(void *arg) {
     atomic_store_explicit(&th->progress, k + 1, memory_order_release);
   }
   return NULL;
-}
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static void *xrealloc0(void *p, size_t old_n, size_t new_n, size_t sz) {
@@ -317,7 +342,9 @@ static void fit(struct rp_engine *r, const struct rp_trace *t) {
 void rp_engine_run(struct rp_engine *r, const struct rp_trace *t) {
   fit(r, t);
   uint64_t t0 = now_ns();
+  r->run_start_ns = t0;
   if (!r->threads) {
+    pace_slack();
     for (size_t i = 0; i < t->nev; i++) {
       const struct rp_event *e = &t->ev[i];
       process_line(r, &r->thr[e->thread], e);

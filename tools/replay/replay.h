@@ -36,6 +36,10 @@ int rp_close_mask_log(void);
 
 /* --pace-us: wait this long before each Coll/P2p start (0: as fast as possible). */
 void rp_set_pace_us(double us);
+/* --pace-recorded: deliver each line at its recorded host time: once the time
+ * since the replay (each repetition) began has reached the line's t_us. With
+ * threads each replay thread waits for its own lines. */
+void rp_set_pace_recorded(bool on);
 /* --no-finalize: finalize lines are skipped, as by a host that exits without
  * destroying its communicators (a Python process often does). */
 void rp_set_no_finalize(bool skip);

@@ -75,8 +75,12 @@ struct rp_event {
   int32_t rank;    /* the descriptor's rank field */
   uint32_t dep_off; /* --threads: this line's waits are dep[dep_off .. dep_off+dep_n) */
   uint32_t dep_n;
+  uint32_t t_us;   /* recorded host time, us after the trace's first "t" (--pace-recorded);
+                      sits in what was padding: the line stays 96 bytes (100k-line fixtures) */
   union rp_payload u;
 };
+/* One line per callback is the trace's memory: growing it grows every fixture's replay. */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct rp_event) == 96, "struct rp_event grew");
 
 /* A --threads wait: "until thread `thread` has processed its line `pos`". */
 struct rp_dep {
@@ -95,6 +99,8 @@ struct rp_trace {
   uint64_t *tid; /* recorded tid of each thread index */
   uint32_t nthread, threadcap;
   int ver;            /* ABI version of the first init line, 0 if none */
+  uint64_t t0_ns;     /* "t" of the first line that has one: the origin of every t_us */
+  bool t_saturated;   /* some line's t_us was clamped (a trace spanning > 71 minutes) */
   bool has_group_api; /* any GroupApi line: the mask is then read at GroupApi starts */
 
   /* --threads schedule (rp_schedule_build); NULL until built */

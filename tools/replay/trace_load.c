@@ -12,7 +12,7 @@
  * What is rejected instead is what NCCL cannot have sent: a line with no cb,
  * a start with no type (or not one type bit) or no id, an init, start or
  * finalize naming a ctx no earlier init defined, a negative count, channel,
- * pTimer or step, a rank outside its communicator. Replaying such a line would
+ * pTimer, step or host time "t", a rank outside its communicator. Replaying such a line would
  * hand the plugin values no real job produces (a -1 count becomes 2^64-1), so
  * the replay stops at the first one, naming FILE:LINE, rather than test the
  * plugin against nonsense. Checks are per line and keep no cross-line state
@@ -39,6 +39,8 @@ struct loader {
   const char *path;
   size_t lineno;
   char why[160]; /* the first problem of the current line; "" while none */
+  bool have_t0;      /* t->t0_ns is set */
+  uint32_t last_t_us; /* t_us of the previous line: a line without "t" gets it */
 };
 
 /* Notes the line's first problem; the line is rejected once it is parsed. */
@@ -286,10 +288,37 @@ static uint32_t thread_of(struct loader *L, json_t *o) {
   return rp_trace_thread(t, tid);
 }
 
+/*
+ * The line's recorded host time as us after the trace's first "t" (what
+ * --pace-recorded waits for). A line without "t" gets the previous line's;
+ * one recorded before the first line (another thread's callback, written a
+ * little later) gets 0; past what 32 bits of us hold (71 minutes) the value
+ * saturates and the trace says so (t_saturated), for the replay to refuse to
+ * pace it rather than squeeze its end together.
+ */
+static uint32_t host_time_us(struct loader *L, json_t *o) {
+  long long ns = jnum(L, o, "t", 0, INT64_MAX, -1);
+  if (ns < 0) return L->last_t_us; /* absent, or rejected (then the line is dropped anyway) */
+  struct rp_trace *t = L->t;
+  if (!L->have_t0) {
+    t->t0_ns = (uint64_t)ns;
+    L->have_t0 = true;
+  }
+  if ((uint64_t)ns <= t->t0_ns) return 0;
+  uint64_t us = ((uint64_t)ns - t->t0_ns) / 1000u;
+  if (us > UINT32_MAX) {
+    t->t_saturated = true;
+    return UINT32_MAX;
+  }
+  return (uint32_t)us;
+}
+
 /* One parsed JSON line -> one trace line. Returns 0, or -1 with a message. */
 static int add_line(struct loader *L, json_t *o) {
   L->why[0] = '\0';
+  size_t nev = L->t->nev;
   const char *cb = json_string_value(json_object_get(o, "cb"));
+  uint32_t t_us = host_time_us(L, o);
   if (!cb) {
     bad(L, "no \"cb\"");
   } else {
@@ -313,7 +342,11 @@ static int add_line(struct loader *L, json_t *o) {
     } else
       bad(L, "unknown cb \"%.40s\"", cb);
   }
-  if (!L->why[0]) return 0;
+  if (!L->why[0]) {
+    if (L->t->nev > nev) L->t->ev[nev].t_us = t_us;
+    L->last_t_us = t_us;
+    return 0;
+  }
   fprintf(stderr, "inspector-replay: %s:%zu: %s\n", L->path, L->lineno, L->why);
   return -1;
 }
