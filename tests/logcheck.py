@@ -33,7 +33,7 @@ STATS_KEYS = ["coll_records_total", "coll_records_since_last_dump", "coll_droppe
               "p2p_dropped_total", "p2p_dropped_since_last_dump"]
 PERF_KEYS = {"coll": set(oracle.COLL_FIELDS), "p2p": set(oracle.P2P_FIELDS)}
 FLOAT_SUFFIXES = ("_algobw_gbs", "_busbw_gbs")
-# <host>-pid<pid>.log, or with a random suffix when that name was taken (src/out/files.h)
+# <host>-pid<pid>.log, or with a random suffix when that name was taken (src/sink/files.h)
 LOG_NAME = re.compile(r"^(?P<host>.+)-pid(?P<pid>[0-9]+)(?:\.[A-Za-z0-9]{6})?\.log$")
 MAX_ERRORS_SHOWN = 40
 # Slack around the run window for wall-clock stamps (us): clock granularity and rounding only.

@@ -5,7 +5,7 @@
 
 #include "core/comm.h"
 #include "core/plugin.h"
-#include "out/trace.h"
+#include "abi/trace.h"
 
 void *ins_adapter_start_traced(void *context, uint64_t type, void *parent, int rank,
                                const void *u, void *pgroup) {

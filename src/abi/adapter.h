@@ -13,7 +13,7 @@
 #include "abi/profiler_abi.h"
 #include "core/op.h"
 #include "core/sampler.h"
-#include "out/trace.h"
+#include "abi/trace.h"
 
 #define INS_EXPORT __attribute__((visibility("default")))
 

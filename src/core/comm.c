@@ -11,7 +11,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/utf8.h"
-#include "out/json.h"
+#include "sink/json.h"
 
 static pthread_mutex_t g_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ins_comm *g_registry;

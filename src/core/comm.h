@@ -62,7 +62,7 @@ struct ins_comm {
   unsigned char *held;              /* records held back, held_n of held_cap, slot bytes each */
   size_t held_n, held_cap, held_slot;
 
-  struct ins_prom_dev *prom_dev;    /* Prometheus mode: this context's GPU (out/prom.c) */
+  struct ins_prom_dev *prom_dev;    /* Prometheus mode: this context's GPU (sink/prom.c) */
   struct ins_comm *next;            /* registry link */
 };
 

@@ -16,9 +16,9 @@
 #include "core/log.h"
 #include "core/op.h"
 #include "core/sampler.h"
-#include "out/dump.h"
-#include "out/prom.h"
-#include "out/trace.h"
+#include "sink/dump.h"
+#include "sink/prom.h"
+#include "abi/trace.h"
 
 #ifndef INSPECTOR_VERSION
 #define INSPECTOR_VERSION "0.0.0"

@@ -25,7 +25,7 @@
  * are assumed (what RCCL is known to do) and the records say so.
  *
  * The dump thread owns this state (it holds back a context's records until
- * the unit is known, then converts them: out/dump.c); the callbacks only read
+ * the unit is known, then converts them: sink/dump.c); the callbacks only read
  * the context's timer_probe flag (core/comm.h) to know whether to read the
  * host clock.
  */

@@ -4,7 +4,7 @@
  * $INSPECTOR_TRACE_DIR/trace-<pid>.jsonl. It asks for $INSPECTOR_TRACE_MASK (default 70:
  * Coll, P2p, KernelCh). A debugging and fixture-making tool: one mutex and one formatted line
  * per callback, so it slows the job, as the recorder that made the fixtures did. Its lines
- * are those of the plugin's own trace mode (src/out/tracefmt.c); this standalone recorder
+ * are those of the plugin's own trace mode (src/abi/tracefmt.c); this standalone recorder
  * also works where the plugin is not wanted at all, and asks for any mask.
  */
 #include <inttypes.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "abi/profiler_abi.h"
-#include "out/tracefmt.h"
+#include "abi/tracefmt.h"
 
 struct handle { uint64_t id; };
 struct context { int ctx; };

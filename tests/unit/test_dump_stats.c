@@ -1,6 +1,6 @@
 /*
  * test_dump_stats.c - the dump_stats line of one communicator over several
- * dumps (src/out/dump.c drain, src/out/json.c): each *_since_last_dump is
+ * dumps (src/sink/dump.c drain, src/sink/json.c): each *_since_last_dump is
  * what this dump added, not the running total; a dump with nothing new
  * writes no stats line.
  *
@@ -22,7 +22,7 @@
 #include "core/comm.h"
 #include "core/config.h"
 #include "core/op.h"
-#include "out/dump.h"
+#include "sink/dump.h"
 
 #define RING 8
 #define MAX_STATS 16

@@ -1,5 +1,5 @@
 /*
- * test_prom.c - unit tests of the Prometheus output (src/out/prom.c): the
+ * test_prom.c - unit tests of the Prometheus output (src/sink/prom.c): the
  * message_size buckets, label escaping, the fallback device ordinal, and
  * the aggregation of one window into a file (mean time, geometric-mean
  * bandwidth, counters, mode 0644, removal with the device's last context).
@@ -15,7 +15,7 @@
 #include "core/config.h"
 #include "core/device.h"
 #include "core/names.h"
-#include "out/prom.h"
+#include "sink/prom.h"
 
 static const char *bucket(uint64_t b) {
   static char s[64];

@@ -1,7 +1,7 @@
 /*
  * buf.c - the buffer and its formatters (see buf.h).
  */
-#include "out/buf.h"
+#include "sink/buf.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
  * trace.c - trace mode: one line per NCCL callback (see trace.h).
  */
-#include "out/trace.h"
+#include "abi/trace.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "out/tracefmt.h"
-#include "out/files.h"
+#include "abi/tracefmt.h"
+#include "sink/files.h"
 
 #define TAG_WRAPPER 0xA3
 

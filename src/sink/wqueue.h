@@ -25,7 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "out/buf.h"
+#include "sink/buf.h"
 
 #define INS_WQUEUE_DEPTH 128
 #define INS_WQUEUE_SPARES 8

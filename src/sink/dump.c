@@ -1,7 +1,7 @@
 /*
  * dump.c - the dump thread and ring draining (see dump.h).
  */
-#include "out/dump.h"
+#include "sink/dump.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -20,11 +20,11 @@
 #include "core/sampler.h"
 #include "core/timer.h"
 #include "core/wake.h"
-#include "out/files.h"
-#include "out/json.h"
-#include "out/prom.h"
-#include "out/writer.h"
-#include "out/wqueue.h"
+#include "sink/files.h"
+#include "sink/json.h"
+#include "sink/prom.h"
+#include "sink/writer.h"
+#include "sink/wqueue.h"
 
 #define FLUSH_BYTES (256 * 1024)
 #define INTERVAL0_US 1000 /* interval 0: the longest a completed record waits to be written */
@@ -58,7 +58,7 @@ struct stash {
 struct drainer {
   struct ins_buf buf;
   uint64_t batch_records; /* records in buf */
-  bool queued;            /* buf goes to the writer thread (out/wqueue.h) */
+  bool queued;            /* buf goes to the writer thread (sink/wqueue.h) */
   struct stash stash;
 };
 

@@ -1,13 +1,13 @@
 /*
  * wqueue.c - the writer thread and its queue of batches (see wqueue.h).
  */
-#include "out/wqueue.h"
+#include "sink/wqueue.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "core/log.h"
-#include "out/writer.h"
+#include "sink/writer.h"
 
 struct batch {
   struct ins_buf buf;

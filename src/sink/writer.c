@@ -1,7 +1,7 @@
 /*
  * writer.c - lazily opened log file with kill-safe line layout (see writer.h).
  */
-#include "out/writer.h"
+#include "sink/writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "out/files.h"
-#include "out/json.h"
+#include "sink/files.h"
+#include "sink/json.h"
 
 #define PAGE INS_WRITER_PAGE
 

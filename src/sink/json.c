@@ -1,7 +1,7 @@
 /*
  * json.c - record and stats lines, field by field (see json.h).
  */
-#include "out/json.h"
+#include "sink/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "core/record.h"
-#include "out/buf.h"
+#include "sink/buf.h"
 
 /* inspector_output_format_version of the JSON records; also the Prometheus "version" label. */
 #define INS_FORMAT_VERSION "v4.0"
@@ -37,7 +37,7 @@ int ins_json_stats(struct ins_buf *b, const struct ins_comm *c, const char *meta
                    const struct ins_dump_counts *k, const struct ins_sample_stats *smp);
 
 /* Record lines (not dump_stats lines) among the lines of text: what a write that
- * failed part way lost (out/writer.c). */
+ * failed part way lost (sink/writer.c). */
 uint64_t ins_json_count_records(const char *text, size_t len);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * writer.h - the process's JSON log file, <dir>/<hostname>-pid<pid>.log.
  *
- * Created on first use, never opened if it exists (out/files.h: a file left
+ * Created on first use, never opened if it exists (sink/files.h: a file left
  * by an earlier process with our pid, or a link planted at the name, makes
  * us use a random name beside it); directory with parents 0755, file 0644.
  * Batches of whole lines are written so that a process killed mid-write

@@ -7,7 +7,7 @@
  * vary (comm_name onwards); the device's fixed labels are prepended when
  * the file is written.
  */
-#include "out/prom.h"
+#include "sink/prom.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -28,8 +28,8 @@
 #include "core/names.h"
 #include "core/sampler.h"
 #include "core/utf8.h"
-#include "out/json.h"
-#include "out/files.h"
+#include "sink/json.h"
+#include "sink/files.h"
 
 struct series {
   uint64_t hash;
@@ -314,7 +314,7 @@ static void sampling_gauge(FILE *f, const struct ins_prom_dev *d) {
 static void write_dev(struct ins_prom_dev *d) {
   char tmp[PATH_MAX + 256], path[PATH_MAX + 256], prefix[256];
   file_path(path, sizeof path, d);
-  /* A new file under a random name (out/files.h), renamed over the .prom file when
+  /* A new file under a random name (sink/files.h), renamed over the .prom file when
    * complete: the node exporter never reads half a file, and a link planted at either
    * name is never written through. Not *.prom: the textfile collector ignores it. */
   snprintf(prefix, sizeof prefix, ".nccl_inspector_metrics_%s.prom.tmp", d->id.uuid);

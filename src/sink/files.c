@@ -1,7 +1,7 @@
 /*
  * files.c - safe creation of directories and files (see files.h).
  */
-#include "out/files.h"
+#include "sink/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
