@@ -4,13 +4,13 @@
 #include "abi/adapter.h"
 
 #include "core/comm.h"
-#include "core/plugin.h"
+#include "abi/lifecycle.h"
 #include "abi/trace.h"
 
 void *ins_adapter_start_traced(void *context, uint64_t type, void *parent, int rank,
                                const void *u, void *pgroup) {
   void *inner = ins_adapter_start(context, type, ins_trace_unwrap(parent), u);
-  int ctx = context ? ((struct ins_comm *)context)->trace_ctx : 0;
+  int ctx = context ? (int)(intptr_t)((struct ins_comm *)context)->ext_trace : 0;
   return ins_trace_start(ctx, type, parent, rank, u, pgroup, inner);
 }
 
@@ -54,4 +54,4 @@ prof_result_t ins_adapter_record(void *handle, int state, union prof_state_args 
   return PROF_SUCCESS;
 }
 
-prof_result_t ins_adapter_finalize(void *context) { return ins_plugin_finalize(context); }
+prof_result_t ins_adapter_finalize(void *context) { return ins_lifecycle_comm_finalize(context); }

@@ -4,12 +4,12 @@
  * before the communicator name and hash.
  */
 #include "abi/adapter.h"
-#include "core/plugin.h"
+#include "abi/lifecycle.h"
 
 static prof_result_t init_v4(void **context, int *mask, const char *comm_name,
                                uint64_t comm_hash, int nnodes, int nranks, int rank,
                                prof_logger_t logger) {
-  return ins_plugin_init(context, comm_hash, mask, comm_name, nnodes, nranks, rank, logger, 4);
+  return ins_lifecycle_comm_init(context, comm_hash, mask, comm_name, nnodes, nranks, rank, logger, 4);
 }
 
 static prof_result_t start_v4(void *context, void **handle, struct prof_descr_v4 *d) {

@@ -3,12 +3,12 @@
  * v5 (NCCL 2.28): 64-bit event type, API events, commId first in init.
  */
 #include "abi/adapter.h"
-#include "core/plugin.h"
+#include "abi/lifecycle.h"
 
 static prof_result_t init_v5(void **context, uint64_t comm_id, int *mask,
                                const char *comm_name, int nnodes, int nranks, int rank,
                                prof_logger_t logger) {
-  return ins_plugin_init(context, comm_id, mask, comm_name, nnodes, nranks, rank, logger, 5);
+  return ins_lifecycle_comm_init(context, comm_id, mask, comm_name, nnodes, nranks, rank, logger, 5);
 }
 
 /* Trace mode: Coll and P2p name their group too (the trace records it). */

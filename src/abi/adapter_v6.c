@@ -3,12 +3,12 @@
  * v6 (NCCL 2.29+): v5 plus copy-engine collective events (ignored here).
  */
 #include "abi/adapter.h"
-#include "core/plugin.h"
+#include "abi/lifecycle.h"
 
 static prof_result_t init_v6(void **context, uint64_t comm_id, int *mask,
                                const char *comm_name, int nnodes, int nranks, int rank,
                                prof_logger_t logger) {
-  return ins_plugin_init(context, comm_id, mask, comm_name, nnodes, nranks, rank, logger, 6);
+  return ins_lifecycle_comm_init(context, comm_id, mask, comm_name, nnodes, nranks, rank, logger, 6);
 }
 
 /* Trace mode: Coll and P2p name their group too (the trace records it). */

@@ -11,7 +11,6 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/utf8.h"
-#include "sink/json.h"
 
 static pthread_mutex_t g_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ins_comm *g_registry;
@@ -30,15 +29,12 @@ struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, cons
   c->track_p2p = cfg->enable_p2p;
   c->keep_cpu_timing = !cfg->require_kernel_timing;
   c->min_bytes = cfg->min_size_bytes;
-  ins_timer_init(&c->timer, 0); /* ns: plugin.c asks HIP for the rate (core/timer.h) */
   ins_pool_init(&c->pool);
   pthread_mutex_init(&c->drain_lock, NULL);
   if (ins_pool_prefill(&c->pool)) goto fail;
   if (ins_ring_init(&c->ring[INS_KIND_COLL], cfg->coll_ring_size, INS_RECORD_MAX(c->verbose)) ||
       ins_ring_init(&c->ring[INS_KIND_P2P], cfg->p2p_ring_size, INS_RECORD_MAX(c->verbose)))
     goto fail;
-  c->header_json = ins_json_header(c, &c->header_len);
-  if (!c->header_json) goto fail;
   return c;
 fail:
   ins_warn("out of memory creating the context of communicator 0x%llx rank %d: not tracked",
@@ -52,8 +48,6 @@ void ins_comm_destroy(struct ins_comm *c) {
   ins_ring_free(&c->ring[1]);
   ins_pool_destroy(&c->pool);
   pthread_mutex_destroy(&c->drain_lock);
-  free(c->header_json);
-  free(c->held);
   free(c);
 }
 

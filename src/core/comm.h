@@ -17,12 +17,10 @@
 
 #include "core/pool.h"
 #include "core/ring.h"
-#include "core/timer.h"
-
-struct ins_prom_dev;
 
 enum { INS_ODD_KERNEL_PARENT = 0, INS_ODD_KERNEL_DUP = 1 };
 #define INS_INFLIGHT_SLOTS 1024 /* a power of two, well above INS_OVERTAKE_WINDOW */
+#define INS_COMM_EXT_SINKS 4    /* per-communicator state slots of the sinks (sink/sink.h) */
 
 struct ins_comm_stats { /* owned by whoever holds drain_lock */
   uint64_t written, reported_written, reported_dropped;
@@ -32,7 +30,6 @@ struct ins_comm {
   uint64_t id;
   int rank, nranks, nnodes;
   char name[128];          /* valid UTF-8 (core/utf8.h); "unknown" when NCCL gave none */
-  int trace_ctx;           /* this context's number in trace mode */
   bool verbose, track_p2p, keep_cpu_timing;
   uint64_t min_bytes;
 
@@ -51,18 +48,16 @@ struct ins_comm {
 
   pthread_mutex_t drain_lock;       /* the ring consumer: dump thread or finalize */
   struct ins_comm_stats stats[2];
-  char *header_json;                /* prebuilt "\"header\":{...}" */
-  int header_len;
-
-  /* The GPU timer's unit (core/timer.h): the callbacks read the host clock at each
-   * op's completion while timer_probe is set; the rest belongs to the ring consumer
-   * (drain_lock), which holds back the records completed before the unit is known. */
+  /* The GPU timer's unit is being measured (core/timer.h): the callbacks read the
+   * host clock as each op completes. Set at init, cleared by the ring consumer. */
   _Atomic int timer_probe;
-  struct ins_timer timer;
-  unsigned char *held;              /* records held back, held_n of held_cap, slot bytes each */
-  size_t held_n, held_cap, held_slot;
 
-  struct ins_prom_dev *prom_dev;    /* Prometheus mode: this context's GPU (sink/prom.c) */
+  /* State the layers around core keep per communicator: opaque here, core never
+   * reads it (data flows one way: abi/ -> core/ -> sink/). */
+  void *ext_trace;                  /* abi/trace.c: the context's number in the trace */
+  void *ext_drain;                  /* sink/dump.c: the consumer's state (timer, held records) */
+  void *ext_sink[INS_COMM_EXT_SINKS]; /* sink/sink.h: each active sink's, by its place */
+
   struct ins_comm *next;            /* registry link */
 };
 

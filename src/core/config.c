@@ -74,14 +74,17 @@ static uint32_t env_ring(const char *name) {
   return p;
 }
 
-static const char *job_id(void) {
-  static const char *vars[] = {"SLURM_JOB_ID", "SLURM_JOBID", "PBS_JOBID", "LSB_JOBID"};
-  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+/* The first of these set: the job id and the cluster name that name the default dump
+ * directory and label the Prometheus samples (one list, used by both). */
+static const char *env_first(const char *const *vars, size_t n) {
+  for (size_t i = 0; i < n; i++) {
     const char *v = getenv(vars[i]);
     if (v && *v) return v;
   }
   return NULL;
 }
+static const char *const k_job_vars[] = {"SLURM_JOB_ID", "SLURM_JOBID", "PBS_JOBID", "LSB_JOBID"};
+static const char *const k_cluster_vars[] = {"NCCL_INSPECTOR_CLUSTER", "SLURM_CLUSTER_NAME"};
 
 #define SAMPLE_MAX_MS (86400LL * 1000) /* a day */
 #define SAMPLE_DEFAULT_WINDOW_MS 1000LL
@@ -155,7 +158,10 @@ void ins_config_load(struct ins_config *cfg) {
   sample_config(cfg);
 
   const char *dir = getenv("NCCL_INSPECTOR_DUMP_DIR");
-  const char *job = job_id();
+  const char *job = env_first(k_job_vars, sizeof k_job_vars / sizeof *k_job_vars);
+  const char *cluster = env_first(k_cluster_vars, sizeof k_cluster_vars / sizeof *k_cluster_vars);
+  snprintf(cfg->job_id, sizeof cfg->job_id, "%s", job ? job : "unknown");
+  snprintf(cfg->cluster, sizeof cfg->cluster, "%s", cluster ? cluster : "unknown");
   int n;
   if (dir && *dir)
     n = snprintf(cfg->dump_dir, sizeof cfg->dump_dir, "%s", dir);

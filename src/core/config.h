@@ -43,6 +43,8 @@ struct ins_config {
   char dump_dir[PATH_MAX];  /* NCCL_INSPECTOR_DUMP_DIR, else nccl-inspector-<jobid> */
   char trace_dir[PATH_MAX]; /* NCCL_INSPECTOR_TRACE_DIR: also write every callback (empty: off) */
   char hostname[256];
+  char job_id[512];   /* SLURM_JOB_ID, SLURM_JOBID, PBS_JOBID or LSB_JOBID; "unknown" */
+  char cluster[512];  /* NCCL_INSPECTOR_CLUSTER or SLURM_CLUSTER_NAME; "unknown" */
 };
 
 /* Fill *cfg from the environment, warning through the logger about bad values. */

@@ -1,5 +1,13 @@
 /*
- * dump.c - the dump thread and ring draining (see dump.h).
+ * dump.c - the dump thread and the drains that move records from the
+ * communicators' rings to the sinks (see dump.h).
+ *
+ * Owns: which sinks are on (sinks.c decides), the dump thread and its
+ * interval, each drainer's batch and stash, the per-communicator consumer
+ * state (the GPU timer's unit and the records held back until it is known:
+ * core/timer.h), the records/dropped accounting reported to the sinks, and
+ * handing line sinks' text to the writer (wqueue.h, writer.h). It never asks
+ * which format a sink writes (sink.h).
  */
 #include "sink/dump.h"
 
@@ -11,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/comm.h"
@@ -20,134 +27,112 @@
 #include "core/sampler.h"
 #include "core/timer.h"
 #include "core/wake.h"
+#include "sink/device.h"
 #include "sink/files.h"
-#include "sink/json.h"
-#include "sink/prom.h"
+#include "sink/sink.h"
+#include "sink/stash.h"
 #include "sink/writer.h"
 #include "sink/wqueue.h"
 
 #define FLUSH_BYTES (256 * 1024)
 #define INTERVAL0_US 1000 /* interval 0: the longest a completed record waits to be written */
 #define STASH_BYTES (2048 * 1024) /* the dump thread's stash: 18,000 records */
-
-/*
- * The stash: a drain moves records out of a ring (a copy of about 100 bytes
- * each) before formatting them (about half a microsecond each), and moves
- * whatever else has been published before each record it formats. A burst
- * of completions (a producer catching up after the VM or the scheduler held
- * it for a few milliseconds: 1,000 records in 200 us) is then absorbed at
- * copying speed instead of filling the ring while the text is being made.
- * A FIFO of fixed-size slots, owned by whoever drains (never shared);
- * emptied before the drain of a context returns. Finalize and exit drain
- * contexts whose producers are done: one slot (`one`) is enough there, and
- * it is what the dump thread falls back to without memory.
- * Size: at 500,000 records/s into tmpfs in a 2-core VM the dump thread's
- * backlog reached 4,071 records in a run without drops, against the 4,681
- * that 512 KiB held; 2 MiB (37 ms at that rate) leaves room, for a fixed
- * 2 MiB per process (docs/BENCHMARKS.md).
- */
-struct stash {
-  unsigned char *slot;
-  size_t slot_size;          /* a record, and its verbose channel trace */
-  uint32_t cap, head, count;
-  _Alignas(16) unsigned char one[INS_RECORD_MAX(1)];
-};
+#define HOLD_MAX_BYTES (8u << 20) /* records held back for the GPU timer; then it is decided */
 
 /* Whoever drains: the dump thread (its batches queued for the writer thread),
  * or a finalizing or exiting thread (writing directly). */
 struct drainer {
-  struct ins_buf buf;
-  uint64_t batch_records; /* records in buf */
-  bool queued;            /* buf goes to the writer thread (sink/wqueue.h) */
-  struct stash stash;
+  struct ins_sink_batch batch;
+  bool queued; /* the batch goes to the writer thread (sink/wqueue.h) */
+  struct ins_stash stash;
+};
+
+/* Per communicator, owned by whoever holds its drain_lock (c->ext_drain). */
+struct drain_comm {
+  struct ins_timer timer; /* the GPU timer's unit (core/timer.h) */
+  unsigned char *held;    /* GPU-timed records held back until it is known */
+  size_t held_n, held_cap, held_slot;
 };
 
 static const struct ins_config *g_cfg;
+static const struct ins_sink *const *g_sinks;
+static int g_nsinks;
+static bool g_lines; /* a sink writes lines: batches go to the log file */
 static pthread_t g_thread;
 static bool g_thread_running;
 static atomic_bool g_stop;
 static atomic_int g_warned_drop, g_warned_channel;
+static atomic_int g_said_unit[3]; /* the GPU timer's unit logged once per process, per unit */
 static struct drainer g_thread_drainer; /* owned by the dump thread */
-
-static int metadata(char *meta, int cap) {
-  return ins_json_metadata(meta, cap, g_cfg->hostname, (long)getpid(), ins_wall_ns() / 1000);
-}
 
 /* Write d's batch: queued for the writer thread, or directly after what is queued. */
 static void flush(struct drainer *d) {
+  struct ins_sink_batch *b = &d->batch;
+  if (!b->buf.len) return;
   if (d->queued) {
-    ins_wqueue_push(&d->buf, d->batch_records);
+    ins_wqueue_push(&b->buf, b->records);
   } else {
     ins_wqueue_sync();
-    ins_writer_append_records(d->buf.data, d->buf.len, d->batch_records);
-    d->buf.len = 0;
+    ins_writer_append_records(b->buf.data, b->buf.len, b->records);
+    b->buf.len = 0;
   }
-  d->batch_records = 0;
+  b->records = 0;
 }
 
-/* A stash of about `bytes` (0: the one built-in slot). */
-static void stash_init(struct stash *st, size_t bytes) {
-  st->slot_size = (INS_RECORD_MAX(g_cfg->verbose) + 15) & ~(size_t)15;
-  st->head = st->count = 0;
-  st->cap = (uint32_t)(bytes / st->slot_size);
-  st->slot = st->cap > 1 ? malloc(st->cap * st->slot_size) : NULL;
-  if (!st->slot) st->slot = st->one, st->cap = 1;
+static void drainer_init(struct drainer *d, size_t stash_bytes) {
+  memset(d, 0, sizeof *d);
+  ins_stash_init(&d->stash, stash_bytes, g_cfg->verbose);
 }
 
-static void stash_free(struct stash *st) {
-  if (st->slot != st->one) free(st->slot);
-  st->slot = NULL;
+static void drainer_free(struct drainer *d) {
+  ins_buf_free(&d->batch.buf);
+  ins_stash_free(&d->stash);
 }
 
-/* Move every published record of ring into the stash, while it has room. */
-static void stash_take(struct stash *st, struct ins_ring *ring) {
-  struct ins_record *r;
-  while (st->count < st->cap && (r = ins_ring_peek(ring))) {
-    size_t n = ins_record_size(r, g_cfg->verbose);
-    memcpy(st->slot + (size_t)((st->head + st->count) % st->cap) * st->slot_size, r, n);
-    st->count++;
-    ins_ring_release(ring, r);
-  }
+/* A pass begins: the sinks prepare what is the same for all its lines. */
+static void begin_pass(struct drainer *d) {
+  d->batch.wall_us = ins_wall_ns() / 1000;
+  for (int i = 0; i < g_nsinks; i++)
+    if (g_sinks[i]->begin_pass) g_sinks[i]->begin_pass(&d->batch);
 }
 
-/* One record into d's buffer (or the Prometheus window), in ns (core/timer.h). */
-static void emit(struct ins_comm *c, struct drainer *d, struct ins_record *r, const char *meta,
-                 int mlen) {
+/* One record, in ns (core/timer.h), to every sink; dropped if one could not keep it. */
+static void emit(struct ins_comm *c, struct drainer *d, struct ins_record *r) {
+  const struct drain_comm *dc = c->ext_drain;
   if (r->timing == INS_TIMING_KERNEL_GPU) { /* host-timed records are host ns already */
-    r->start_ns = ins_timer_to_ns(&c->timer, r->start_ns);
-    r->exec_ns = ins_timer_to_ns(&c->timer, r->exec_ns);
+    r->start_ns = ins_timer_to_ns(&dc->timer, r->start_ns);
+    r->exec_ns = ins_timer_to_ns(&dc->timer, r->exec_ns);
   }
-  int rc = g_cfg->prom_dump ? ins_prom_add(c, r) : ins_json_record(&d->buf, c, meta, mlen, r, c->verbose);
+  int rc = 0;
+  for (int i = 0; i < g_nsinks; i++) rc |= g_sinks[i]->record(&d->batch, c, c->ext_sink[i], r);
   if (rc != 0)
     atomic_fetch_add(&c->dropped[r->kind], 1); /* out of memory for the text or series */
   else
-    c->stats[r->kind].written++, d->batch_records++;
-  if (d->buf.len >= FLUSH_BYTES) flush(d);
+    c->stats[r->kind].written++;
+  if (d->batch.buf.len >= FLUSH_BYTES) flush(d);
 }
 
 /* ---- holding records back until the GPU timer's unit is known (core/timer.h) ---- */
 
-#define HOLD_MAX_BYTES (8u << 20) /* then the unit is decided on what there is */
-
-static atomic_int g_said_unit[3]; /* the decision logged once per process, per unit */
-
 /* Keep a copy of r; false if there is no room (HOLD_MAX_BYTES) or memory. */
 static bool hold(struct ins_comm *c, const struct ins_record *r, size_t slot) {
-  if (c->held_n == c->held_cap) {
-    size_t cap = c->held_cap ? 2 * c->held_cap : 256;
+  struct drain_comm *dc = c->ext_drain;
+  if (dc->held_n == dc->held_cap) {
+    size_t cap = dc->held_cap ? 2 * dc->held_cap : 256;
     if (cap * slot > HOLD_MAX_BYTES) return false;
-    unsigned char *p = realloc(c->held, cap * slot);
+    unsigned char *p = realloc(dc->held, cap * slot);
     if (!p) return false;
-    c->held = p, c->held_cap = cap, c->held_slot = slot;
+    dc->held = p, dc->held_cap = cap, dc->held_slot = slot;
   }
-  assert(slot == c->held_slot); /* every drainer's stash slot has the same size */
-  memcpy(c->held + c->held_n++ * slot, r, ins_record_size(r, c->verbose));
+  assert(slot == dc->held_slot); /* every drainer's stash slot has the same size */
+  memcpy(dc->held + dc->held_n++ * slot, r, ins_record_size(r, c->verbose));
   return true;
 }
 
 /* The unit is known: stop measuring, say so, write what was held back, in order. */
-static void release_held(struct ins_comm *c, struct drainer *d, const char *meta, int mlen) {
-  const struct ins_timer *t = &c->timer;
+static void release_held(struct ins_comm *c, struct drainer *d) {
+  struct drain_comm *dc = c->ext_drain;
+  const struct ins_timer *t = &dc->timer;
   atomic_store_explicit(&c->timer_probe, 0, memory_order_relaxed);
   if (t->rate_khz && !atomic_exchange(&g_said_unit[t->unit], 1)) {
     char how[160];
@@ -161,45 +146,34 @@ static void release_held(struct ins_comm *c, struct drainer *d, const char *meta
              "reading pTimers as %s", (unsigned long long)c->id, c->rank, how, t->rate_khz,
              t->unit == INS_TIMER_TICKS ? "ticks of that clock (scaled to ns)" : "ns");
   }
-  for (size_t i = 0; i < c->held_n; i++)
-    emit(c, d, (struct ins_record *)(c->held + i * c->held_slot), meta, mlen);
-  free(c->held);
-  c->held = NULL;
-  c->held_n = c->held_cap = 0;
+  for (size_t i = 0; i < dc->held_n; i++)
+    emit(c, d, (struct ins_record *)(dc->held + i * dc->held_slot));
+  free(dc->held);
+  dc->held = NULL;
+  dc->held_n = dc->held_cap = 0;
 }
 
-/* A record taken out of a ring: written, or held while the unit is unknown. */
-static void take(struct ins_comm *c, struct drainer *d, struct ins_record *r, const char *meta,
-                 int mlen) {
+/* A record taken out of a ring: to the sinks, or held while the unit is unknown. */
+static void take(struct ins_comm *c, struct drainer *d, struct ins_record *r) {
+  struct drain_comm *dc = c->ext_drain;
   /* only GPU-timed records wait: the others are in host ns whatever the GPU timer's unit */
-  if (c->timer.unit == INS_TIMER_PENDING && r->timing == INS_TIMING_KERNEL_GPU) {
-    ins_timer_observe(&c->timer, r->start_ns + r->exec_ns, r->host_done_ns);
-    if (!ins_timer_decide(&c->timer, false) && hold(c, r, d->stash.slot_size)) return;
-    ins_timer_decide(&c->timer, true); /* no room left to hold: what there is */
-    release_held(c, d, meta, mlen);
+  if (dc->timer.unit == INS_TIMER_PENDING && r->timing == INS_TIMING_KERNEL_GPU) {
+    ins_timer_observe(&dc->timer, r->start_ns + r->exec_ns, r->host_done_ns);
+    if (!ins_timer_decide(&dc->timer, false) && hold(c, r, d->stash.slot_size)) return;
+    ins_timer_decide(&dc->timer, true); /* no room left to hold: what there is */
+    release_held(c, d);
   }
-  emit(c, d, r, meta, mlen);
+  emit(c, d, r);
 }
 
-/* Move one context's records into d's buffer (caller holds c->drain_lock). `final`:
- * the context's last drain (finalize, exit): nothing may stay held back. */
-static void drain(struct ins_comm *c, struct drainer *d, const char *meta, int mlen, bool final) {
-  struct stash *st = &d->stash;
-  struct ins_dump_counts k = {0};
+/* ---- draining ---------------------------------------------------------------- */
+
+/* What the context wrote and dropped, to the sinks when something changed. */
+static void report_counts(struct ins_comm *c, struct drainer *d) {
+  const struct drain_comm *dc = c->ext_drain;
+  struct ins_sample_stats smp;
+  struct ins_sink_counts k = {.sampling = &smp, .timer = &dc->timer};
   bool news = false;
-  for (int kind = 0; kind < 2; kind++) {
-    struct ins_ring *ring = &c->ring[kind];
-    for (;;) {
-      stash_take(st, ring);
-      if (!st->count) break;
-      take(c, d, (void *)(st->slot + (size_t)st->head * st->slot_size), meta, mlen);
-      st->head = (st->head + 1) % st->cap;
-      st->count--;
-    }
-  }
-  /* (no GPU-timed record at all: nothing to decide, nothing held) */
-  if (c->timer.unit == INS_TIMER_PENDING && c->held_n && ins_timer_decide(&c->timer, final))
-    release_held(c, d, meta, mlen);
   for (int kind = 0; kind < 2; kind++) {
     struct ins_comm_stats *s = &c->stats[kind];
     k.total[kind] = s->written;
@@ -208,15 +182,15 @@ static void drain(struct ins_comm *c, struct drainer *d, const char *meta, int m
     k.dropped_since[kind] = k.dropped_total[kind] - s->reported_dropped;
     news |= k.since[kind] || k.dropped_since[kind];
   }
-  /* Prometheus mode: the counts feed the per-device counters instead of a stats line. */
-  if (news && g_cfg->prom_dump) ins_prom_count(c, k.since, k.dropped_since);
-  struct ins_sample_stats smp;
-  if (news && !g_cfg->prom_dump) ins_sampler_stats(&smp);
-  if (news && (g_cfg->prom_dump || ins_json_stats(&d->buf, c, meta, mlen, &k, &smp) == 0)) {
-    for (int kind = 0; kind < 2; kind++) {
-      c->stats[kind].reported_written = k.total[kind];
-      c->stats[kind].reported_dropped = k.dropped_total[kind];
-    }
+  if (news) {
+    ins_sampler_stats(&smp);
+    int rc = 0;
+    for (int i = 0; i < g_nsinks; i++) rc |= g_sinks[i]->counts(&d->batch, c, c->ext_sink[i], &k);
+    if (rc == 0) /* else the same news goes out with the next drain */
+      for (int kind = 0; kind < 2; kind++) {
+        c->stats[kind].reported_written = k.total[kind];
+        c->stats[kind].reported_dropped = k.dropped_total[kind];
+      }
   }
   if (k.dropped_since[0] || k.dropped_since[1])
     ins_warn_once(&g_warned_drop,
@@ -232,14 +206,32 @@ static void drain(struct ins_comm *c, struct drainer *d, const char *meta, int m
                   (unsigned long long)c->id);
 }
 
+/* Move one context's records to the sinks (caller holds c->drain_lock). `final`: the
+ * context's last drain (finalize, exit): nothing may stay held back. */
+static void drain(struct ins_comm *c, struct drainer *d, bool final) {
+  struct drain_comm *dc = c->ext_drain;
+  struct ins_record *r;
+  for (int kind = 0; kind < 2; kind++) {
+    for (;;) {
+      ins_stash_take(&d->stash, &c->ring[kind], g_cfg->verbose);
+      if (!(r = ins_stash_head(&d->stash))) break;
+      take(c, d, r);
+      ins_stash_pop(&d->stash);
+    }
+  }
+  /* (no GPU-timed record at all: nothing to decide, nothing held) */
+  if (dc->timer.unit == INS_TIMER_PENDING && dc->held_n && ins_timer_decide(&dc->timer, final))
+    release_held(c, d);
+  report_counts(c, d);
+}
+
 /* One pass over every live context. */
 static void dump_pass(struct drainer *d, bool final) {
-  char meta[1024];
-  int mlen = metadata(meta, sizeof meta);
+  begin_pass(d);
   ins_registry_lock();
   for (struct ins_comm *c = ins_registry_first(); c; c = c->next) {
     pthread_mutex_lock(&c->drain_lock);
-    drain(c, d, meta, mlen, final);
+    drain(c, d, final);
     pthread_mutex_unlock(&c->drain_lock);
   }
   /* Write before letting go of the registry: a finalize waiting to remove a
@@ -258,28 +250,34 @@ static bool any_wake_wanted(void) {
   return yes;
 }
 
+static void end_window(void) {
+  for (int i = 0; i < g_nsinks; i++)
+    if (g_sinks[i]->end_window) g_sinks[i]->end_window();
+}
+
+/*
+ * The interval N > 0 is a window: a filling ring wakes the thread early for a pass,
+ * but windows stay regular, every N us (a sink that aggregates, Prometheus, writes
+ * its files at each window's end). Interval 0: a pass at most INTERVAL0_US after a
+ * record completes. -1: only a filling ring wakes it, or exit.
+ */
 static void *dump_thread(void *arg) {
   (void)arg;
   long long interval = g_cfg->interval_us;
-  bool prom = g_cfg->prom_dump;
   uint64_t window_end = ins_mono_ns() + (uint64_t)(interval > 0 ? interval : 0) * 1000;
   while (!atomic_load(&g_stop)) {
     uint32_t seq = ins_wake_prepare(&g_ins_wake);
-    long long wait = interval > 0 ? interval : interval == 0 ? INTERVAL0_US : -1;
-    if (prom && interval > 0) { /* a filling ring wakes us early: keep the windows regular */
+    long long wait = interval == 0 ? INTERVAL0_US : -1;
+    if (interval > 0) {
       uint64_t now = ins_mono_ns();
       wait = now < window_end ? (long long)((window_end - now + 999) / 1000) : 0;
     }
-    /* Interval 0 sleeps at most INTERVAL0_US; otherwise until the interval has
-     * passed or a ring fills (-1: only a ring filling, or exit). */
     if (!atomic_load(&g_stop) && !any_wake_wanted() && wait != 0)
       ins_wake_wait(&g_ins_wake, seq, wait);
     ins_wake_done(&g_ins_wake);
     dump_pass(&g_thread_drainer, false);
-    /* Prometheus: a pass only folds records into the window; the files are written
-     * when the interval has passed (with -1, only at teardown and exit). */
-    if (prom && interval > 0 && ins_mono_ns() >= window_end) {
-      ins_prom_write_all();
+    if (interval > 0 && ins_mono_ns() >= window_end) {
+      end_window();
       window_end = ins_mono_ns() + (uint64_t)interval * 1000;
     }
   }
@@ -288,6 +286,12 @@ static void *dump_thread(void *arg) {
 
 void ins_dump_start(const struct ins_config *cfg) {
   g_cfg = cfg;
+  g_sinks = ins_sinks_active(cfg, &g_nsinks);
+  g_lines = false;
+  for (int i = 0; i < g_nsinks; i++) {
+    g_sinks[i]->start(cfg);
+    g_lines |= g_sinks[i]->writes_lines;
+  }
   ins_writer_configure(cfg->dump_dir, cfg->hostname);
   /* Now, not at the first write: with the default interval that is teardown, hours
    * later. The writers check again then (the directory may change meanwhile). */
@@ -295,7 +299,6 @@ void ins_dump_start(const struct ins_config *cfg) {
     ins_warn("NCCL_INSPECTOR_DUMP_DIR: cannot write to '%s': %s; records will be counted as "
              "lost unless it becomes writable (set NCCL_INSPECTOR_DUMP_DIR to a writable "
              "directory)", cfg->dump_dir, strerror(errno));
-  if (cfg->prom_dump) ins_prom_configure(cfg);
   /* Interval 0 (continuous): the thread wakes every INTERVAL0_US by itself, and a
    * producer wakes it only when a ring is a sixteenth full, so that a callback
    * makes a system call (the futex wake) once per many records, not per record. */
@@ -304,9 +307,9 @@ void ins_dump_start(const struct ins_config *cfg) {
     ins_info("dump thread disabled: records are written at communicator teardown and exit");
     return;
   }
-  stash_init(&g_thread_drainer.stash, STASH_BYTES);
-  /* JSON batches go to a writer thread; Prometheus files are written by the dump thread */
-  g_thread_drainer.queued = !cfg->prom_dump && ins_wqueue_start();
+  drainer_init(&g_thread_drainer, STASH_BYTES);
+  /* Lines go to a writer thread, so that a slow write never stops the draining. */
+  g_thread_drainer.queued = g_lines && ins_wqueue_start();
   if (pthread_create(&g_thread, NULL, dump_thread, NULL) != 0) {
     ins_warn("cannot start the dump thread: records are written at teardown only");
     return;
@@ -318,18 +321,48 @@ void ins_dump_start(const struct ins_config *cfg) {
     ins_info("dump thread started: interval %lld us", cfg->interval_us);
 }
 
-void ins_dump_comm_final(struct ins_comm *c) {
-  if (!g_cfg) return;
-  struct drainer d = {0};
-  stash_init(&d.stash, 0);
-  char meta[1024];
-  int mlen = metadata(meta, sizeof meta);
+int ins_dump_attach(struct ins_comm *c) {
+  struct drain_comm *dc = calloc(1, sizeof *dc);
+  if (!dc) return -1;
+  /* Under RCCL the pTimers may be ticks: measure which (core/timer.h). On the init
+   * thread, where the context's GPU is current. */
+  ins_timer_init(&dc->timer, ins_device_timer_rate_khz());
+  atomic_store(&c->timer_probe, dc->timer.unit == INS_TIMER_PENDING);
+  c->ext_drain = dc;
+  for (int i = 0; i < g_nsinks; i++) {
+    if (g_sinks[i]->attach(c, &c->ext_sink[i]) == 0) continue;
+    while (i-- > 0) g_sinks[i]->detach(c, c->ext_sink[i]);
+    free(dc);
+    c->ext_drain = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+/* Drain one context now, on the calling thread (it holds no other drain lock). */
+static void drain_now(struct ins_comm *c, bool final) {
+  struct drainer d;
+  drainer_init(&d, 0);
+  begin_pass(&d);
   pthread_mutex_lock(&c->drain_lock);
-  drain(c, &d, meta, mlen, true);
+  drain(c, &d, final);
   pthread_mutex_unlock(&c->drain_lock);
   flush(&d);
-  ins_buf_free(&d.buf);
-  if (g_cfg->prom_dump) ins_prom_detach(c); /* write its device's file, or remove it */
+  drainer_free(&d);
+}
+
+void ins_dump_comm_drain(struct ins_comm *c) {
+  if (g_cfg && c->ext_drain) drain_now(c, false);
+}
+
+void ins_dump_comm_final(struct ins_comm *c) {
+  if (!g_cfg || !c->ext_drain) return;
+  drain_now(c, true);
+  for (int i = 0; i < g_nsinks; i++) g_sinks[i]->detach(c, c->ext_sink[i]);
+  struct drain_comm *dc = c->ext_drain;
+  free(dc->held);
+  free(dc);
+  c->ext_drain = NULL;
 }
 
 void ins_dump_shutdown(void) {
@@ -342,13 +375,12 @@ void ins_dump_shutdown(void) {
     g_thread_running = false;
   }
   ins_wqueue_stop(); /* what the dump thread queued is written first */
-  struct drainer d = {0};
-  stash_init(&d.stash, 0);
+  struct drainer d;
+  drainer_init(&d, 0);
   dump_pass(&d, true);
-  ins_buf_free(&d.buf);
-  ins_buf_free(&g_thread_drainer.buf);
-  stash_free(&g_thread_drainer.stash);
-  if (g_cfg->prom_dump) ins_prom_shutdown();
+  drainer_free(&d);
+  drainer_free(&g_thread_drainer);
+  for (int i = 0; i < g_nsinks; i++) g_sinks[i]->shutdown();
   unsigned long long lost = ins_writer_unwritten();
   if (lost)
     ins_warn("%llu records could not be written to %s (see the earlier warning)", lost,

@@ -1,6 +1,6 @@
 /*
  * dump.h - the dump thread and the drains that move records from the
- * communicators' rings to the writers.
+ * communicators' rings to the sinks (sink.h).
  *
  * Three ways records leave a ring: the dump thread's passes (on its
  * interval, or woken early by a filling ring, or by each record when the
@@ -15,8 +15,14 @@ struct ins_config;
 
 /* Start the dump thread (if enabled); called once, from the first init. */
 void ins_dump_start(const struct ins_config *cfg);
-/* Write every record and the stats of a context being finalized (not in the registry). */
+/* A new context, on its init thread, before it is registered: its consumer state and
+ * each sink's (which may ask the GPU runtime about the current device). -1: out of memory. */
+int ins_dump_attach(struct ins_comm *c);
+/* Write every record and the stats of a context being finalized (not in the registry),
+ * then detach it from the sinks. */
 void ins_dump_comm_final(struct ins_comm *c);
+/* Drain one context now, as the dump thread would (tests; a context that stays live). */
+void ins_dump_comm_drain(struct ins_comm *c);
 /* Process exit / library unload: stop the thread, drain every live context. */
 void ins_dump_shutdown(void);
 

@@ -1,15 +1,22 @@
 /*
- * json.c - record and stats lines, field by field (see json.h).
+ * json.c - the JSON-lines sink: record and stats lines, field by field (see
+ * json.h). Its per-communicator state is the communicator's "header" object,
+ * built once at attach; the "metadata" object is built once per pass.
  */
 #include "sink/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "core/clock.h"
 #include "core/comm.h"
+#include "core/config.h"
 #include "core/names.h"
 #include "core/sampler.h"
+#include "core/timer.h"
+#include "sink/sink.h"
 
 #ifndef INSPECTOR_GIT_REV
 #define INSPECTOR_GIT_REV "unknown"
@@ -17,7 +24,13 @@
 
 static const char *const k_timing[] = {"kernel_gpu", "kernel_cpu", "collective_cpu"};
 
-char *ins_json_header(const struct ins_comm *c, int *len) {
+/* The sink's state per communicator: its prebuilt "\"header\":{...}". */
+struct json_comm {
+  int len;
+  char text[];
+};
+
+static struct json_comm *header(const struct ins_comm *c) {
   struct ins_buf b = {0};
   if (ins_buf_reserve(&b, 160 + ins_jstr_max(c->name))) return NULL;
   ins_buf_lit(&b, "\"header\":{\"id\":\"0x");
@@ -31,12 +44,17 @@ char *ins_json_header(const struct ins_comm *c, int *len) {
   ins_buf_lit(&b, ",\"nnodes\":");
   ins_buf_i64(&b, c->nnodes);
   ins_buf_lit(&b, "}");
-  b.data[b.len] = '\0';
-  *len = (int)b.len;
-  return b.data;
+  struct json_comm *h = malloc(sizeof *h + b.len + 1);
+  if (h) {
+    h->len = (int)b.len;
+    memcpy(h->text, b.data, b.len);
+    h->text[b.len] = '\0';
+  }
+  ins_buf_free(&b);
+  return h;
 }
 
-int ins_json_metadata(char *meta, int cap, const char *hostname, long pid, uint64_t ts_us) {
+static int metadata(char *meta, int cap, const char *hostname, long pid, uint64_t ts_us) {
   struct ins_buf b = {0};
   if (ins_buf_reserve(&b, 256 + ins_jstr_max(hostname))) return 0;
   ins_buf_lit(&b, "\"metadata\":{\"inspector_output_format_version\":\"" INS_FORMAT_VERSION "\",\"git_rev\":");
@@ -92,9 +110,9 @@ static void trace_block(struct ins_buf *b, const char *pfx, size_t pfx_len,
   ins_buf_lit(b, "]}");
 }
 
-int ins_json_record(struct ins_buf *b, const struct ins_comm *c, const char *meta, int meta_len,
-                    const struct ins_record *r, int verbose) {
-  size_t need = (size_t)c->header_len + (size_t)meta_len + 640 + ins_jstr_max(r->func_name) +
+static int record_line(struct ins_buf *b, const struct ins_comm *c, const struct json_comm *h,
+                       const char *meta, int meta_len, const struct ins_record *r, int verbose) {
+  size_t need = (size_t)h->len + (size_t)meta_len + 640 + ins_jstr_max(r->func_name) +
                 ins_jstr_max(r->datatype) + ins_jstr_max(r->algo) + ins_jstr_max(r->proto) +
                 (verbose ? 2 * 160 * (size_t)r->nchannels + 256 : 0);
   if (ins_buf_reserve(b, need)) return -1;
@@ -103,7 +121,7 @@ int ins_json_record(struct ins_buf *b, const struct ins_comm *c, const char *met
   size_t pfx_len = coll ? 5 : 4;
 
   ins_buf_lit(b, "{");
-  ins_buf_mem(b, c->header_json, (size_t)c->header_len);
+  ins_buf_mem(b, h->text, (size_t)h->len);
   ins_buf_lit(b, ",");
   ins_buf_mem(b, meta, (size_t)meta_len);
   if (coll) ins_buf_lit(b, ",\"coll_perf\":{\"coll\":"); else ins_buf_lit(b, ",\"p2p_perf\":{\"p2p\":");
@@ -194,12 +212,13 @@ static void gpu_timer_object(struct ins_buf *b, const struct ins_timer *t) {
   ins_buf_lit(b, "}");
 }
 
-int ins_json_stats(struct ins_buf *b, const struct ins_comm *c, const char *meta, int meta_len,
-                   const struct ins_dump_counts *k, const struct ins_sample_stats *smp) {
-  if (ins_buf_reserve(b, (size_t)c->header_len + (size_t)meta_len + 768)) return -1;
+static int stats_line(struct ins_buf *b, const struct json_comm *h, const char *meta,
+                      int meta_len, const struct ins_sink_counts *k) {
+  const struct ins_sample_stats *smp = k->sampling;
+  if (ins_buf_reserve(b, (size_t)h->len + (size_t)meta_len + 768)) return -1;
   static const char *const pfx[2] = {"coll_", "p2p_"};
   ins_buf_lit(b, "{");
-  ins_buf_mem(b, c->header_json, (size_t)c->header_len);
+  ins_buf_mem(b, h->text, (size_t)h->len);
   ins_buf_lit(b, ",");
   ins_buf_mem(b, meta, (size_t)meta_len);
   ins_buf_lit(b, ",\"dump_stats\":{");
@@ -224,7 +243,7 @@ int ins_json_stats(struct ins_buf *b, const struct ins_comm *c, const char *meta
     if (!i) ins_buf_lit(b, ",");
   }
   if (smp && smp->mode != INS_SAMPLE_ALL) sampling_object(b, smp);
-  if (c->timer.rate_khz) gpu_timer_object(b, &c->timer);
+  if (k->timer && k->timer->rate_khz) gpu_timer_object(b, k->timer);
   ins_buf_lit(b, "}}\n");
   return 0;
 }
@@ -242,3 +261,50 @@ uint64_t ins_json_count_records(const char *text, size_t len) {
   }
   return n;
 }
+
+/* ---- the sink (sink/sink.h) ------------------------------------------------ */
+
+static const char *g_hostname = "unknown";
+
+static void json_start(const struct ins_config *cfg) { g_hostname = cfg->hostname; }
+
+static int json_attach(struct ins_comm *c, void **state) {
+  return (*state = header(c)) ? 0 : -1;
+}
+
+static void json_begin_pass(struct ins_sink_batch *b) {
+  b->meta_len = metadata(b->meta, (int)sizeof b->meta, g_hostname, (long)getpid(), b->wall_us);
+}
+
+static int json_record(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
+                       const struct ins_record *r) {
+  if (record_line(&b->buf, c, state, b->meta, b->meta_len, r, c->verbose) != 0) return -1;
+  b->records++;
+  return 0;
+}
+
+static int json_counts(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
+                       const struct ins_sink_counts *k) {
+  (void)c;
+  return stats_line(&b->buf, state, b->meta, b->meta_len, k);
+}
+
+static void json_detach(struct ins_comm *c, void *state) {
+  (void)c;
+  free(state);
+}
+
+static void json_shutdown(void) {}
+
+const struct ins_sink ins_json_sink = {
+    .name = "json",
+    .writes_lines = true,
+    .start = json_start,
+    .attach = json_attach,
+    .begin_pass = json_begin_pass,
+    .record = json_record,
+    .counts = json_counts,
+    .end_window = NULL,
+    .detach = json_detach,
+    .shutdown = json_shutdown,
+};

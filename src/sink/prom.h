@@ -22,34 +22,31 @@
 #include <stdint.h>
 
 #include "core/record.h"
+#include "sink/prom_labels.h" /* ins_prom_bucket, ins_prom_escape (unit tests) */
+#include "sink/sink.h"
 
 struct ins_comm;
 struct ins_config;
+struct ins_prom_dev; /* one GPU's series and counters */
 
+/* The Prometheus sink (sink/sink.h): its per-communicator state is the device. */
+extern const struct ins_sink ins_prom_sink;
+
+/* The sink's parts, exposed for unit tests. */
 /* Resolve the process-wide labels (version, cluster, job id, node); once, before any attach. */
 void ins_prom_configure(const struct ins_config *cfg);
-/* Bind a new context to its device (identified now, on the init thread). */
-void ins_prom_attach(struct ins_comm *c);
+/* The device of a new context (identified now, on the init thread); NULL out of memory. */
+struct ins_prom_dev *ins_prom_attach(const struct ins_comm *c);
 /* Fold one record into its device's window; -1 (count it as dropped) if it cannot be kept. */
-int ins_prom_add(const struct ins_comm *c, const struct ins_record *r);
+int ins_prom_add(struct ins_prom_dev *d, const struct ins_comm *c, const struct ins_record *r);
 /* Add to the device's counters: records kept and dropped since the last call, per kind. */
-void ins_prom_count(const struct ins_comm *c, const uint64_t kept[2], const uint64_t dropped[2]);
+void ins_prom_count(struct ins_prom_dev *d, const uint64_t kept[2], const uint64_t dropped[2]);
 /* End the window of every device that has live contexts: write their files. */
 void ins_prom_write_all(void);
 /* After a context's final drain: write its device's file, or remove the file if the
  * context was the device's last. */
-void ins_prom_detach(struct ins_comm *c);
+void ins_prom_detach(struct ins_prom_dev *d);
 /* Process exit: write what remains (after the last drain), then free everything. */
 void ins_prom_shutdown(void);
-
-/* Pure helpers, exposed for unit tests. */
-/* message_size label: with u the largest of B, KB, MB, GB, TB, PB (powers of 1024) not above
- * bytes (B for 0), "<floor(bytes/u)>-<floor(bytes/u)+1><unit>": 4.5 GiB -> "4-5GB",
- * 512 MiB -> "512-513MB", 100 B -> "100-101B". */
-void ins_prom_bucket(uint64_t bytes, char *out, size_t cap);
-/* Label value escaping of the text exposition format: \ -> \\, " -> \", newline -> \n.
- * Bytes that are not UTF-8 become U+FFFD (a label value must be UTF-8). Writes at most
- * cap-1 bytes and a NUL (never a partial escape or character); returns the length. */
-size_t ins_prom_escape(char *out, size_t cap, const char *s);
 
 #endif

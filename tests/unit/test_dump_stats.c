@@ -7,7 +7,7 @@
  * Deterministic: no dump thread. The test fills the communicator's rings
  * (8 cells) past capacity by completing ops through the tracker, so that
  * exactly n - 8 records of a round of n are dropped, then drains the rings
- * the way a finalize does (ins_dump_comm_final, called once per round on a
+ * the way the dump thread does (ins_dump_comm_drain, called once per round on a
  * communicator that lives on) and, for the last round, the way process exit
  * does (ins_dump_shutdown). The expected counts are stated from the rounds
  * alone (8 kept of n, n - 8 dropped), then read back from the log file.
@@ -133,17 +133,19 @@ static void test_since_last_dump_counts_each_dump(void) {
   struct ins_comm *c = ins_comm_create(&g_cfg, 0x5ea11ce, "stats", 1, 2, 0);
   CHECK(c != NULL);
   if (!c) return;
+  CHECK(ins_dump_attach(c) == 0); /* what a communicator's init does (abi/lifecycle.c) */
   ins_registry_add(c);
   uint64_t sn[2] = {0, 0};
   for (int r = 0; r < NROUNDS; r++) {
     for (int kind = 0; kind < 2; kind++)
       for (int i = 0; i < g_rounds[r][kind]; i++) complete_op(c, kind, sn[kind]++);
     if (r < NROUNDS - 1)
-      ins_dump_comm_final(c); /* a drain of this communicator; it lives on */
+      ins_dump_comm_drain(c); /* a drain of this communicator; it lives on */
     else
       ins_dump_shutdown(); /* process exit: drains every registered communicator */
   }
   ins_registry_remove(c);
+  ins_dump_comm_final(c); /* a finalize after exit: nothing left to write; detaches it */
   ins_comm_destroy(c);
 
   /* The expectation, from the rounds alone: a ring keeps RING of n, drops the rest. */

@@ -13,7 +13,7 @@
 #include "check.h"
 #include "core/comm.h"
 #include "core/config.h"
-#include "core/device.h"
+#include "sink/device.h"
 #include "core/names.h"
 #include "sink/prom.h"
 
@@ -83,28 +83,28 @@ static struct ins_record rec(int kind, enum ins_func func, const char *name, uin
 
 static void test_window(void) {
   static struct ins_config cfg;
+  setenv("NCCL_INSPECTOR_CLUSTER", "c1", 1); /* read with the configuration */
   ins_config_load(&cfg);
   char dir[] = "/tmp/inspector-prom-unit-XXXXXX";
   CHECK(mkdtemp(dir) != NULL);
   snprintf(cfg.dump_dir, sizeof cfg.dump_dir, "%s", dir);
   snprintf(cfg.hostname, sizeof cfg.hostname, "host");
   cfg.prom_dump = cfg.prom_dump_stats = true;
-  setenv("NCCL_INSPECTOR_CLUSTER", "c1", 1);
   ins_prom_configure(&cfg);
 
   /* Two contexts of rank 0 of 2: the same (fallback) device. */
   struct ins_comm *a = ins_comm_create(&cfg, 1, "x\"y\nnccl_fake 1", 1, 2, 0);
   struct ins_comm *b = ins_comm_create(&cfg, 2, "b", 1, 2, 0);
-  ins_prom_attach(a);
-  ins_prom_attach(b);
-  CHECK(a->prom_dev && a->prom_dev == b->prom_dev);
+  struct ins_prom_dev *da = ins_prom_attach(a), *db = ins_prom_attach(b);
+  CHECK(da && da == db);
 
   struct ins_record r1 = rec(INS_KIND_COLL, INS_FUNC_ALLREDUCE, "AllReduce", 1 << 20, 10000);
   struct ins_record r2 = rec(INS_KIND_COLL, INS_FUNC_ALLREDUCE, "AllReduce", 1 << 20, 40000);
   struct ins_record r3 = rec(INS_KIND_P2P, INS_FUNC_SEND, "Send", 8192, 0); /* no bandwidth */
-  CHECK(ins_prom_add(a, &r1) == 0 && ins_prom_add(a, &r2) == 0 && ins_prom_add(a, &r3) == 0);
+  CHECK(ins_prom_add(da, a, &r1) == 0 && ins_prom_add(da, a, &r2) == 0 &&
+        ins_prom_add(da, a, &r3) == 0);
   uint64_t kept[2] = {2, 1}, dropped[2] = {3, 0};
-  ins_prom_count(a, kept, dropped);
+  ins_prom_count(da, kept, dropped);
   ins_prom_write_all();
 
   char path[512];
@@ -143,10 +143,10 @@ static void test_window(void) {
   CHECK(strstr(text, "\nnccl_fake") == NULL);
 
   /* A new window: the samples go, the counters stay; the file goes with the last context. */
-  ins_prom_detach(a);
+  ins_prom_detach(da);
   text = slurp(path);
   CHECK(text && !strstr(text, "AllReduce") && strstr(text, "nccl_p2p_total{"));
-  ins_prom_detach(b);
+  ins_prom_detach(db);
   CHECK(access(path, F_OK) != 0);
   ins_comm_destroy(a);
   ins_comm_destroy(b);

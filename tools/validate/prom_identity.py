@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prometheus mode on real GPUs: is each file named after the GPU's UUID and labelled with its
-ordinal, as the CUDA driver loaded in the process reports them (src/core/device.c)?
+ordinal, as the CUDA driver loaded in the process reports them (src/sink/device.c)?
 
 Runs AllReduce on two communicators (the default group and a second one) for --seconds, long
 enough for one periodic Prometheus dump (NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=30 s,

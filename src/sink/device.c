@@ -8,7 +8,7 @@
  * made to load a GPU runtime by us, and gets the fallback. No CUDA or HIP
  * header is used: the few prototypes are declared here.
  */
-#include "core/device.h"
+#include "sink/device.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

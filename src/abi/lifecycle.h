@@ -9,9 +9,9 @@
 
 #include "abi/profiler_abi.h"
 
-prof_result_t ins_plugin_init(void **context, uint64_t comm_id, int *activation_mask,
+prof_result_t ins_lifecycle_comm_init(void **context, uint64_t comm_id, int *activation_mask,
                               const char *comm_name, int nnodes, int nranks, int rank,
                               prof_logger_t logger, int abi_version);
-prof_result_t ins_plugin_finalize(void *context);
+prof_result_t ins_lifecycle_comm_finalize(void *context);
 
 #endif

@@ -1,10 +1,12 @@
 /*
- * plugin.c - what happens once per process (configuration, the version
- * message, the dump thread, the exit flush) and once per communicator
- * (init: a context and the activation mask; finalize: write everything it
- * completed, then free it).
+ * lifecycle.c - the wiring: what happens once per process (configuration,
+ * the version message, trace mode, the sampler, the dump thread and its
+ * sinks, the exit flush) and once per communicator (init: a context, its
+ * sinks, the activation mask; finalize: write everything it completed, then
+ * free it). The one place that knows every layer; each layer knows only
+ * those below it (abi/ -> core/ -> sink/: docs/ARCHITECTURE.md).
  */
-#include "core/plugin.h"
+#include "abi/lifecycle.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -12,12 +14,10 @@
 
 #include "core/comm.h"
 #include "core/config.h"
-#include "core/device.h"
 #include "core/log.h"
 #include "core/op.h"
 #include "core/sampler.h"
 #include "sink/dump.h"
-#include "sink/prom.h"
 #include "abi/trace.h"
 
 #ifndef INSPECTOR_VERSION
@@ -57,7 +57,7 @@ static void process_init(void) {
   ins_dump_start(&g_cfg);
 }
 
-prof_result_t ins_plugin_init(void **context, uint64_t comm_id, int *activation_mask,
+prof_result_t ins_lifecycle_comm_init(void **context, uint64_t comm_id, int *activation_mask,
                               const char *comm_name, int nnodes, int nranks, int rank,
                               prof_logger_t logger, int abi_version) {
   if (context) *context = NULL;
@@ -75,16 +75,18 @@ prof_result_t ins_plugin_init(void **context, uint64_t comm_id, int *activation_
   if (!c) return PROF_SUCCESS;
   /* Here, on the init thread, where the context's GPU is current; before the dump
    * thread can see the context. */
-  if (g_cfg.prom_dump) ins_prom_attach(c);
-  /* Under RCCL the pTimers may be ticks: measure which (core/timer.h). */
-  ins_timer_init(&c->timer, ins_device_timer_rate_khz());
-  atomic_store(&c->timer_probe, c->timer.unit == INS_TIMER_PENDING);
+  if (ins_dump_attach(c) != 0) {
+    ins_warn("out of memory attaching communicator 0x%llx rank %d to its outputs: not tracked",
+             (unsigned long long)comm_id, rank);
+    ins_comm_destroy(c);
+    return PROF_SUCCESS;
+  }
   ins_registry_add(c);
   /* NCCL re-reads this word atomically at every group start: with sampling on,
    * the sampler keeps rewriting it. */
   ins_sampler_attach(activation_mask);
   if (ins_tracing())
-    c->trace_ctx = ins_trace_init(comm_id, comm_name, nnodes, nranks, rank,
+    c->ext_trace = (void *)(intptr_t)ins_trace_init(comm_id, comm_name, nnodes, nranks, rank,
                                   activation_mask ? __atomic_load_n(activation_mask, __ATOMIC_RELAXED) : full_mask(), abi_version);
   *context = c;
   atomic_fetch_add(&g_live, 1);
@@ -94,10 +96,10 @@ prof_result_t ins_plugin_init(void **context, uint64_t comm_id, int *activation_
   return PROF_SUCCESS;
 }
 
-prof_result_t ins_plugin_finalize(void *context) {
+prof_result_t ins_lifecycle_comm_finalize(void *context) {
   struct ins_comm *c = context;
   if (!c) return PROF_SUCCESS;
-  if (ins_tracing()) ins_trace_finalize(c->trace_ctx);
+  if (ins_tracing()) ins_trace_finalize((int)(intptr_t)c->ext_trace);
   ins_registry_remove(c); /* waits for a dump pass in progress */
   uint64_t incomplete = 0;
   ins_ops_settle_inflight(c, &incomplete);

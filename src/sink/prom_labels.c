@@ -1,0 +1,86 @@
+/*
+ * prom_labels.c - label text of the Prometheus sink (see prom_labels.h).
+ */
+#include "sink/prom_labels.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/comm.h"
+#include "core/config.h"
+#include "core/utf8.h"
+#include "sink/json.h"
+
+size_t ins_prom_escape(char *out, size_t cap, const char *s) {
+  size_t o = 0;
+  if (!cap) return 0;
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  size_t left = strlen((const char *)p);
+  while (left) {
+    /* a label value is UTF-8 text: a byte that is not becomes U+FFFD */
+    size_t len = ins_utf8_char_len(p, left);
+    const char *piece = (const char *)p;
+    size_t n = len;
+    if (*p == '\\') piece = "\\\\", n = 2;
+    else if (*p == '"') piece = "\\\"", n = 2;
+    else if (*p == '\n') piece = "\\n", n = 2;
+    else if (!len) piece = INS_UTF8_REPLACEMENT, n = sizeof INS_UTF8_REPLACEMENT - 1;
+    if (o + n >= cap) break; /* never cut an escape or a character in half */
+    memcpy(out + o, piece, n);
+    o += n;
+    if (!len) len = ins_utf8_invalid_len(p, left);
+    p += len;
+    left -= len;
+  }
+  out[o] = '\0';
+  return o;
+}
+
+void ins_prom_bucket(uint64_t bytes, char *out, size_t cap) {
+  static const char *const unit[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
+  int u = 0;
+  while (u < 6 && (bytes >> (10 * (u + 1))) != 0) u++;
+  uint64_t lo = bytes >> (10 * u);
+  snprintf(out, cap, "%llu-%llu%s", (unsigned long long)lo, (unsigned long long)lo + 1, unit[u]);
+}
+
+/* Room is checked: values are capped by their callers (a label set fits its buffer). */
+void ins_prom_label(char *buf, size_t cap, size_t *o, const char *name, const char *value,
+                  size_t max_value) {
+  char esc[512];
+  if (max_value > sizeof esc) max_value = sizeof esc;
+  ins_prom_escape(esc, max_value, value ? value : "unknown");
+  int n = snprintf(buf + *o, cap - *o, "%s%s=\"%s\"", *o ? "," : "", name, esc);
+  if (n > 0) *o += (size_t)n < cap - *o ? (size_t)n : cap - *o - 1;
+}
+
+void ins_prom_process_labels(char *buf, size_t cap, const struct ins_config *cfg) {
+  size_t o = 0;
+  ins_prom_label(buf, cap, &o, "version", INS_FORMAT_VERSION, 64);
+  ins_prom_label(buf, cap, &o, "cluster", cfg->cluster, 256);
+  ins_prom_label(buf, cap, &o, "slurm_job_id", cfg->job_id, 256);
+  ins_prom_label(buf, cap, &o, "node", cfg->hostname, 512);
+}
+
+void ins_prom_record_labels(char *buf, size_t cap, const struct ins_comm *c,
+                            const struct ins_record *r) {
+  char size[48], ap[160], algo[64], proto[64];
+  size_t o = 0;
+  ins_prom_label(buf, cap, &o, "comm_name", c->name, 300);
+  snprintf(size, sizeof size, "%d", c->nnodes);
+  ins_prom_label(buf, cap, &o, "n_nodes", size, 32);
+  snprintf(size, sizeof size, "%d", c->nranks);
+  ins_prom_label(buf, cap, &o, "nranks", size, 32);
+  ins_prom_bucket(r->bytes, size, sizeof size);
+  if (r->kind == INS_KIND_COLL) {
+    ins_prom_label(buf, cap, &o, "collective", r->func_name, 128);
+    ins_prom_label(buf, cap, &o, "message_size", size, 48);
+    snprintf(algo, sizeof algo, "%s", r->algo ? r->algo : "unknown");
+    snprintf(proto, sizeof proto, "%s", r->proto ? r->proto : "unknown");
+    snprintf(ap, sizeof ap, "%s_%s", algo, proto);
+    ins_prom_label(buf, cap, &o, "algo_proto", ap, 300);
+  } else {
+    ins_prom_label(buf, cap, &o, "p2p_operation", r->func_name, 128);
+    ins_prom_label(buf, cap, &o, "message_size", size, 48);
+  }
+}
