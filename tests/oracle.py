@@ -238,19 +238,20 @@ STALE_GAP_FACTOR = 10
 
 
 def fresh_channels(kernels):
-    """[C2 "Stale channels"]: the channels, sorted by start pTimer, split wherever a channel
-    starts after every earlier one has stopped; if the last such gap is longer than 10 times
-    the longest channel interval after it, the channels before it carry stale timestamps.
+    """[C2 "Stale channels"], stated from the rule, not from the plugin's loop: sorted by start
+    pTimer, the channels form runs; an idle gap is where a channel starts after every channel
+    before it has stopped. A gap longer than 10 times the longest interval of the channels after
+    it makes every channel before it stale, and the latest such gap decides.
     Returns (the channels the time comes from, how many were left out)."""
     ks = sorted(kernels, key=lambda k: k.start_ptimer)
-    latest_stop = []
-    for k in ks:
-        latest_stop.append(max(latest_stop[-1], k.stop_ptimer) if latest_stop else k.stop_ptimer)
-    longest = 0
-    for i in range(len(ks) - 1, 0, -1):
-        longest = max(longest, ks[i].stop_ptimer - ks[i].start_ptimer)
-        gap = ks[i].start_ptimer - latest_stop[i - 1]
-        if gap > 0 and gap > STALE_GAP_FACTOR * longest:
+    gaps = []            # (index of the first channel after the gap, the gap's length)
+    busy_until = None    # when the channels so far have all stopped
+    for i, k in enumerate(ks):
+        if busy_until is not None and k.start_ptimer > busy_until:
+            gaps.append((i, k.start_ptimer - busy_until))
+        busy_until = k.stop_ptimer if busy_until is None else max(busy_until, k.stop_ptimer)
+    for i, length in reversed(gaps):
+        if length > STALE_GAP_FACTOR * max(k.stop_ptimer - k.start_ptimer for k in ks[i:]):
             return ks[i:], i
     return ks, 0
 

@@ -152,18 +152,25 @@ def parse_prom(text, path):
 # What the files must hold, computed from the oracle's records
 # ---------------------------------------------------------------------------
 
+UNITS_LARGEST_FIRST = [("EB", 1024 ** 6), ("PB", 1024 ** 5), ("TB", 1024 ** 4), ("GB", 1024 ** 3),
+                       ("MB", 1024 ** 2), ("KB", 1024)]
+
+
 def bucket(b):
-    """message_size: floor(b / u) to floor + 1 in the largest binary unit u <= b."""
-    units = ["B", "KB", "MB", "GB", "TB", "PB", "EB"]
-    u = 0
-    while u < 6 and b >> (10 * (u + 1)):
-        u += 1
-    lo = b >> (10 * u)
-    return "%d-%d%s" % (lo, lo + 1, units[u])
+    """README "Prometheus output": with U the largest unit (powers of 1024) not above the size,
+    `floor(size/U)-floor(size/U)+1` then U: 1 MiB is 1-2MB, 4.5 GiB 4-5GB, 100 bytes 100-101B."""
+    for name, size in UNITS_LARGEST_FIRST:
+        if b >= size:
+            return "%d-%d%s" % (b // size, b // size + 1, name)
+    return "%d-%d%s" % (b, b + 1, "B")
+
+
+assert bucket(1 << 20) == "1-2MB" and bucket(9 << 29) == "4-5GB" and bucket(100) == "100-101B"
+assert bucket(0) == "0-1B" and bucket(1023) == "1023-1024B" and bucket(8192) == "8-9KB"
 
 
 def fallback_ordinal(rank, nranks, nnodes):
-    """src/core/device.h: no GPU runtime -> local rank in the block layout."""
+    """src/sink/device.h: no GPU runtime -> local rank in the block layout."""
     if nnodes > 0 and nranks > 0 and nranks % nnodes == 0:
         return rank % (nranks // nnodes)
     return rank

@@ -49,12 +49,27 @@ static inline void *ins_adapter_start(void *context, uint64_t type, void *parent
 void *ins_adapter_start_traced(void *context, uint64_t type, void *parent, int rank,
                                const void *u, void *pgroup);
 
-/* Every version's startEvent: trace mode or not, the tracker's handle (or a wrapper). */
-static inline void *ins_adapter_dispatch(void *context, uint64_t type, void *parent, int rank,
-                                         const void *u, void *pgroup) {
-  return ins_tracing() ? ins_adapter_start_traced(context, type, parent, rank, u, pgroup)
-                       : ins_adapter_start(context, type, parent, u);
-}
+/*
+ * Every version's startEvent, defined once for each descriptor type: the tracker's
+ * handle, or with trace mode on (rare) a wrapper made out of line, so that the common
+ * path stays small. PGROUP(d): where the descriptor names a Coll's or P2p's group (v5
+ * and v6: PROF_PARENT_GROUP_SLOT), or a null void ** (v4 has none).
+ */
+#define INS_ADAPTER_DEFINE_START(fn, descr_t, PGROUP)                                      \
+  static __attribute__((noinline)) void *fn##_traced(void *context, descr_t *d) {          \
+    void **pgroup = PGROUP(d);                                                              \
+    return ins_adapter_start_traced(context, d->type, d->parentObj, d->rank, &d->coll,      \
+                                    pgroup ? *pgroup : NULL);                               \
+  }                                                                                         \
+  static prof_result_t fn(void *context, void **handle, descr_t *d) {                      \
+    void *h = NULL;                                                                         \
+    if (__builtin_expect(d && ins_tracing(), 0))                                            \
+      h = fn##_traced(context, d);                                                          \
+    else if (d)                                                                             \
+      h = ins_adapter_start(context, d->type, d->parentObj, &d->coll);                      \
+    if (handle) *handle = h;                                                                \
+    return PROF_SUCCESS;                                                                    \
+  }
 
 prof_result_t ins_adapter_stop(void *handle);
 prof_result_t ins_adapter_record(void *handle, int state, union prof_state_args *args);

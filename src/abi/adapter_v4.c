@@ -12,12 +12,9 @@ static prof_result_t init_v4(void **context, int *mask, const char *comm_name,
   return ins_lifecycle_comm_init(context, comm_hash, mask, comm_name, nnodes, nranks, rank, logger, 4);
 }
 
-static prof_result_t start_v4(void *context, void **handle, struct prof_descr_v4 *d) {
-  void *h = d ? ins_adapter_dispatch(context, d->type, d->parentObj, d->rank, &d->coll, NULL)
-              : NULL;
-  if (handle) *handle = h;
-  return PROF_SUCCESS;
-}
+/* v4 descriptors do not name a Coll's group. */
+#define NO_GROUP(d) ((void)(d), (void **)0)
+INS_ADAPTER_DEFINE_START(start_v4, struct prof_descr_v4, NO_GROUP)
 
 INS_EXPORT struct prof_table_v4 ncclProfiler_v4 = {
   .name = "Inspector",

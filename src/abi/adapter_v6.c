@@ -12,21 +12,7 @@ static prof_result_t init_v6(void **context, uint64_t comm_id, int *mask,
 }
 
 /* Trace mode: Coll and P2p name their group too (the trace records it). */
-static __attribute__((noinline)) void *start_traced_v6(void *context, struct prof_descr_v6 *d) {
-  void **pgroup = PROF_PARENT_GROUP_SLOT(d);
-  return ins_adapter_start_traced(context, d->type, d->parentObj, d->rank, &d->coll,
-                                  pgroup ? *pgroup : NULL);
-}
-
-static prof_result_t start_v6(void *context, void **handle, struct prof_descr_v6 *d) {
-  void *h = NULL;
-  if (__builtin_expect(d && ins_tracing(), 0))
-    h = start_traced_v6(context, d);
-  else if (d)
-    h = ins_adapter_start(context, d->type, d->parentObj, &d->coll);
-  if (handle) *handle = h;
-  return PROF_SUCCESS;
-}
+INS_ADAPTER_DEFINE_START(start_v6, struct prof_descr_v6, PROF_PARENT_GROUP_SLOT)
 
 INS_EXPORT struct prof_table_v6 ncclProfiler_v6 = {
   .name = "Inspector",

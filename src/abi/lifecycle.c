@@ -102,7 +102,7 @@ prof_result_t ins_lifecycle_comm_finalize(void *context) {
   if (ins_tracing()) ins_trace_finalize((int)(intptr_t)c->ext_trace);
   ins_registry_remove(c); /* waits for a dump pass in progress */
   uint64_t incomplete = 0;
-  ins_ops_settle_inflight(c, &incomplete);
+  ins_ops_finish_at_teardown(c, &incomplete);
   ins_dump_comm_final(c);
   uint64_t untimed = atomic_load(&c->untimed);
   if (incomplete)
@@ -118,15 +118,15 @@ prof_result_t ins_lifecycle_comm_finalize(void *context) {
              "(intervals ending long before the other channels started); they were timed from "
              "their other channels, and their records' stale_channels field counts those left out",
              (unsigned long long)c->id, c->rank, (unsigned long long)stale);
-  uint64_t late_rec = atomic_load(&c->overtaken[0]), late_lost = atomic_load(&c->overtaken[1]);
+  uint64_t late_rec = atomic_load(&c->overtaken_recorded), late_lost = atomic_load(&c->overtaken_lost);
   if (late_rec || late_lost)
     ins_info("communicator 0x%llx rank %d: %llu ops never received every kernel event and were "
              "finished when %d later ops had completed: %llu recorded from the channels they had, "
              "%llu with none (not recorded)", (unsigned long long)c->id, c->rank,
              (unsigned long long)(late_rec + late_lost), INS_OVERTAKE_WINDOW,
              (unsigned long long)late_rec, (unsigned long long)late_lost);
-  uint64_t odd_parent = atomic_load(&c->odd_events[INS_ODD_KERNEL_PARENT]);
-  uint64_t odd_dup = atomic_load(&c->odd_events[INS_ODD_KERNEL_DUP]);
+  uint64_t odd_parent = atomic_load(&c->refused_parent);
+  uint64_t odd_dup = atomic_load(&c->refused_dup);
   if (odd_parent || odd_dup)
     ins_info("communicator 0x%llx rank %d: kernel events refused: %llu whose parent was not an op "
              "in flight, %llu for a channel the op already had",

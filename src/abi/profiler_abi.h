@@ -1,11 +1,13 @@
 /*
  * profiler_abi.h - our own declarations of the NCCL/RCCL profiler-plugin ABI,
- * versions 4, 5 and 6, written from docs/ABI notes (no vendor header).
+ * versions 4, 5 and 6, written from the facts of the ABI (layouts, semantics,
+ * what NCCL sends), never from a vendor header.
  *
  * Owns: the binary layout NCCL expects of the exported plugin table and of
  * the event descriptors it hands us. Nothing here has behaviour; the
  * per-version adapters (adapter_v4.c, adapter_v5.c, adapter_v6.c) translate
- * these layouts into the internal event model of src/core/event.h.
+ * these layouts into calls on the tracker (core/op.h) and the sampler
+ * (core/sampler.h), through the dispatch they share (adapter.h).
  *
  * Field order and types matter: NCCL reads and writes these structs by
  * layout, with natural C alignment. Do not reorder.

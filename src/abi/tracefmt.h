@@ -1,7 +1,7 @@
 /*
  * tracefmt.h - the text of one NCCL callback in the trace format that
  * inspector-replay reads (tests/data/README.md, "Line format"). Shared by the
- * plugin's trace mode (core/trace.c) and the recording plugin
+ * plugin's trace mode (abi/trace.c) and the recording plugin
  * (tests/plugins/trace_plugin.c), so both write exactly the same lines.
  */
 #ifndef INS_TRACEFMT_H

@@ -18,7 +18,6 @@
 #include "core/pool.h"
 #include "core/ring.h"
 
-enum { INS_ODD_KERNEL_PARENT = 0, INS_ODD_KERNEL_DUP = 1 };
 #define INS_INFLIGHT_SLOTS 1024 /* a power of two, well above INS_OVERTAKE_WINDOW */
 #define INS_COMM_EXT_SINKS 4    /* per-communicator state slots of the sinks (sink/sink.h) */
 
@@ -41,9 +40,11 @@ struct ins_comm {
   _Atomic uint64_t p2p_seq;         /* our p2p_sn counter */
   _Atomic uint32_t event_sn;        /* verbose callback counter */
   _Atomic int bad_channel;          /* a kernel channel id >= 64 was seen */
-  _Atomic uint64_t odd_events[2];   /* kernel starts refused: parent not a live op, duplicate channel */
+  _Atomic uint64_t refused_parent;  /* kernel starts refused: their parent was not an op in flight */
+  _Atomic uint64_t refused_dup;     /* ... or a channel their op already had */
   _Atomic uint64_t issue_seq;       /* ops issued (tracked ones) */
-  _Atomic uint64_t overtaken[2];    /* ops finished by a newer op: recorded partial, lost */
+  _Atomic uint64_t overtaken_recorded; /* ops finished by a newer op (op.h): recorded partial */
+  _Atomic uint64_t overtaken_lost;  /* ... with no channel timed: not recorded */
   struct ins_op *_Atomic inflight[INS_INFLIGHT_SLOTS]; /* by issue % slots */
 
   pthread_mutex_t drain_lock;       /* the ring consumer: dump thread or finalize */

@@ -10,6 +10,8 @@
  */
 #include "core/op.h"
 
+#include <assert.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -72,6 +74,12 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
   return op;
 }
 
+/* inflight[] is indexed by issue & (slots - 1), and an op overtaken INS_OVERTAKE_WINDOW
+ * issues later must still be in its slot */
+_Static_assert((INS_INFLIGHT_SLOTS & (INS_INFLIGHT_SLOTS - 1)) == 0, "a power of two");
+_Static_assert(INS_INFLIGHT_SLOTS > INS_OVERTAKE_WINDOW, "room for the overtake window");
+_Static_assert(sizeof(((struct ins_op *)0)->chan_mask) * 8 >= INS_MAX_CHANNELS, "a bit per channel");
+
 static void reclaim_overtaken(struct ins_comm *c, uint64_t issue);
 static void release_untrusted(struct ins_comm *c, uint64_t issue);
 
@@ -82,9 +90,9 @@ static void release_untrusted(struct ins_comm *c, uint64_t issue);
  * hundreds of microseconds to tens of milliseconds before the other channels
  * start, and the op's span would then be up to 100 times its length. A real
  * op's channels run together. So when the channels, sorted by start, fall
- * into groups separated by idle gaps, and the last such gap is longer than
- * INS_STALE_GAP_FACTOR times the longest channel interval after it, the
- * channels before it are stale: the time comes from those after it, and the
+ * into groups separated by idle gaps, the latest gap longer than
+ * INS_STALE_GAP_FACTOR times the longest channel interval after it makes the
+ * channels before it stale: the time comes from those after it, and the
  * record says how many were left out. (A channel that merely starts late, as
  * RCCL was reported to do, leaves a gap shorter than that.)
  */
@@ -122,104 +130,147 @@ static int drop_stale_channels(const struct ins_op *op, uint64_t mask, uint64_t 
   return cut;
 }
 
-/* Turn a finished op into a record in its ring (or count why not). `partial`:
- * the op was overtaken (see op.h): use only channels that gave both timers. */
+/* An overtaken op (op.h) keeps only the channels that gave both timers; the others'
+ * late stops are ignored. Counts it as recorded from those, or lost with none (unless
+ * CPU timing is kept: then it is a collective_cpu record). Returns the channels kept. */
+static uint64_t keep_timed_channels(struct ins_op *op, uint64_t mask) {
+  struct ins_comm *c = op->comm;
+  uint64_t timed = 0;
+  for (uint64_t m = mask; m; m &= m - 1) {
+    struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
+    ch->tag = INS_TAG_FREE; /* a late stop of this channel is ignored */
+    if (ch->start_ptimer && ch->stop_ptimer >= ch->start_ptimer) timed |= m & -m;
+  }
+  if (timed || c->keep_cpu_timing)
+    atomic_fetch_add_explicit(&c->overtaken_recorded, 1, memory_order_relaxed);
+  else
+    atomic_fetch_add_explicit(&c->overtaken_lost, 1, memory_order_relaxed);
+  return timed;
+}
+
+/* What an op's channels say about its time. */
+struct op_span {
+  int nch;                 /* channels */
+  bool all_gpu;            /* every one gave both GPU timers */
+  uint64_t gpu_lo, gpu_hi; /* earliest GPU start, latest GPU stop */
+  uint64_t start_hi, stop_lo; /* latest GPU start, earliest GPU stop (stale-channel test) */
+  uint64_t cpu_lo, cpu_hi; /* host times of the channels without GPU timers */
+};
+
+static struct op_span channel_span(const struct ins_op *op, uint64_t mask) {
+  struct op_span s = {.all_gpu = true, .gpu_lo = UINT64_MAX, .stop_lo = UINT64_MAX,
+                      .cpu_lo = UINT64_MAX};
+  for (uint64_t m = mask; m; m &= m - 1) {
+    const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
+    s.nch++;
+    if (ch->start_ptimer && ch->stop_ptimer && ch->stop_ptimer >= ch->start_ptimer) {
+      if (ch->start_ptimer < s.gpu_lo) s.gpu_lo = ch->start_ptimer;
+      if (ch->stop_ptimer > s.gpu_hi) s.gpu_hi = ch->stop_ptimer;
+      if (ch->start_ptimer > s.start_hi) s.start_hi = ch->start_ptimer;
+      if (ch->stop_ptimer < s.stop_lo) s.stop_lo = ch->stop_ptimer;
+    } else {
+      s.all_gpu = false;
+      if (ch->host_start_ns < s.cpu_lo) s.cpu_lo = ch->host_start_ns;
+      if (ch->host_stop_ns > s.cpu_hi) s.cpu_hi = ch->host_stop_ns;
+    }
+  }
+  return s;
+}
+
+/* How the op is timed: the GPU timers of every channel, else the host times of the
+ * kernel events, else the op's own host start and stop. */
+struct op_timing {
+  enum ins_timing source;
+  uint64_t start, end;
+  int stale; /* channels left out: stale GPU timestamps (drop_stale_channels) */
+};
+
+static struct op_timing choose_timing(const struct ins_op *op, uint64_t mask,
+                                      const struct op_span *s) {
+  struct op_timing t = {0};
+  if (s->nch && s->all_gpu) {
+    t = (struct op_timing){INS_TIMING_KERNEL_GPU, s->gpu_lo, s->gpu_hi, 0};
+    /* Every channel still running when the last one started: one group, nothing stale. */
+    if (s->start_hi > s->stop_lo) t.stale = drop_stale_channels(op, mask, &t.start, &t.end);
+    if (t.stale) atomic_fetch_add_explicit(&op->comm->stale, 1, memory_order_relaxed);
+  } else if (s->nch) {
+    t = (struct op_timing){INS_TIMING_KERNEL_CPU, s->cpu_lo, s->cpu_hi, 0};
+  } else {
+    t = (struct op_timing){INS_TIMING_COLLECTIVE_CPU, op->host_start_ns, op->host_stop_ns, 0};
+  }
+  return t;
+}
+
+/* The record's fields from the op, its channels and its timing. */
+static void fill_record(struct ins_record *r, const struct ins_op *op, uint64_t mask, int nch,
+                        const struct op_timing *t) {
+  const struct ins_comm *c = op->comm;
+  r->kind = op->kind;
+  r->timing = (uint8_t)t->source;
+  r->func = op->func;
+  r->nchannels = (uint8_t)nch;
+  r->stale_channels = (uint8_t)t->stale;
+  r->peer = op->peer;
+  r->sn = op->sn;
+  r->count = op->count;
+  r->bytes = op->bytes;
+  r->start_ns = t->start;
+  r->exec_ns = t->end > t->start ? t->end - t->start : 0;
+  r->func_name = op->func_name;
+  r->datatype = op->datatype;
+  r->algo = op->algo;
+  r->proto = op->proto;
+  /* the GPU timer's unit is being measured: when the op completed, on the host */
+  r->host_done_ns = atomic_load_explicit(&c->timer_probe, memory_order_relaxed) ? ins_mono_ns() : 0;
+  if (!c->verbose) return;
+  struct ins_record_trace *tr = r->trace;
+  tr->op_start_sn = op->start_sn;
+  tr->op_stop_sn = op->stop_sn;
+  tr->op_start_us = op->host_start_ns / 1000;
+  tr->op_stop_us = op->host_stop_ns / 1000;
+  int i = 0;
+  for (uint64_t m = mask; m; m &= m - 1, i++) {
+    const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
+    tr->ch[i] = (struct ins_trace_ch){ch->id, ch->start_sn, ch->record_sn, ch->stop_sn,
+                                      ch->host_start_ns / 1000, ch->host_record_ns / 1000,
+                                      ch->host_stop_ns / 1000};
+  }
+}
+
+/* Into the ring, or counted: dropped (ring full) or untimed (not kept). */
+static void publish(struct ins_op *op, uint64_t mask, int nch, const struct op_timing *t) {
+  struct ins_comm *c = op->comm;
+  if (t->source != INS_TIMING_KERNEL_GPU && !c->keep_cpu_timing) {
+    atomic_fetch_add_explicit(&c->untimed, 1, memory_order_relaxed);
+    return;
+  }
+  struct ins_ring *ring = &c->ring[op->kind];
+  uint64_t pos;
+  struct ins_record *r = ins_ring_reserve(ring, &pos);
+  if (!r) {
+    atomic_fetch_add_explicit(&c->dropped[op->kind], 1, memory_order_relaxed);
+    return;
+  }
+  fill_record(r, op, mask, nch, t);
+  ins_ring_commit(ring, r, pos);
+  ins_wake_after_push(ring);
+}
+
+/* Turn a finished op into a record in its ring (or count why not), free it, and let
+ * the ops its completion vouches for finish (op.h: untrusted counts, overtaken ops).
+ * `partial`: the op was overtaken: use only channels that gave both timers. */
 static void complete(struct ins_op *op, int partial) {
+  assert(op->tag == INS_TAG_OP); /* completed once: whoever brought pending to 0, or a reclaim */
   struct ins_comm *c = op->comm;
   uint64_t issue = atomic_load_explicit(&op->issue, memory_order_relaxed);
   struct ins_op *self = op;
   atomic_compare_exchange_strong(&c->inflight[issue & (INS_INFLIGHT_SLOTS - 1)], &self, NULL);
   uint64_t mask = atomic_load_explicit(&op->chan_mask, memory_order_relaxed);
-  if (partial) {
-    uint64_t timed = 0;
-    for (uint64_t m = mask; m; m &= m - 1) {
-      struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
-      ch->tag = INS_TAG_FREE; /* a late stop of this channel is ignored */
-      if (ch->start_ptimer && ch->stop_ptimer >= ch->start_ptimer)
-        timed |= m & -m;
-    }
-    mask = timed;
-    /* with none timed it is lost, unless CPU timing is kept (collective_cpu) */
-    atomic_fetch_add_explicit(&c->overtaken[mask || c->keep_cpu_timing ? 0 : 1], 1,
-                              memory_order_relaxed);
-  }
-  uint64_t gpu_lo = UINT64_MAX, gpu_hi = 0, cpu_lo = UINT64_MAX, cpu_hi = 0;
-  uint64_t start_hi = 0, stop_lo = UINT64_MAX;
-  int nch = 0, all_gpu = 1;
-  for (uint64_t m = mask; m; m &= m - 1) {
-    struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
-    nch++;
-    if (ch->start_ptimer && ch->stop_ptimer && ch->stop_ptimer >= ch->start_ptimer) {
-      if (ch->start_ptimer < gpu_lo) gpu_lo = ch->start_ptimer;
-      if (ch->stop_ptimer > gpu_hi) gpu_hi = ch->stop_ptimer;
-      if (ch->start_ptimer > start_hi) start_hi = ch->start_ptimer;
-      if (ch->stop_ptimer < stop_lo) stop_lo = ch->stop_ptimer;
-    } else {
-      all_gpu = 0;
-      if (ch->host_start_ns < cpu_lo) cpu_lo = ch->host_start_ns;
-      if (ch->host_stop_ns > cpu_hi) cpu_hi = ch->host_stop_ns;
-    }
-  }
-  enum ins_timing timing;
-  uint64_t start, end;
-  int stale = 0;
-  if (nch && all_gpu) {
-    timing = INS_TIMING_KERNEL_GPU, start = gpu_lo, end = gpu_hi;
-    /* Every channel still running when the last one started: one group, nothing stale. */
-    if (start_hi > stop_lo) stale = drop_stale_channels(op, mask, &start, &end);
-    if (stale) atomic_fetch_add_explicit(&c->stale, 1, memory_order_relaxed);
-  } else if (nch) {
-    timing = INS_TIMING_KERNEL_CPU, start = cpu_lo, end = cpu_hi;
-  } else {
-    timing = INS_TIMING_COLLECTIVE_CPU, start = op->host_start_ns, end = op->host_stop_ns;
-  }
-
-  if (partial && !nch && !c->keep_cpu_timing) {
-    /* counted as lost above */
-  } else if (timing != INS_TIMING_KERNEL_GPU && !c->keep_cpu_timing) {
-    atomic_fetch_add_explicit(&c->untimed, 1, memory_order_relaxed);
-  } else {
-    struct ins_ring *ring = &c->ring[op->kind];
-    uint64_t pos;
-    struct ins_record *r = ins_ring_reserve(ring, &pos);
-    if (!r) {
-      atomic_fetch_add_explicit(&c->dropped[op->kind], 1, memory_order_relaxed);
-    } else {
-      r->kind = op->kind;
-      r->timing = (uint8_t)timing;
-      r->func = op->func;
-      r->nchannels = (uint8_t)nch;
-      r->stale_channels = (uint8_t)stale;
-      r->peer = op->peer;
-      r->sn = op->sn;
-      r->count = op->count;
-      r->bytes = op->bytes;
-      r->start_ns = start;
-      r->exec_ns = end > start ? end - start : 0;
-      r->func_name = op->func_name;
-      r->datatype = op->datatype;
-      r->algo = op->algo;
-      r->proto = op->proto;
-      /* the GPU timer's unit is being measured: when the op completed, on the host */
-      r->host_done_ns = atomic_load_explicit(&c->timer_probe, memory_order_relaxed) ? ins_mono_ns() : 0;
-      if (c->verbose) {
-        struct ins_record_trace *t = r->trace;
-        t->op_start_sn = op->start_sn;
-        t->op_stop_sn = op->stop_sn;
-        t->op_start_us = op->host_start_ns / 1000;
-        t->op_stop_us = op->host_stop_ns / 1000;
-        int i = 0;
-        for (uint64_t m = mask; m; m &= m - 1, i++) {
-          struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
-          t->ch[i] = (struct ins_trace_ch){ch->id, ch->start_sn, ch->record_sn, ch->stop_sn,
-                                           ch->host_start_ns / 1000, ch->host_record_ns / 1000,
-                                           ch->host_stop_ns / 1000};
-        }
-      }
-      ins_ring_commit(ring, r, pos);
-      ins_wake_after_push(ring);
-    }
-  }
+  if (partial) mask = keep_timed_channels(op, mask);
+  struct op_span span = channel_span(op, mask);
+  struct op_timing timing = choose_timing(op, mask, &span);
+  /* an overtaken op with no channel left is lost (counted above) unless CPU timing is kept */
+  if (!(partial && !span.nch && !c->keep_cpu_timing)) publish(op, mask, span.nch, &timing);
   ins_pool_put(&c->pool, op);
   if (issue > 0) release_untrusted(c, issue - 1);
   if (!partial && issue >= INS_OVERTAKE_WINDOW) reclaim_overtaken(c, issue - INS_OVERTAKE_WINDOW);
@@ -263,7 +314,7 @@ void *ins_kernel_start_slow(struct ins_comm *c, void *parent, uint8_t channel, u
   struct ins_op *op = parent;
   if (!c || !op) return NULL;
   if (*(const uint8_t *)parent != INS_TAG_OP) {
-    atomic_fetch_add_explicit(&c->odd_events[INS_ODD_KERNEL_PARENT], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->refused_parent, 1, memory_order_relaxed);
     return NULL;
   }
   if (channel >= INS_MAX_CHANNELS) {
@@ -272,7 +323,7 @@ void *ins_kernel_start_slow(struct ins_comm *c, void *parent, uint8_t channel, u
   }
   uint64_t bit = 1ull << channel;
   if (atomic_load_explicit(&op->chan_mask, memory_order_relaxed) & bit) { /* duplicate */
-    atomic_fetch_add_explicit(&c->odd_events[INS_ODD_KERNEL_DUP], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->refused_dup, 1, memory_order_relaxed);
     return NULL;
   }
   struct ins_chan *ch = &op->ch[channel];
@@ -314,7 +365,7 @@ void ins_op_stop(struct ins_op *op) {
   ins_op_settle(op, 1);
 }
 
-void ins_ops_settle_inflight(struct ins_comm *c, uint64_t *incomplete) {
+void ins_ops_finish_at_teardown(struct ins_comm *c, uint64_t *incomplete) {
   uint32_t n = atomic_load(&c->pool.nchunks) * INS_POOL_CHUNK;
   for (uint32_t i = 0; i < n; i++) {
     struct ins_op *op = ins_pool_at(&c->pool, i);

@@ -96,9 +96,9 @@ static inline void ins_event_stop(void *handle);
 
 #define INS_OVERTAKE_WINDOW 64
 
-/* Finalize: settle every op still in flight: host-timed ones become records
+/* Finalize: finish every op still in flight: host-timed ones become records
  * when CPU timing is kept; the rest are counted in *incomplete and freed. */
-void ins_ops_settle_inflight(struct ins_comm *comm, uint64_t *incomplete);
+void ins_ops_finish_at_teardown(struct ins_comm *comm, uint64_t *incomplete);
 
 /* ---- the slow paths (op.c) ------------------------------------------------ */
 

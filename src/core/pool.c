@@ -3,6 +3,8 @@
  */
 #include "core/pool.h"
 
+#include <assert.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,9 @@ void ins_pool_destroy(struct ins_pool *p) {
 }
 
 void ins_pool_put(struct ins_pool *p, struct ins_op *op) {
+  /* an op of this pool: its index names its slot, and the free list links by index */
+  assert(op->pool_idx < atomic_load(&p->nchunks) * INS_POOL_CHUNK &&
+         ins_pool_at(p, op->pool_idx) == op);
   op->tag = INS_TAG_FREE;
   uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
   uint64_t nh;

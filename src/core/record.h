@@ -10,6 +10,9 @@
 #include <stdint.h>
 
 #define INS_MAX_CHANNELS 64 /* channel ids 0..63; NCCL's MAXCHANNELS */
+/* an op's channels are the bits of one uint64_t (core/op.h chan_mask), and a record's
+ * nchannels is a uint8_t */
+_Static_assert(INS_MAX_CHANNELS <= 64, "channel sets are 64-bit masks");
 
 enum ins_kind { INS_KIND_COLL = 0, INS_KIND_P2P = 1 };
 

@@ -4,6 +4,7 @@
 #include "core/ring.h"
 
 #include <stdlib.h>
+#include <assert.h>
 #include <string.h>
 
 struct cell_hdr { _Atomic uint64_t seq; uint64_t pad; };
@@ -14,6 +15,8 @@ static inline struct cell_hdr *cell_at(struct ins_ring *r, uint64_t pos) {
 }
 
 int ins_ring_init(struct ins_ring *r, uint32_t capacity, size_t payload) {
+  /* positions map to cells by `& mask`: a power of two (core/config.c rounds up) */
+  assert(capacity >= 2 && (capacity & (capacity - 1)) == 0);
   memset(r, 0, sizeof *r);
   r->mask = capacity - 1;
   r->stride = (HDR + payload + 15) & ~(size_t)15;

@@ -63,8 +63,6 @@ bool ins_wqueue_start(void) {
   return true;
 }
 
-bool ins_wqueue_running(void) { return g_running; }
-
 void ins_wqueue_push(struct ins_buf *b, uint64_t records) {
   if (!b->len) return;
   pthread_mutex_lock(&g_lock);

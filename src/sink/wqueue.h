@@ -32,7 +32,6 @@
 
 /* Start the writer thread; false (after a warning) if it cannot start. */
 bool ins_wqueue_start(void);
-bool ins_wqueue_running(void);
 /* Queue b's lines (`records` records among them) and give b an empty buffer. */
 void ins_wqueue_push(struct ins_buf *b, uint64_t records);
 /* Return once every queued batch has been written. */

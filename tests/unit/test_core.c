@@ -346,7 +346,7 @@ static void test_tracker(void) {
 
   /* 7. finalize with an op in flight: counted, freed */
   uint64_t incomplete = 0;
-  ins_ops_settle_inflight(c, &incomplete);
+  ins_ops_finish_at_teardown(c, &incomplete);
   CHECK_EQ_U(incomplete, 1);
 
   /* 8. ring full: drops are counted, never block */
@@ -370,7 +370,7 @@ static void test_tracker(void) {
   for (int i = 1; i < 100; i++) distinct &= ops[i] != ops[i - 1] && ops[i] != NULL;
   CHECK(distinct);
   incomplete = 0;
-  ins_ops_settle_inflight(c, &incomplete);
+  ins_ops_finish_at_teardown(c, &incomplete);
   CHECK_EQ_U(incomplete, 100);
   ins_comm_destroy(c);
 
@@ -380,7 +380,7 @@ static void test_tracker(void) {
   op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 5, -1, 1, "RING", "LL");
   ins_event_stop(op);
   incomplete = 0;
-  ins_ops_settle_inflight(c, &incomplete);
+  ins_ops_finish_at_teardown(c, &incomplete);
   CHECK_EQ_U(incomplete, 0);
   CHECK(pop(c, 0, &r) && r.timing == INS_TIMING_COLLECTIVE_CPU && r.sn == 5);
   ins_comm_destroy(c);
@@ -491,11 +491,11 @@ static void test_overtaken(void) {
   CHECK(ins_ring_peek(&c->ring[0]) == NULL);
   for (int i = 0; i < INS_OVERTAKE_WINDOW - 2; i++) run_op(c, 2 + (uint64_t)i, 1, 1, 100000);
   /* op 0 is overtaken only by the op issued INS_OVERTAKE_WINDOW after it */
-  CHECK_EQ_U(atomic_load(&c->overtaken[0]), 0);
+  CHECK_EQ_U(atomic_load(&c->overtaken_recorded), 0);
   run_op(c, 100, 1, 1, 200000);
-  CHECK_EQ_U(atomic_load(&c->overtaken[0]), 1);
+  CHECK_EQ_U(atomic_load(&c->overtaken_recorded), 1);
   run_op(c, 101, 1, 1, 200000);
-  CHECK_EQ_U(atomic_load(&c->overtaken[1]), 1);
+  CHECK_EQ_U(atomic_load(&c->overtaken_lost), 1);
   int found = 0;
   while (pop(c, 0, &r))
     if (r.sn == 0) {
@@ -509,7 +509,7 @@ static void test_overtaken(void) {
     }
   CHECK(found);
   uint64_t incomplete = 0;
-  ins_ops_settle_inflight(c, &incomplete);
+  ins_ops_finish_at_teardown(c, &incomplete);
   CHECK_EQ_U(incomplete, 0); /* nothing left pinned */
   ins_comm_destroy(c);
 
@@ -518,7 +518,7 @@ static void test_overtaken(void) {
   c = ins_comm_create(&cfg, 8, "y", 1, 2, 0);
   run_op(c, 0, 1, 0, 0);
   for (int i = 0; i < INS_OVERTAKE_WINDOW; i++) run_op(c, 1 + (uint64_t)i, 1, 1, 100000);
-  CHECK_EQ_U(atomic_load(&c->overtaken[0]), 1);
+  CHECK_EQ_U(atomic_load(&c->overtaken_recorded), 1);
   found = 0;
   while (pop(c, 0, &r)) found += r.sn == 0 && r.timing == INS_TIMING_COLLECTIVE_CPU;
   CHECK_EQ_U(found, 1);
