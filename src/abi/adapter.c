@@ -25,7 +25,7 @@ static inline __attribute__((always_inline)) void stop_untraced(void *handle) {
   if (ins_sampler_is_group(handle))
     ins_sampler_group_stop(handle);
   else
-    ins_event_stop(handle);
+    ins_op_event_stop(handle);
 }
 
 static __attribute__((noinline)) prof_result_t stop_traced(void *handle) {
@@ -43,14 +43,14 @@ static __attribute__((noinline)) prof_result_t record_traced(void *handle, int s
                                                              union prof_state_args *args) {
   handle = ins_trace_record(handle, state, args);
   if (state == PROF_STATE_KERNEL_CH_STOP)
-    ins_kernel_record_stop(handle, args ? args->kernelCh.pTimer : 0);
+    ins_op_kernel_record_stop(handle, args ? args->kernelCh.pTimer : 0);
   return PROF_SUCCESS;
 }
 
 prof_result_t ins_adapter_record(void *handle, int state, union prof_state_args *args) {
   if (__builtin_expect(ins_tracing(), 0)) return record_traced(handle, state, args);
   if (state == PROF_STATE_KERNEL_CH_STOP)
-    ins_kernel_record_stop(handle, args ? args->kernelCh.pTimer : 0);
+    ins_op_kernel_record_stop(handle, args ? args->kernelCh.pTimer : 0);
   return PROF_SUCCESS;
 }
 

@@ -32,7 +32,7 @@ static inline void *ins_adapter_start(void *context, uint64_t type, void *parent
     }
     case PROF_EV_KERNEL_CH: {
       const struct prof_kernel_ch *e = u;
-      return ins_kernel_start(context, parent, e->channelId, e->pTimer);
+      return ins_op_kernel_start(context, parent, e->channelId, e->pTimer);
     }
     case PROF_EV_GROUP: /* a handle only when sampling counts groups */
       return ins_sampler_group_start(0);

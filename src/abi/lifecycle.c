@@ -102,7 +102,7 @@ prof_result_t ins_lifecycle_comm_finalize(void *context) {
   if (ins_tracing()) ins_trace_finalize((int)(intptr_t)c->ext_trace);
   ins_registry_remove(c); /* waits for a dump pass in progress */
   uint64_t incomplete = 0;
-  ins_ops_finish_at_teardown(c, &incomplete);
+  ins_op_finish_all_at_teardown(c, &incomplete);
   ins_dump_comm_final(c);
   uint64_t untimed = atomic_load(&c->untimed);
   if (incomplete)

@@ -84,7 +84,7 @@ void ins_trace_open(const char *dir, const char *hostname) {
   snprintf(stem, sizeof stem, "%s-pid%ld", hostname, (long)getpid());
   bool renamed = false;
   g_buf = malloc(TRACE_BUF);
-  if (g_buf) g_fd = ins_create_file(dir, stem, ".trace.jsonl", g_path, sizeof g_path, &renamed);
+  if (g_buf) g_fd = ins_files_create(dir, stem, ".trace.jsonl", g_path, sizeof g_path, &renamed);
   if (g_fd < 0) {
     ins_warn("NCCL_INSPECTOR_TRACE_DIR: cannot create a trace file in '%s': %s; trace mode off",
              dir, g_buf ? strerror(errno) : "out of memory");

@@ -89,23 +89,23 @@ struct ins_op {
 void *ins_op_start(struct ins_comm *comm, enum ins_kind kind, const char *func,
                    const char *datatype, uint64_t count, uint64_t seq, int peer,
                    uint8_t nchannels, const char *algo, const char *proto);
-static inline void *ins_kernel_start(struct ins_comm *comm, void *parent, uint8_t channel,
+static inline void *ins_op_kernel_start(struct ins_comm *comm, void *parent, uint8_t channel,
                                      uint64_t ptimer);
-static inline void ins_kernel_record_stop(void *handle, uint64_t ptimer);
-static inline void ins_event_stop(void *handle);
+static inline void ins_op_kernel_record_stop(void *handle, uint64_t ptimer);
+static inline void ins_op_event_stop(void *handle);
 
 #define INS_OVERTAKE_WINDOW 64
 
 /* Finalize: finish every op still in flight: host-timed ones become records
  * when CPU timing is kept; the rest are counted in *incomplete and freed. */
-void ins_ops_finish_at_teardown(struct ins_comm *comm, uint64_t *incomplete);
+void ins_op_finish_all_at_teardown(struct ins_comm *comm, uint64_t *incomplete);
 
 /* ---- the slow paths (op.c) ------------------------------------------------ */
 
 /* Kernel start that is not the common case: odd parent, channel id, duplicate, verbose, no timer. */
-void *ins_kernel_start_slow(struct ins_comm *comm, void *parent, uint8_t channel, uint64_t ptimer);
-void ins_kernel_record_stop_slow(struct ins_chan *ch, uint64_t ptimer);
-void ins_kernel_stop_slow(struct ins_chan *ch);
+void *ins_op_kernel_start_slow(struct ins_comm *comm, void *parent, uint8_t channel, uint64_t ptimer);
+void ins_op_kernel_record_stop_slow(struct ins_chan *ch, uint64_t ptimer);
+void ins_op_kernel_stop_slow(struct ins_chan *ch);
 void ins_op_stop(struct ins_op *op);
 /* The last thing the op waited for has happened: record it, free it. */
 void ins_op_complete(struct ins_op *op);
@@ -124,7 +124,7 @@ static inline void ins_op_settle(struct ins_op *op, int n) {
 /* A kernel channel of op stopped. */
 static inline void ins_op_channel_stopped(struct ins_op *op) { ins_op_settle(op, 1); }
 
-static inline void *ins_kernel_start(struct ins_comm *comm, void *parent, uint8_t channel,
+static inline void *ins_op_kernel_start(struct ins_comm *comm, void *parent, uint8_t channel,
                                      uint64_t ptimer) {
   struct ins_op *op = parent;
   uint64_t bit = 1ull << (channel & (INS_MAX_CHANNELS - 1));
@@ -134,7 +134,7 @@ static inline void *ins_kernel_start(struct ins_comm *comm, void *parent, uint8_
                            !ptimer || op->verbose ||
                            (atomic_load_explicit(&op->chan_mask, memory_order_relaxed) & bit),
                        0))
-    return ins_kernel_start_slow(comm, parent, channel, ptimer);
+    return ins_op_kernel_start_slow(comm, parent, channel, ptimer);
   struct ins_chan *ch = &op->ch[channel];
   ch->id = channel;
   ch->verbose = 0;
@@ -147,23 +147,23 @@ static inline void *ins_kernel_start(struct ins_comm *comm, void *parent, uint8_
   return ch;
 }
 
-static inline void ins_kernel_record_stop(void *handle, uint64_t ptimer) {
+static inline void ins_op_kernel_record_stop(void *handle, uint64_t ptimer) {
   struct ins_chan *ch = handle;
   if (!ch || ch->tag != INS_TAG_KERNEL) return;
   if (__builtin_expect(!ptimer || ch->verbose, 0)) {
-    ins_kernel_record_stop_slow(ch, ptimer);
+    ins_op_kernel_record_stop_slow(ch, ptimer);
     return;
   }
   ch->stop_ptimer = ptimer;
 }
 
-static inline void ins_event_stop(void *handle) {
+static inline void ins_op_event_stop(void *handle) {
   if (!handle) return;
   uint8_t tag = *(uint8_t *)handle;
   if (tag == INS_TAG_KERNEL) {
     struct ins_chan *ch = handle;
     if (__builtin_expect(ch->verbose || !ch->stop_ptimer, 0)) {
-      ins_kernel_stop_slow(ch);
+      ins_op_kernel_stop_slow(ch);
       return;
     }
     ch->tag = INS_TAG_FREE; /* a second stop of this handle is ignored */

@@ -90,7 +90,7 @@ void ins_buf_f6(struct ins_buf *b, double v) {
   b->len += 7;
 }
 
-size_t ins_jstr_max(const char *s) { return (s ? strlen(s) : 7) * 6 + 2; }
+size_t ins_buf_jstr_max(const char *s) { return (s ? strlen(s) : 7) * 6 + 2; }
 
 void ins_buf_jstr(struct ins_buf *b, const char *s) {
   static const char hex[] = "0123456789abcdef";

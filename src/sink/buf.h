@@ -32,6 +32,6 @@ void ins_buf_f6(struct ins_buf *b, double v);      /* %.6f for finite v >= 0 */
 /* A JSON string with quotes; NULL -> "unknown"; bytes that are not UTF-8 become
  * U+FFFD (core/utf8.h). Needs 6*strlen+2 bytes reserved. */
 void ins_buf_jstr(struct ins_buf *b, const char *s);
-size_t ins_jstr_max(const char *s);
+size_t ins_buf_jstr_max(const char *s);
 
 #endif

@@ -295,7 +295,7 @@ void ins_dump_start(const struct ins_config *cfg) {
   ins_writer_configure(cfg->dump_dir, cfg->hostname);
   /* Now, not at the first write: with the default interval that is teardown, hours
    * later. The writers check again then (the directory may change meanwhile). */
-  if (ins_dir_writable(cfg->dump_dir) != 0)
+  if (ins_files_dir_writable(cfg->dump_dir) != 0)
     ins_warn("NCCL_INSPECTOR_DUMP_DIR: cannot write to '%s': %s; records will be counted as "
              "lost unless it becomes writable (set NCCL_INSPECTOR_DUMP_DIR to a writable "
              "directory)", cfg->dump_dir, strerror(errno));

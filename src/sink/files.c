@@ -23,7 +23,7 @@ static void set_new_dir_mode(const char *path) {
   close(fd);
 }
 
-int ins_mkdir_p(const char *dir) {
+int ins_files_mkdir_p(const char *dir) {
   char path[PATH_MAX];
   if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) return errno = ENAMETOOLONG, -1;
   for (char *p = path + 1;; p++) {
@@ -50,10 +50,10 @@ static int own_new_file(int fd) {
   return fd;
 }
 
-int ins_create_file(const char *dir, const char *stem, const char *suffix, char *path,
+int ins_files_create(const char *dir, const char *stem, const char *suffix, char *path,
                     size_t cap, bool *renamed) {
   *renamed = false;
-  if (ins_mkdir_p(dir) != 0) return -1;
+  if (ins_files_mkdir_p(dir) != 0) return -1;
   int n = snprintf(path, cap, "%s/%s%s", dir, stem, suffix);
   if (n < 0 || (size_t)n >= cap) return errno = ENAMETOOLONG, -1;
   /* O_EXCL: fails on any existing name, a link (even a dangling one) included */
@@ -66,13 +66,13 @@ int ins_create_file(const char *dir, const char *stem, const char *suffix, char 
   return own_new_file(mkostemps(path, (int)strlen(suffix), O_CLOEXEC));
 }
 
-int ins_create_temp(const char *dir, const char *prefix, char *path, size_t cap) {
+int ins_files_create_temp(const char *dir, const char *prefix, char *path, size_t cap) {
   int n = snprintf(path, cap, "%s/%sXXXXXX", dir, prefix);
   if (n < 0 || (size_t)n >= cap) return errno = ENAMETOOLONG, -1;
   return own_new_file(mkostemp(path, O_CLOEXEC));
 }
 
-int ins_dir_writable(const char *dir) {
-  if (ins_mkdir_p(dir) != 0) return -1;
+int ins_files_dir_writable(const char *dir) {
+  if (ins_files_mkdir_p(dir) != 0) return -1;
   return access(dir, W_OK | X_OK);
 }

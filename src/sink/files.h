@@ -29,20 +29,20 @@
 
 /* Create dir and its missing parents (each new one INS_DIR_MODE). 0, or -1 with errno
  * (ENOTDIR if dir exists but is not a directory). */
-int ins_mkdir_p(const char *dir);
+int ins_files_mkdir_p(const char *dir);
 
 /* A new file <dir>/<stem><suffix>, or <dir>/<stem>.XXXXXX<suffix> (random) if that name
  * is taken: INS_FILE_MODE, opened write-only with O_CLOEXEC. Creates dir if needed.
  * Returns the descriptor and the path in path (cap bytes), *renamed true if the usual
  * name was taken; -1 with errno. */
-int ins_create_file(const char *dir, const char *stem, const char *suffix, char *path,
+int ins_files_create(const char *dir, const char *stem, const char *suffix, char *path,
                     size_t cap, bool *renamed);
 
 /* A new temporary file <dir>/<prefix>XXXXXX (random) for an atomic replace by rename:
  * INS_FILE_MODE, write-only, O_CLOEXEC. Returns the descriptor; -1 with errno. */
-int ins_create_temp(const char *dir, const char *prefix, char *path, size_t cap);
+int ins_files_create_temp(const char *dir, const char *prefix, char *path, size_t cap);
 
 /* Is dir (creating it if needed) a directory we can create files in? 0, or -1 with errno. */
-int ins_dir_writable(const char *dir);
+int ins_files_dir_writable(const char *dir);
 
 #endif

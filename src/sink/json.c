@@ -32,7 +32,7 @@ struct json_comm {
 
 static struct json_comm *header(const struct ins_comm *c) {
   struct ins_buf b = {0};
-  if (ins_buf_reserve(&b, 160 + ins_jstr_max(c->name))) return NULL;
+  if (ins_buf_reserve(&b, 160 + ins_buf_jstr_max(c->name))) return NULL;
   ins_buf_lit(&b, "\"header\":{\"id\":\"0x");
   ins_buf_hex(&b, c->id);
   ins_buf_lit(&b, "\",\"comm_name\":");
@@ -56,7 +56,7 @@ static struct json_comm *header(const struct ins_comm *c) {
 
 static int metadata(char *meta, int cap, const char *hostname, long pid, uint64_t ts_us) {
   struct ins_buf b = {0};
-  if (ins_buf_reserve(&b, 256 + ins_jstr_max(hostname))) return 0;
+  if (ins_buf_reserve(&b, 256 + ins_buf_jstr_max(hostname))) return 0;
   ins_buf_lit(&b, "\"metadata\":{\"inspector_output_format_version\":\"" INS_FORMAT_VERSION "\",\"git_rev\":");
   ins_buf_jstr(&b, INSPECTOR_GIT_REV);
   ins_buf_lit(&b, ",\"rec_mechanism\":\"nccl_profiler_interface\",\"dump_timestamp_us\":");
@@ -112,8 +112,8 @@ static void trace_block(struct ins_buf *b, const char *pfx, size_t pfx_len,
 
 static int record_line(struct ins_buf *b, const struct ins_comm *c, const struct json_comm *h,
                        const char *meta, int meta_len, const struct ins_record *r, int verbose) {
-  size_t need = (size_t)h->len + (size_t)meta_len + 640 + ins_jstr_max(r->func_name) +
-                ins_jstr_max(r->datatype) + ins_jstr_max(r->algo) + ins_jstr_max(r->proto) +
+  size_t need = (size_t)h->len + (size_t)meta_len + 640 + ins_buf_jstr_max(r->func_name) +
+                ins_buf_jstr_max(r->datatype) + ins_buf_jstr_max(r->algo) + ins_buf_jstr_max(r->proto) +
                 (verbose ? 2 * 160 * (size_t)r->nchannels + 256 : 0);
   if (ins_buf_reserve(b, need)) return -1;
   int coll = r->kind == INS_KIND_COLL;

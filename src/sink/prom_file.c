@@ -66,11 +66,11 @@ int ins_prom_file_write(const char *dir, const struct ins_prom_file *d, char *pa
   snprintf(prefix, sizeof prefix, ".nccl_inspector_metrics_%s.prom.tmp", d->uuid);
   FILE *f = NULL;
   int fd = -1;
-  if (ins_mkdir_p(dir) != 0) {
+  if (ins_files_mkdir_p(dir) != 0) {
     ins_warn_once(&g_warned, "cannot create dump directory '%s': %s; Prometheus metrics are "
                   "not written (set NCCL_INSPECTOR_DUMP_DIR to a writable directory)",
                   dir, strerror(errno));
-  } else if ((fd = ins_create_temp(dir, prefix, tmp, sizeof tmp)) < 0 ||
+  } else if ((fd = ins_files_create_temp(dir, prefix, tmp, sizeof tmp)) < 0 ||
              !(f = fdopen(fd, "w"))) {
     ins_warn_once(&g_warned, "cannot create a file in '%s': %s; Prometheus metrics are "
                   "not written", dir, strerror(errno));

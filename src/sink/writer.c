@@ -71,7 +71,7 @@ static int open_locked(void) {
   char stem[sizeof g_host + 32], path[PATH_MAX + 320];
   snprintf(stem, sizeof stem, "%s-pid%ld", g_host, (long)getpid());
   bool renamed;
-  g_fd = ins_create_file(g_dir, stem, ".log", path, sizeof path, &renamed);
+  g_fd = ins_files_create(g_dir, stem, ".log", path, sizeof path, &renamed);
   if (g_fd < 0) {
     ins_warn("cannot create a log file in '%s': %s; records are not written "
              "(set NCCL_INSPECTOR_DUMP_DIR to a writable directory)", g_dir, strerror(errno));

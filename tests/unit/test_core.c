@@ -259,14 +259,14 @@ static void test_tracker(void) {
   /* 1. NCCL's order: start, stop (enqueued), then kernels; two channels. */
   void *op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 4096, 7, -1, 2, "RING", "LL");
   CHECK(op != NULL);
-  ins_event_stop(op);
-  void *k0 = ins_kernel_start(c, op, 0, 1000);
-  void *k1 = ins_kernel_start(c, op, 1, 1100);
-  ins_kernel_record_stop(k1, 5000);
-  ins_event_stop(k1);
+  ins_op_event_stop(op);
+  void *k0 = ins_op_kernel_start(c, op, 0, 1000);
+  void *k1 = ins_op_kernel_start(c, op, 1, 1100);
+  ins_op_kernel_record_stop(k1, 5000);
+  ins_op_event_stop(k1);
   CHECK(ins_ring_peek(&c->ring[0]) == NULL); /* channel 0 still running */
-  ins_kernel_record_stop(k0, 4000);
-  ins_event_stop(k0);
+  ins_op_kernel_record_stop(k0, 4000);
+  ins_op_event_stop(k0);
   CHECK(pop(c, 0, &r) != NULL);
   CHECK_EQ_U(r.sn, 7);
   CHECK_EQ_U(r.bytes, 16384);
@@ -277,11 +277,11 @@ static void test_tracker(void) {
 
   /* 2. kernels finish before the host stop (possible: different threads) */
   op = ins_op_start(c, INS_KIND_COLL, "AllGather", "ncclInt8", 65536, 8, -1, 1, "RING", "SIMPLE");
-  k0 = ins_kernel_start(c, op, 0, 10);
-  ins_kernel_record_stop(k0, 30);
-  ins_event_stop(k0);
+  k0 = ins_op_kernel_start(c, op, 0, 10);
+  ins_op_kernel_record_stop(k0, 30);
+  ins_op_event_stop(k0);
   CHECK(ins_ring_peek(&c->ring[0]) == NULL);
-  ins_event_stop(op);
+  ins_op_event_stop(op);
   CHECK(pop(c, 0, &r) && r.exec_ns == 20 && r.sn == 8);
 
   /* 3. filters: small message, self P2P, P2P channels from 16 */
@@ -289,10 +289,10 @@ static void test_tracker(void) {
   CHECK(ins_op_start(c, INS_KIND_P2P, "Send", "ncclFloat32", 1 << 20, 0, 1, 1, NULL, NULL) == NULL);
   op = ins_op_start(c, INS_KIND_P2P, "Recv", "ncclFloat32", 1 << 20, 0, 2, 1, NULL, NULL);
   CHECK(op != NULL);
-  ins_event_stop(op);
-  k0 = ins_kernel_start(c, op, 16, 100);
-  ins_kernel_record_stop(k0, 600);
-  ins_event_stop(k0);
+  ins_op_event_stop(op);
+  k0 = ins_op_kernel_start(c, op, 16, 100);
+  ins_op_kernel_record_stop(k0, 600);
+  ins_op_event_stop(k0);
   CHECK(pop(c, 1, &r) != NULL);
   CHECK_EQ_U(r.sn, 1); /* the self-send was P2P number 0 */
   CHECK_EQ_U(r.peer, 2);
@@ -300,10 +300,10 @@ static void test_tracker(void) {
 
   /* 4. missing stop pTimer: kernel_cpu, not kept by default, counted */
   op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 10, -1, 1, "RING", "LL");
-  ins_event_stop(op);
-  k0 = ins_kernel_start(c, op, 0, 100);
-  ins_kernel_record_stop(k0, 0);
-  ins_event_stop(k0);
+  ins_op_event_stop(op);
+  k0 = ins_op_kernel_start(c, op, 0, 100);
+  ins_op_kernel_record_stop(k0, 0);
+  ins_op_event_stop(k0);
   CHECK(ins_ring_peek(&c->ring[0]) == NULL);
   CHECK_EQ_U(atomic_load(&c->untimed), 1);
 
@@ -311,51 +311,51 @@ static void test_tracker(void) {
    * come, and the op is whole only once a later op has completed: a channel may start
    * after the others stopped (as RCCL was reported to do) */
   op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 11, -1, 224, "RING", "LL");
-  ins_event_stop(op);
-  k0 = ins_kernel_start(c, op, 0, 100);
-  k1 = ins_kernel_start(c, op, 1, 120);
-  ins_kernel_record_stop(k0, 200);
-  ins_event_stop(k0);
-  ins_kernel_record_stop(k1, 300);
-  ins_event_stop(k1);
+  ins_op_event_stop(op);
+  k0 = ins_op_kernel_start(c, op, 0, 100);
+  k1 = ins_op_kernel_start(c, op, 1, 120);
+  ins_op_kernel_record_stop(k0, 200);
+  ins_op_event_stop(k0);
+  ins_op_kernel_record_stop(k1, 300);
+  ins_op_event_stop(k1);
   CHECK(ins_ring_peek(&c->ring[0]) == NULL); /* every channel so far stopped: not whole yet */
-  void *k2 = ins_kernel_start(c, op, 2, 350);
-  ins_kernel_record_stop(k2, 400);
-  ins_event_stop(k2);
+  void *k2 = ins_op_kernel_start(c, op, 2, 350);
+  ins_op_kernel_record_stop(k2, 400);
+  ins_op_event_stop(k2);
   CHECK(ins_ring_peek(&c->ring[0]) == NULL);
   void *later = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 12, -1, 1, "RING", "LL");
-  ins_event_stop(later);
-  k0 = ins_kernel_start(c, later, 0, 500);
-  ins_kernel_record_stop(k0, 600);
-  ins_event_stop(k0);
+  ins_op_event_stop(later);
+  k0 = ins_op_kernel_start(c, later, 0, 500);
+  ins_op_kernel_record_stop(k0, 600);
+  ins_op_event_stop(k0);
   CHECK(pop(c, 0, &r) && r.sn == 12 && r.exec_ns == 100 && r.nchannels == 1);
   CHECK(pop(c, 0, &r) && r.sn == 11 && r.exec_ns == 300 && r.nchannels == 3);
 
   /* 6. bad channel id, NULL parent, unknown handle, NULL everything */
   op = ins_op_start(c, INS_KIND_COLL, NULL, "ncclFloat32", 1 << 20, 12, -1, 1, NULL, NULL);
-  CHECK(ins_kernel_start(c, op, 64, 100) == NULL);
+  CHECK(ins_op_kernel_start(c, op, 64, 100) == NULL);
   CHECK(atomic_load(&c->bad_channel) == 1);
-  CHECK(ins_kernel_start(c, NULL, 0, 100) == NULL);
+  CHECK(ins_op_kernel_start(c, NULL, 0, 100) == NULL);
   int not_ours = 0x55;
-  CHECK(ins_kernel_start(c, &not_ours, 0, 100) == NULL);
-  ins_event_stop(&not_ours);
-  ins_event_stop(NULL);
-  ins_kernel_record_stop(NULL, 5);
+  CHECK(ins_op_kernel_start(c, &not_ours, 0, 100) == NULL);
+  ins_op_event_stop(&not_ours);
+  ins_op_event_stop(NULL);
+  ins_op_kernel_record_stop(NULL, 5);
   CHECK(ins_op_start(NULL, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 1, -1, 1, NULL, NULL) == NULL);
   CHECK(ins_op_start(c, INS_KIND_COLL, "AllReduce", NULL, 1 << 20, 1, -1, 1, NULL, NULL) == NULL); /* size 0 */
 
   /* 7. finalize with an op in flight: counted, freed */
   uint64_t incomplete = 0;
-  ins_ops_finish_at_teardown(c, &incomplete);
+  ins_op_finish_all_at_teardown(c, &incomplete);
   CHECK_EQ_U(incomplete, 1);
 
   /* 8. ring full: drops are counted, never block */
   for (int i = 0; i < 10; i++) {
     op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 100 + i, -1, 1, "RING", "LL");
-    ins_event_stop(op);
-    k0 = ins_kernel_start(c, op, 0, 1);
-    ins_kernel_record_stop(k0, 2);
-    ins_event_stop(k0);
+    ins_op_event_stop(op);
+    k0 = ins_op_kernel_start(c, op, 0, 1);
+    ins_op_kernel_record_stop(k0, 2);
+    ins_op_event_stop(k0);
   }
   CHECK_EQ_U(atomic_load(&c->dropped[0]), 2);
   int n = 0;
@@ -370,7 +370,7 @@ static void test_tracker(void) {
   for (int i = 1; i < 100; i++) distinct &= ops[i] != ops[i - 1] && ops[i] != NULL;
   CHECK(distinct);
   incomplete = 0;
-  ins_ops_finish_at_teardown(c, &incomplete);
+  ins_op_finish_all_at_teardown(c, &incomplete);
   CHECK_EQ_U(incomplete, 100);
   ins_comm_destroy(c);
 
@@ -378,9 +378,9 @@ static void test_tracker(void) {
   cfg.require_kernel_timing = false;
   c = ins_comm_create(&cfg, 1, "x", 1, 2, 0);
   op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 5, -1, 1, "RING", "LL");
-  ins_event_stop(op);
+  ins_op_event_stop(op);
   incomplete = 0;
-  ins_ops_finish_at_teardown(c, &incomplete);
+  ins_op_finish_all_at_teardown(c, &incomplete);
   CHECK_EQ_U(incomplete, 0);
   CHECK(pop(c, 0, &r) && r.timing == INS_TIMING_COLLECTIVE_CPU && r.sn == 5);
   ins_comm_destroy(c);
@@ -473,11 +473,11 @@ static void test_wake_policy(void) {
 static void run_op(struct ins_comm *c, uint64_t sn, int nch, int nstarted, uint64_t t0) {
   void *op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, sn, -1,
                           (uint8_t)nch, "RING", "SIMPLE");
-  ins_event_stop(op);
+  ins_op_event_stop(op);
   for (int ch = 0; ch < nstarted; ch++) {
-    void *k = ins_kernel_start(c, op, (uint8_t)ch, t0 + (uint64_t)ch);
-    ins_kernel_record_stop(k, t0 + 1000 + (uint64_t)ch);
-    ins_event_stop(k);
+    void *k = ins_op_kernel_start(c, op, (uint8_t)ch, t0 + (uint64_t)ch);
+    ins_op_kernel_record_stop(k, t0 + 1000 + (uint64_t)ch);
+    ins_op_event_stop(k);
   }
 }
 
@@ -509,7 +509,7 @@ static void test_overtaken(void) {
     }
   CHECK(found);
   uint64_t incomplete = 0;
-  ins_ops_finish_at_teardown(c, &incomplete);
+  ins_op_finish_all_at_teardown(c, &incomplete);
   CHECK_EQ_U(incomplete, 0); /* nothing left pinned */
   ins_comm_destroy(c);
 

@@ -43,10 +43,10 @@ static void complete_op(struct ins_comm *c, int kind, uint64_t sn) {
                  : ins_op_start(c, INS_KIND_P2P, "Send", "ncclFloat32", 1 << 20, sn, 1, 1, NULL,
                                 NULL);
   CHECK(op != NULL);
-  ins_event_stop(op);
-  void *k = ins_kernel_start(c, op, kind == INS_KIND_COLL ? 0 : 16, 1000 + sn);
-  ins_kernel_record_stop(k, 2000 + sn);
-  ins_event_stop(k);
+  ins_op_event_stop(op);
+  void *k = ins_op_kernel_start(c, op, kind == INS_KIND_COLL ? 0 : 16, 1000 + sn);
+  ins_op_kernel_record_stop(k, 2000 + sn);
+  ins_op_event_stop(k);
 }
 
 struct stats_line {

@@ -45,7 +45,7 @@ static void test_clean(void) {
 
 static void jstr_is(const char *in, const char *want) {
   struct ins_buf b = {0};
-  CHECK(ins_buf_reserve(&b, ins_jstr_max(in) + 1) == 0);
+  CHECK(ins_buf_reserve(&b, ins_buf_jstr_max(in) + 1) == 0);
   ins_buf_jstr(&b, in);
   b.data[b.len] = '\0';
   CHECK_STR(b.data, want);
