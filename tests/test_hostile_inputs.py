@@ -172,7 +172,7 @@ def cases():
                      [r"no Inspector records", r"\d+ lines rejected",
                       lambda wd: re.escape(os.path.join(wd.path, "noise.log")) + r":1: "]),
         refused_case("report.empty-dir", empty_dir,
-                     [lambda wd: re.escape(os.path.join(wd.path, "empty")) + r": no \.log files"]),
+                     [lambda wd: re.escape(os.path.join(wd.path, "empty")) + r": no \.log or \.jsonl files"]),
         replay_case("replay.start-no-type", COLL % (1, "", 1048576), r'no "type"'),
         replay_case("replay.undefined-ctx", COLL % (9, '"type":2,', 1048576), r"ctx 9"),
         replay_case("replay.negative-count", COLL % (1, '"type":2,', -1), r'"count" -1'),

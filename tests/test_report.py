@@ -15,6 +15,10 @@ inspector-replay):
                        tools/validate/scale.py, rank 1 sleeping 200 us before each AllReduce):
                        the report names rank 1, with the share of ops it was last in and its
                        median lateness computed here from the records' start timestamps
+  report.tree          the straggler job's logs spread over a tree as a multi-node job lays
+                       them out (node folders, one level deeper, some gzipped, some renamed
+                       .jsonl, a stray non-log file beside them): the same report as on the flat
+                       directory, every record counted
 """
 import collections
 import json
@@ -164,8 +168,54 @@ def gpu_straggler_case():
     return harness.Case("report.gpu-straggler", fn, labels=["report"], timeout=60)
 
 
+def tree_case():
+    def fn(a):
+        import gzip
+        import shutil
+        with harness.Workdir(a.keep, "report") as wd:
+            os.makedirs(wd.dump)
+            cmd = harness.replay_cmd(a.replay, a.plugin, synthetic=SYN + ["--late-rank", "3"])
+            r = harness.run(cmd, harness.make_env({}, dump_dir=wd.dump), wd.cwd, a.timeout)
+            problems = [] if r.rc == 0 else ["replay failed: rc %s" % r.rc]
+            logs = sorted(f for f in os.listdir(wd.dump) if f.endswith(".log"))
+            tree = os.path.join(wd.path, "job")
+            for i, f in enumerate(logs):
+                d = os.path.join(tree, "node%02d" % (i % 3), "logs" if i % 2 else "")
+                os.makedirs(d, exist_ok=True)
+                src = os.path.join(wd.dump, f)
+                if i % 4 == 0:
+                    with open(src, "rb") as fi, gzip.open(os.path.join(d, f + ".gz"), "wb") as fo:
+                        shutil.copyfileobj(fi, fo)
+                elif i % 4 == 1:
+                    shutil.copy(src, os.path.join(d, f[:-4] + ".jsonl"))
+                else:
+                    shutil.copy(src, os.path.join(d, f))
+            with open(os.path.join(tree, "node00", "notes.txt"), "w") as f:
+                f.write("not a log\n")
+            rc1, flat = report(a, wd.dump)
+            rc2, nested = report(a, tree)
+            if rc1 != 0 or rc2 != 0:
+                problems.append("report rc %d (flat) and %d (tree)" % (rc1, rc2))
+            # everything but the file count of the header line must be the same
+            strip = lambda out: [l for l in out.splitlines() if not l.startswith("Inspector report")]
+            if strip(flat) != strip(nested):
+                problems.append("the tree's report differs from the flat directory's")
+            m1 = re.search(r"(\d+) files?, (\d+) records", flat)
+            m2 = re.search(r"(\d+) files?, (\d+) records", nested)
+            if not (m1 and m2 and m1.groups() == m2.groups() and int(m2.group(1)) == len(logs)):
+                problems.append("headers: %s / %s, %d logs" % (m1 and m1.group(0), m2 and m2.group(0),
+                                                               len(logs)))
+            if problems:
+                wd.failed = True
+                return False, "FAIL report.tree: %s\n--- flat\n%s\n--- tree\n%s" % (
+                    "; ".join(problems), flat, nested)
+            return True, "OK report.tree: %s from %d files in 3 node folders" % (m2.group(0), len(logs))
+    return harness.Case("report.tree", fn, labels=["report"], timeout=120)
+
+
 def cases():
     return [synthetic_case("report.straggler", True), synthetic_case("report.no-straggler", False),
+            tree_case(),
             drops_case(), torch_case("report.stale", {}, check_stale),
             torch_case("report.sampled", {"NCCL_INSPECTOR_SAMPLE_GROUPS": "3"}, check_sampled),
             gpu_straggler_case()]

@@ -17,6 +17,23 @@
 
 #define INS_EXPORT __attribute__((visibility("default")))
 
+/* The one translation reads v5 and v6 Coll and P2p members through the v4 layouts. */
+#define INS_SAME_FIELD(a, b, f) (offsetof(a, f) == offsetof(b, f) && sizeof(((a *)0)->f) == sizeof(((b *)0)->f))
+_Static_assert(INS_SAME_FIELD(struct prof_coll_v4, struct prof_coll_v5, seqNumber) &&
+                   INS_SAME_FIELD(struct prof_coll_v4, struct prof_coll_v5, func) &&
+                   INS_SAME_FIELD(struct prof_coll_v4, struct prof_coll_v5, count) &&
+                   INS_SAME_FIELD(struct prof_coll_v4, struct prof_coll_v5, datatype) &&
+                   INS_SAME_FIELD(struct prof_coll_v4, struct prof_coll_v5, nChannels) &&
+                   INS_SAME_FIELD(struct prof_coll_v4, struct prof_coll_v5, algo) &&
+                   INS_SAME_FIELD(struct prof_coll_v4, struct prof_coll_v5, proto),
+               "a v5/v6 Coll reads as a v4 Coll");
+_Static_assert(INS_SAME_FIELD(struct prof_p2p_v4, struct prof_p2p_v5, func) &&
+                   INS_SAME_FIELD(struct prof_p2p_v4, struct prof_p2p_v5, datatype) &&
+                   INS_SAME_FIELD(struct prof_p2p_v4, struct prof_p2p_v5, count) &&
+                   INS_SAME_FIELD(struct prof_p2p_v4, struct prof_p2p_v5, peer) &&
+                   INS_SAME_FIELD(struct prof_p2p_v4, struct prof_p2p_v5, nChannels),
+               "a v5/v6 P2p reads as a v4 P2p");
+
 static inline void *ins_adapter_start(void *context, uint64_t type, void *parent,
                                       const void *u) {
   switch (type) {

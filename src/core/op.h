@@ -61,6 +61,10 @@ struct ins_chan {
   uint32_t record_sn, stop_sn;
 };
 _Static_assert(sizeof(struct ins_chan) == 64, "a channel is one cache line");
+/* ins_op_event_stop tells a channel from an op by the first byte of the handle */
+_Static_assert(offsetof(struct ins_chan, tag) == 0, "a channel's tag is its first byte");
+/* ins_op_kernel_start masks the channel id into range before its range check */
+_Static_assert((INS_MAX_CHANNELS & (INS_MAX_CHANNELS - 1)) == 0, "a power of two");
 
 struct ins_op {
   uint8_t tag;       /* INS_TAG_OP */
@@ -84,6 +88,8 @@ struct ins_op {
   _Atomic uint64_t issue; /* per-communicator issue order, for reclaiming overtaken ops */
   struct ins_chan ch[INS_MAX_CHANNELS];
 };
+_Static_assert(offsetof(struct ins_op, tag) == 0, "an op's tag is its first byte");
+_Static_assert(sizeof(((struct ins_op *)0)->chan_mask) * 8 >= INS_MAX_CHANNELS, "a bit per channel");
 
 /* Event entry points, called by the ABI adapters. All are safe with NULLs. */
 void *ins_op_start(struct ins_comm *comm, enum ins_kind kind, const char *func,

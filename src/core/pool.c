@@ -4,9 +4,11 @@
 #include "core/pool.h"
 
 #include <assert.h>
-
 #include <stdlib.h>
 #include <string.h>
+
+/* the head's low half is an op's index + 1 (0: empty), the high half a generation */
+_Static_assert((uint64_t)INS_POOL_MAX_CHUNKS * INS_POOL_CHUNK < UINT32_MAX, "an index fits in 32 bits");
 
 void ins_pool_init(struct ins_pool *p) {
   memset(p, 0, sizeof *p);
@@ -72,8 +74,10 @@ struct ins_op *ins_pool_get(struct ins_pool *p) {
       uint64_t nh = (((h >> 32) + 1) << 32) |
                     atomic_load_explicit(&op->pool_next, memory_order_relaxed);
       if (atomic_compare_exchange_weak_explicit(&p->head, &h, nh, memory_order_acquire,
-                                                memory_order_acquire))
+                                                memory_order_acquire)) {
+        assert(op->tag == INS_TAG_FREE); /* put marks an op free before it is on the list */
         return op;
+      }
     }
     if (grow(p) != 0) return NULL;
   }

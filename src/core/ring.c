@@ -3,8 +3,8 @@
  */
 #include "core/ring.h"
 
-#include <stdlib.h>
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct cell_hdr { _Atomic uint64_t seq; uint64_t pad; };
@@ -56,6 +56,8 @@ void *ins_ring_reserve(struct ins_ring *r, uint64_t *pos_out) {
 void ins_ring_commit(struct ins_ring *r, void *payload, uint64_t pos) {
   (void)r;
   struct cell_hdr *c = (struct cell_hdr *)((unsigned char *)payload - HDR);
+  /* the cell reserved for pos, not committed yet */
+  assert(c == cell_at(r, pos) && atomic_load_explicit(&c->seq, memory_order_relaxed) == pos);
   atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
 }
 
@@ -69,6 +71,8 @@ void *ins_ring_peek(struct ins_ring *r) {
 void ins_ring_release(struct ins_ring *r, void *payload) {
   struct cell_hdr *c = (struct cell_hdr *)((unsigned char *)payload - HDR);
   uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+  /* one consumer, in order: the payload is the one peek gave */
+  assert(c == cell_at(r, head) && atomic_load_explicit(&c->seq, memory_order_relaxed) == head + 1);
   atomic_store_explicit(&c->seq, head + r->mask + 1, memory_order_release);
   atomic_store_explicit(&r->head, head + 1, memory_order_relaxed);
 }

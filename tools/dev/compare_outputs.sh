@@ -1,25 +1,36 @@
 #!/usr/bin/env bash
 # tools/dev/compare_outputs.sh [REV] [BUILD]: does the working tree's plugin write what REV's
-# wrote? For refactors that must not change the output (docs/ARCHITECTURE.md). Builds REV's
-# plugin (default HEAD) in a temporary directory, replays every recorded and edge trace
-# (--abi trace) through both plugins with BUILD's replay (default build/), and compares:
+# wrote? For refactors that must not change the output (docs/ARCHITECTURE.md).
+# Builds REV's plugin (default HEAD; `git archive`, so the repository's state is untouched) and
+# the working tree's plugin and inspector-replay, each in a temporary directory (or, with BUILD,
+# brings BUILD's plugin and replay up to date and uses them), replays every recorded and edge
+# trace (--abi trace) through both plugins with the one replay binary, and compares:
 #   JSON lines (default settings, and verbose), Prometheus files (with stats).
 # Volatile text is removed first: dump_timestamp_us, pid, git_rev, host timestamps of verbose
-# traces, pids in file names. Lines are sorted (the two rings of a context are drained one
-# after the other: their interleaving is not part of the format). Exit 1 on any difference.
+# traces, pids in file names (file names are dropped: every file of a kind is read as one).
+# Lines are sorted: the two rings of a context (collectives, P2P) are drained one after the
+# other, and their interleaving in a file is not part of the format. One line per fixture and
+# mode, then a summary; exit 1 on any difference. JOBS (2): parallel build jobs.
 set -euo pipefail
 rev=${1:-HEAD}
+jobs=${JOBS:-2}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${2:-$root/build}" && pwd)
-replay=$build/bin/inspector-replay
-new=$build/lib/libnccl-profiler-inspector.so
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/inspector-compare.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/src-rev"
 git -C "$root" archive "$rev" | tar -x -C "$tmp/src-rev"
-cmake -S "$tmp/src-rev" -B "$tmp/b" -DINSPECTOR_BUILD_TOOLS=OFF -DBUILD_TESTING=OFF >/dev/null
-cmake --build "$tmp/b" -j "$(nproc)" --target rccl-profiler-inspector >/dev/null
-old=$tmp/b/lib/libnccl-profiler-inspector.so
+cmake -S "$tmp/src-rev" -B "$tmp/b-rev" -DINSPECTOR_BUILD_TOOLS=OFF -DBUILD_TESTING=OFF >/dev/null
+cmake --build "$tmp/b-rev" -j "$jobs" --target rccl-profiler-inspector >/dev/null
+old=$tmp/b-rev/lib/libnccl-profiler-inspector.so
+if [ $# -ge 2 ]; then
+  build=$(cd "$2" && pwd)
+else
+  build=$tmp/b-new
+  cmake -S "$root" -B "$build" -DBUILD_TESTING=OFF >/dev/null
+fi
+cmake --build "$build" -j "$jobs" --target rccl-profiler-inspector inspector-replay >/dev/null
+replay=$build/bin/inspector-replay
+new=$build/lib/libnccl-profiler-inspector.so
 
 normalise() { # dump dir -> sorted, volatile fields removed
   { { cat "$1"/*.log 2>/dev/null || true; } | sed -E 's/"dump_timestamp_us":[0-9]+/"dump_timestamp_us":0/;
@@ -39,13 +50,15 @@ for mode in default verbose prom; do
     for v in old new; do
       so=$old; [ $v = new ] && so=$new
       rm -rf "$tmp/$v"; mkdir -p "$tmp/$v"
+      rc=0
       env NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$tmp/$v" ${env[@]+"${env[@]}"} \
-        "$replay" --quiet --abi trace --plugin "$so" "$f" >/dev/null 2>&1 || true
-      normalise "$tmp/$v" > "$tmp/$v.txt"
+        "$replay" --quiet --abi trace --plugin "$so" "$f" >/dev/null 2>&1 || rc=$?
+      # the exit status is compared too: a crash on one side is a difference
+      { normalise "$tmp/$v"; echo "(replay exit status $rc)"; } > "$tmp/$v.txt"
     done
     n=$((n + 1))
     if cmp -s "$tmp/old.txt" "$tmp/new.txt"; then
-      echo "same     $mode ${f#$root/}"
+      echo "same     $mode ${f#$root/} ($(($(wc -l < "$tmp/new.txt") - 1)) lines)"
     else
       bad=$((bad + 1))
       echo "DIFFERS  $mode ${f#$root/}"

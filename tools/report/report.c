@@ -17,11 +17,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <zlib.h>
 
 #include "parse.h"
 
@@ -138,36 +141,103 @@ static void add_line(const char *path, size_t lineno, const char *line, size_t l
   if (l.rec.stale) g_stale_records++;
 }
 
+/* Progress on stderr for inputs that take more than a second: a line a second. */
+static double g_t0, g_next_progress = 1.0;
+static uint64_t g_bytes;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress(bool last) {
+  double t = now_s() - g_t0;
+  if (!last && t < g_next_progress) return;
+  if (last && g_next_progress == 1.0) return; /* done within the first second: say nothing */
+  g_next_progress = t + 1.0;
+  fprintf(stderr, "inspector-report: %s %ld files, %.1f MB, %zu records in %.1f s\n",
+          last ? "read" : "reading:", g_files, (double)g_bytes / 1e6, g_nrecs, t);
+}
+
+/* One log, plain or gzip-compressed (zlib reads both), a line at a time whatever its length. */
 static void read_file(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f) { fprintf(stderr, "inspector-report: cannot open %s: %s\n", path, strerror(errno)); return; }
+  errno = 0;
+  gzFile f = gzopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "inspector-report: cannot open %s: %s\n", path, errno ? strerror(errno) : "out of memory");
+    return;
+  }
+  gzbuffer(f, 1 << 17);
   g_files++;
-  char *line = NULL;
-  size_t cap = 0, lineno = 0;
-  ssize_t n;
-  while ((n = getline(&line, &cap, f)) > 0) add_line(path, ++lineno, line, (size_t)n);
-  free(line);
-  fclose(f);
+  size_t cap = 1 << 16, lineno = 0;
+  char *buf = malloc(cap);
+  if (!buf) { perror("inspector-report"); exit(1); }
+  for (;;) {
+    size_t len = 0;
+    bool got = false;
+    while (gzgets(f, buf + len, (int)(cap - len))) {
+      got = true;
+      len += strlen(buf + len);
+      if (len && buf[len - 1] == '\n') break;
+      if (len + 1 < cap) break; /* the end of the file without a newline */
+      char *nb = realloc(buf, cap *= 2);
+      if (!nb) { perror("inspector-report"); exit(1); }
+      buf = nb;
+    }
+    if (!got) break;
+    g_bytes += len;
+    add_line(path, ++lineno, buf, len);
+    if ((lineno & 4095) == 0) progress(false);
+  }
+  int zerr = 0;
+  const char *zmsg = gzerror(f, &zerr);
+  if (zerr != Z_OK && zerr != Z_STREAM_END) /* a truncated .gz: what was read counts */
+    fprintf(stderr, "inspector-report: %s: %s after line %zu\n", path, zmsg, lineno);
+  gzclose(f);
+  free(buf);
+}
+
+/* Logs are *.log (this plugin, the NVIDIA and RCCL Inspectors) or *.jsonl, maybe gzipped. */
+static bool is_log_name(const char *name) {
+  static const char *const ends[] = {".log", ".jsonl", ".log.gz", ".jsonl.gz"};
+  size_t n = strlen(name);
+  for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+    size_t k = strlen(ends[i]);
+    if (n > k && !strcmp(name + n - k, ends[i])) return true;
+  }
+  return false;
+}
+
+/* A file, or every log under a directory tree (a multi-node job's logs are laid out in
+ * per-node or per-job folders). Links to directories are not followed: no cycles. */
+static void read_tree(const char *path, int depth) {
+  DIR *d = opendir(path);
+  if (!d) { fprintf(stderr, "inspector-report: %s: %s\n", path, strerror(errno)); return; }
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s/%s", path, e->d_name) >= (int)sizeof p) continue;
+    struct stat st;
+    if (lstat(p, &st) != 0) continue;
+    if (S_ISDIR(st.st_mode) && depth < 64)
+      read_tree(p, depth + 1);
+    else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && is_log_name(e->d_name))
+      read_file(p);
+  }
+  closedir(d);
 }
 
 static void read_path(const char *path) {
   struct stat st;
   if (stat(path, &st) != 0) { fprintf(stderr, "inspector-report: %s: %s\n", path, strerror(errno)); return; }
   if (!S_ISDIR(st.st_mode)) { read_file(path); return; }
-  DIR *d = opendir(path);
-  if (!d) { fprintf(stderr, "inspector-report: %s: %s\n", path, strerror(errno)); return; }
   long before = g_files;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    size_t n = strlen(e->d_name);
-    if (n > 4 && !strcmp(e->d_name + n - 4, ".log")) {
-      char p[4096];
-      snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-      read_file(p);
-    }
-  }
-  closedir(d);
-  if (g_files == before) fprintf(stderr, "inspector-report: %s: no .log files in this directory\n", path);
+  read_tree(path, 0);
+  if (g_files == before)
+    fprintf(stderr, "inspector-report: %s: no .log or .jsonl files (plain or .gz) under this "
+            "directory\n", path);
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -282,10 +352,14 @@ int main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
     fprintf(stderr, "usage: inspector-report DIR_OR_LOG...\n"
                     "Summarises Inspector JSON logs: per communicator, operation and size the\n"
-                    "record count, median/p95 time and median bus bandwidth; drops; late ranks.\n");
+                    "record count, median/p95 time and median bus bandwidth; drops; late ranks.\n"
+                    "A directory is read whole, subdirectories included: every *.log and *.jsonl,\n"
+                    "plain or gzip-compressed. Exit: 0, 1 when no record was found, 2 bad usage.\n");
     return argc < 2 ? 2 : 0;
   }
+  g_t0 = now_s();
   for (int i = 1; i < argc; i++) read_path(argv[i]);
+  progress(true);
   uint64_t ncoll = 0, np2p = 0, dropped = 0;
   for (size_t i = 0; i < g_nrecs; i++) g_recs[i].p2p ? np2p++ : ncoll++;
   for (int i = 0; i < g_nctx; i++) dropped += g_ctx[i].dropped[0] + g_ctx[i].dropped[1];
@@ -309,7 +383,7 @@ int main(int argc, char **argv) {
     /* Nothing to summarise is a failure: a script that runs the report on the
      * wrong directory or on something that is no log must notice. */
     if (!g_files)
-      fprintf(stderr, "inspector-report: no .log files found\n");
+      fprintf(stderr, "inspector-report: no log files found\n");
     else
       fprintf(stderr, "inspector-report: no Inspector records in %ld file%s (%ld lines rejected, "
               "%ld lines not Inspector records)\n", g_files, g_files == 1 ? "" : "s",
