@@ -5,7 +5,7 @@
 # the working tree's plugin and inspector-replay, each in a temporary directory (or, with BUILD,
 # brings BUILD's plugin and replay up to date and uses them), replays every recorded and edge
 # trace (--abi trace) through both plugins with the one replay binary, and compares:
-#   JSON lines (default settings, and verbose), Prometheus files (with stats).
+#   JSON lines (default settings, and verbose), Prometheus files (with stats, written at exit).
 # Volatile text is removed first: dump_timestamp_us, pid, git_rev, host timestamps of verbose
 # traces, pids in file names (file names are dropped: every file of a kind is read as one).
 # Lines are sorted: the two rings of a context (collectives, P2P) are drained one after the
@@ -42,9 +42,11 @@ normalise() { # dump dir -> sorted, volatile fields removed
 n=0 bad=0
 for mode in default verbose prom; do
   case $mode in
-    default) env=() ;;
-    verbose) env=(NCCL_INSPECTOR_DUMP_VERBOSE=1) ;;
-    prom) env=(NCCL_INSPECTOR_PROM_DUMP=1 NCCL_INSPECTOR_PROM_DUMP_STATS=1) ;;
+    default) env=() args=() ;;
+    verbose) env=(NCCL_INSPECTOR_DUMP_VERBOSE=1) args=() ;;
+    # --no-finalize: the last communicator of a GPU to be torn down removes its .prom file
+    # (README "Prometheus output"); without finalize the files are written at exit
+    prom) env=(NCCL_INSPECTOR_PROM_DUMP=1 NCCL_INSPECTOR_PROM_DUMP_STATS=1) args=(--no-finalize) ;;
   esac
   for f in "$root"/tests/data/nccl-*/*.jsonl.gz "$root"/tests/data/edge/*.jsonl; do
     for v in old new; do
@@ -52,7 +54,7 @@ for mode in default verbose prom; do
       rm -rf "$tmp/$v"; mkdir -p "$tmp/$v"
       rc=0
       env NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$tmp/$v" ${env[@]+"${env[@]}"} \
-        "$replay" --quiet --abi trace --plugin "$so" "$f" >/dev/null 2>&1 || rc=$?
+        "$replay" --quiet ${args[@]+"${args[@]}"} --abi trace --plugin "$so" "$f" >/dev/null 2>&1 || rc=$?
       # the exit status is compared too: a crash on one side is a difference
       { normalise "$tmp/$v"; echo "(replay exit status $rc)"; } > "$tmp/$v.txt"
     done
