@@ -60,7 +60,10 @@ def dir_case(name, trace, env_extra_fn, where_fn, replay_args=()):
     return harness.Case(name, fn, labels=["config"], timeout=60)
 
 
-def unwritable_case():
+def unwritable_case(name, trace, replay_args=(), at_init=False):
+    """The dump directory cannot be made: the job goes on, a WARN names it (with at_init:
+    before the first communicator is tracked), the records are reported lost, exactly, and
+    nothing is created anywhere."""
     def fn(a):
         with harness.Workdir(a.keep, "dir") as wd:
             blocker = os.path.join(wd.cwd, "not-a-dir")
@@ -69,16 +72,23 @@ def unwritable_case():
             bad = os.path.join(blocker, "logs")
             env_extra = {"NCCL_INSPECTOR_DUMP_DIR": bad}
             env = harness.make_env(env_extra)
-            cmd = harness.replay_cmd(a.replay, a.plugin, [harness.fixture("2.28.9/ar")])
+            path = harness.fixture(trace)
+            cmd = harness.replay_cmd(a.replay, a.plugin, [path])
+            cmd[1:1] = list(replay_args)
             r = harness.run(cmd, env, wd.cwd, a.timeout)
             problems = []
             if r.timed_out or r.rc != 0:
                 problems.append("replay failed: rc %s" % r.rc)
             problems += harness.sanitizer_reports(r.stderr)
-            warns = [l for l in r.stderr.splitlines() if "NCCL WARN" in l and bad in l]
+            lines = r.stderr.splitlines()
+            warns = [i for i, l in enumerate(lines) if "NCCL WARN" in l and bad in l]
+            tracked = [i for i, l in enumerate(lines) if "tracking communicator" in l]
             if not warns:
                 problems.append("no NCCL WARN names %s" % bad)
-            exp = harness.fixture_expectation([harness.fixture("2.28.9/ar")], harness.RunConfig(env))
+            elif at_init and (not tracked or warns[0] > tracked[0]):
+                problems.append("no NCCL WARN names %s before the first communicator is tracked "
+                                "(WARN at lines %s, tracking at %s)" % (bad, warns, tracked[:1]))
+            exp = harness.fixture_expectation([path], harness.RunConfig(env))
             lost = [int(m.group(1)) for m in
                     re.finditer(r"NCCL WARN .*?(\d+) records could not be written", r.stderr)]
             if lost != [len(exp.records)]:
@@ -87,48 +97,11 @@ def unwritable_case():
                 problems.append("unexpected files: %s" % os.listdir(wd.cwd))
             if problems:
                 wd.failed = True
-                return False, "FAIL dir.unwritable: %s\n  repro: %s\n  stderr:\n%s" % (
-                    "\n  ".join(problems), harness.shell_line(cmd, env_extra),
+                return False, "FAIL %s: %s\n  repro: %s\n  stderr:\n%s" % (
+                    name, "\n  ".join(problems), harness.shell_line(cmd, env_extra),
                     harness._tail(r.stderr))
-            return True, "OK dir.unwritable: %s" % warns[0].strip()
-    return harness.Case("dir.unwritable", fn, labels=["config"], timeout=60)
-
-
-def unwritable_init_case():
-    def fn(a):
-        with harness.Workdir(a.keep, "dir") as wd:
-            blocker = os.path.join(wd.cwd, "not-a-dir")
-            with open(blocker, "w") as f:
-                f.write("x")
-            bad = os.path.join(blocker, "logs")
-            env_extra = {"NCCL_INSPECTOR_DUMP_DIR": bad}
-            env = harness.make_env(env_extra)
-            trace = harness.fixture("2.28.9/sr")
-            cmd = harness.replay_cmd(a.replay, a.plugin, [trace])
-            cmd[1:1] = ["--no-finalize", "--logger-dies"]
-            r = harness.run(cmd, env, wd.cwd, a.timeout)
-            problems = []
-            if r.timed_out or r.rc != 0:
-                problems.append("replay failed: rc %s" % r.rc)
-            problems += harness.sanitizer_reports(r.stderr)
-            lines = r.stderr.splitlines()
-            at_init = [i for i, l in enumerate(lines) if "NCCL WARN" in l and bad in l]
-            tracked = [i for i, l in enumerate(lines) if "tracking communicator" in l]
-            if not at_init or not tracked or at_init[0] > tracked[0]:
-                problems.append("no NCCL WARN names %s before the first communicator is tracked "
-                                "(WARN at lines %s, tracking at %s)" % (bad, at_init, tracked[:1]))
-            exp = harness.fixture_expectation([trace], harness.RunConfig(env))
-            lost = [int(m.group(1)) for m in
-                    re.finditer(r"NCCL WARN .*?(\d+) records could not be written", r.stderr)]
-            if lost != [len(exp.records)]:
-                problems.append("lost-record report %s, expected [%d]" % (lost, len(exp.records)))
-            if problems:
-                wd.failed = True
-                return False, "FAIL dir.unwritable.init: %s\n  repro: %s\n  stderr:\n%s" % (
-                    "\n  ".join(problems), harness.shell_line(cmd, env_extra),
-                    harness._tail(r.stderr))
-            return True, "OK dir.unwritable.init: %s" % lines[at_init[0]].strip()
-    return harness.Case("dir.unwritable.init", fn, labels=["config"], timeout=60)
+            return True, "OK %s: %s" % (name, lines[warns[0]].strip())
+    return harness.Case(name, fn, labels=["config"], timeout=60)
 
 
 def cases():
@@ -140,8 +113,9 @@ def cases():
         dir_case("dir.nested", "2.28.9/sr",
                  lambda wd: {"NCCL_INSPECTOR_DUMP_DIR": os.path.join(wd.cwd, "a", "b", "c") + "/"},
                  lambda wd: os.path.join(wd.cwd, "a", "b", "c")),
-        unwritable_case(),
-        unwritable_init_case(),
+        unwritable_case("dir.unwritable", "2.28.9/ar"),
+        unwritable_case("dir.unwritable.init", "2.28.9/sr", ["--no-finalize", "--logger-dies"],
+                        at_init=True),
         dir_case("dir.exit.no_finalize", "2.28.9/sr",
                  lambda wd: {"NCCL_INSPECTOR_DUMP_DIR": os.path.join(wd.cwd, "logs")},
                  lambda wd: os.path.join(wd.cwd, "logs"), ["--no-finalize", "--logger-dies"]),

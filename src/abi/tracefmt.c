@@ -14,31 +14,7 @@
 #include "core/utf8.h"
 
 size_t ins_tracefmt_str(char *out, size_t cap, const char *s) {
-  static const char hex[] = "0123456789abcdef";
-  const unsigned char *p = (const unsigned char *)(s ? s : "");
-  size_t left = strlen((const char *)p), o = 0;
-  while (left) {
-    size_t len = ins_utf8_char_len(p, left);
-    char esc[8];
-    const char *piece = (const char *)p;
-    size_t n = len;
-    if (*p == '"' || *p == '\\') {
-      esc[0] = '\\', esc[1] = (char)*p, piece = esc, n = 2;
-    } else if (*p < 0x20) {
-      memcpy(esc, "\\u00", 4), esc[4] = hex[*p >> 4], esc[5] = hex[*p & 15];
-      piece = esc, n = 6;
-    } else if (!len) {
-      piece = INS_UTF8_REPLACEMENT, n = sizeof INS_UTF8_REPLACEMENT - 1;
-    }
-    if (o + n >= cap) break; /* never cut an escape or a character */
-    memcpy(out + o, piece, n);
-    o += n;
-    if (!len) len = ins_utf8_invalid_len(p, left);
-    p += len;
-    left -= len;
-  }
-  if (cap) out[o] = '\0';
-  return o;
+  return cap ? ins_utf8_escape(out, cap, s, ins_utf8_json_escape, 0) : 0;
 }
 
 /* NCCL's strings as JSON string content, in rotating buffers (one line uses at most 5). */

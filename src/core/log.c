@@ -36,28 +36,16 @@ void ins_log_set_logger(prof_logger_t logger) {
 
 void ins_log_detach(void) { atomic_store(&g_logger, (prof_logger_t)NULL); }
 
-size_t ins_log_printable(char *out, size_t cap, const char *msg) {
+/* Control characters, visible: \xNN. */
+static const char *control_escape(unsigned char c, char *tmp) {
   static const char hex[] = "0123456789abcdef";
-  const unsigned char *p = (const unsigned char *)msg;
-  size_t left = strlen(msg), o = 0;
-  while (left && o + 5 <= cap) { /* room for \xNN and the NUL */
-    size_t len = ins_utf8_char_len(p, left);
-    if (len && *p >= 0x20 && *p != 0x7f) {
-      if (o + len + 1 > cap) break;
-      memcpy(out + o, p, len);
-      o += len;
-    } else {
-      out[o++] = '\\';
-      out[o++] = 'x';
-      out[o++] = hex[*p >> 4];
-      out[o++] = hex[*p & 15];
-      len = 1;
-    }
-    p += len;
-    left -= len;
-  }
-  out[o] = '\0';
-  return o;
+  if (c >= 0x20 && c != 0x7f) return NULL;
+  tmp[0] = '\\', tmp[1] = 'x', tmp[2] = hex[c >> 4], tmp[3] = hex[c & 15], tmp[4] = '\0';
+  return tmp;
+}
+
+size_t ins_log_printable(char *out, size_t cap, const char *msg) {
+  return ins_utf8_escape(out, cap, msg, control_escape, 1);
 }
 
 static void vlog(int level, const char *fmt, va_list ap) {

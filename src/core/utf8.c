@@ -48,21 +48,45 @@ size_t ins_utf8_invalid_len(const unsigned char *s, size_t n) {
   return len ? matching(s, n, len, lo, hi) : 1;
 }
 
-size_t ins_utf8_clean(char *dst, size_t cap, const char *src) {
+static const char k_hex[] = "0123456789abcdef";
+
+size_t ins_utf8_escape(char *dst, size_t cap, const char *src, ins_utf8_escape_fn escape,
+                       int hex_invalid) {
   assert(cap > 0);
   const unsigned char *s = (const unsigned char *)(src ? src : "");
   size_t n = strlen((const char *)s), o = 0;
+  char tmp[8];
   while (n) {
-    size_t len = ins_utf8_char_len(s, n);
-    const char *piece = len ? (const char *)s : INS_UTF8_REPLACEMENT;
-    size_t plen = len ? len : sizeof INS_UTF8_REPLACEMENT - 1;
-    if (o + plen >= cap) break; /* never cut a character: stop before it */
+    size_t len = ins_utf8_char_len(s, n); /* bytes of src this piece stands for */
+    const char *piece = (const char *)s;
+    size_t plen = len;
+    const char *esc = len == 1 && escape ? escape(*s, tmp) : NULL;
+    if (esc) {
+      piece = esc, plen = strlen(esc);
+    } else if (len) {
+      /* a valid character, as it is */
+    } else if (hex_invalid) { /* one byte at a time, each visible */
+      tmp[0] = '\\', tmp[1] = 'x', tmp[2] = k_hex[*s >> 4], tmp[3] = k_hex[*s & 15];
+      piece = tmp, plen = 4, len = 1;
+    } else {
+      piece = INS_UTF8_REPLACEMENT, plen = sizeof INS_UTF8_REPLACEMENT - 1;
+      len = ins_utf8_invalid_len(s, n);
+    }
+    if (o + plen >= cap) break; /* never cut a character or an escape: stop before it */
     memcpy(dst + o, piece, plen);
     o += plen;
-    if (!len) len = ins_utf8_invalid_len(s, n);
     s += len;
     n -= len;
   }
   dst[o] = '\0';
   return o;
+}
+
+const char *ins_utf8_json_escape(unsigned char c, char *tmp) {
+  if (c == '"') return "\\\"";
+  if (c == '\\') return "\\\\";
+  if (c >= 0x20) return NULL;
+  memcpy(tmp, "\\u00", 4);
+  tmp[4] = k_hex[c >> 4], tmp[5] = k_hex[c & 15], tmp[6] = '\0';
+  return tmp;
 }

@@ -30,10 +30,25 @@ size_t ins_utf8_char_len(const unsigned char *s, size_t n);
  * valid start of a sequence cut short is one replacement, any other byte one. */
 size_t ins_utf8_invalid_len(const unsigned char *s, size_t n);
 
-/* Copy src (NUL-terminated; NULL reads as "") into dst of cap > 0 bytes as
- * valid UTF-8: each invalid sequence becomes U+FFFD, and the copy stops before the
- * first character that does not fit. Always NUL-terminates; returns the
+/* What an output format writes for an ASCII byte c: NULL for the byte itself, or its
+ * escape (written into tmp, at least 8 bytes, or a constant). */
+typedef const char *(*ins_utf8_escape_fn)(unsigned char c, char *tmp);
+
+/* The one walk every writer of text uses: src (NUL-terminated; NULL reads as "") into
+ * dst of cap > 0 bytes as valid UTF-8, ASCII bytes through `escape` (NULL: none), each
+ * invalid sequence as U+FFFD, or with hex_invalid each of its bytes as \xNN (log
+ * messages show what the bytes were). Stops before the first piece (a character or an
+ * escape) that does not fit, never inside one. Always NUL-terminates; returns the
  * length written. */
-size_t ins_utf8_clean(char *dst, size_t cap, const char *src);
+size_t ins_utf8_escape(char *dst, size_t cap, const char *src, ins_utf8_escape_fn escape,
+                       int hex_invalid);
+
+/* ins_utf8_escape with no escapes: the text as valid UTF-8. */
+static inline size_t ins_utf8_clean(char *dst, size_t cap, const char *src) {
+  return ins_utf8_escape(dst, cap, src, NULL, 0);
+}
+
+/* The escapes of a JSON string's content (", \, control characters as \u00XX). */
+const char *ins_utf8_json_escape(unsigned char c, char *tmp);
 
 #endif

@@ -93,7 +93,6 @@ void ins_buf_f6(struct ins_buf *b, double v) {
 size_t ins_buf_jstr_max(const char *s) { return (s ? strlen(s) : 7) * 6 + 2; }
 
 void ins_buf_jstr(struct ins_buf *b, const char *s) {
-  static const char hex[] = "0123456789abcdef";
   if (!s) s = "unknown";
   b->data[b->len++] = '"';
   /* the common case (NCCL's names): printable ASCII, nothing to escape, one copy */
@@ -101,28 +100,8 @@ void ins_buf_jstr(struct ins_buf *b, const char *s) {
   while ((unsigned char)s[n] >= 0x20 && (unsigned char)s[n] < 0x80 && s[n] != '"' && s[n] != '\\')
     n++;
   ins_buf_mem(b, s, n);
-  const unsigned char *p = (const unsigned char *)s + n;
-  size_t left = strlen((const char *)p);
-  while (left) {
-    unsigned char ch = *p;
-    size_t len = 1;
-    if (ch == '"' || ch == '\\') {
-      b->data[b->len++] = '\\';
-      b->data[b->len++] = (char)ch;
-    } else if (ch < 0x20) {
-      ins_buf_lit(b, "\\u00");
-      b->data[b->len++] = hex[ch >> 4];
-      b->data[b->len++] = hex[ch & 15];
-    } else if (ch < 0x80) {
-      b->data[b->len++] = (char)ch;
-    } else if ((len = ins_utf8_char_len(p, left)) != 0) {
-      ins_buf_mem(b, (const char *)p, len);
-    } else { /* not UTF-8: JSON text must be, so the byte becomes U+FFFD (3 bytes < 6) */
-      ins_buf_lit(b, INS_UTF8_REPLACEMENT);
-      len = ins_utf8_invalid_len(p, left);
-    }
-    p += len;
-    left -= len;
-  }
+  /* the rest through the one walk (core/utf8.h): the caller reserved 6 bytes a byte */
+  if (s[n]) b->len += ins_utf8_escape(b->data + b->len, 6 * strlen(s + n) + 1, s + n,
+                                      ins_utf8_json_escape, 0);
   b->data[b->len++] = '"';
 }

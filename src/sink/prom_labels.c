@@ -11,29 +11,14 @@
 #include "core/utf8.h"
 #include "sink/json.h"
 
+/* The exposition format's label value escapes: \\, \" and \n. */
+static const char *label_escape(unsigned char c, char *tmp) {
+  (void)tmp;
+  return c == '\\' ? "\\\\" : c == '"' ? "\\\"" : c == '\n' ? "\\n" : NULL;
+}
+
 size_t ins_prom_escape(char *out, size_t cap, const char *s) {
-  size_t o = 0;
-  if (!cap) return 0;
-  const unsigned char *p = (const unsigned char *)(s ? s : "");
-  size_t left = strlen((const char *)p);
-  while (left) {
-    /* a label value is UTF-8 text: a byte that is not becomes U+FFFD */
-    size_t len = ins_utf8_char_len(p, left);
-    const char *piece = (const char *)p;
-    size_t n = len;
-    if (*p == '\\') piece = "\\\\", n = 2;
-    else if (*p == '"') piece = "\\\"", n = 2;
-    else if (*p == '\n') piece = "\\n", n = 2;
-    else if (!len) piece = INS_UTF8_REPLACEMENT, n = sizeof INS_UTF8_REPLACEMENT - 1;
-    if (o + n >= cap) break; /* never cut an escape or a character in half */
-    memcpy(out + o, piece, n);
-    o += n;
-    if (!len) len = ins_utf8_invalid_len(p, left);
-    p += len;
-    left -= len;
-  }
-  out[o] = '\0';
-  return o;
+  return cap ? ins_utf8_escape(out, cap, s, label_escape, 0) : 0;
 }
 
 void ins_prom_bucket(uint64_t bytes, char *out, size_t cap) {

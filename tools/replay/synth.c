@@ -256,17 +256,9 @@ static uint32_t ctx_of(const struct builder *b, int comm, int rank) {
 
 static uint32_t ev_start(struct builder *b, uint32_t thread, uint32_t type, uint32_t ctx, uint32_t parent,
                          int rank, struct rp_event **out) {
-  uint32_t slot = rp_trace_new_slot(b->t, type, ctx);
-  struct rp_event *e = rp_trace_append(b->t);
-  e->cb = RP_CB_START;
-  e->thread = (uint16_t)thread;
-  e->type = type;
-  e->ctx = ctx;
-  e->slot = slot;
-  e->parent = parent;
-  e->rank = rank;
+  struct rp_event *e = rp_trace_append_start(b->t, thread, type, ctx, parent, rank);
   if (out) *out = e; /* valid until the next append */
-  return slot;
+  return e->slot;
 }
 
 static void ev_end(struct builder *b, uint32_t thread, uint32_t slot, int cb, int state, uint64_t value) {

@@ -93,6 +93,20 @@ struct rp_event *rp_trace_append(struct rp_trace *t) {
   return e;
 }
 
+struct rp_event *rp_trace_append_start(struct rp_trace *t, uint32_t thread, uint32_t type,
+                                       uint32_t ctx, uint32_t parent, int32_t rank) {
+  uint32_t slot = rp_trace_new_slot(t, type, ctx);
+  struct rp_event *e = rp_trace_append(t);
+  e->cb = RP_CB_START;
+  e->thread = (uint16_t)thread;
+  e->type = type;
+  e->ctx = ctx;
+  e->slot = slot;
+  e->parent = parent;
+  e->rank = rank;
+  return e;
+}
+
 void rp_trace_free_schedule(struct rp_trace *t) {
   if (t->tlines)
     for (uint32_t i = 0; i < t->nthread; i++) free(t->tlines[i]);

@@ -118,6 +118,10 @@ uint32_t rp_trace_thread(struct rp_trace *t, uint64_t tid);           /* tid -> 
 uint32_t rp_trace_add_ctx(struct rp_trace *t, const struct rp_ctx_info *c);
 uint32_t rp_trace_new_slot(struct rp_trace *t, uint32_t type, uint32_t ctx); /* at the next line */
 struct rp_event *rp_trace_append(struct rp_trace *t);                /* zeroed line */
+/* A start line with its new slot (e->slot) and what every start has; the caller sets
+ * the rest (payload, group). Valid until the next append. */
+struct rp_event *rp_trace_append_start(struct rp_trace *t, uint32_t thread, uint32_t type,
+                                       uint32_t ctx, uint32_t parent, int32_t rank);
 
 /*
  * Drops every line and event slot but keeps contexts and threads: the

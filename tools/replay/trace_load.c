@@ -236,18 +236,9 @@ static void add_start(struct loader *L, json_t *o, uint32_t thread) {
   union rp_payload u = {0};
   parse_payload(L, o, (uint32_t)ty, &u);
   if (L->why[0]) return;
-  uint32_t type = (uint32_t)ty;
-  uint32_t slot = rp_trace_new_slot(t, type, ctx);
-  rp_idmap_put(&L->ids, (uint64_t)id, slot);
-  struct rp_event *e = rp_trace_append(t);
-  e->cb = RP_CB_START;
-  e->thread = (uint16_t)thread;
-  e->type = type;
-  e->ctx = ctx;
-  e->slot = slot;
-  e->parent = parent;
+  struct rp_event *e = rp_trace_append_start(t, thread, (uint32_t)ty, ctx, parent, rank);
+  rp_idmap_put(&L->ids, (uint64_t)id, e->slot);
   e->group = group;
-  e->rank = rank;
   e->u = u;
 }
 
