@@ -65,12 +65,14 @@ static atomic_int g_warned_drop, g_warned_channel;
 static atomic_int g_said_unit[3]; /* the GPU timer's unit logged once per process, per unit */
 static struct drainer g_thread_drainer; /* owned by the dump thread */
 
-/* Write d's batch: queued for the writer thread, or directly after what is queued. */
+/* Write d's batch: queued for the writer thread, or directly after what is queued.
+ * A direct writer (finalize, exit) waits for the queue even with nothing of its own:
+ * when a finalize returns, every record of its communicator is in the file, those the
+ * dump thread took and queued included. */
 static void flush(struct drainer *d) {
   struct ins_sink_batch *b = &d->batch;
-  if (!b->buf.len) return;
   if (d->queued) {
-    ins_wqueue_push(&b->buf, b->records);
+    ins_wqueue_push(&b->buf, b->records); /* nothing when empty */
   } else {
     ins_wqueue_sync();
     ins_writer_append_records(b->buf.data, b->buf.len, b->records);
