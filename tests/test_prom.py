@@ -6,11 +6,17 @@ exit.<fixture>: the fixture replayed without its `finalize` lines (the files sur
   device, mode 0644, no temporary file and no JSON log left; each file parses strictly as the
   text exposition format; every sample has exactly the labels of its family; the samples are
   the oracle's records grouped by label set: mean of exec_time_ns / 1000 and geometric mean of
-  busbw_gbs (ops with bandwidth 0 excluded); the counters equal the record counts.
+  busbw_gbs (ops with bandwidth 0 excluded), over the records without stale channels only;
+  the *_total counters equal those records' counts, *_excluded_total{reason="stale_channels"}
+  the counts of the records with stale channels (torch-1735 has 23).
 exit.threads.threads: the same on the threads fixture, replayed on its recorded threads.
 teardown.torch-1735: two communicators on one device: the first teardown writes the file, the
   second (the device's last) removes it.
 finalize.<fixture>: only rank 0 is finalized: its device's file is removed, rank 1's stays.
+stale: torch-1735 and va2a-r0 replayed together (rank 0 of both: one device), whose oracle
+  records include collectives (23) and Sends/Recvs (2) with stale channels: no sample rests on
+  one (the samples are those of the other records), the excluded counters equal their number
+  per kind, and aggregated + excluded = every record the oracle expects.
 escape: a comm name holding a double quote, a backslash and a newline followed by
   `nccl_fake 1` round-trips through the label escaping and injects no sample.
 interval: a positive interval below 30 s is raised to 30 s with a warning.
@@ -46,6 +52,8 @@ FAMILIES = {  # name -> (type, labels after the base ones)
     "nccl_collectives_dropped_total": ("counter", []),
     "nccl_p2p_total": ("counter", []),
     "nccl_p2p_dropped_total": ("counter", []),
+    "nccl_collectives_excluded_total": ("counter", ["reason"]),
+    "nccl_p2p_excluded_total": ("counter", ["reason"]),
     # with PROM_DUMP_STATS only, like the counters; sampling off here: mode "all", value 1
     SAMPLED: ("gauge", ["sampling_mode"]),
 }
@@ -176,9 +184,15 @@ def fallback_ordinal(rank, nranks, nnodes):
     return rank
 
 
+def stale(rec):
+    """README "Prometheus output": a record timed from a subset of its channels (the oracle's
+    *_stale_channels > 0) is left out of the samples and counted as excluded."""
+    return rec["perf"][rec["kind"] + "_stale_channels"] > 0
+
+
 def expected(traces, env, gpus=None):
-    """-> ({(family, labels tuple): value}, {gpu: {"coll": n, "p2p": n}}); only the devices in
-    `gpus` (e.g. {"GPU1"}) when given."""
+    """-> ({(family, labels tuple): value}, {gpu: {"coll": n, "p2p": n, "coll_excluded": n,
+    "p2p_excluded": n}}); only the devices in `gpus` (e.g. {"GPU1"}) when given."""
     cfg = harness.RunConfig(env).oracle_config()
     groups, counts = {}, {}
     for t in traces:
@@ -190,6 +204,12 @@ def expected(traces, env, gpus=None):
             gpu = "GPU%d" % fallback_ordinal(h["rank"], h["n_ranks"], h["nnodes"])
             if gpus is not None and gpu not in gpus:
                 continue
+            c = counts.setdefault(gpu, {"coll": 0, "p2p": 0, "coll_excluded": 0,
+                                        "p2p_excluded": 0})
+            if stale(r):
+                c[k + "_excluded"] += 1
+                continue
+            c[k] += 1
             lab = {"gpu": gpu, "comm_name": h["comm_name"], "n_nodes": str(h["nnodes"]),
                    "nranks": str(h["n_ranks"]), "message_size": bucket(p[k + "_msg_size_bytes"])}
             if k == "coll":
@@ -199,8 +219,6 @@ def expected(traces, env, gpus=None):
                 lab["p2p_operation"] = p["p2p"]
             g = groups.setdefault((k, tuple(sorted(lab.items()))), [])
             g.append((p[k + "_exec_time_ns"] / 1000.0, p[k + "_busbw_gbs"]))
-            c = counts.setdefault(gpu, {"coll": 0, "p2p": 0})
-            c[k] += 1
     want = {}
     for (k, lab), ops in groups.items():
         bws = [bw for _, bw in ops if bw > 0]
@@ -305,6 +323,11 @@ def check_files(wd, r, env, traces, problems, stats=True, gpus=None):
                     continue
                 if typ == "counter":
                     kind = "coll" if "collectives" in name else "p2p"
+                    if "excluded" in name:
+                        if labels["reason"] != "stale_channels":
+                            problems.append("%s: %s reason=%r, expected 'stale_channels'"
+                                            % (fn, name, labels["reason"]))
+                        kind += "_excluded"
                     exp = 0 if "dropped" in name else counts.get(gpu, {}).get(kind, 0)
                     if value != exp:
                         problems.append("%s: %s = %s, expected %s" % (fn, name, value, exp))
@@ -403,6 +426,53 @@ def finalize_case(fixture):
     return harness.Case(name, fn, labels=["prom"], timeout=90)
 
 
+def stale_case():
+    fixtures = ["2.28.9/torch-1735", "2.28.9/va2a-r0"]
+
+    def fn(a):
+        with harness.Workdir(a.keep, tag="prom") as wd, \
+                tempfile.TemporaryDirectory(prefix="inspector-prom-trace-") as tmp:
+            traces = []
+            for f in fixtures:
+                src = harness.fixture(f)
+                traces.append(os.path.join(tmp, os.path.basename(src).replace(".gz", "")))
+                strip_finalize(src, traces[-1])
+            r, env, problems = replay(a, traces, {"NCCL_INSPECTOR_PROM_DUMP": "1",
+                                                  "NCCL_INSPECTOR_PROM_DUMP_STATS": "1"}, wd)
+            # the premise, from the oracle alone: both kinds have records with stale channels
+            cfg = harness.RunConfig(env).oracle_config()
+            recs = [rec for t in traces for rec in oracle.expected_records(t, cfg)[1]]
+            n_stale = {k: sum(1 for rec in recs if rec["kind"] == k and stale(rec))
+                       for k in ("coll", "p2p")}
+            if not all(n_stale.values()):
+                problems.append("the fixtures no longer hold records of both kinds with stale "
+                                "channels: %s" % n_stale)
+            n = check_files(wd, r, env, traces, problems)  # samples and counters, stale left out
+            totals = {}
+            for fn_ in os.listdir(wd.dump):
+                with open(os.path.join(wd.dump, fn_)) as f:
+                    try:
+                        fams = parse_prom(f.read(), fn_)
+                    except ValueError:
+                        continue  # check_files said so
+                for name in ("nccl_collectives_total", "nccl_collectives_excluded_total",
+                             "nccl_p2p_total", "nccl_p2p_excluded_total"):
+                    fam = fams.get(name, {"samples": []})
+                    totals[name] = totals.get(name, 0) + sum(v for _, v in fam["samples"])
+            for k, fam in (("coll", "nccl_collectives"), ("p2p", "nccl_p2p")):
+                want = sum(1 for rec in recs if rec["kind"] == k)
+                got = totals.get(fam + "_total", 0) + totals.get(fam + "_excluded_total", 0)
+                if totals.get(fam + "_excluded_total") != n_stale[k] or got != want:
+                    problems.append("%s: %s aggregated + %s excluded, expected %d + %d"
+                                    % (k, totals.get(fam + "_total"),
+                                       totals.get(fam + "_excluded_total"), want - n_stale[k],
+                                       n_stale[k]))
+            return result("stale", wd, problems, r, "%d samples; %d collective and %d P2P "
+                          "records with stale channels excluded and counted"
+                          % (n, n_stale["coll"], n_stale["p2p"]))
+    return harness.Case("stale", fn, labels=["prom"], timeout=90)
+
+
 def escape_case():
     def fn(a):
         with harness.Workdir(a.keep, tag="prom") as wd, \
@@ -439,7 +509,7 @@ def interval_case():
 def cases():
     return ([exit_case("2.28.9/" + f) for f in ("ar", "sr", "torch-1735")] +
             [exit_case("2.28.9/threads", threads=True), teardown_case(),
-             finalize_case("2.28.9/ar"), escape_case(), interval_case()])
+             finalize_case("2.28.9/ar"), stale_case(), escape_case(), interval_case()])
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
  */
 #include "sink/prom.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,7 +32,10 @@ struct ins_prom_dev {
   int ncomms;              /* live contexts on this device */
   char *labels;            /* version=...,gpu="GPUn" */
   struct ins_prom_table table; /* the window's series */
-  uint64_t kept[2], dropped[2];
+  /* [enum ins_kind] records since the start: aggregated (counted as they are, so that a
+   * file's counters and samples always cover the same records), dropped (the dump layer's
+   * counts), excluded (timed from a subset of their channels: ins_prom_add) */
+  uint64_t kept[2], dropped[2], excluded[2];
   bool named;              /* the file's path was logged */
   struct ins_prom_dev *next;
 };
@@ -85,8 +89,20 @@ struct ins_prom_dev *ins_prom_attach(const struct ins_comm *c) {
   return d;
 }
 
+/* A record whose time comes from a subset of its channels (stale_channels > 0: op.c left
+ * out channels that carried an older op's timestamps) is counted, not aggregated: that time
+ * can be off by any factor (all_to_all of 512 MiB on 2 x H200 came out at 843 GB/s busbw),
+ * and one such op would move a window's mean time and geometric-mean bandwidth (a JSON
+ * record says so itself, *_stale_channels; a sample cannot say which ops it rests on). */
 int ins_prom_add(struct ins_prom_dev *d, const struct ins_comm *c, const struct ins_record *r) {
   if (!d) return -1;
+  assert(r->kind == INS_KIND_COLL || r->kind == INS_KIND_P2P);
+  if (r->stale_channels) {
+    pthread_mutex_lock(&g_lock);
+    d->excluded[r->kind]++;
+    pthread_mutex_unlock(&g_lock);
+    return 0; /* not dropped: left out on purpose */
+  }
   char labels[1536];
   ins_prom_record_labels(labels, sizeof labels, c, r);
   double bw = 0;
@@ -95,16 +111,17 @@ int ins_prom_add(struct ins_prom_dev *d, const struct ins_comm *c, const struct 
          ins_busbw_factor(r->func, c->nranks);
   pthread_mutex_lock(&g_lock);
   int rc = ins_prom_table_add(&d->table, r->kind, labels, (double)r->exec_ns / 1000.0, bw);
+  if (rc == 0) d->kept[r->kind]++;
   pthread_mutex_unlock(&g_lock);
   if (rc != 0)
     ins_warn_once(&g_warned_mem, "out of memory for Prometheus series: records are counted as dropped");
   return rc;
 }
 
-void ins_prom_count(struct ins_prom_dev *d, const uint64_t kept[2], const uint64_t dropped[2]) {
+void ins_prom_count(struct ins_prom_dev *d, const uint64_t dropped[2]) {
   if (!d) return;
   pthread_mutex_lock(&g_lock);
-  for (int k = 0; k < 2; k++) d->kept[k] += kept[k], d->dropped[k] += dropped[k];
+  for (int k = 0; k < 2; k++) d->dropped[k] += dropped[k];
   pthread_mutex_unlock(&g_lock);
 }
 
@@ -112,7 +129,8 @@ void ins_prom_count(struct ins_prom_dev *d, const uint64_t kept[2], const uint64
 static void write_dev(struct ins_prom_dev *d) {
   char path[PATH_MAX + 256];
   struct ins_prom_file f = {.uuid = d->id.uuid, .labels = d->labels, .table = &d->table,
-                            .kept = d->kept, .dropped = d->dropped, .stats = g_stats};
+                            .kept = d->kept, .dropped = d->dropped, .excluded = d->excluded,
+                            .stats = g_stats};
   if (ins_prom_file_write(g_dir, &f, path, sizeof path) == 0 && !d->named) {
     d->named = true;
     ins_info("writing Prometheus metrics to %s", path);
@@ -161,11 +179,12 @@ static int prom_record(struct ins_sink_batch *b, const struct ins_comm *c, void 
   return ins_prom_add(state, c, r);
 }
 
-/* The counts feed the device's counters; the sampled share is read when a file is written. */
+/* The drops feed the device's counters (the records kept were counted as they were
+ * aggregated); the sampled share is read when a file is written. */
 static int prom_counts(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
                        const struct ins_sink_counts *k) {
   (void)b, (void)c;
-  ins_prom_count(state, k->since, k->dropped_since);
+  ins_prom_count(state, k->dropped_since);
   return 0;
 }
 

@@ -8,9 +8,11 @@
  * window: its file is replaced by one sample per series (mean execution
  * time, geometric-mean bus bandwidth of the window's ops) and the series
  * start again empty. A label set with no op in a window has no sample in
- * that window's file. Files are written to a temporary name in the same
- * directory and renamed (never seen half-written), mode 0644, and removed
- * when the last communicator context of their device is finalized.
+ * that window's file. Records timed from a subset of their channels
+ * (stale_channels > 0) stay out of the series: they are only counted. Files
+ * are written to a temporary name in the same directory and renamed (never
+ * seen half-written), mode 0644, and removed when the last communicator
+ * context of their device is finalized.
  *
  * Every function here runs on init, finalize, exit or the dump thread,
  * never in an event callback; one mutex serialises them.
@@ -37,10 +39,12 @@ extern const struct ins_sink ins_prom_sink;
 void ins_prom_configure(const struct ins_config *cfg);
 /* The device of a new context (identified now, on the init thread); NULL out of memory. */
 struct ins_prom_dev *ins_prom_attach(const struct ins_comm *c);
-/* Fold one record into its device's window; -1 (count it as dropped) if it cannot be kept. */
+/* Fold one record into its device's window and count it as aggregated; -1 (count it as
+ * dropped) if it cannot be kept. A record timed from a subset of its channels
+ * (stale_channels > 0) is not folded: it is counted as excluded (0). */
 int ins_prom_add(struct ins_prom_dev *d, const struct ins_comm *c, const struct ins_record *r);
-/* Add to the device's counters: records kept and dropped since the last call, per kind. */
-void ins_prom_count(struct ins_prom_dev *d, const uint64_t kept[2], const uint64_t dropped[2]);
+/* Add to the device's counters the records dropped since the last call, per kind. */
+void ins_prom_count(struct ins_prom_dev *d, const uint64_t dropped[2]);
 /* End the window of every device that has live contexts: write their files. */
 void ins_prom_write_all(void);
 /* After a context's final drain: write its device's file, or remove the file if the

@@ -33,10 +33,11 @@ static void family(FILE *f, const struct ins_prom_file *d, const char *name, con
   }
 }
 
+/* A counter of the device; `extra` labels after the device's (",reason=\"...\"" or ""). */
 static void counter(FILE *f, const struct ins_prom_file *d, const char *name, const char *help,
-                    uint64_t v) {
-  fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s{%s} %llu\n", name, help, name, name, d->labels,
-          (unsigned long long)v);
+                    const char *extra, uint64_t v) {
+  fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s{%s%s} %llu\n", name, help, name, name, d->labels,
+          extra, (unsigned long long)v);
 }
 
 /* The share of the job that was timed, with the sampling configuration as labels. */
@@ -89,10 +90,24 @@ int ins_prom_file_write(const char *dir, const struct ins_prom_file *d, char *pa
     family(f, d, "nccl_p2p_exec_time_microseconds",
            "Point-to-point execution time in microseconds: mean over the dump window.", INS_KIND_P2P, false);
     if (d->stats) {
-      counter(f, d, "nccl_collectives_total", "Collective records aggregated on this GPU.", d->kept[0]);
-      counter(f, d, "nccl_collectives_dropped_total", "Collective records dropped on this GPU.", d->dropped[0]);
-      counter(f, d, "nccl_p2p_total", "Point-to-point records aggregated on this GPU.", d->kept[1]);
-      counter(f, d, "nccl_p2p_dropped_total", "Point-to-point records dropped on this GPU.", d->dropped[1]);
+      /* One reason so far; the label leaves room for others without a new metric. */
+      static const char *const stale = ",reason=\"stale_channels\"";
+      counter(f, d, "nccl_collectives_total", "Collective records aggregated on this GPU.", "",
+              d->kept[0]);
+      counter(f, d, "nccl_collectives_dropped_total", "Collective records dropped on this GPU.", "",
+              d->dropped[0]);
+      counter(f, d, "nccl_collectives_excluded_total",
+              "Collective records left out of the samples on this GPU, by reason "
+              "(stale_channels: timed from some of their channels only).",
+              stale, d->excluded[0]);
+      counter(f, d, "nccl_p2p_total", "Point-to-point records aggregated on this GPU.", "",
+              d->kept[1]);
+      counter(f, d, "nccl_p2p_dropped_total", "Point-to-point records dropped on this GPU.", "",
+              d->dropped[1]);
+      counter(f, d, "nccl_p2p_excluded_total",
+              "Point-to-point records left out of the samples on this GPU, by reason "
+              "(stale_channels: timed from some of their channels only).",
+              stale, d->excluded[1]);
       sampling_gauge(f, d);
     }
     int bad = ferror(f);

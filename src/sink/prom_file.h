@@ -1,8 +1,8 @@
 /*
  * prom_file.h - one device's <dump_dir>/nccl_inspector_metrics_<uuid>.prom:
  * its samples from the window's series (mean execution time, geometric-mean
- * bus bandwidth), and with NCCL_INSPECTOR_PROM_DUMP_STATS the counters and
- * the sampled share. Written to a new file with a random name in the same
+ * bus bandwidth), and with NCCL_INSPECTOR_PROM_DUMP_STATS the counters
+ * (records aggregated, dropped, excluded) and the sampled share. Written to a new file with a random name in the same
  * directory (sink/files.h) and renamed over the .prom file: the node
  * exporter never reads half a file, and a link planted at either name is
  * never written through. Mode 0644.
@@ -21,7 +21,9 @@ struct ins_prom_file {
   const char *uuid;                /* names the file */
   const char *labels;              /* the device's fixed labels: version=...,gpu="GPUn" */
   const struct ins_prom_table *table;
-  const uint64_t *kept, *dropped;  /* [enum ins_kind] records of the device, since the start */
+  /* [enum ins_kind] records of the device since the start: aggregated, dropped, and
+   * excluded from the series (timed from a subset of their channels: stale_channels) */
+  const uint64_t *kept, *dropped, *excluded;
   bool stats;                      /* NCCL_INSPECTOR_PROM_DUMP_STATS: counters and sampled share */
 };
 

@@ -2,7 +2,9 @@
  * test_prom.c - unit tests of the Prometheus output (src/sink/prom.c): the
  * message_size buckets, label escaping, the fallback device ordinal, and
  * the aggregation of one window into a file (mean time, geometric-mean
- * bandwidth, counters, mode 0644, removal with the device's last context).
+ * bandwidth, counters, mode 0644, removal with the device's last context),
+ * and records timed from a subset of their channels (stale_channels) left
+ * out of the aggregates and counted instead.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -103,8 +105,8 @@ static void test_window(void) {
   struct ins_record r3 = rec(INS_KIND_P2P, INS_FUNC_SEND, "Send", 8192, 0); /* no bandwidth */
   CHECK(ins_prom_add(da, a, &r1) == 0 && ins_prom_add(da, a, &r2) == 0 &&
         ins_prom_add(da, a, &r3) == 0);
-  uint64_t kept[2] = {2, 1}, dropped[2] = {3, 0};
-  ins_prom_count(da, kept, dropped);
+  uint64_t dropped[2] = {3, 0};
+  ins_prom_count(da, dropped);
   ins_prom_write_all();
 
   char path[512];
@@ -153,10 +155,94 @@ static void test_window(void) {
   rmdir(dir);
 }
 
+static struct ins_record stale(struct ins_record r, uint8_t nstale) {
+  r.stale_channels = nstale;
+  return r;
+}
+
+/* Records with stale channels stay out of every sample (a label set that has only such
+ * records has none) and are counted per kind in nccl_*_excluded_total{reason="stale_channels"};
+ * the *_total counters count the aggregated records only. */
+static void test_stale_excluded(void) {
+  static struct ins_config cfg;
+  ins_config_load(&cfg);
+  char dir[] = "/tmp/inspector-prom-stale-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(cfg.dump_dir, sizeof cfg.dump_dir, "%s", dir);
+  snprintf(cfg.hostname, sizeof cfg.hostname, "host");
+  cfg.prom_dump = cfg.prom_dump_stats = true;
+  ins_prom_configure(&cfg);
+  /* rank 1 of 2: a device of its own (GPU1), not test_window's */
+  struct ins_comm *c = ins_comm_create(&cfg, 3, "s", 1, 2, 1);
+  struct ins_prom_dev *d = ins_prom_attach(c);
+  CHECK(d != NULL);
+
+  struct ins_record in[] = {
+      /* aggregated: AllReduce 1 MiB in 20 and 80 us; Send 8 KiB in 4.096 us */
+      rec(INS_KIND_COLL, INS_FUNC_ALLREDUCE, "AllReduce", 1 << 20, 20000),
+      rec(INS_KIND_COLL, INS_FUNC_ALLREDUCE, "AllReduce", 1 << 20, 80000),
+      rec(INS_KIND_P2P, INS_FUNC_SEND, "Send", 8192, 4096),
+      /* excluded: absurdly short times from a subset of channels, in the same label sets,
+       * and an AllGather label set that has no other record */
+      stale(rec(INS_KIND_COLL, INS_FUNC_ALLREDUCE, "AllReduce", 1 << 20, 1000), 4),
+      stale(rec(INS_KIND_COLL, INS_FUNC_ALLREDUCE, "AllReduce", 1 << 20, 500), 1),
+      stale(rec(INS_KIND_COLL, INS_FUNC_ALLGATHER, "AllGather", 1 << 20, 700), 12),
+      stale(rec(INS_KIND_P2P, INS_FUNC_SEND, "Send", 8192, 8), 2),
+  };
+  for (size_t i = 0; i < sizeof in / sizeof *in; i++) CHECK(ins_prom_add(d, c, &in[i]) == 0);
+  ins_prom_write_all();
+
+  char path[512];
+  snprintf(path, sizeof path, "%s/nccl_inspector_metrics_nodev-host-pid%ld-gpu1.prom", dir,
+           (long)getpid());
+  char *text = slurp(path);
+  CHECK(text != NULL);
+  if (text) {
+    const char *dev = "{version=\"v4.0\",cluster=\"c1\",slurm_job_id=\"unknown\",node=\"host\","
+                      "gpu=\"GPU1\"";
+    char base[256], want[1024];
+    snprintf(base, sizeof base, "%s,comm_name=\"s\",n_nodes=\"1\",nranks=\"2\",", dev);
+    /* AllReduce on 2 ranks: busbw = bytes / ns: 52.4288 and 13.1072, geomean 26.2144;
+     * mean time (20 + 80) / 2. Send: 8192 / 4096 = 2 GB/s, 4.096 us. */
+    snprintf(want, sizeof want, "nccl_bus_bandwidth_gbs%scollective=\"AllReduce\","
+             "message_size=\"1-2MB\",algo_proto=\"RING_SIMPLE\"} 26.214400\n", base);
+    CHECK(strstr(text, want) != NULL);
+    snprintf(want, sizeof want, "nccl_collective_exec_time_microseconds%scollective=\"AllReduce\","
+             "message_size=\"1-2MB\",algo_proto=\"RING_SIMPLE\"} 50.000000\n", base);
+    CHECK(strstr(text, want) != NULL);
+    snprintf(want, sizeof want, "nccl_p2p_bus_bandwidth_gbs%sp2p_operation=\"Send\","
+             "message_size=\"8-9KB\"} 2.000000\n", base);
+    CHECK(strstr(text, want) != NULL);
+    snprintf(want, sizeof want, "nccl_p2p_exec_time_microseconds%sp2p_operation=\"Send\","
+             "message_size=\"8-9KB\"} 4.096000\n", base);
+    CHECK(strstr(text, want) != NULL);
+    CHECK(strstr(text, "AllGather") == NULL);
+    static const struct { const char *name, *extra; unsigned long long v; } counters[] = {
+        {"nccl_collectives_total", "", 2},
+        {"nccl_collectives_dropped_total", "", 0},
+        {"nccl_collectives_excluded_total", ",reason=\"stale_channels\"", 3},
+        {"nccl_p2p_total", "", 1},
+        {"nccl_p2p_dropped_total", "", 0},
+        {"nccl_p2p_excluded_total", ",reason=\"stale_channels\"", 1},
+    };
+    for (size_t i = 0; i < sizeof counters / sizeof *counters; i++) {
+      snprintf(want, sizeof want, "# TYPE %s counter\n%s%s%s} %llu\n", counters[i].name,
+               counters[i].name, dev, counters[i].extra, counters[i].v);
+      if (!strstr(text, want)) fprintf(stderr, "not in %s:\n%s", path, want);
+      CHECK(strstr(text, want) != NULL);
+    }
+  }
+  ins_prom_detach(d); /* the device's last context: the file goes */
+  CHECK(access(path, F_OK) != 0);
+  ins_comm_destroy(c);
+  rmdir(dir);
+}
+
 int main(void) {
   test_bucket();
   test_escape();
   test_ordinal();
   test_window();
+  test_stale_excluded();
   return check_report("unit_prom");
 }
