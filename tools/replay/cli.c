@@ -16,12 +16,14 @@
 #include <string.h>
 
 static const char k_usage[] =
-    "usage: inspector-replay [--plugin PATH] [--preload LIB]... [--abi 4|5|6|trace] [--threads] [--procs]\n"
-    "               [--repeat N] [--pace-us F] [--pace-recorded] [--recorded-clock] [--mask-log FILE] [--no-finalize]\n"
-    "               [--logger-dies] [--quiet] TRACE...\n"
+    "usage: inspector-replay [--plugin PATH] [--preload LIB]... [--abi 4|5|6|trace] [--threads]\n"
+    "               [--procs [--max-procs N]] [--repeat N] [--pace-us F] [--pace-recorded] [--recorded-clock]\n"
+    "               [--mask-log FILE] [--no-finalize] [--logger-dies] [--quiet] TRACE...\n"
     "       inspector-replay [--plugin PATH] [--preload LIB]... [--abi 4|5|6] --synthetic [--ranks N] [--nodes N] [--comms N]\n"
     "               [--iters N] [--colls LIST] [--p2p] [--sizes MIN:MAX] [--factor F] [--bw-gbs F]\n"
-    "               [--lat-us F] [--channels N] [--late-rank R] [--late-us F] [--procs]\n"
+    "               [--lat-us F] [--channels N] [--late-rank R] [--late-us F] [--late-jitter-us F]\n"
+    "               [--clock-offset-ms F] [--p2p-pattern ring|nodes] [--slow-link A:B] [--slow-factor F]\n"
+    "               [--degrade AT:FACTOR] [--order sizes|iters] [--procs [--max-procs N]]\n"
     "               [--comm-name NAME] [--seed N] [--truth FILE]\n"
     "\n"
     "Drives an NCCL/RCCL profiler plugin through recorded traces (gzip or plain JSON lines)\n"
@@ -34,6 +36,7 @@ static const char k_usage[] =
     "                  'trace': the version each trace was recorded through)\n"
     "  --threads       replay each recorded thread on its own thread, concurrently\n"
     "  --procs         one child process per trace file (or per rank with --synthetic)\n"
+    "  --max-procs N   at most N of those children at once (2 x the online CPUs)\n"
     "  --repeat N      replay each trace N times, init to finalize (1)\n"
     "  --quiet         no INFO/TRACE log lines from the plugin, no summary\n"
     "  --no-finalize   skip every finalize, as a host that exits without destroying its\n"
@@ -49,12 +52,25 @@ static const char k_usage[] =
     "                  with (as NCCL tags ops): index tag delivered realtime_ns path\n"
     "synthetic traffic (defaults in parentheses):\n"
     "  --ranks N (8)  --nodes N (1)  --comms N (1)  --iters N (20)\n"
+    "                 rank r is on node floor(r x nodes / ranks); with --procs and --nodes > 1\n"
+    "                 its process runs as host node-NNN (without --procs: the real host)\n"
     "  --colls LIST   of AllReduce,AllGather,ReduceScatter,Broadcast,Reduce\n"
     "                 (AllReduce,AllGather,ReduceScatter,Broadcast)\n"
-    "  --p2p          also a ring exchange (Send to rank+1, Recv from rank-1)\n"
+    "  --p2p          also an exchange: every rank Sends to one peer and Recvs from another\n"
+    "  --p2p-pattern ring|nodes  whom: rank+1 / rank-1 (ring), or the same local rank on\n"
+    "                 the next / previous node (nodes; needs --nodes > 1 dividing --ranks)\n"
     "  --sizes MIN:MAX  bytes, K/M/G suffixes (1K:64M), stepped by --factor F (4)\n"
+    "  --order sizes|iters  all iterations of a size back to back (sizes), or the iteration\n"
+    "                 loop outermost, as a training loop (iters)\n"
     "  --bw-gbs F (100)  --lat-us F (10)  --channels N (8)\n"
     "  --late-rank R  --late-us F (100): rank R arrives F us late to every op\n"
+    "  --late-jitter-us F (0)  the late rank's lateness + U[0,F] us per op, every other\n"
+    "                 rank's arrival + U[0,F/10] us\n"
+    "  --clock-offset-ms F (0)  node n's GPU timestamps shifted by a seeded U[-F,F] ms\n"
+    "  --slow-link A:B  P2P transfers between nodes A and B (either way) take\n"
+    "                 lat + F x bytes/bw, F = --slow-factor (4)\n"
+    "  --degrade AT:FACTOR  ops from running index AT x (total ops) on (0 <= AT <= 1) transfer\n"
+    "                 FACTOR x slower (the bytes/bw part), to the end\n"
     "  --comm-name NAME (synthetic)  --seed N (1)\n"
     "  --truth FILE   write what a correct plugin must report (one JSON line per op and rank)\n"
     "exit status: 0 success, 1 runtime error, 2 usage error\n";
@@ -87,6 +103,21 @@ static double parse_dbl(const char *opt, const char *v, double lo, bool lo_open)
   return x;
 }
 
+/* "A:B" -> two non-negative integers up to hi. Returns 0, or -1 on error. */
+static int parse_int_pair(const char *v, int hi, int *a, int *b) {
+  char *end;
+  if (*v < '0' || *v > '9') return -1;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || *end != ':' || x > hi || end[1] < '0' || end[1] > '9') return -1;
+  const char *s = end + 1;
+  long y = strtol(s, &end, 10);
+  if (errno || *end || y > hi) return -1;
+  *a = (int)x;
+  *b = (int)y;
+  return 0;
+}
+
 /* "64K" -> 65536; binary suffixes K, M, G. Returns 0 on error. */
 static uint64_t parse_size(const char *v, const char **end_out) {
   char *end;
@@ -108,10 +139,11 @@ static uint64_t parse_size(const char *v, const char **end_out) {
 
 enum {
   O_PLUGIN = 256, O_ABI, O_THREADS, O_PROCS, O_REPEAT, O_QUIET, O_HELP, O_SYNTHETIC, O_PACE,
-  O_MASK_LOG, O_LOGGER_DIES, O_NO_FINALIZE, O_PRELOAD, O_PACE_RECORDED, O_RECORDED_CLOCK,
+  O_MASK_LOG, O_LOGGER_DIES, O_NO_FINALIZE, O_PRELOAD, O_PACE_RECORDED, O_RECORDED_CLOCK, O_MAX_PROCS,
   /* from here on: options of --synthetic only */
   O_RANKS, O_NODES, O_COMMS, O_ITERS, O_COLLS, O_P2P, O_SIZES, O_FACTOR, O_BW, O_LAT,
-  O_CHANNELS, O_LATE_RANK, O_LATE_US, O_COMM_NAME, O_SEED, O_TRUTH
+  O_CHANNELS, O_LATE_RANK, O_LATE_US, O_COMM_NAME, O_SEED, O_TRUTH, O_LATE_JITTER, O_CLOCK_OFFSET,
+  O_P2P_PATTERN, O_SLOW_LINK, O_SLOW_FACTOR, O_DEGRADE, O_ORDER
 };
 
 static const struct option k_opts[] = {
@@ -133,6 +165,14 @@ static const struct option k_opts[] = {
     {"pace-us", required_argument, NULL, O_PACE},     {"mask-log", required_argument, NULL, O_MASK_LOG},
     {"late-us", required_argument, NULL, O_LATE_US}, {"comm-name", required_argument, NULL, O_COMM_NAME},
     {"seed", required_argument, NULL, O_SEED},       {"truth", required_argument, NULL, O_TRUTH},
+    {"max-procs", required_argument, NULL, O_MAX_PROCS},
+    {"late-jitter-us", required_argument, NULL, O_LATE_JITTER},
+    {"clock-offset-ms", required_argument, NULL, O_CLOCK_OFFSET},
+    {"p2p-pattern", required_argument, NULL, O_P2P_PATTERN},
+    {"slow-link", required_argument, NULL, O_SLOW_LINK},
+    {"slow-factor", required_argument, NULL, O_SLOW_FACTOR},
+    {"degrade", required_argument, NULL, O_DEGRADE},
+    {"order", required_argument, NULL, O_ORDER},
     {NULL, 0, NULL, 0}};
 
 static const char *opt_name(int c) {
@@ -152,7 +192,7 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     exit(1);
   }
   const char *synth_only = NULL; /* first synthetic-only option seen */
-  const char *late_rank_arg = NULL;
+  const char *late_rank_arg = NULL, *slow_link_arg = NULL, *max_procs_arg = NULL;
 
   opterr = 0; /* our own messages */
   int c;
@@ -216,6 +256,39 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
       break;
     }
     case O_TRUTH: o->truth = optarg; break;
+    case O_MAX_PROCS: max_procs_arg = optarg; o->max_procs = (int)parse_ll(name, optarg, 1, 1000000); break;
+    case O_LATE_JITTER: o->syn.late_jitter_us = parse_dbl(name, optarg, 0.0, false); break;
+    case O_CLOCK_OFFSET:
+      o->syn.clock_offset_ms = parse_dbl(name, optarg, 0.0, false);
+      if (o->syn.clock_offset_ms > 1e6) usage_error("bad value for --%s: '%s' (at most 1e6 ms)", name, optarg);
+      break;
+    case O_P2P_PATTERN:
+      if (strcmp(optarg, "ring") == 0) o->syn.p2p_pattern = SYN_P2P_RING;
+      else if (strcmp(optarg, "nodes") == 0) o->syn.p2p_pattern = SYN_P2P_NODES;
+      else usage_error("bad value for --%s: '%s' (want ring or nodes)", name, optarg);
+      break;
+    case O_SLOW_LINK:
+      slow_link_arg = optarg;
+      if (parse_int_pair(optarg, 4095, &o->syn.slow_a, &o->syn.slow_b))
+        usage_error("bad value for --%s: '%s' (want A:B, node indexes)", name, optarg);
+      break;
+    case O_SLOW_FACTOR: o->syn.slow_factor = parse_dbl(name, optarg, 0.0, true); break;
+    case O_DEGRADE: {
+      char *end;
+      errno = 0;
+      double at = strtod(optarg, &end), f = 0;
+      if (!errno && end != optarg && *end == ':' && end[1]) f = strtod(end + 1, &end);
+      if (errno || *end || !(at >= 0 && at <= 1) || !(f > 0) || !isfinite(f))
+        usage_error("bad value for --%s: '%s' (want AT:FACTOR, 0 <= AT <= 1, FACTOR > 0)", name, optarg);
+      o->syn.degrade_at = at;
+      o->syn.degrade_factor = f;
+      break;
+    }
+    case O_ORDER:
+      if (strcmp(optarg, "sizes") == 0) o->syn.order = SYN_ORDER_SIZES;
+      else if (strcmp(optarg, "iters") == 0) o->syn.order = SYN_ORDER_ITERS;
+      else usage_error("bad value for --%s: '%s' (want sizes or iters)", name, optarg);
+      break;
     case ':':
       usage_error("option '%s' needs a value", argv[optind - 1]);
       break;
@@ -234,6 +307,17 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     if (late_rank_arg && o->syn.late_rank >= o->syn.ranks)
       usage_error("bad value for --late-rank: '%s' (ranks are 0..%d)", late_rank_arg, o->syn.ranks - 1);
     if (o->syn.p2p && o->syn.ranks < 2) usage_error("--p2p needs --ranks 2 or more");
+    if (o->syn.p2p_pattern == SYN_P2P_NODES) {
+      if (!o->syn.p2p) usage_error("--p2p-pattern needs --p2p");
+      if (o->syn.nodes < 2 || o->syn.ranks % o->syn.nodes)
+        usage_error("--p2p-pattern nodes needs --nodes 2 or more dividing --ranks (got %d ranks on %d nodes)",
+                    o->syn.ranks, o->syn.nodes);
+    }
+    if (slow_link_arg) {
+      if (!o->syn.p2p) usage_error("--slow-link slows P2P transfers: it needs --p2p");
+      if (o->syn.slow_a >= o->syn.nodes || o->syn.slow_b >= o->syn.nodes)
+        usage_error("bad value for --slow-link: '%s' (nodes are 0..%d)", slow_link_arg, o->syn.nodes - 1);
+    }
     if (o->pace_recorded) usage_error("--pace-recorded needs TRACE files: synthetic traffic has no recorded times");
     if (o->recorded_clock) usage_error("--recorded-clock needs TRACE files: synthetic traffic has no recorded times");
   } else {
@@ -241,6 +325,7 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     if (o->ntraces == 0) usage_error("no TRACE file given");
   }
   if (o->mask_log && o->procs) usage_error("--mask-log works in one process: drop --procs");
+  if (max_procs_arg && !o->procs) usage_error("--max-procs needs --procs");
 }
 
 void rp_cli_free(struct rp_cli *o) {

@@ -18,6 +18,7 @@ struct rp_cli {
   const char *plugin; /* NULL: the default path */
   int abi;            /* 4, 5, 6, RP_ABI_NEWEST or RP_ABI_TRACE */
   bool threads, procs, quiet;
+  int max_procs;      /* --max-procs N: children alive at once (0: procs.h's default) */
   bool logger_dies; /* --logger-dies (log.h) */
   int repeat;
   bool synthetic;

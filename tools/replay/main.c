@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "hostname.h"
 #include "log.h"
 #include "plugin.h"
 #include "procs.h"
@@ -97,7 +98,7 @@ static int trace_child(void *arg, int i) {
 }
 
 static int run_traces(struct job *j) {
-  if (j->o->procs) return rp_run_procs(j->o->ntraces, trace_child, j);
+  if (j->o->procs) return rp_run_procs(j->o->ntraces, j->o->max_procs, trace_child, j);
   for (int i = 0; i < j->o->ntraces; i++)
     if (run_trace_file(j, j->o->traces[i])) return 1;
   return 0;
@@ -131,26 +132,48 @@ static int run_synthetic_ranks(struct job *j, int rank) {
   return 0;
 }
 
-static int synth_child(void *arg, int rank) { return run_synthetic_ranks(arg, rank); }
+/* A --procs child: rank `rank` alone, as a process of its node (hostname.h) when nodes have names. */
+static int synth_child(void *arg, int rank) {
+  struct job *j = arg;
+  const struct syn_params *p = &j->o->syn;
+  if (p->node_hosts) { /* before the plugin is loaded: it reads the host name once */
+    char name[32];
+    syn_node_name(p, syn_node_of(p, rank), name, sizeof name);
+    rp_hostname_set(name);
+  }
+  return run_synthetic_ranks(j, rank);
+}
+
+static int write_truth(const char *path, const struct syn_params *p) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    perror(path);
+    return 1;
+  }
+  int bad = syn_write_truth(p, f);
+  if (fclose(f) || bad) {
+    fprintf(stderr, "inspector-replay: cannot write %s\n", path);
+    return 1;
+  }
+  return 0;
+}
 
 static int run_synthetic(struct job *j, struct syn_params *p) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   p->base_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-  if (j->o->truth) {
-    FILE *f = fopen(j->o->truth, "w");
-    if (!f) {
-      perror(j->o->truth);
-      return 1;
-    }
-    int bad = syn_write_truth(p, f);
-    if (fclose(f) || bad) {
-      fprintf(stderr, "inspector-replay: cannot write %s\n", j->o->truth);
-      return 1;
-    }
-  }
-  if (j->o->procs) return rp_run_procs(p->ranks, synth_child, j);
-  return run_synthetic_ranks(j, -1);
+  static char real_host[256];
+  rp_real_hostname(real_host, sizeof real_host);
+  p->host = real_host;
+  p->node_hosts = j->o->procs && p->nodes > 1;
+  if (j->o->procs) syn_plan(p); /* every child walks the whole job: compute the op times once */
+  int rc = 1;
+  if (j->o->truth && write_truth(j->o->truth, p)) goto out;
+  if (j->o->procs) rc = rp_run_procs(p->ranks, j->o->max_procs, synth_child, j);
+  else rc = run_synthetic_ranks(j, -1);
+out:
+  syn_plan_free(p);
+  return rc;
 }
 
 int main(int argc, char **argv) {

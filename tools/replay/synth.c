@@ -2,12 +2,26 @@
  * synth.c - the synthetic traffic generator (see synth.h).
  *
  * Timing model (docs/CONTRACTS.md section 1): ops run one after another.
- * For op k, on-time ranks arrive at t0; the late rank at t0 + late. Each
+ * For op k, on-time ranks arrive at t0 (+ U[0, J/10] us of jitter with
+ * --late-jitter-us J); the late rank at t0 + late (+ U[0, J] us). Each
  * rank's kernel starts on arrival (channel 0 exactly then, the others a few
- * hundred ns later, as blocks launch), and every channel of every rank stops
- * at (latest arrival + exec), exec = lat + busbytes / bw. So a correct
- * plugin reports the late rank's start late by --late-us and every on-time
- * rank's exec longer by as much. The next op starts a few us after.
+ * hundred ns later, as blocks launch).
+ *  - A collective: every channel of every rank stops at (latest arrival +
+ *    exec), exec = lat + busbytes / bw. So a correct plugin reports the late
+ *    rank's start late by --late-us and every on-time rank's exec longer by
+ *    as much.
+ *  - A point-to-point exchange (--p2p): each task (each rank's Send and its
+ *    Recv) ends at its own time, its rank's arrival + the transfer of its
+ *    link, lat + bytes / bw (x --slow-factor between the nodes of
+ *    --slow-link). The Recv on r from s has the transfer of the Send on s to
+ *    r. A task does not wait for its peer: the lateness of a rank shows in
+ *    its starts, never in anyone's exec, and a link's speed shows in exec
+ *    alone (what a link-detection test needs).
+ * With --degrade AT:F, the bytes / bw part of every op from running index
+ * AT x (total ops) on is F times longer. Node n's GPU clock is off by a
+ * seeded offset (--clock-offset-ms): every pTimer of its ranks is shifted
+ * by it, so starts move and execs do not. The next op starts a few us after
+ * the latest end of this one (on the unshifted clock).
  *
  * Callback order per op, as NCCL issues it from one application thread that
  * drives all of its ranks (nccl-tests style): GroupApi start, its state 23,
@@ -16,9 +30,20 @@
  * GroupApi stop; then, on each rank's progress thread, per channel: KernelCh
  * start (start pTimer), recordEventState(22, stop pTimer), KernelCh stop.
  * The replay engine applies the activation mask and the ABI version.
+ *
+ * Cost: an op's end (a collective's latest arrival, a P2P op's latest task
+ * end) is a walk over all ranks: O(ops x ranks). Every --procs child walks
+ * the whole job to build its rank's stream, so at 1,024 ranks, 320 ops and
+ * --late-jitter-us that came to 6.4 s of a 7.4 s run on 2 cores (the same run
+ * with the plugin writing 246 MB of logs). syn_plan computes the ends once, in
+ * the parent, and the children inherit the table through fork: a child's walk
+ * is then O(ops), and those runs took 0.65 s and 1.95 s. (When nothing is
+ * seeded per rank, a collective's latest arrival is known without the walk;
+ * a P2P op's latest end still needs it.)
  */
 #include "synth.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -53,6 +78,13 @@ void syn_defaults(struct syn_params *p) {
   p->channels = 8;
   p->late_rank = -1;
   p->late_us = 100;
+  p->p2p_pattern = SYN_P2P_RING;
+  p->slow_a = p->slow_b = -1;
+  p->slow_factor = 4;
+  p->degrade_at = 1;
+  p->degrade_factor = 1;
+  p->order = SYN_ORDER_SIZES;
+  p->host = "localhost";
   p->comm_name = "synthetic";
   p->seed = 1;
 }
@@ -93,9 +125,35 @@ static uint64_t rnd(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) {
   return mix(mix(mix(mix(seed) ^ a) ^ b) ^ c);
 }
 
+/* Uniform in [0, 1), from 53 bits of a hash. */
+static double unit(uint64_t h) { return (double)(h >> 11) * 0x1p-53; }
+
+/* Keys of the random choices added with the multi-node faults: a 4th word no older choice uses. */
+#define KEY_CLOCK 0x10001u
+#define KEY_JITTER 0x10002u
+
 static uint64_t comm_id(const struct syn_params *p, int comm) {
   uint64_t id = rnd(p->seed, 0xc0ffee, (uint64_t)comm, 0);
   return id ? id : 1;
+}
+
+/* ---- nodes ---------------------------------------------------------------- */
+
+int syn_node_of(const struct syn_params *p, int rank) {
+  assert(p->nodes >= 1 && p->nodes <= p->ranks && rank >= 0 && rank < p->ranks);
+  return (int)((int64_t)rank * p->nodes / p->ranks);
+}
+
+void syn_node_name(const struct syn_params *p, int node, char *buf, size_t cap) {
+  int width = 3;
+  for (int top = p->nodes - 1; top >= 1000; top /= 10) width++;
+  snprintf(buf, cap, "node-%0*d", width, node);
+}
+
+int64_t syn_clock_offset_ns(const struct syn_params *p, int node) {
+  if (p->clock_offset_ms <= 0) return 0;
+  double u = unit(rnd(p->seed, 0xc10c, (uint64_t)node, KEY_CLOCK));
+  return (int64_t)llround((2.0 * u - 1.0) * p->clock_offset_ms * 1e6);
 }
 
 /* ---- the op walk shared by the truth writer and the stream builder ------ */
@@ -106,7 +164,9 @@ struct syn_op {
   enum syn_func func; /* a collective, or SYN_SEND for one ring exchange (a Send and a Recv per rank) */
   uint64_t count, bytes;
   uint64_t sn; /* coll: its seqNumber; ring exchange: the p2p sn of the Send (the Recv's is sn + 1) */
-  uint64_t t0, t_stop;
+  double slower; /* --degrade: the bytes/bw part x this (1 before the change) */
+  uint64_t t0;
+  uint64_t t_stop; /* coll: when every channel stops; P2P: the latest end of any task */
 };
 
 typedef void (*syn_visit)(void *arg, const struct syn_params *p, const struct syn_op *op);
@@ -115,8 +175,53 @@ static uint64_t late_ns(const struct syn_params *p) {
   return p->late_rank >= 0 && p->late_rank < p->ranks ? (uint64_t)llround(p->late_us * 1000.0) : 0;
 }
 
+/* Seeded jitter of rank's arrival at op, uniform in [0, max_us] (0 when max_us is 0). */
+static uint64_t jitter_ns(const struct syn_params *p, const struct syn_op *op, int rank, double max_us) {
+  if (max_us <= 0) return 0;
+  return (uint64_t)llround(unit(rnd(p->seed, op->index, (uint64_t)rank, KEY_JITTER)) * max_us * 1000.0);
+}
+
+static bool is_late(const struct syn_params *p, int rank) { return rank == p->late_rank; }
+
 static uint64_t arrival(const struct syn_params *p, const struct syn_op *op, int rank) {
-  return op->t0 + (rank == p->late_rank ? late_ns(p) : 0);
+  if (is_late(p, rank)) return op->t0 + late_ns(p) + jitter_ns(p, op, rank, p->late_jitter_us);
+  return op->t0 + jitter_ns(p, op, rank, p->late_jitter_us / 10.0);
+}
+
+static uint64_t latest_arrival(const struct syn_params *p, const struct syn_op *op) {
+  if (p->late_jitter_us <= 0) return op->t0 + late_ns(p);
+  uint64_t t = op->t0;
+  for (int r = 0; r < p->ranks; r++) {
+    uint64_t a = arrival(p, op, r);
+    if (a > t) t = a;
+  }
+  return t;
+}
+
+/* ---- point-to-point: who talks to whom, and how long a transfer takes ----- */
+
+static int p2p_stride(const struct syn_params *p) {
+  return p->p2p_pattern == SYN_P2P_NODES ? p->ranks / p->nodes : 1;
+}
+static int send_peer(const struct syn_params *p, int r) { return (r + p2p_stride(p)) % p->ranks; }
+static int recv_peer(const struct syn_params *p, int r) { return (r - p2p_stride(p) + p->ranks) % p->ranks; }
+
+/* The transfer from rank `from` to rank `to` (either end's task): lat + bytes / bw, the second
+   term x --slow-factor over the slow link (either direction) and x the --degrade factor. */
+static uint64_t xfer_ns(const struct syn_params *p, const struct syn_op *op, int from, int to) {
+  double slow = 1.0;
+  if (p->slow_a >= 0) {
+    int a = syn_node_of(p, from), b = syn_node_of(p, to);
+    if ((a == p->slow_a && b == p->slow_b) || (a == p->slow_b && b == p->slow_a)) slow = p->slow_factor;
+  }
+  uint64_t ns = (uint64_t)llround(p->lat_us * 1000.0 + (double)op->bytes / p->bw_gbs * (op->slower * slow));
+  return ns ? ns : 1;
+}
+
+/* End (unshifted) of rank r's task k of a P2P op: 0 its Send, 1 its Recv. */
+static uint64_t p2p_end(const struct syn_params *p, const struct syn_op *op, int r, int k) {
+  uint64_t x = k ? xfer_ns(p, op, recv_peer(p, r), r) : xfer_ns(p, op, r, send_peer(p, r));
+  return arrival(p, op, r) + x;
 }
 
 /* Start pTimer of the ci-th channel of `rank` in op. */
@@ -135,59 +240,128 @@ static double bus_factor(enum syn_func f, int n) {
   }
 }
 
-static void walk_one(const struct syn_params *p, struct syn_op *op, uint64_t *t, syn_visit fn, void *arg) {
+/* The op's end (op->t0 set): O(ranks). */
+static uint64_t op_stop(const struct syn_params *p, const struct syn_op *op) {
+  if (op->func == SYN_SEND) {
+    uint64_t t = op->t0;
+    for (int r = 0; r < p->ranks; r++)
+      for (int k = 0; k < 2; k++) {
+        uint64_t e = p2p_end(p, op, r, k);
+        if (e > t) t = e;
+      }
+    return t;
+  }
   double busbytes = (double)op->bytes * bus_factor(op->func, p->ranks);
-  uint64_t exec = (uint64_t)llround(p->lat_us * 1000.0 + busbytes / p->bw_gbs);
+  uint64_t exec = (uint64_t)llround(p->lat_us * 1000.0 + busbytes / p->bw_gbs * op->slower);
   if (exec == 0) exec = 1;
+  return latest_arrival(p, op) + exec;
+}
+
+static void walk_one(const struct syn_params *p, struct syn_op *op, uint64_t *t, syn_visit fn, void *arg) {
   op->t0 = *t;
-  op->t_stop = *t + late_ns(p) + exec;
+  op->t_stop = p->plan ? p->plan[op->index] : op_stop(p, op);
+  assert(!p->plan || op->t_stop == op_stop(p, op)); /* the table is this walk's: same options, same base */
   fn(arg, p, op);
   *t = op->t_stop + 3000 + rnd(p->seed, op->index, 0x9a9, 0) % 2000; /* host gap to the next op */
   op->index++;
 }
 
+static uint64_t next_size(const struct syn_params *p, uint64_t size) {
+  uint64_t next = (uint64_t)llround((double)size * p->factor);
+  return next > size ? next : size + 1;
+}
+
+struct walker {
+  const struct syn_params *p;
+  syn_visit fn;
+  void *arg;
+  uint64_t *seq;         /* per (comm, func): the next sn */
+  uint64_t degrade_from; /* first running index that --degrade slows down */
+  uint64_t t;
+  struct syn_op op;
+};
+
+/* One op of func and size on every communicator, in communicator order. */
+static void walk_comms(struct walker *w, enum syn_func func, uint64_t size) {
+  const struct syn_params *p = w->p;
+  for (int comm = 0; comm < p->comms; comm++) {
+    struct syn_op *op = &w->op;
+    op->comm = comm;
+    op->func = func;
+    op->count = size / DTYPE_SIZE ? size / DTYPE_SIZE : 1;
+    op->bytes = op->count * DTYPE_SIZE;
+    uint64_t *sn = &w->seq[(size_t)comm * SYN_NFUNC + func];
+    op->sn = *sn;
+    *sn += func == SYN_SEND ? 2 : 1; /* a ring exchange: a Send and a Recv per rank */
+    op->slower = op->index >= w->degrade_from ? p->degrade_factor : 1.0;
+    walk_one(p, op, &w->t, w->fn, w->arg);
+  }
+}
+
+/* The functions of the run in order: the collectives, then the exchange (SYN_SEND) with --p2p. */
+static int run_funcs(const struct syn_params *p, enum syn_func *out) {
+  int n = 0;
+  for (int c = 0; c < p->ncolls; c++) out[n++] = p->colls[c];
+  if (p->p2p) out[n++] = SYN_SEND;
+  return n;
+}
+
+/* Ops in the run: every walk visits this many. */
+static uint64_t total_ops(const struct syn_params *p) {
+  enum syn_func funcs[SYN_MAX_COLLS + 1];
+  uint64_t nsizes = 0;
+  for (uint64_t size = p->min_bytes; size <= p->max_bytes; size = next_size(p, size)) nsizes++;
+  return (uint64_t)run_funcs(p, funcs) * nsizes * (uint64_t)p->iters * (uint64_t)p->comms;
+}
+
 static void walk(const struct syn_params *p, syn_visit fn, void *arg) {
-  uint64_t *seq = calloc((size_t)p->comms * SYN_NFUNC, sizeof *seq);
-  if (!seq) {
+  struct walker w = {.p = p, .fn = fn, .arg = arg, .t = p->base_ns};
+  w.seq = calloc((size_t)p->comms * SYN_NFUNC, sizeof *w.seq);
+  if (!w.seq) {
     fprintf(stderr, "inspector-replay: out of memory\n");
     exit(1);
   }
-  uint64_t t = p->base_ns;
-  struct syn_op op = {0};
-  for (int c = 0; c < p->ncolls; c++) {
-    for (uint64_t size = p->min_bytes; size <= p->max_bytes;) {
-      for (int it = 0; it < p->iters; it++) {
-        for (int comm = 0; comm < p->comms; comm++) {
-          op.comm = comm;
-          op.func = p->colls[c];
-          op.count = size / DTYPE_SIZE ? size / DTYPE_SIZE : 1;
-          op.bytes = op.count * DTYPE_SIZE;
-          op.sn = seq[(size_t)comm * SYN_NFUNC + op.func]++;
-          walk_one(p, &op, &t, fn, arg);
-        }
-      }
-      uint64_t next = (uint64_t)llround((double)size * p->factor);
-      size = next > size ? next : size + 1;
-    }
+  enum syn_func funcs[SYN_MAX_COLLS + 1];
+  int nf = run_funcs(p, funcs);
+  uint64_t total = total_ops(p);
+  /* index >= AT x total, for a whole index: index >= ceil(AT x total) */
+  w.degrade_from = p->degrade_factor != 1.0 ? (uint64_t)ceil(p->degrade_at * (double)total) : UINT64_MAX;
+  if (p->order == SYN_ORDER_SIZES) {
+    for (int f = 0; f < nf; f++)
+      for (uint64_t size = p->min_bytes; size <= p->max_bytes; size = next_size(p, size))
+        for (int it = 0; it < p->iters; it++) walk_comms(&w, funcs[f], size);
+  } else {
+    for (int it = 0; it < p->iters; it++)
+      for (int f = 0; f < nf; f++)
+        for (uint64_t size = p->min_bytes; size <= p->max_bytes; size = next_size(p, size))
+          walk_comms(&w, funcs[f], size);
   }
-  if (p->p2p) {
-    for (uint64_t size = p->min_bytes; size <= p->max_bytes;) {
-      for (int it = 0; it < p->iters; it++) {
-        for (int comm = 0; comm < p->comms; comm++) {
-          op.comm = comm;
-          op.func = SYN_SEND;
-          op.count = size / DTYPE_SIZE ? size / DTYPE_SIZE : 1;
-          op.bytes = op.count * DTYPE_SIZE;
-          op.sn = seq[(size_t)comm * SYN_NFUNC + SYN_SEND];
-          seq[(size_t)comm * SYN_NFUNC + SYN_SEND] += 2; /* a Send and a Recv per rank */
-          walk_one(p, &op, &t, fn, arg);
-        }
-      }
-      uint64_t next = (uint64_t)llround((double)size * p->factor);
-      size = next > size ? next : size + 1;
-    }
-  }
-  free(seq);
+  assert(w.op.index == total);
+  free(w.seq);
+}
+
+/* ---- the plan: every op's end, once -------------------------------------- */
+
+#define SYN_PLAN_MAX_OPS (1u << 22) /* 32 MiB of table */
+
+static void plan_visit(void *arg, const struct syn_params *p, const struct syn_op *op) {
+  (void)p;
+  ((uint64_t *)arg)[op->index] = op->t_stop;
+}
+
+void syn_plan(struct syn_params *p) {
+  syn_plan_free(p);
+  uint64_t total = total_ops(p);
+  if (total == 0 || total > SYN_PLAN_MAX_OPS) return;
+  uint64_t *plan = malloc((size_t)total * sizeof *plan);
+  if (!plan) return;
+  walk(p, plan_visit, plan); /* with p->plan NULL: computed op by op */
+  p->plan = plan;
+}
+
+void syn_plan_free(struct syn_params *p) {
+  free(p->plan);
+  p->plan = NULL;
 }
 
 /* ---- truth file ---------------------------------------------------------- */
@@ -203,28 +377,39 @@ static void put_json_string(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+/* The host name rank r's process reports (see syn_params.node_hosts). */
+static const char *host_of(const struct syn_params *p, int rank, char *buf, size_t cap) {
+  if (!p->node_hosts) return p->host;
+  syn_node_name(p, syn_node_of(p, rank), buf, cap);
+  return buf;
+}
+
 static void truth_line(FILE *f, const struct syn_params *p, const struct syn_op *op, int rank, enum syn_func func,
-                       uint64_t sn, int peer, int nch) {
+                       uint64_t sn, int peer, int nch, uint64_t end) {
   uint64_t start = arrival(p, op, rank);
+  int node = syn_node_of(p, rank);
+  int64_t offset = syn_clock_offset_ns(p, node);
+  char host[32];
   fprintf(f, "{\"comm\":\"0x%" PRIx64 "\",\"comm_name\":", comm_id(p, op->comm));
   put_json_string(f, p->comm_name);
   fprintf(f,
           ",\"rank\":%d,\"nranks\":%d,\"nnodes\":%d,\"kind\":\"%s\",\"func\":\"%s\",\"sn\":%" PRIu64
           ",\"peer\":%d,\"count\":%" PRIu64 ",\"datatype\":\"" DTYPE "\",\"bytes\":%" PRIu64 ",\"start_ns\":%" PRIu64
-          ",\"exec_ns\":%" PRIu64 ",\"nchannels\":%d}\n",
+          ",\"exec_ns\":%" PRIu64 ",\"nchannels\":%d,\"node\":%d,\"host\":",
           rank, p->ranks, p->nodes, func >= SYN_SEND ? "p2p" : "coll", k_func_name[func], sn, peer, op->count,
-          op->bytes, start, op->t_stop - start, nch);
+          op->bytes, start + (uint64_t)offset, end - start, nch, node);
+  put_json_string(f, host_of(p, rank, host, sizeof host));
+  fprintf(f, ",\"clock_offset_ns\":%" PRId64 "}\n", offset);
 }
 
 static void truth_visit(void *arg, const struct syn_params *p, const struct syn_op *op) {
   FILE *f = arg;
-  int n = p->ranks;
-  for (int r = 0; r < n; r++) {
+  for (int r = 0; r < p->ranks; r++) {
     if (op->func == SYN_SEND) {
-      truth_line(f, p, op, r, SYN_SEND, op->sn, (r + 1) % n, 1);
-      truth_line(f, p, op, r, SYN_RECV, op->sn + 1, (r - 1 + n) % n, 1);
+      truth_line(f, p, op, r, SYN_SEND, op->sn, send_peer(p, r), 1, p2p_end(p, op, r, 0));
+      truth_line(f, p, op, r, SYN_RECV, op->sn + 1, recv_peer(p, r), 1, p2p_end(p, op, r, 1));
     } else {
-      truth_line(f, p, op, r, op->func, op->sn, -1, p->channels);
+      truth_line(f, p, op, r, op->func, op->sn, -1, p->channels, op->t_stop);
     }
   }
 }
@@ -278,7 +463,6 @@ static void build_visit(void *arg, const struct syn_params *p, const struct syn_
   struct builder *b = arg;
   struct rp_event *e;
   bool ring = op->func == SYN_SEND;
-  int n = p->ranks;
   uint32_t app = b->app;
   uint32_t gapi = ev_start(b, app, RP_EV_GROUP_API, ctx_of(b, op->comm, b->r0), 0, b->r0, &e);
   e->u.gapi.depth = 1;
@@ -329,7 +513,7 @@ static void build_visit(void *arg, const struct syn_params *p, const struct syn_
         e->u.p2p.func = b->func[k ? SYN_RECV : SYN_SEND];
         e->u.p2p.count = op->count;
         e->u.p2p.dtype = b->dtype;
-        e->u.p2p.peer = k ? (r - 1 + n) % n : (r + 1) % n;
+        e->u.p2p.peer = k ? recv_peer(p, r) : send_peer(p, r);
         e->u.p2p.nch = 1;
         (k ? b->op2 : b->op)[i] = s;
       }
@@ -346,12 +530,14 @@ static void build_visit(void *arg, const struct syn_params *p, const struct syn_
     uint32_t ctx = ctx_of(b, op->comm, r);
     uint32_t kt = b->kthread[(size_t)op->comm * (size_t)(b->r1 - b->r0) + (size_t)i];
     int ntask = ring ? 2 : 1, nch = ring ? 1 : p->channels;
+    uint64_t offset = (uint64_t)syn_clock_offset_ns(p, syn_node_of(p, r)); /* mod 2^64: a signed shift */
     for (int k = 0; k < ntask; k++) {
+      uint64_t end = ring ? p2p_end(p, op, r, k) : op->t_stop;
       for (int ci = 0; ci < nch; ci++) {
         uint32_t s = ev_start(b, kt, RP_EV_KERNEL_CH, ctx, (k ? b->op2 : b->op)[i], 0, &e);
         e->u.kch.ch = (uint8_t)(ring ? P2P_CHANNEL : ci);
-        e->u.kch.ptimer = chan_start(p, op, r, ci);
-        ev_end(b, kt, s, RP_CB_RECORD, PROF_STATE_KERNEL_CH_STOP, op->t_stop);
+        e->u.kch.ptimer = chan_start(p, op, r, ci) + offset;
+        ev_end(b, kt, s, RP_CB_RECORD, PROF_STATE_KERNEL_CH_STOP, end + offset);
         ev_stop(b, kt, s);
       }
     }

@@ -1,9 +1,10 @@
 /*
  * synth.h - the synthetic traffic generator (--synthetic).
  *
- * Owns: a deterministic model of an NCCL job (ranks, communicators,
- * collectives and a point-to-point ring over a range of sizes, with a GPU
- * timing model and one optionally late rank) that yields
+ * Owns: a deterministic model of an NCCL job (ranks on nodes, communicators,
+ * collectives and a point-to-point exchange over a range of sizes, with a GPU
+ * timing model and planted faults: a late rank, per-node GPU clock offsets,
+ * a slow link between two nodes, a slowdown from some point on) that yields
  *  - the callback stream NCCL would produce for one rank or for all ranks
  *    (as in-memory trace chunks, replayed by the same engine as recorded
  *    traces; generation happens between chunks, outside the timed replay),
@@ -26,6 +27,18 @@
 
 enum syn_func { SYN_ALLREDUCE, SYN_ALLGATHER, SYN_REDUCESCATTER, SYN_BROADCAST, SYN_REDUCE, SYN_SEND, SYN_RECV, SYN_NFUNC };
 
+/* --p2p-pattern: whom rank r Sends to (and Recvs from, the mirror image). */
+enum syn_p2p_pattern {
+  SYN_P2P_RING, /* r+1 (from r-1) */
+  SYN_P2P_NODES /* the same local index on the next node: r + ranks/nodes (from r - ranks/nodes) */
+};
+
+/* --order: which loop is outermost. */
+enum syn_order {
+  SYN_ORDER_SIZES, /* per collective, per size, all iterations back to back */
+  SYN_ORDER_ITERS  /* per iteration, every collective and size (a training loop) */
+};
+
 struct syn_params {
   int ranks, nodes, comms, iters;
   int ncolls;
@@ -37,9 +50,23 @@ struct syn_params {
   int channels;
   int late_rank; /* -1: none */
   double late_us;
+  double late_jitter_us;   /* late rank: + U[0, F] us per op; on-time ranks: + U[0, F/10] us (0: none) */
+  double clock_offset_ms;  /* node n's pTimers are shifted by U[-F, F] ms (0: none) */
+  enum syn_p2p_pattern p2p_pattern;
+  int slow_a, slow_b;      /* --slow-link A:B, node indexes (-1: none) */
+  double slow_factor;      /* the bytes/bw part of a transfer over that link, x this */
+  double degrade_at;       /* ops with running index >= AT x total ops ... */
+  double degrade_factor;   /* ... transfer this much slower (1: no change) */
+  enum syn_order order;
   const char *comm_name;
   uint64_t seed;
   uint64_t base_ns; /* CLOCK_REALTIME at the start: pTimers are near wall clock */
+  /* Host names, for the truth file (set by main.c): with node_hosts, each rank's process runs as
+     its node's syn_node_name (--procs with --nodes > 1, hostname.h); otherwise as `host`. */
+  bool node_hosts;
+  const char *host;
+  /* syn_plan's table: each op's end time by running index, or NULL (computed op by op). */
+  uint64_t *plan;
 };
 
 /* Defaults of docs/CONTRACTS.md section 1. */
@@ -47,6 +74,28 @@ void syn_defaults(struct syn_params *p);
 
 /* Parses a --colls list ("AllReduce,Broadcast"); -1 and *bad = the bad name's start. */
 int syn_parse_colls(const char *list, struct syn_params *p, const char **bad);
+
+/*
+ * Nodes hold contiguous blocks of ranks: rank r is on node floor(r x nodes / ranks), which is
+ * r / (ranks / nodes) when nodes divide ranks; otherwise block sizes differ by at most one
+ * (the larger ones not necessarily first). Needs 1 <= nodes <= ranks.
+ */
+int syn_node_of(const struct syn_params *p, int rank);
+
+/* "node-NNN": the index zero-padded to 3 digits, or to as many as the largest index needs. */
+void syn_node_name(const struct syn_params *p, int node, char *buf, size_t cap);
+
+/* Node n's GPU clock offset in ns: a pure function of --seed and n, uniform in [-F, F] ms. */
+int64_t syn_clock_offset_ns(const struct syn_params *p, int node);
+
+/*
+ * Computes every op's end time once, in O(ops x ranks), into p->plan, so that a walk (each
+ * --procs child inherits the table through fork) costs O(ops) for its rank instead. Call
+ * after base_ns is set and before any walk. Skipped (p->plan stays NULL, walks compute as
+ * they go) above 4M ops or without memory. syn_plan_free releases it.
+ */
+void syn_plan(struct syn_params *p);
+void syn_plan_free(struct syn_params *p);
 
 /* Writes the truth file: one JSON line per op per rank. 0 or -1 (I/O error). */
 int syn_write_truth(const struct syn_params *p, FILE *f);
