@@ -13,8 +13,14 @@ inspector-replay):
                        share computed from the trace (groups ended, ceil(groups / 3) timed)
   report.gpu-straggler the records of a live run on 2 x H200 (tests/data/straggler:
                        tools/validate/scale.py, rank 1 sleeping 200 us before each AllReduce):
-                       the report names rank 1, with the share of ops it was last in and its
-                       median lateness computed here from the records' start timestamps
+                       the report names rank 1 and no other, with the share of ops it was late
+                       in and its median lateness on aligned clocks as tests/report_oracle.py
+                       computes them from the logs
+  report.nvidia        NVIDIA's own Inspector plugin's logs (tests/data/nvidia-inspector): read
+                       whole, per-group counts and median times as computed here, the same
+                       collectives as our plugin's logs of the same workload, no lateness claimed
+  report.chunks        one log read in 4 KB chunks by two threads (lines cut anywhere): the same
+                       JSON as read whole, a planted bad line named at its true line number
   report.tree          the straggler job's logs spread over a tree as a multi-node job lays
                        them out (node folders, one level deeper, some gzipped, some renamed
                        .jsonl, a stray non-log file beside them): the same report as on the flat
@@ -31,6 +37,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import oracle  # noqa: E402
+import report_oracle  # noqa: E402
 import test_sampling  # noqa: E402  (group numbering from a trace)
 
 SYN = ["--ranks", "8", "--procs", "--iters", "3", "--sizes", "64K:4M", "--seed", "3"]
@@ -135,37 +142,123 @@ def check_sampled(trace, out):
     return None if want in out else "expected the line %r" % want
 
 
+def report_json(a, path, extra=()):
+    exe = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
+    r = subprocess.run([exe, "--json"] + list(extra) + [path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120, universal_newlines=True)
+    try:
+        return r.returncode, json.loads(r.stdout), r.stderr
+    except ValueError:
+        return r.returncode, None, r.stdout + r.stderr
+
+
 def gpu_straggler_case():
+    """The live 2 x H200 run with rank 1 made late: the report's straggler and its lateness
+    equal what report_oracle computes from the logs (aligned clocks, median of the others)."""
     def fn(a):
-        import gzip
-        import glob
         d = os.path.join(harness.DATA, "straggler")
-        starts = {}
+        want, resid_us, _ = report_oracle.stragglers(report_oracle.read_logs(d))
+        rc, rep, err = report_json(a, d)
+        got = [(s["comm"], s["rank"], s["median_late_us"], s["late_share"])
+               for s in (rep or {}).get("stragglers", [])]
+        ok = rc == 0 and len(want) == 1 and want[0][1] == 1 and len(got) == 1 and \
+            got[0][:2] == want[0][:2] and abs(got[0][2] - want[0][2]) < 0.01 and \
+            abs(got[0][3] - want[0][3]) < 1e-6
+        if not ok:
+            return False, "FAIL report.gpu-straggler: oracle %s, report %s (rc %d)\n%s" % (
+                want, got, rc, err)
+        return True, "OK report.gpu-straggler: rank 1, median %.1f us late in %.0f%% (residual " \
+            "p95 %.2f us)" % (got[0][2], 100 * got[0][3], resid_us)
+    return harness.Case("report.gpu-straggler", fn, labels=["report"], timeout=60)
+
+
+def nvidia_case():
+    """NVIDIA's Inspector logs (whole us only, no start times): every record read, each group's
+    count and median time (lower nearest rank of the us times) as computed here, the same
+    collectives per op and size as our plugin's logs of the same workload, no lateness claimed."""
+    def fn(a):
+        import shutil
+        d = os.path.join(harness.DATA, "nvidia-inspector")
+        problems, colls = [], {}
+        for who in ("nvidia", "ours"):
+            with harness.Workdir(a.keep, "report") as wd:
+                os.makedirs(wd.dump)
+                for f in os.listdir(d):
+                    if f.startswith(who + "-"):
+                        shutil.copy(os.path.join(d, f), wd.dump)
+                recs = report_oracle.read_logs(wd.dump)
+                rc, rep, err = report_json(a, wd.dump)
+            if rc or rep is None:
+                return False, "FAIL report.nvidia: %s: report rc %d %s" % (who, rc, err)
+            if rep["inputs"]["records"] != len(recs):
+                problems.append("%s: %d records read, the logs hold %d" % (
+                    who, rep["inputs"]["records"], len(recs)))
+            want = collections.defaultdict(list)
+            for r in recs:
+                want[(r["comm"], r["kind"], r["op"], r["bytes"])].append(r)
+            got = {(c["id"], g["kind"], g["op"], g["bytes"]): g
+                   for c in rep["communicators"] for g in c["groups"]}
+            if set(got) != set(want):
+                problems.append("%s: groups %s, logs %s" % (who, sorted(got), sorted(want)))
+            for k, v in sorted(want.items()):
+                g = got.get(k)
+                t = sorted(r["exec"] or 1000 * r["exec_us"] for r in v)
+                if not g or g["records"] != len(v) or \
+                        abs(g["time_us"]["p50"] - t[len(t) // 2] / 1e3) > 1e-3 * max(1, t[len(t) // 2] / 1e3):
+                    problems.append("%s %s: %s, want %d records, p50 %.3f us" % (
+                        who, k, g and (g["records"], g.get("time_us")), len(v), t[len(t) // 2] / 1e3))
+            colls[who] = collections.Counter((r["op"], r["bytes"]) for r in recs if r["kind"] == "coll")
+            if who == "nvidia" and (rep["alignment"]["available"] or rep["stragglers"]):
+                problems.append("nvidia: alignment or stragglers claimed without start times")
+        if colls["nvidia"] != colls["ours"]:
+            problems.append("collectives per op and size: NVIDIA %s, ours %s" % (
+                sorted(colls["nvidia"].items()), sorted(colls["ours"].items())))
+        if problems:
+            return False, "FAIL report.nvidia: %s" % "; ".join(problems[:10])
+        return True, "OK report.nvidia: NVIDIA's logs read whole, %d collectives, the same as ours" % \
+            sum(colls["nvidia"].values())
+    return harness.Case("report.nvidia", fn, labels=["report"], timeout=60)
+
+
+def chunks_case():
+    """One log read in many chunks by several threads (INSPECTOR_REPORT_CHUNK_BYTES splits it
+    every few KB, lines cut anywhere): the same JSON as read whole, and a planted bad line named
+    at its true line number."""
+    def fn(a):
+        exe = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
         with harness.Workdir(a.keep, "report") as wd:
             os.makedirs(wd.dump)
-            for f in sorted(glob.glob(os.path.join(d, "*.log.gz"))):
-                with gzip.open(f, "rt") as fi, \
-                        open(os.path.join(wd.dump, os.path.basename(f)[:-3]), "w") as fo:
-                    for line in fi:
-                        fo.write(line)
-                        o = json.loads(line)
-                        if "coll_perf" in o:
-                            p = o["coll_perf"]
-                            starts.setdefault((o["header"]["id"], p["coll"], p["coll_sn"]), {})[
-                                o["header"]["rank"]] = p["coll_start_ts_ns"]
-            ops = [v for v in starts.values() if len(v) >= 2]
-            last = collections.Counter(max(v, key=lambda r: (v[r], r)) for v in ops)
-            worst = max(sorted(last), key=lambda r: last[r])
-            late = sorted(v[worst] - min(v.values()) for v in ops)
-            want = "rank %d starts last in %.0f%% of the %d collectives seen on several ranks, " \
-                   "median %.1f us" % (worst, 100.0 * last[worst] / len(ops), len(ops),
-                                       late[len(late) // 2] / 1e3)
-            rc, out = report(a, wd.dump)
-            if rc or "STRAGGLER: " + want not in out or worst != 1:
+            cmd = harness.replay_cmd(a.replay, a.plugin, synthetic=SYN + ["--late-rank", "3", "--p2p"])
+            r = harness.run(cmd, harness.make_env({}, dump_dir=wd.dump), wd.cwd, a.timeout)
+            one = os.path.join(wd.path, "all.log")
+            n = 0
+            with open(one, "w") as fo:
+                for f in sorted(os.listdir(wd.dump)):
+                    with open(os.path.join(wd.dump, f)) as fi:
+                        for line in fi:
+                            fo.write(line)
+                            n += 1
+                            if n == 300:
+                                fo.write("{not json\n")
+                                n += 1
+            outs = []
+            for chunk in ("0", "4093"):
+                env = dict(os.environ, INSPECTOR_REPORT_CHUNK_BYTES=chunk)
+                p = subprocess.run([exe, "--json", "--threads", "2", one], env=env, timeout=120,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+                outs.append((p.returncode, p.stdout, p.stderr))
+            problems = [] if r.rc == 0 else ["replay rc %s" % r.rc]
+            for rc, out, err in outs:
+                if rc or "all.log:301: rejected" not in err:
+                    problems.append("rc %d, no all.log:301 message: %s" % (rc, err[-500:]))
+            if outs[0][1] != outs[1][1]:
+                problems.append("the report read in chunks differs from the report read whole")
+            if problems:
                 wd.failed = True
-                return False, "FAIL report.gpu-straggler: expected %r (rank 1)\n%s" % (want, out)
-            return True, "OK report.gpu-straggler: " + want
-    return harness.Case("report.gpu-straggler", fn, labels=["report"], timeout=60)
+                return False, "FAIL report.chunks: %s" % "; ".join(problems)
+            return True, "OK report.chunks: %d lines in %d-byte chunks: the same report, line 301 " \
+                "named" % (n, 4093)
+    return harness.Case("report.chunks", fn, labels=["report", "threads"], timeout=180)
 
 
 def tree_case():
@@ -215,8 +308,8 @@ def tree_case():
 
 def cases():
     return [synthetic_case("report.straggler", True), synthetic_case("report.no-straggler", False),
-            tree_case(),
-            drops_case(), torch_case("report.stale", {}, check_stale),
+            tree_case(), chunks_case(),
+            drops_case(), nvidia_case(), torch_case("report.stale", {}, check_stale),
             torch_case("report.sampled", {"NCCL_INSPECTOR_SAMPLE_GROUPS": "3"}, check_sampled),
             gpu_straggler_case()]
 

@@ -4,7 +4,8 @@
 # report tools need zlib and jansson; the tests need python3, and with the
 # argument `test` also Prometheus and its node exporter (the end-to-end test of
 # Prometheus mode runs the real programs) and clang with libFuzzer for `make fuzz`
-# (Debian's clang only recommends libclang-rt-dev, which holds libFuzzer), with
+# (Debian's clang only recommends libclang-rt-dev, which holds libFuzzer) and Chromium (the
+# report's HTML page is rendered in it), with
 # `bench` valgrind (callgrind counts the benchmark's instructions per callback).
 set -euo pipefail
 missing=()
@@ -21,6 +22,8 @@ fi
 if [ "${1:-}" = test ]; then
   command -v prometheus >/dev/null || missing+=(prometheus)
   command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
+  # the report's HTML page is checked in headless Chromium (report_views:views.chromium)
+  command -v chromium >/dev/null || missing+=(chromium fonts-dejavu-core)
   # clang prints the bare name back when it has no such file
   if ! command -v clang >/dev/null; then
     missing+=(clang libclang-rt-dev)

@@ -1,6 +1,7 @@
 # tests/fuzz/fuzz.cmake - the libFuzzer targets, one per parser that reads outside input:
 #   fuzz_trace   inspector-replay's trace reader (tools/replay/trace_load.c)
-#   fuzz_report  inspector-report's log line parser (tools/report/parse.c)
+#   fuzz_report  inspector-report's log line parser (tools/report/parse.c), its fast scanner
+#                (scan.c) held to the jansson reference
 #   fuzz_env     the plugin's environment parser (src/core/config.c)
 # and, as ctests, one pass of each over its committed seeds (no fuzzing: a regression check
 # that runs in seconds).
@@ -54,7 +55,7 @@ if(TARGET PkgConfig::JANSSON AND ZLIB_FOUND)
     INCLUDES ${INS_FUZZ_ROOT}/tools/replay
     LIBS PkgConfig::JANSSON ZLIB::ZLIB)
   ins_fuzz_target(fuzz_report
-    SOURCES ${INS_FUZZ_ROOT}/tools/report/parse.c
+    SOURCES ${INS_FUZZ_ROOT}/tools/report/parse.c ${INS_FUZZ_ROOT}/tools/report/scan.c
     INCLUDES ${INS_FUZZ_ROOT}/tools/report
     LIBS PkgConfig::JANSSON)
 else()

@@ -6,12 +6,17 @@
  * line (embedded newlines, NUL bytes and all), and checking that what it
  * accepts obeys the rules report.c relies on: ranks inside the communicator,
  * no negative or absurd time or size, a finite non-negative bandwidth, and a
- * printable reason for every rejection.
+ * printable reason for every rejection. And that the fast scanner (scan.c)
+ * changes nothing: every call is made again through jansson alone
+ * (rpt_parse_line_reference), and the two results must be equal field for
+ * field, doubles bit for bit (test_report_scan.c checks the same rule on the
+ * fixtures; same_line is repeated there).
  *
  * Build and run: `make fuzz` (tests/fuzz/run.sh); seeds: corpus/report/.
  */
 #include <assert.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -28,12 +33,18 @@ static void check(const struct rpt_line *l) {
     assert(isfinite(l->rec.busbw) && l->rec.busbw >= 0);
     assert(l->rec.peer >= -1 && l->rec.peer < l->hdr.nranks);
     assert(l->rec.op[0] && memchr(l->rec.op, 0, sizeof l->rec.op));
+    assert(l->rec.nchannels >= -1 && l->rec.stale_channels >= 0);
+    assert(l->rec.stale == (l->rec.stale_channels > 0));
+    assert(l->rec.timing < RPT_NTIMING);
+    assert(l->rec.algbw == -1 || (isfinite(l->rec.algbw) && l->rec.algbw >= 0));
+    assert(memchr(l->rec.algo, 0, sizeof l->rec.algo) && memchr(l->rec.proto, 0, sizeof l->rec.proto));
     /* fall through: records have a header too */
   case RPT_STATS:
     assert(l->hdr.nranks >= 1 && l->hdr.nranks <= RPT_MAX_RANKS);
     assert(l->hdr.rank >= 0 && l->hdr.rank < l->hdr.nranks);
     assert(l->hdr.nnodes >= 1 && l->hdr.nnodes <= l->hdr.nranks);
     assert(memchr(l->hdr.name, 0, sizeof l->hdr.name));
+    assert(memchr(l->hdr.host, 0, sizeof l->hdr.host) && l->hdr.pid >= -1);
     if (l->kind == RPT_STATS && l->stats.sampling.present)
       assert(l->stats.sampling.covered >= 0 && l->stats.sampling.covered <= 1);
     break;
@@ -47,15 +58,48 @@ static void check(const struct rpt_line *l) {
   }
 }
 
+static bool same_double(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* Every field of a and b (the char arrays whole: both are zero-padded). */
+static bool same_line(const struct rpt_line *a, const struct rpt_line *b) {
+  const struct rpt_header *h = &a->hdr, *g = &b->hdr;
+  const struct rpt_record *r = &a->rec, *q = &b->rec;
+  const struct rpt_stats *s = &a->stats, *t = &b->stats;
+  return a->kind == b->kind && !memcmp(a->why, b->why, sizeof a->why) &&
+         h->comm == g->comm && h->rank == g->rank && h->nranks == g->nranks &&
+         h->nnodes == g->nnodes && !memcmp(h->name, g->name, sizeof h->name) &&
+         !memcmp(h->host, g->host, sizeof h->host) && h->pid == g->pid &&
+         h->dump_us == g->dump_us &&
+         r->comm == q->comm && r->sn == q->sn && r->bytes == q->bytes &&
+         r->exec_ns == q->exec_ns && r->start_ns == q->start_ns && r->rank == q->rank &&
+         r->p2p == q->p2p && r->peer == q->peer && r->nchannels == q->nchannels &&
+         r->stale_channels == q->stale_channels && r->stale == q->stale &&
+         r->timing == q->timing && same_double(r->busbw, q->busbw) &&
+         same_double(r->algbw, q->algbw) && !memcmp(r->op, q->op, sizeof r->op) &&
+         !memcmp(r->algo, q->algo, sizeof r->algo) &&
+         !memcmp(r->proto, q->proto, sizeof r->proto) &&
+         !memcmp(s->written, t->written, sizeof s->written) &&
+         !memcmp(s->dropped, t->dropped, sizeof s->dropped) &&
+         s->sampling.present == t->sampling.present &&
+         s->sampling.time_mode == t->sampling.time_mode && s->sampling.a == t->sampling.a &&
+         s->sampling.b == t->sampling.b && same_double(s->sampling.covered, t->sampling.covered);
+}
+
+static void parse_both(const char *s, size_t n) {
+  struct rpt_line fast, ref;
+  rpt_parse_line(s, n, &fast);
+  rpt_parse_line_reference(s, n, &ref);
+  check(&fast);
+  assert(same_line(&fast, &ref));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *s = (const char *)data;
-  struct rpt_line l;
-  check((rpt_parse_line(s, size, &l), &l));
+  parse_both(s, size);
   for (size_t pos = 0; pos < size;) {
     const char *nl = memchr(s + pos, '\n', size - pos);
     size_t end = nl ? (size_t)(nl - s) + 1 : size;
-    rpt_parse_line(s + pos, end - pos, &l);
-    check(&l);
+    parse_both(s + pos, end - pos);
     pos = end;
   }
   return 0;

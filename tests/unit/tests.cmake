@@ -28,3 +28,32 @@ if(TARGET inspector_core)
   # the GPU timer's unit (RCCL ticks or ns): snap, evidence, conversion
   ins_unit_test(timer test_timer.c 60 "unit")
 endif()
+
+# inspector-report's line parser, built from its sources (the tool's own target is a program):
+# test_report_scan holds the fast scanner to the jansson reference on the fixtures and edge
+# lines; bench_report_parse measures both and is no test (it prints MB/s for a file).
+if(TARGET inspector-report)
+  foreach(_src test_report_scan.c bench_report_parse.c)
+    string(REGEX REPLACE "^(test_)?(.*)[.]c$" "\\2" _name ${_src})
+    add_executable(inspector-unit-${_name} ${CMAKE_CURRENT_LIST_DIR}/${_src}
+                   ${PROJECT_SOURCE_DIR}/tools/report/parse.c ${PROJECT_SOURCE_DIR}/tools/report/scan.c)
+    target_include_directories(inspector-unit-${_name} PRIVATE ${PROJECT_SOURCE_DIR}/tools/report)
+    target_compile_definitions(inspector-unit-${_name} PRIVATE _GNU_SOURCE)
+    target_link_libraries(inspector-unit-${_name} PRIVATE PkgConfig::JANSSON ZLIB::ZLIB m)
+  endforeach()
+  add_test(NAME unit_report_scan COMMAND inspector-unit-report_scan ${PROJECT_SOURCE_DIR}/tests/data)
+  set_tests_properties(unit_report_scan PROPERTIES TIMEOUT 120 LABELS "unit")
+endif()
+
+# inspector-report's HTML page and Perfetto trace (tools/report/out_html.c, out_trace.c) written
+# from a job built by hand: the trace read back by a strict JSON parser, log strings escaped
+if(TARGET inspector-report)
+  set(_rpt ${PROJECT_SOURCE_DIR}/tools/report)
+  add_executable(inspector-unit-report_out ${CMAKE_CURRENT_LIST_DIR}/test_report_out.c
+                 ${_rpt}/out_html.c ${_rpt}/out_trace.c ${_rpt}/out_text.c ${_rpt}/qsketch.c ${_rpt}/intern.c)
+  target_include_directories(inspector-unit-report_out PRIVATE ${_rpt})
+  target_compile_definitions(inspector-unit-report_out PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-report_out PRIVATE Threads::Threads m)
+  add_test(NAME unit_report_out COMMAND inspector-unit-report_out)
+  set_tests_properties(unit_report_out PROPERTIES TIMEOUT 60 LABELS "unit;report")
+endif()

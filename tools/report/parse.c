@@ -1,24 +1,146 @@
 /*
- * parse.c - checking one log line (see parse.h).
+ * parse.c - checking one log line (see parse.h), and reading it with jansson.
  *
- * jansson parses the JSON; this file only decides whether what it holds can
- * have come from the plugin. Each check writes its reason and returns -1,
- * and rpt_parse_line turns that into RPT_REJECTED: the first impossible
- * value decides, because one is enough to distrust the whole line (a field
+ * A line goes through two steps. Extraction puts its raw fields in a flat table (fields.h):
+ * the scanner (scan.c) reads the lines plugins write, in one pass and without allocating;
+ * jansson, here, reads whatever the scanner is unsure of, and is the reference the scanner is
+ * tested against. Then one check (check()) decides whether the table can have come from a
+ * plugin and builds the struct rpt_line. The check alone knows the rules, so a line means the
+ * same whichever extractor read it.
+ *
+ * Each rule writes its reason and returns -1, and the line is RPT_REJECTED: the first
+ * impossible value decides, because one is enough to distrust the whole line (a field
  * garbled by a torn write rarely comes alone).
  *
- * Optional fields stay optional where other writers of this format omit
- * them (the vendor Inspector plugins have no *_exec_time_ns, *_start_ts_ns,
- * *_stale_channels); what the report cannot do without is required.
+ * Optional fields stay optional where other writers of this format omit them (the vendor
+ * Inspector plugins have no *_exec_time_ns, *_start_ts_ns, *_stale_channels); what the report
+ * cannot do without is required. The fields read for context only (metadata, channels,
+ * timing source, algorithm bandwidth, algo and proto) came after the rules and never reject a
+ * line, so that adding them changed nothing inspector-report accepts: an ill-formed one
+ * reads as absent.
  */
 #include "parse.h"
 
-#include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "fields.h"
+
+/* Every key read, by field (fields.h). A perf field has one key in coll_perf, one in p2p_perf. */
+#define KEY(f, k, obj, child) [f] = {k, sizeof k - 1, obj, child}
+#define NOKEY(f, obj) [f] = {NULL, 0, obj, RPT_O_NONE}
+#define COLL(p) (RPT_F_PERF + (p))
+#define P2P(p) (RPT_F_PERF + RPT_NPERF + (p))
+#define PERF(p, k) \
+  KEY(COLL(p), "coll_" k, RPT_O_COLL, RPT_O_NONE), KEY(P2P(p), "p2p_" k, RPT_O_P2P, RPT_O_NONE)
+
+const struct rpt_key rpt_keys[RPT_NFIELD] = {
+  KEY(RPT_F_HEADER, "header", RPT_O_TOP, RPT_O_HEADER),
+  KEY(RPT_F_META, "metadata", RPT_O_TOP, RPT_O_META),
+  KEY(RPT_F_COLL, "coll_perf", RPT_O_TOP, RPT_O_COLL),
+  KEY(RPT_F_P2P, "p2p_perf", RPT_O_TOP, RPT_O_P2P),
+  KEY(RPT_F_STATS, "dump_stats", RPT_O_TOP, RPT_O_STATS),
+  KEY(RPT_F_ID, "id", RPT_O_HEADER, RPT_O_NONE),
+  KEY(RPT_F_COMM_NAME, "comm_name", RPT_O_HEADER, RPT_O_NONE),
+  KEY(RPT_F_RANK, "rank", RPT_O_HEADER, RPT_O_NONE),
+  KEY(RPT_F_NRANKS, "n_ranks", RPT_O_HEADER, RPT_O_NONE),
+  KEY(RPT_F_NNODES, "nnodes", RPT_O_HEADER, RPT_O_NONE),
+  KEY(RPT_F_DUMP_US, "dump_timestamp_us", RPT_O_META, RPT_O_NONE),
+  KEY(RPT_F_HOST, "hostname", RPT_O_META, RPT_O_NONE),
+  KEY(RPT_F_PID, "pid", RPT_O_META, RPT_O_NONE),
+  KEY(COLL(RPT_P_OP), "coll", RPT_O_COLL, RPT_O_NONE),
+  KEY(P2P(RPT_P_OP), "p2p", RPT_O_P2P, RPT_O_NONE),
+  PERF(RPT_P_SN, "sn"),
+  PERF(RPT_P_BYTES, "msg_size_bytes"),
+  PERF(RPT_P_EXEC_US, "exec_time_us"),
+  PERF(RPT_P_TIMING, "timing_source"),
+  PERF(RPT_P_ALGBW, "algobw_gbs"),
+  PERF(RPT_P_BUSBW, "busbw_gbs"),
+  PERF(RPT_P_EXEC_NS, "exec_time_ns"),
+  PERF(RPT_P_START, "start_ts_ns"),
+  PERF(RPT_P_NCH, "nchannels"),
+  PERF(RPT_P_STALE, "stale_channels"),
+  KEY(COLL(RPT_P_ALGO), "coll_algo", RPT_O_COLL, RPT_O_NONE),
+  NOKEY(P2P(RPT_P_ALGO), RPT_O_P2P),
+  KEY(COLL(RPT_P_PROTO), "coll_proto", RPT_O_COLL, RPT_O_NONE),
+  NOKEY(P2P(RPT_P_PROTO), RPT_O_P2P),
+  NOKEY(COLL(RPT_P_PEER), RPT_O_COLL),
+  KEY(P2P(RPT_P_PEER), "p2p_peer", RPT_O_P2P, RPT_O_NONE),
+  KEY(RPT_F_COLL_WRITTEN, "coll_records_total", RPT_O_STATS, RPT_O_NONE),
+  KEY(RPT_F_COLL_DROPPED, "coll_dropped_total", RPT_O_STATS, RPT_O_NONE),
+  KEY(RPT_F_P2P_WRITTEN, "p2p_records_total", RPT_O_STATS, RPT_O_NONE),
+  KEY(RPT_F_P2P_DROPPED, "p2p_dropped_total", RPT_O_STATS, RPT_O_NONE),
+  KEY(RPT_F_SAMPLING, "sampling", RPT_O_STATS, RPT_O_SAMPLING),
+  KEY(RPT_F_MODE, "mode", RPT_O_SAMPLING, RPT_O_NONE),
+  KEY(RPT_F_WINDOW, "window_ms", RPT_O_SAMPLING, RPT_O_NONE),
+  KEY(RPT_F_PERIOD, "period_ms", RPT_O_SAMPLING, RPT_O_NONE),
+  KEY(RPT_F_EVERY, "every", RPT_O_SAMPLING, RPT_O_NONE),
+  KEY(RPT_F_BURST, "burst", RPT_O_SAMPLING, RPT_O_NONE),
+  KEY(RPT_F_COVERED, "covered", RPT_O_SAMPLING, RPT_O_NONE),
+};
+
+const struct rpt_objdef rpt_objs[RPT_NOBJ] = {
+  [RPT_O_TOP] = {"", RPT_F_HEADER, RPT_F_ID},
+  [RPT_O_HEADER] = {"header.", RPT_F_ID, RPT_F_DUMP_US},
+  [RPT_O_META] = {"metadata.", RPT_F_DUMP_US, RPT_F_PERF},
+  [RPT_O_COLL] = {"coll_perf.", COLL(0), P2P(0)},
+  [RPT_O_P2P] = {"p2p_perf.", P2P(0), RPT_F_COLL_WRITTEN},
+  [RPT_O_STATS] = {"dump_stats.", RPT_F_COLL_WRITTEN, RPT_F_MODE},
+  [RPT_O_SAMPLING] = {"dump_stats.sampling.", RPT_F_MODE, RPT_NFIELD},
+};
+_Static_assert(RPT_NFIELD <= UINT8_MAX, "rpt_objdef holds field numbers in a byte");
+
+/* ---- the reference extractor: jansson's tree into the table ---- */
+
+static void take(struct rpt_fields *f, int k, json_t *j);
+
+static void take_object(struct rpt_fields *f, int obj, json_t *o) {
+  for (int k = rpt_objs[obj].first; k < rpt_objs[obj].end; k++) {
+    json_t *j = rpt_keys[k].key ? json_object_get(o, rpt_keys[k].key) : NULL;
+    if (j) take(f, k, j);
+  }
+}
+
+static void take(struct rpt_fields *f, int k, json_t *j) {
+  struct rpt_val *v = &f->v[k];
+  switch (json_typeof(j)) {
+  case JSON_OBJECT:
+    f->type[k] = RPT_T_OBJECT;
+    if (rpt_keys[k].child != RPT_O_NONE) take_object(f, rpt_keys[k].child, j);
+    break;
+  case JSON_ARRAY:
+    f->type[k] = RPT_T_ARRAY;
+    break;
+  case JSON_STRING:
+    f->type[k] = RPT_T_STRING;
+    v->s = json_string_value(j);
+    v->len = json_string_length(j);
+    break;
+  case JSON_INTEGER:
+    f->type[k] = RPT_T_INT;
+    v->i = json_integer_value(j);
+    break;
+  case JSON_REAL:
+    f->type[k] = RPT_T_REAL;
+    v->d = json_real_value(j);
+    break;
+  case JSON_TRUE:
+    f->type[k] = RPT_T_TRUE;
+    break;
+  case JSON_FALSE:
+    f->type[k] = RPT_T_FALSE;
+    break;
+  case JSON_NULL:
+    f->type[k] = RPT_T_NULL;
+    break;
+  }
+}
+
+/* ---- the check: the table into a struct rpt_line ---- */
 
 static int reject(struct rpt_line *out, const char *fmt, ...) {
   va_list ap;
@@ -32,30 +154,64 @@ static int reject(struct rpt_line *out, const char *fmt, ...) {
   return -1;
 }
 
+/* "coll_perf.", "coll_sn": a field's name in messages, for "%s%s" */
+#define NAME(k) rpt_objs[rpt_keys[k].obj].path, rpt_keys[k].key
+
 /*
- * An integer member `key` of o in [lo, hi]. 1: *v set; 0: absent (and
- * !required); -1: rejected. `where` names the object in messages.
+ * An integer field k in [lo, hi]. 1: *v set; 0: absent (and !required); -1: rejected.
  */
-static int get_int(struct rpt_line *out, json_t *o, const char *where, const char *key,
-                   long long lo, long long hi, bool required, long long *v) {
-  json_t *j = json_object_get(o, key);
-  if (!j) return required ? reject(out, "no %s%s", where, key) : 0;
-  if (!json_is_integer(j)) return reject(out, "%s%s is not an integer", where, key);
-  long long x = json_integer_value(j);
+static int get_int(struct rpt_line *out, const struct rpt_fields *f, int k, long long lo,
+                   long long hi, bool required, long long *v) {
+  if (!f->type[k]) return required ? reject(out, "no %s%s", NAME(k)) : 0;
+  if (f->type[k] != RPT_T_INT) return reject(out, "%s%s is not an integer", NAME(k));
+  long long x = f->v[k].i;
   if (x < lo || x > hi)
-    return reject(out, "%s%s %lld out of range [%lld, %lld]", where, key, x, lo, hi);
+    return reject(out, "%s%s %lld out of range [%lld, %lld]", NAME(k), x, lo, hi);
   *v = x;
   return 1;
 }
 
-/* "0x1f", "1f": 1 to 16 hex digits. */
-static bool parse_hex_id(const char *s, uint64_t *v) {
-  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
+static bool is_number(const struct rpt_fields *f, int k) {
+  return f->type[k] == RPT_T_INT || f->type[k] == RPT_T_REAL;
+}
+
+static double number(const struct rpt_fields *f, int k) {
+  return f->type[k] == RPT_T_INT ? (double)f->v[k].i : f->v[k].d;
+}
+
+static bool str_is(const struct rpt_fields *f, int k, const char *s) {
   size_t n = strlen(s);
-  if (n == 0 || n > 16) return false;
+  return f->type[k] == RPT_T_STRING && f->v[k].len == n && memcmp(f->v[k].s, s, n) == 0;
+}
+
+/* A context field (never rejects): its value when an integer in [lo, hi], else dflt. */
+static long long ctx_int(const struct rpt_fields *f, int k, long long lo, long long hi,
+                         long long dflt) {
+  return f->type[k] == RPT_T_INT && f->v[k].i >= lo && f->v[k].i <= hi ? f->v[k].i : dflt;
+}
+
+/*
+ * A string field into dst[size] (zeroed by the caller): cut at size - 1 bytes, and with
+ * whole_chars, before a UTF-8 character that would not fit whole (the strings are valid
+ * UTF-8: both extractors check). Absent or not a string: left "".
+ */
+static void copy_str(char *dst, size_t size, const struct rpt_fields *f, int k, bool whole_chars) {
+  if (f->type[k] != RPT_T_STRING) return;
+  const char *s = f->v[k].s;
+  size_t n = f->v[k].len < size - 1 ? f->v[k].len : size - 1;
+  if (whole_chars && n < f->v[k].len)
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+  memcpy(dst, s, n);
+}
+
+/* "0x1f", "1f": 1 to 16 hex digits. */
+static bool parse_hex_id(const struct rpt_val *id, uint64_t *v) {
+  const char *s = id->s, *end = s + id->len;
+  if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
+  if (s == end || end - s > 16) return false;
   uint64_t x = 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = s[i];
+  for (; s < end; s++) {
+    char c = *s;
     int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
     if (d < 0) return false;
@@ -65,40 +221,44 @@ static bool parse_hex_id(const char *s, uint64_t *v) {
   return true;
 }
 
-static int parse_header(struct rpt_line *out, json_t *h) {
+static int check_header(struct rpt_line *out, const struct rpt_fields *f) {
   struct rpt_header *hd = &out->hdr;
-  if (!json_is_object(h)) return reject(out, "no \"header\" object");
-  json_t *id = json_object_get(h, "id");
-  if (!id) return reject(out, "no header.id");
-  if (!json_is_string(id) || !parse_hex_id(json_string_value(id), &hd->comm))
+  if (f->type[RPT_F_HEADER] != RPT_T_OBJECT) return reject(out, "no \"header\" object");
+  if (!f->type[RPT_F_ID]) return reject(out, "no header.id");
+  if (f->type[RPT_F_ID] != RPT_T_STRING || !parse_hex_id(&f->v[RPT_F_ID], &hd->comm))
     return reject(out, "header.id is not a hex communicator id");
   long long v;
-  if (get_int(out, h, "header.", "n_ranks", 1, RPT_MAX_RANKS, true, &v) < 0) return -1;
+  if (get_int(out, f, RPT_F_NRANKS, 1, RPT_MAX_RANKS, true, &v) < 0) return -1;
   hd->nranks = (int)v;
-  if (get_int(out, h, "header.", "rank", 0, hd->nranks - 1, true, &v) < 0) return -1;
+  if (get_int(out, f, RPT_F_RANK, 0, hd->nranks - 1, true, &v) < 0) return -1;
   hd->rank = (int)v;
-  if (get_int(out, h, "header.", "nnodes", 1, hd->nranks, true, &v) < 0) return -1;
+  if (get_int(out, f, RPT_F_NNODES, 1, hd->nranks, true, &v) < 0) return -1;
   hd->nnodes = (int)v;
-  const char *nm = json_string_value(json_object_get(h, "comm_name"));
-  snprintf(hd->name, sizeof hd->name, "%s", nm ? nm : "unknown");
+  if (f->type[RPT_F_COMM_NAME] == RPT_T_STRING)
+    copy_str(hd->name, sizeof hd->name, f, RPT_F_COMM_NAME, false);
+  else
+    memcpy(hd->name, "unknown", sizeof "unknown");
+  /* metadata's fields are absent when metadata is not an object: neither extractor looks in */
+  copy_str(hd->host, sizeof hd->host, f, RPT_F_HOST, true);
+  hd->pid = ctx_int(f, RPT_F_PID, 0, LLONG_MAX, -1);
+  hd->dump_us = (uint64_t)ctx_int(f, RPT_F_DUMP_US, 0, RPT_MAX_TS_NS / 1000, 0);
   return 0;
 }
 
-static int parse_sampling(struct rpt_line *out, json_t *smp) {
+static int check_sampling(struct rpt_line *out, const struct rpt_fields *f) {
   struct rpt_sampling *s = &out->stats.sampling;
-  const char *w = "dump_stats.sampling.";
-  if (!json_is_object(smp)) return reject(out, "dump_stats.sampling is not an object");
-  const char *mode = json_string_value(json_object_get(smp, "mode"));
-  if (!mode || (strcmp(mode, "time") && strcmp(mode, "groups")))
+  if (f->type[RPT_F_SAMPLING] != RPT_T_OBJECT)
+    return reject(out, "dump_stats.sampling is not an object");
+  if (!str_is(f, RPT_F_MODE, "time") && !str_is(f, RPT_F_MODE, "groups"))
     return reject(out, "dump_stats.sampling.mode is not \"time\" or \"groups\"");
-  s->time_mode = !strcmp(mode, "time");
+  s->time_mode = str_is(f, RPT_F_MODE, "time");
   long long a = 0, b = 0;
-  if (get_int(out, smp, w, s->time_mode ? "window_ms" : "burst", 0, INT64_MAX, true, &a) < 0 ||
-      get_int(out, smp, w, s->time_mode ? "period_ms" : "every", 0, INT64_MAX, true, &b) < 0)
+  if (get_int(out, f, s->time_mode ? RPT_F_WINDOW : RPT_F_BURST, 0, INT64_MAX, true, &a) < 0 ||
+      get_int(out, f, s->time_mode ? RPT_F_PERIOD : RPT_F_EVERY, 0, INT64_MAX, true, &b) < 0)
     return -1;
-  json_t *c = json_object_get(smp, "covered");
-  if (!json_is_number(c)) return reject(out, "dump_stats.sampling.covered is not a number");
-  double cv = json_number_value(c);
+  if (!is_number(f, RPT_F_COVERED))
+    return reject(out, "dump_stats.sampling.covered is not a number");
+  double cv = number(f, RPT_F_COVERED);
   if (!(cv >= 0 && cv <= 1)) return reject(out, "dump_stats.sampling.covered %g not in [0, 1]", cv);
   s->present = true;
   s->a = (uint64_t)a;
@@ -107,76 +267,86 @@ static int parse_sampling(struct rpt_line *out, json_t *smp) {
   return 0;
 }
 
-static int parse_stats(struct rpt_line *out, json_t *st) {
-  static const char *const key[2][2] = {{"coll_records_total", "coll_dropped_total"},
-                                        {"p2p_records_total", "p2p_dropped_total"}};
-  if (!json_is_object(st)) return reject(out, "dump_stats is not an object");
+static int check_stats(struct rpt_line *out, const struct rpt_fields *f) {
+  static const int key[2][2] = {{RPT_F_COLL_WRITTEN, RPT_F_COLL_DROPPED},
+                                {RPT_F_P2P_WRITTEN, RPT_F_P2P_DROPPED}};
+  if (f->type[RPT_F_STATS] != RPT_T_OBJECT) return reject(out, "dump_stats is not an object");
   for (int i = 0; i < 2; i++) {
     long long w = 0, d = 0;
-    if (get_int(out, st, "dump_stats.", key[i][0], 0, INT64_MAX, false, &w) < 0 ||
-        get_int(out, st, "dump_stats.", key[i][1], 0, INT64_MAX, false, &d) < 0)
+    if (get_int(out, f, key[i][0], 0, INT64_MAX, false, &w) < 0 ||
+        get_int(out, f, key[i][1], 0, INT64_MAX, false, &d) < 0)
       return -1;
     out->stats.written[i] = (uint64_t)w;
     out->stats.dropped[i] = (uint64_t)d;
   }
-  json_t *smp = json_object_get(st, "sampling");
-  return smp ? parse_sampling(out, smp) : 0;
+  return f->type[RPT_F_SAMPLING] ? check_sampling(out, f) : 0;
 }
 
-static int parse_perf(struct rpt_line *out, json_t *perf, int p2p) {
+static enum rpt_timing timing(const struct rpt_fields *f, int k) {
+  if (!f->type[k]) return RPT_TIMING_ABSENT;
+  if (str_is(f, k, "kernel_gpu")) return RPT_TIMING_KERNEL_GPU;
+  if (str_is(f, k, "kernel_cpu")) return RPT_TIMING_KERNEL_CPU;
+  if (str_is(f, k, "collective_cpu")) return RPT_TIMING_COLLECTIVE_CPU;
+  return RPT_TIMING_OTHER;
+}
+
+static int check_perf(struct rpt_line *out, const struct rpt_fields *f, int p2p) {
   struct rpt_record *r = &out->rec;
-  const char *pfx = p2p ? "p2p_" : "coll_";
-  const char *where = p2p ? "p2p_perf." : "coll_perf.";
-  char key[64];
-#define K(name) (snprintf(key, sizeof key, "%s%s", pfx, name), key)
-  if (!json_is_object(perf)) return reject(out, "%s is not an object", p2p ? "p2p_perf" : "coll_perf");
-  const char *op = json_string_value(json_object_get(perf, p2p ? "p2p" : "coll"));
-  if (!op || !op[0]) return reject(out, "no %s%s name", where, p2p ? "p2p" : "coll");
-  snprintf(r->op, sizeof r->op, "%s", op);
+  int base = p2p ? P2P(0) : COLL(0);
+#define P(x) (base + RPT_P_##x)
+  if (f->type[p2p ? RPT_F_P2P : RPT_F_COLL] != RPT_T_OBJECT)
+    return reject(out, "%s is not an object", p2p ? "p2p_perf" : "coll_perf");
+  if (f->type[P(OP)] != RPT_T_STRING || f->v[P(OP)].len == 0)
+    return reject(out, "no %s%s name", NAME(P(OP)));
+  copy_str(r->op, sizeof r->op, f, P(OP), false);
   r->comm = out->hdr.comm;
   r->rank = out->hdr.rank;
   r->p2p = p2p;
   r->peer = -1;
   long long v = 0;
-  if (get_int(out, perf, where, K("sn"), 0, RPT_MAX_SN, true, &v) < 0) return -1;
+  if (get_int(out, f, P(SN), 0, RPT_MAX_SN, true, &v) < 0) return -1;
   r->sn = (uint64_t)v;
-  if (get_int(out, perf, where, K("msg_size_bytes"), 0, RPT_MAX_BYTES, true, &v) < 0) return -1;
+  if (get_int(out, f, P(BYTES), 0, RPT_MAX_BYTES, true, &v) < 0) return -1;
   r->bytes = (uint64_t)v;
   /* ns when the writer has it (and timed the op); else the us every writer has */
   long long ns = 0, us = 0;
-  int has_ns = get_int(out, perf, where, K("exec_time_ns"), 0, RPT_MAX_EXEC_NS, false, &ns);
+  int has_ns = get_int(out, f, P(EXEC_NS), 0, RPT_MAX_EXEC_NS, false, &ns);
   if (has_ns < 0) return -1;
-  int has_us = get_int(out, perf, where, K("exec_time_us"), 0, RPT_MAX_EXEC_NS / 1000, !has_ns, &us);
-  if (has_us < 0) return -1;
+  if (get_int(out, f, P(EXEC_US), 0, RPT_MAX_EXEC_NS / 1000, !has_ns, &us) < 0) return -1;
   r->exec_ns = (uint64_t)(ns ? ns : us * 1000);
   v = 0;
-  if (get_int(out, perf, where, K("start_ts_ns"), 0, RPT_MAX_TS_NS, false, &v) < 0) return -1;
+  if (get_int(out, f, P(START), 0, RPT_MAX_TS_NS, false, &v) < 0) return -1;
   r->start_ns = (uint64_t)v;
-  json_t *bw = json_object_get(perf, K("busbw_gbs"));
-  if (!bw) return reject(out, "no %s%s", where, key);
-  if (!json_is_number(bw)) return reject(out, "%s%s is not a number", where, key);
-  r->busbw = json_number_value(bw);
+  if (!f->type[P(BUSBW)]) return reject(out, "no %s%s", NAME(P(BUSBW)));
+  if (!is_number(f, P(BUSBW))) return reject(out, "%s%s is not a number", NAME(P(BUSBW)));
+  r->busbw = number(f, P(BUSBW));
   if (!isfinite(r->busbw) || r->busbw < 0)
-    return reject(out, "%s%s %g is negative or not finite", where, key, r->busbw);
+    return reject(out, "%s%s %g is negative or not finite", NAME(P(BUSBW)), r->busbw);
   v = 0;
-  if (get_int(out, perf, where, K("stale_channels"), 0, INT64_MAX, false, &v) < 0) return -1;
+  if (get_int(out, f, P(STALE), 0, INT64_MAX, false, &v) < 0) return -1;
   r->stale = v > 0;
+  r->stale_channels = v > INT_MAX ? INT_MAX : (int)v;
   if (p2p) {
-    int has = get_int(out, perf, where, "p2p_peer", 0, out->hdr.nranks - 1, false, &v);
+    int has = get_int(out, f, P(PEER), 0, out->hdr.nranks - 1, false, &v);
     if (has < 0) return -1;
     if (has) r->peer = (int)v;
   }
-#undef K
+  /* context: never a reason to reject */
+  r->nchannels = (int)ctx_int(f, P(NCH), 0, INT_MAX, -1);
+  r->timing = timing(f, P(TIMING));
+  r->algbw = is_number(f, P(ALGBW)) ? number(f, P(ALGBW)) : -1;
+  if (!isfinite(r->algbw) || r->algbw < 0) r->algbw = -1;
+  copy_str(r->algo, sizeof r->algo, f, P(ALGO), false); /* p2p_perf has neither key */
+  copy_str(r->proto, sizeof r->proto, f, P(PROTO), false);
+#undef P
   return 0;
 }
 
 /* The line's shape: which of the Inspector objects it has. */
-static enum rpt_kind classify(struct rpt_line *out, json_t *o) {
-  json_t *h = json_object_get(o, "header");
-  json_t *coll = json_object_get(o, "coll_perf");
-  json_t *p2p = json_object_get(o, "p2p_perf");
-  json_t *st = json_object_get(o, "dump_stats");
-  int body = !!coll + !!p2p + !!st;
+static enum rpt_kind check(struct rpt_line *out, const struct rpt_fields *f) {
+  bool h = f->type[RPT_F_HEADER], coll = f->type[RPT_F_COLL], p2p = f->type[RPT_F_P2P];
+  bool st = f->type[RPT_F_STATS];
+  int body = coll + p2p + st;
   if (body == 0) {
     reject(out, h ? "an Inspector header with no coll_perf, p2p_perf or dump_stats"
                   : "not an Inspector record (no header, coll_perf, p2p_perf or dump_stats)");
@@ -186,19 +356,28 @@ static enum rpt_kind classify(struct rpt_line *out, json_t *o) {
     reject(out, "more than one of coll_perf, p2p_perf, dump_stats");
     return RPT_REJECTED;
   }
-  if (parse_header(out, h) < 0) return RPT_REJECTED;
-  if (st) return parse_stats(out, st) < 0 ? RPT_REJECTED : RPT_STATS;
-  return parse_perf(out, coll ? coll : p2p, !coll) < 0 ? RPT_REJECTED : RPT_RECORD;
+  if (check_header(out, f) < 0) return RPT_REJECTED;
+  if (st) return check_stats(out, f) < 0 ? RPT_REJECTED : RPT_STATS;
+  return check_perf(out, f, p2p) < 0 ? RPT_REJECTED : RPT_RECORD;
 }
 
-enum rpt_kind rpt_parse_line(const char *line, size_t len, struct rpt_line *out) {
-  memset(out, 0, sizeof *out);
+/* ---- a line ---- */
+
+/* The line's length without its trailing newline and blanks; 0: a blank line. */
+static size_t content_len(const char *line, size_t len) {
   while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ' ||
                  line[len - 1] == '\t'))
     len--;
   size_t i = 0;
   while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
-  if (i == len) return out->kind = RPT_BLANK;
+  return i == len ? 0 : len;
+}
+
+static enum rpt_kind parse(const char *line, size_t len, struct rpt_line *out, bool fast) {
+  struct rpt_fields f;
+  memset(out, 0, sizeof *out);
+  if (!(len = content_len(line, len))) return out->kind = RPT_BLANK;
+  if (fast && rpt_scan(line, len, &f)) return out->kind = check(out, &f);
   json_error_t err;
   json_t *o = json_loadb(line, len, 0, &err);
   if (!o) {
@@ -210,7 +389,17 @@ enum rpt_kind rpt_parse_line(const char *line, size_t len, struct rpt_line *out)
     json_decref(o);
     return out->kind = RPT_REJECTED;
   }
-  out->kind = classify(out, o);
+  memset(f.type, 0, sizeof f.type);
+  take_object(&f, RPT_O_TOP, o);
+  out->kind = check(out, &f); /* before the decref: f's strings are the tree's */
   json_decref(o);
   return out->kind;
+}
+
+enum rpt_kind rpt_parse_line(const char *line, size_t len, struct rpt_line *out) {
+  return parse(line, len, out, true);
+}
+
+enum rpt_kind rpt_parse_line_reference(const char *line, size_t len, struct rpt_line *out) {
+  return parse(line, len, out, false);
 }

@@ -42,14 +42,27 @@ struct rpt_header {
   uint64_t comm; /* header.id */
   int rank, nranks, nnodes;
   char name[128]; /* header.comm_name, "unknown" when absent */
+  /* metadata: where and when the line was written (absent fields: "", -1, 0) */
+  char host[64];    /* metadata.hostname, "" when absent (cut at 63 bytes, between characters) */
+  long long pid;    /* metadata.pid, -1 when absent */
+  uint64_t dump_us; /* metadata.dump_timestamp_us, 0 when absent */
 };
+
+/* *_timing_source: where the time came from. Only kernel_gpu times are GPU kernel times. */
+enum rpt_timing { RPT_TIMING_ABSENT, RPT_TIMING_KERNEL_GPU, RPT_TIMING_KERNEL_CPU,
+                  RPT_TIMING_COLLECTIVE_CPU, RPT_TIMING_OTHER, RPT_NTIMING };
 
 struct rpt_record {
   uint64_t comm, sn, bytes, exec_ns, start_ns; /* start_ns 0: not in the record */
   int rank, p2p, peer;                         /* peer -1: a collective, or not given */
-  bool stale;                                  /* *_stale_channels > 0 */
+  int nchannels;                               /* *_nchannels, -1 when absent */
+  int stale_channels;                          /* *_stale_channels, 0 when absent */
+  bool stale;                                  /* stale_channels > 0 */
+  enum rpt_timing timing;                      /* *_timing_source */
   double busbw;
+  double algbw;                                /* *_algobw_gbs, -1 when absent */
   char op[24];
+  char algo[16], proto[16];                    /* coll_algo, coll_proto: "" when absent or P2P */
 };
 
 struct rpt_sampling {
@@ -74,5 +87,11 @@ struct rpt_line {
 
 /* Parses line[0..len) (any bytes; a trailing newline is ignored) into *out; returns out->kind. */
 enum rpt_kind rpt_parse_line(const char *line, size_t len, struct rpt_line *out);
+
+/*
+ * The same through jansson alone, never the fast scanner (parse.c says how the two share one
+ * check): the reference that tests and the fuzz target hold rpt_parse_line to, field for field.
+ */
+enum rpt_kind rpt_parse_line_reference(const char *line, size_t len, struct rpt_line *out);
 
 #endif /* RPT_PARSE_H */

@@ -1,0 +1,731 @@
+/*
+ * acc.c - per-thread accumulation and the merge (see acc.h).
+ *
+ * Tables are open-addressing hash indexes over plain arrays: the array keeps
+ * insertion order, the index maps a key's hash to array positions. Local
+ * indexes (a thread's communicators, clocks) are renumbered at the merge;
+ * interned ids (operation names, hostnames) are already global.
+ *
+ * Which records count (rpt_acc_line): every record is counted in its group;
+ * one with stale channels, a time not measured on the GPU (timing source not
+ * kernel_gpu), or a bus bandwidth above the configured physical ceiling is
+ * then left out of every statistic and every cross-rank analysis, and counted
+ * under the first of those reasons it has.
+ */
+#include "acc.h"
+
+#include <assert.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RANK_TABLE_MAX 65536 /* communicators larger than this keep no per-rank host table */
+#define BAD_PER_UNIT 10
+
+static void *xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) {
+    fprintf(stderr, "inspector-report: out of memory\n");
+    exit(1);
+  }
+  return p;
+}
+static void *xcalloc(size_t n, size_t s) {
+  void *p = calloc(n ? n : 1, s);
+  if (!p) {
+    fprintf(stderr, "inspector-report: out of memory\n");
+    exit(1);
+  }
+  return p;
+}
+static void *xrealloc(void *p, size_t n) {
+  p = realloc(p, n ? n : 1);
+  if (!p) {
+    fprintf(stderr, "inspector-report: out of memory\n");
+    exit(1);
+  }
+  return p;
+}
+#define GROW(arr, n, cap)                                        \
+  do {                                                           \
+    if ((n) == (cap)) {                                          \
+      (cap) = (cap) ? 2 * (cap) : 16;                            \
+      (arr) = xrealloc((arr), (size_t)(cap) * sizeof *(arr));    \
+    }                                                            \
+  } while (0)
+
+static uint64_t mix(uint64_t x) { /* splitmix64 finaliser */
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/* ---- a hash index: hash -> position in an array ------------------------- */
+
+struct hindex {
+  uint64_t *h;  /* 0: empty (hashes are forced non-zero) */
+  int32_t *pos;
+  size_t cap, n;
+};
+
+static void hindex_grow(struct hindex *x) {
+  size_t cap = x->cap ? 2 * x->cap : 64;
+  uint64_t *h = xcalloc(cap, sizeof *h);
+  int32_t *pos = xmalloc(cap * sizeof *pos);
+  for (size_t i = 0; i < x->cap; i++) {
+    if (!x->h[i]) continue;
+    size_t k = x->h[i] & (cap - 1);
+    while (h[k]) k = (k + 1) & (cap - 1);
+    h[k] = x->h[i];
+    pos[k] = x->pos[i];
+  }
+  free(x->h);
+  free(x->pos);
+  x->h = h;
+  x->pos = pos;
+  x->cap = cap;
+}
+
+/* Walks the positions whose hash is h: *it starts at -1; returns -1 when done. */
+static int32_t hindex_next(const struct hindex *x, uint64_t h, long *it) {
+  if (!x->cap) return -1;
+  size_t k = *it < 0 ? (h & (x->cap - 1)) : (((size_t)*it + 1) & (x->cap - 1));
+  for (; x->h[k]; k = (k + 1) & (x->cap - 1))
+    if (x->h[k] == h) {
+      *it = (long)k;
+      return x->pos[k];
+    }
+  return -1;
+}
+
+static void hindex_put(struct hindex *x, uint64_t h, int32_t pos) {
+  if (2 * (x->n + 1) > x->cap) hindex_grow(x);
+  size_t k = h & (x->cap - 1);
+  while (x->h[k]) k = (k + 1) & (x->cap - 1);
+  x->h[k] = h;
+  x->pos[k] = pos;
+  x->n++;
+}
+
+static void hindex_free(struct hindex *x) {
+  free(x->h);
+  free(x->pos);
+  memset(x, 0, sizeof *x);
+}
+
+static uint64_t nz(uint64_t h) { return h ? h : 1; }
+
+/* ---- the per-thread state ------------------------------------------------ */
+
+struct lcomm { /* a communicator as one thread saw it */
+  uint64_t id;
+  char name[128];
+  int nranks, nnodes;
+  struct rpt_rank_info *rank; /* [nranks] or NULL */
+};
+
+struct lctx { /* dump_stats of one (communicator, rank): the largest totals seen */
+  int comm, rank;
+  uint64_t written[2], dropped[2];
+  double covered_lo, covered_hi;
+};
+
+struct lclock {
+  int host;
+  long long pid;
+};
+
+struct scache_ent {
+  uint64_t h;
+  char s[64];
+  int id;
+};
+#define SCACHE 512
+
+struct rpt_acc {
+  const struct rpt_options *opt;
+  struct lcomm *comms;
+  int ncomms, ccomms;
+  struct hindex comm_ix;
+  struct lctx *ctx;
+  int nctx, cctx;
+  struct hindex ctx_ix;
+  struct rpt_group *groups;
+  int ngroups, cgroups;
+  struct hindex group_ix;
+  struct rpt_pair *pairs;
+  int npairs, cpairs;
+  struct hindex pair_ix;
+  struct lclock *clocks;
+  int nclocks, cclocks;
+  struct hindex clock_ix;
+  struct rpt_opent *ops;
+  size_t nops, cops, ops_budget;
+  unsigned shift;
+  struct scache_ent scache[SCACHE];
+  /* counts */
+  uint64_t lines, records, records_kind[2], excluded[RPT_NEXCL], no_start;
+  long rejected, not_records;
+  struct rpt_bad_line *bad;
+  int nbad, cbad, bad_unit, bad_in_unit;
+  char sampling[128];
+  double covered_lo, covered_hi;
+  int last_comm; /* the communicator of the previous line: lines come in runs */
+};
+
+/* The op sample's share, shared by all threads: keep an op when its hash's low
+ * `g_shift` bits are zero. Only grows. */
+static _Atomic unsigned g_shift;
+
+struct rpt_acc *rpt_acc_new(const struct rpt_options *opt, int nthreads) {
+  struct rpt_acc *a = xcalloc(1, sizeof *a);
+  a->opt = opt;
+  a->ops_budget = opt->op_memory / sizeof(struct rpt_opent) / (size_t)(nthreads > 0 ? nthreads : 1);
+  if (a->ops_budget < 1024) a->ops_budget = 1024;
+  /* group_ops numbers records with 32 bits */
+  size_t most = (size_t)INT32_MAX / (size_t)(nthreads > 0 ? nthreads : 1);
+  if (a->ops_budget > most) a->ops_budget = most;
+  a->covered_lo = 2;
+  a->covered_hi = -1;
+  a->last_comm = -1;
+  a->bad_unit = -1;
+  return a;
+}
+
+static int intern_cached(struct rpt_acc *a, const char *s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const char *p = s; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+  h = nz(h);
+  struct scache_ent *e = &a->scache[h % SCACHE];
+  if (e->h == h && !strcmp(e->s, s)) return e->id;
+  int id = rpt_intern(s);
+  if (strlen(s) < sizeof e->s) {
+    e->h = h;
+    snprintf(e->s, sizeof e->s, "%s", s);
+    e->id = id;
+  }
+  return id;
+}
+
+static int comm_slot(struct rpt_acc *a, const struct rpt_header *hd) {
+  if (a->last_comm >= 0 && a->comms[a->last_comm].id == hd->comm) return a->last_comm;
+  uint64_t h = nz(mix(hd->comm));
+  long it = -1;
+  int32_t p;
+  while ((p = hindex_next(&a->comm_ix, h, &it)) >= 0)
+    if (a->comms[p].id == hd->comm) return a->last_comm = p;
+  GROW(a->comms, a->ncomms, a->ccomms);
+  struct lcomm *c = &a->comms[a->ncomms];
+  memset(c, 0, sizeof *c);
+  c->id = hd->comm;
+  c->nranks = hd->nranks;
+  c->nnodes = hd->nnodes;
+  snprintf(c->name, sizeof c->name, "%s", hd->name);
+  if (hd->nranks <= RANK_TABLE_MAX) {
+    c->rank = xmalloc((size_t)hd->nranks * sizeof *c->rank);
+    for (int r = 0; r < hd->nranks; r++) c->rank[r] = (struct rpt_rank_info){.host = -1, .clock = -1, .pid = -1};
+  }
+  hindex_put(&a->comm_ix, h, a->ncomms);
+  return a->last_comm = a->ncomms++;
+}
+
+static int clock_slot(struct rpt_acc *a, int host, long long pid) {
+  uint64_t h = nz(mix((uint64_t)host * 0x100000001b3ULL ^ (uint64_t)pid));
+  long it = -1;
+  int32_t p;
+  while ((p = hindex_next(&a->clock_ix, h, &it)) >= 0)
+    if (a->clocks[p].host == host && a->clocks[p].pid == pid) return p;
+  GROW(a->clocks, a->nclocks, a->cclocks);
+  a->clocks[a->nclocks] = (struct lclock){.host = host, .pid = pid};
+  hindex_put(&a->clock_ix, h, a->nclocks);
+  return a->nclocks++;
+}
+
+/* Where the rank of this line runs: its host and process (its clock). */
+static int note_rank(struct rpt_acc *a, int comm, const struct rpt_header *hd) {
+  struct lcomm *c = &a->comms[comm];
+  if (!hd->host[0]) return -1;
+  if (c->rank && hd->rank < c->nranks) {
+    struct rpt_rank_info *ri = &c->rank[hd->rank];
+    if (ri->host >= 0 && ri->pid == hd->pid) return ri->clock;
+    ri->host = intern_cached(a, hd->host);
+    ri->pid = hd->pid;
+    ri->clock = clock_slot(a, ri->host, hd->pid);
+    return ri->clock;
+  }
+  return clock_slot(a, intern_cached(a, hd->host), hd->pid);
+}
+
+static struct lctx *ctx_slot(struct rpt_acc *a, int comm, int rank) {
+  uint64_t h = nz(mix(((uint64_t)comm << 32) ^ (uint64_t)(uint32_t)rank));
+  long it = -1;
+  int32_t p;
+  while ((p = hindex_next(&a->ctx_ix, h, &it)) >= 0)
+    if (a->ctx[p].comm == comm && a->ctx[p].rank == rank) return &a->ctx[p];
+  GROW(a->ctx, a->nctx, a->cctx);
+  struct lctx *x = &a->ctx[a->nctx];
+  memset(x, 0, sizeof *x);
+  x->comm = comm;
+  x->rank = rank;
+  x->covered_lo = 2;
+  x->covered_hi = -1;
+  hindex_put(&a->ctx_ix, h, a->nctx++);
+  return x;
+}
+
+static void note_stats(struct rpt_acc *a, int comm, const struct rpt_line *l) {
+  struct lctx *x = ctx_slot(a, comm, l->hdr.rank);
+  for (int i = 0; i < 2; i++) {
+    if (l->stats.written[i] > x->written[i]) x->written[i] = l->stats.written[i];
+    if (l->stats.dropped[i] > x->dropped[i]) x->dropped[i] = l->stats.dropped[i];
+  }
+  const struct rpt_sampling *s = &l->stats.sampling;
+  if (!s->present) return;
+  if (!a->sampling[0]) {
+    if (s->time_mode)
+      snprintf(a->sampling, sizeof a->sampling, "%llu ms of every %llu ms", (unsigned long long)s->a,
+               (unsigned long long)s->b);
+    else
+      snprintf(a->sampling, sizeof a->sampling, "runs of %llu group(s), one run in %llu",
+               (unsigned long long)s->a, (unsigned long long)s->b);
+  }
+  if (s->covered < x->covered_lo) x->covered_lo = s->covered;
+  if (s->covered > x->covered_hi) x->covered_hi = s->covered;
+  if (s->covered < a->covered_lo) a->covered_lo = s->covered;
+  if (s->covered > a->covered_hi) a->covered_hi = s->covered;
+}
+
+static struct rpt_group *group_slot(struct rpt_acc *a, int comm, const struct rpt_record *r, int op) {
+  uint64_t h = nz(mix(mix(((uint64_t)comm << 34) ^ ((uint64_t)op << 1) ^ (uint64_t)r->p2p) ^ r->bytes));
+  long it = -1;
+  int32_t p;
+  while ((p = hindex_next(&a->group_ix, h, &it)) >= 0) {
+    struct rpt_group *g = &a->groups[p];
+    if (g->comm == comm && g->op == op && g->p2p == r->p2p && g->bytes == r->bytes) return g;
+  }
+  GROW(a->groups, a->ngroups, a->cgroups);
+  struct rpt_group *g = &a->groups[a->ngroups];
+  memset(g, 0, sizeof *g);
+  g->comm = comm;
+  g->op = op;
+  g->p2p = r->p2p;
+  g->bytes = r->bytes;
+  hindex_put(&a->group_ix, h, a->ngroups++);
+  return g;
+}
+
+static struct rpt_pair *pair_slot(struct rpt_acc *a, int comm, int op, const struct rpt_record *r) {
+  uint64_t h = nz(mix(mix(((uint64_t)comm << 32) ^ (uint64_t)op) ^ r->bytes) ^
+                  (((uint64_t)(uint32_t)r->rank << 32) | (uint32_t)r->peer));
+  long it = -1;
+  int32_t p;
+  while ((p = hindex_next(&a->pair_ix, h, &it)) >= 0) {
+    struct rpt_pair *x = &a->pairs[p];
+    if (x->comm == comm && x->op == op && x->bytes == r->bytes && x->rank == r->rank && x->peer == r->peer)
+      return x;
+  }
+  GROW(a->pairs, a->npairs, a->cpairs);
+  struct rpt_pair *x = &a->pairs[a->npairs];
+  memset(x, 0, sizeof *x);
+  x->comm = comm;
+  x->op = op;
+  x->bytes = r->bytes;
+  x->rank = r->rank;
+  x->peer = r->peer;
+  hindex_put(&a->pair_ix, h, a->npairs++);
+  return x;
+}
+
+/* ---- the op sample ------------------------------------------------------- */
+
+static uint64_t op_hash(uint64_t comm_id, int p2p, const char *op, uint64_t sn, int rank) {
+  uint64_t h = mix(comm_id ^ ((uint64_t)p2p << 63));
+  for (const char *p = op; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+  h = mix(h ^ sn);
+  /* a P2P op has no sequence number shared across ranks: sample per record */
+  return p2p ? mix(h ^ (uint64_t)(uint32_t)rank) : h;
+}
+
+static bool keep_hash(uint64_t h, unsigned shift) { return shift == 0 || (h & ((1ull << shift) - 1)) == 0; }
+
+/* The op sample holds the ops whose hash passes the current share. */
+static void thin(struct rpt_acc *a, unsigned shift, const uint64_t *hashes) {
+  (void)hashes;
+  size_t k = 0;
+  for (size_t i = 0; i < a->nops; i++) {
+    const struct rpt_opent *e = &a->ops[i];
+    uint64_t h = op_hash(a->comms[e->comm].id, e->p2p, rpt_str(e->op), e->sn, e->rank);
+    if (keep_hash(h, shift)) a->ops[k++] = *e;
+  }
+  a->nops = k;
+  a->shift = shift;
+}
+
+static void add_op(struct rpt_acc *a, int comm, int clock, int op, const struct rpt_record *r) {
+  unsigned shift = atomic_load_explicit(&g_shift, memory_order_relaxed);
+  if (shift != a->shift) thin(a, shift, NULL);
+  if (!keep_hash(op_hash(r->comm, r->p2p, r->op, r->sn, r->rank), shift)) return;
+  if (a->nops == a->ops_budget) {
+    /* full: halve the share for everyone (unless another thread just did) */
+    unsigned want = shift + 1;
+    atomic_compare_exchange_strong(&g_shift, &shift, want);
+    thin(a, atomic_load(&g_shift), NULL);
+    if (!keep_hash(op_hash(r->comm, r->p2p, r->op, r->sn, r->rank), a->shift) || a->nops == a->ops_budget)
+      return;
+  }
+  GROW(a->ops, a->nops, a->cops);
+  a->ops[a->nops++] = (struct rpt_opent){.sn = r->sn, .start_ns = r->start_ns, .exec_ns = r->exec_ns,
+                                         .bytes = r->bytes, .comm = (uint32_t)comm, .rank = r->rank,
+                                         .peer = r->peer, .clock = clock, .op = (uint16_t)op,
+                                         .p2p = (uint8_t)r->p2p, .busbw = (float)r->busbw};
+}
+
+/* ---- one line ------------------------------------------------------------ */
+
+static void note_bad(struct rpt_acc *a, int unit, uint64_t lineno, const struct rpt_line *l) {
+  if (l->kind == RPT_REJECTED) a->rejected++;
+  else a->not_records++;
+  if (unit != a->bad_unit) a->bad_unit = unit, a->bad_in_unit = 0;
+  if (a->bad_in_unit++ >= BAD_PER_UNIT) return;
+  GROW(a->bad, a->nbad, a->cbad);
+  struct rpt_bad_line *b = &a->bad[a->nbad++];
+  b->unit = unit;
+  b->lineno = lineno;
+  snprintf(b->why, sizeof b->why, "%s%s", l->kind == RPT_REJECTED ? "rejected: " : "", l->why);
+}
+
+static int exclusion(const struct rpt_options *o, const struct rpt_record *r) {
+  if (r->stale) return RPT_EXCL_STALE;
+  if (r->timing != RPT_TIMING_KERNEL_GPU) return RPT_EXCL_TIMING;
+  if (r->busbw > o->max_busbw_gbs) return RPT_EXCL_CEILING;
+  return -1;
+}
+
+void rpt_acc_line(struct rpt_acc *a, const char *line, size_t len, int unit, uint64_t lineno) {
+  struct rpt_line l;
+  a->lines++;
+  switch (rpt_parse_line(line, len, &l)) {
+  case RPT_BLANK:
+    return;
+  case RPT_NOT_RECORD:
+  case RPT_REJECTED:
+    note_bad(a, unit, lineno, &l);
+    return;
+  case RPT_STATS:
+  case RPT_RECORD:
+    break;
+  }
+  int comm = comm_slot(a, &l.hdr);
+  int clock = note_rank(a, comm, &l.hdr);
+  if (l.kind == RPT_STATS) {
+    note_stats(a, comm, &l);
+    return;
+  }
+  const struct rpt_record *r = &l.rec;
+  a->records++;
+  a->records_kind[r->p2p ? 1 : 0]++;
+  int op = intern_cached(a, r->op);
+  struct rpt_group *g = group_slot(a, comm, r, op);
+  g->records++;
+  g->timing[r->timing < RPT_NTIMING ? r->timing : RPT_TIMING_OTHER]++;
+  int ex = exclusion(a->opt, r);
+  if (ex >= 0) {
+    g->excluded[ex]++;
+    a->excluded[ex]++;
+    return;
+  }
+  rpt_qs_add(&g->time_ns, (double)r->exec_ns);
+  rpt_qs_add(&g->busbw, r->busbw);
+  if (r->p2p && r->peer >= 0) rpt_qs_add(&pair_slot(a, comm, op, r)->busbw, r->busbw);
+  if (!r->start_ns) {
+    a->no_start++;
+    return;
+  }
+  add_op(a, comm, clock, op, r);
+}
+
+const struct rpt_bad_line *rpt_acc_bad_lines(const struct rpt_acc *a, int *n) {
+  *n = a->nbad;
+  return a->bad;
+}
+
+uint64_t rpt_acc_records(const struct rpt_acc *a) { return a->records; }
+
+/* ---- the merge ----------------------------------------------------------- */
+
+static int cmp_group(const void *x, const void *y) {
+  const struct rpt_group *a = x, *b = y;
+  if (a->comm != b->comm) return a->comm - b->comm;
+  if (a->p2p != b->p2p) return a->p2p - b->p2p;
+  int s = strcmp(rpt_str(a->op), rpt_str(b->op));
+  if (s) return s;
+  return a->bytes < b->bytes ? -1 : a->bytes > b->bytes;
+}
+
+static int cmp_pair(const void *x, const void *y) {
+  const struct rpt_pair *a = x, *b = y;
+  if (a->comm != b->comm) return a->comm - b->comm;
+  if (a->op != b->op) return a->op - b->op;
+  if (a->bytes != b->bytes) return a->bytes < b->bytes ? -1 : 1;
+  if (a->rank != b->rank) return a->rank - b->rank;
+  return a->peer - b->peer;
+}
+
+static int cmp_comm(const void *x, const void *y) {
+  const struct rpt_comm *a = x, *b = y;
+  return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int cmp_clock(const void *x, const void *y) {
+  const struct rpt_clock *a = x, *b = y;
+  int s = strcmp(rpt_str(a->host), rpt_str(b->host));
+  if (s) return s;
+  return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+static bool same_instance(const struct rpt_opent *a, const struct rpt_opent *b) {
+  return a->comm == b->comm && a->p2p == b->p2p && a->op == b->op && a->sn == b->sn;
+}
+
+/*
+ * Makes each op's records (one per rank) adjacent in j->ops, in O(n): a hash
+ * table numbers the instances, a counting pass places them. A sort by
+ * (communicator, op, sequence number, rank) did the same in O(n log n) and was a
+ * quarter of the report's time on a 275 MB job; nothing needs the instances
+ * in any particular order, only together.
+ */
+static void group_ops(struct rpt_job *j) {
+  size_t n = j->nops, cap = 64;
+  if (n < 2) return;
+  while (cap < 2 * n) cap *= 2;
+  uint32_t *slot = xmalloc(cap * sizeof *slot); /* instance id + 1, 0 empty */
+  memset(slot, 0, cap * sizeof *slot);
+  uint32_t *inst = xmalloc(n * sizeof *inst), *first = xmalloc(n * sizeof *first);
+  size_t ninst = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct rpt_opent *e = &j->ops[i];
+    uint64_t h = mix(mix(((uint64_t)e->comm << 20) ^ ((uint64_t)e->op << 1) ^ e->p2p) ^ e->sn);
+    size_t k = h & (cap - 1);
+    while (slot[k] && !same_instance(&j->ops[first[slot[k] - 1]], e)) k = (k + 1) & (cap - 1);
+    if (!slot[k]) {
+      first[ninst] = (uint32_t)i;
+      slot[k] = (uint32_t)++ninst;
+    }
+    inst[i] = slot[k] - 1;
+  }
+  free(slot);
+  uint32_t *at = xcalloc(ninst + 1, sizeof *at); /* where each instance's records start */
+  for (size_t i = 0; i < n; i++) at[inst[i] + 1]++;
+  for (size_t q = 0; q < ninst; q++) at[q + 1] += at[q];
+  struct rpt_opent *out = xmalloc(n * sizeof *out);
+  for (size_t i = 0; i < n; i++) out[at[inst[i]]++] = j->ops[i];
+  free(j->ops);
+  j->ops = out;
+  free(at);
+  free(inst);
+  free(first);
+}
+
+static int find_comm(const struct rpt_job *j, uint64_t id) {
+  int lo = 0, hi = j->ncomms - 1;
+  while (lo <= hi) {
+    int m = (lo + hi) / 2;
+    if (j->comms[m].id == id) return m;
+    if (j->comms[m].id < id) lo = m + 1;
+    else hi = m - 1;
+  }
+  return -1;
+}
+
+static int find_clock(const struct rpt_job *j, int host, long long pid) {
+  for (int i = 0; i < j->nclocks; i++) /* merge-time only; few processes per job */
+    if (j->clocks[i].host == host && j->clocks[i].pid == pid) return i;
+  return -1;
+}
+
+static int cmp_ctx(const void *x, const void *y) {
+  const struct lctx *a = x, *b = y;
+  return a->comm != b->comm ? a->comm - b->comm : a->rank - b->rank;
+}
+
+/* dump_stats totals: one (communicator, rank) may be in several threads (one log
+ * read in chunks, or two logs of one rank): its largest totals count, once. */
+static void merge_ctx(struct rpt_acc **accs, int n, struct rpt_job *j) {
+  size_t total = 0, k = 0;
+  for (int t = 0; t < n; t++) total += (size_t)accs[t]->nctx;
+  struct lctx *all = xmalloc(total * sizeof *all);
+  for (int t = 0; t < n; t++) {
+    if (accs[t]->nctx) memcpy(all + k, accs[t]->ctx, (size_t)accs[t]->nctx * sizeof *all);
+    k += (size_t)accs[t]->nctx;
+  }
+  qsort(all, total, sizeof *all, cmp_ctx);
+  for (size_t i = 0; i < total;) {
+    struct lctx m = all[i];
+    size_t e = i + 1;
+    for (; e < total && !cmp_ctx(&all[e], &m); e++)
+      for (int q = 0; q < 2; q++) {
+        if (all[e].written[q] > m.written[q]) m.written[q] = all[e].written[q];
+        if (all[e].dropped[q] > m.dropped[q]) m.dropped[q] = all[e].dropped[q];
+        if (all[e].covered_lo < m.covered_lo) m.covered_lo = all[e].covered_lo;
+        if (all[e].covered_hi > m.covered_hi) m.covered_hi = all[e].covered_hi;
+      }
+    struct rpt_comm *c = &j->comms[m.comm];
+    for (int q = 0; q < 2; q++) {
+      c->written[q] += m.written[q];
+      c->dropped[q] += m.dropped[q];
+    }
+    if (m.covered_lo < c->covered_lo) c->covered_lo = m.covered_lo;
+    if (m.covered_hi > c->covered_hi) c->covered_hi = m.covered_hi;
+    i = e;
+  }
+  free(all);
+}
+
+static enum rpt_comm_kind comm_kind(int nranks, int nnodes) {
+  if (nnodes <= 1) return RPT_KIND_NVLINK;
+  return nnodes >= nranks ? RPT_KIND_NETWORK : RPT_KIND_MIXED;
+}
+
+void rpt_acc_merge(struct rpt_acc **accs, int n, struct rpt_job *j) {
+  /* The sample's final share applies to every thread. */
+  unsigned shift = atomic_load(&g_shift);
+  j->sample_shift = shift;
+  /* communicators: union by id, sorted */
+  int ccap = 0;
+  for (int t = 0; t < n; t++) ccap += accs[t]->ncomms;
+  j->comms = xcalloc((size_t)ccap, sizeof *j->comms);
+  for (int t = 0; t < n; t++)
+    for (int i = 0; i < accs[t]->ncomms; i++) {
+      const struct lcomm *lc = &accs[t]->comms[i];
+      bool seen = false;
+      for (int k = 0; k < j->ncomms && !seen; k++) seen = j->comms[k].id == lc->id;
+      if (seen) continue;
+      struct rpt_comm *c = &j->comms[j->ncomms++];
+      c->id = lc->id;
+      snprintf(c->name, sizeof c->name, "%s", lc->name);
+      c->nranks = lc->nranks;
+      c->nnodes = lc->nnodes;
+      c->kind = comm_kind(lc->nranks, lc->nnodes);
+      c->covered_lo = 2;
+      c->covered_hi = -1;
+      if (lc->rank) {
+        c->rank = xmalloc((size_t)c->nranks * sizeof *c->rank);
+        for (int r = 0; r < c->nranks; r++) c->rank[r] = (struct rpt_rank_info){.host = -1, .clock = -1, .pid = -1};
+      }
+    }
+  qsort(j->comms, (size_t)j->ncomms, sizeof *j->comms, cmp_comm);
+  /* clocks: union by (host, pid), sorted by host name then pid */
+  int kcap = 0;
+  for (int t = 0; t < n; t++) kcap += accs[t]->nclocks;
+  j->clocks = xcalloc((size_t)kcap, sizeof *j->clocks);
+  for (int t = 0; t < n; t++)
+    for (int i = 0; i < accs[t]->nclocks; i++) {
+      const struct lclock *lk = &accs[t]->clocks[i];
+      if (find_clock(j, lk->host, lk->pid) >= 0) continue;
+      j->clocks[j->nclocks++] = (struct rpt_clock){.host = lk->host, .pid = lk->pid, .component = -1};
+    }
+  qsort(j->clocks, (size_t)j->nclocks, sizeof *j->clocks, cmp_clock);
+  /* per-thread renumbering tables */
+  for (int t = 0; t < n; t++) {
+    struct rpt_acc *a = accs[t];
+    int *cmap = xmalloc((size_t)a->ncomms * sizeof *cmap);
+    int *kmap = xmalloc((size_t)a->nclocks * sizeof *kmap);
+    for (int i = 0; i < a->ncomms; i++) cmap[i] = find_comm(j, a->comms[i].id);
+    for (int i = 0; i < a->nclocks; i++) kmap[i] = find_clock(j, a->clocks[i].host, a->clocks[i].pid);
+    for (int i = 0; i < a->ncomms; i++) {
+      struct rpt_comm *c = &j->comms[cmap[i]];
+      const struct lcomm *lc = &a->comms[i];
+      if (!lc->rank || !c->rank) continue;
+      for (int r = 0; r < c->nranks && r < lc->nranks; r++)
+        if (lc->rank[r].host >= 0) {
+          c->rank[r] = lc->rank[r];
+          c->rank[r].clock = kmap[lc->rank[r].clock];
+        }
+    }
+    for (int i = 0; i < a->nctx; i++) a->ctx[i].comm = cmap[a->ctx[i].comm];
+    for (int i = 0; i < a->ngroups; i++) a->groups[i].comm = cmap[a->groups[i].comm];
+    for (int i = 0; i < a->npairs; i++) a->pairs[i].comm = cmap[a->pairs[i].comm];
+    if (a->shift != shift) thin(a, shift, NULL);
+    for (size_t i = 0; i < a->nops; i++) {
+      a->ops[i].comm = (uint32_t)cmap[a->ops[i].comm];
+      a->ops[i].clock = a->ops[i].clock >= 0 ? kmap[a->ops[i].clock] : -1;
+    }
+    free(cmap);
+    free(kmap);
+    /* counts */
+    j->lines += a->lines;
+    j->records += a->records;
+    for (int k = 0; k < 2; k++) j->records_kind[k] += a->records_kind[k];
+    for (int k = 0; k < RPT_NEXCL; k++) j->excluded[k] += a->excluded[k];
+    j->no_start += a->no_start;
+    j->rejected += a->rejected;
+    j->not_records += a->not_records;
+    if (!j->sampling[0] && a->sampling[0]) snprintf(j->sampling, sizeof j->sampling, "%s", a->sampling);
+    if (t == 0 || a->covered_lo < j->covered_lo) j->covered_lo = a->covered_lo;
+    if (t == 0 || a->covered_hi > j->covered_hi) j->covered_hi = a->covered_hi;
+  }
+  merge_ctx(accs, n, j);
+  for (int c = 0; c < j->ncomms; c++)
+    if (j->comms[c].rank)
+      for (int r = 0; r < j->comms[c].nranks; r++) j->comms[c].ranks_seen += j->comms[c].rank[r].host >= 0;
+  /* groups and pairs: concatenate, sort, fold equal keys */
+  size_t gcap = 0, pcap = 0, ocap = 0;
+  for (int t = 0; t < n; t++) gcap += (size_t)accs[t]->ngroups, pcap += (size_t)accs[t]->npairs, ocap += accs[t]->nops;
+  struct rpt_group *gs = xmalloc(gcap * sizeof *gs);
+  struct rpt_pair *ps = xmalloc(pcap * sizeof *ps);
+  j->ops = xmalloc(ocap * sizeof *j->ops);
+  size_t ng = 0, np = 0;
+  for (int t = 0; t < n; t++) { /* (memcpy may not be given NULL, even for 0 bytes) */
+    if (accs[t]->ngroups) memcpy(gs + ng, accs[t]->groups, (size_t)accs[t]->ngroups * sizeof *gs);
+    ng += (size_t)accs[t]->ngroups;
+    if (accs[t]->npairs) memcpy(ps + np, accs[t]->pairs, (size_t)accs[t]->npairs * sizeof *ps);
+    np += (size_t)accs[t]->npairs;
+    if (accs[t]->nops) memcpy(j->ops + j->nops, accs[t]->ops, accs[t]->nops * sizeof *j->ops);
+    j->nops += accs[t]->nops;
+  }
+  qsort(gs, ng, sizeof *gs, cmp_group);
+  size_t k = 0;
+  for (size_t i = 0; i < ng; i++) {
+    if (k && !cmp_group(&gs[k - 1], &gs[i])) {
+      struct rpt_group *d = &gs[k - 1], *s = &gs[i];
+      d->records += s->records;
+      for (int e = 0; e < RPT_NEXCL; e++) d->excluded[e] += s->excluded[e];
+      for (int e = 0; e < RPT_NTIMING; e++) d->timing[e] += s->timing[e];
+      rpt_qs_merge(&d->time_ns, &s->time_ns);
+      rpt_qs_merge(&d->busbw, &s->busbw);
+    } else {
+      gs[k++] = gs[i];
+    }
+  }
+  j->groups = gs;
+  j->ngroups = (int)k;
+  qsort(ps, np, sizeof *ps, cmp_pair);
+  k = 0;
+  for (size_t i = 0; i < np; i++) {
+    if (k && !cmp_pair(&ps[k - 1], &ps[i])) rpt_qs_merge(&ps[k - 1].busbw, &ps[i].busbw);
+    else ps[k++] = ps[i];
+  }
+  j->pairs = ps;
+  j->npairs = (int)k;
+  group_ops(j);
+  for (int t = 0; t < n; t++) {
+    struct rpt_acc *a = accs[t];
+    for (int i = 0; i < a->ncomms; i++) free(a->comms[i].rank);
+    free(a->comms);
+    free(a->ctx);
+    free(a->groups);
+    free(a->pairs);
+    free(a->clocks);
+    free(a->ops);
+    free(a->bad);
+    hindex_free(&a->comm_ix);
+    hindex_free(&a->ctx_ix);
+    hindex_free(&a->group_ix);
+    hindex_free(&a->pair_ix);
+    hindex_free(&a->clock_ix);
+    free(a);
+  }
+}

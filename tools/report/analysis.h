@@ -1,0 +1,57 @@
+/*
+ * analysis.h - the report's findings, each computed once from the merged job.
+ *
+ * Order matters and is fixed by report.c: rpt_align (clock offsets), then
+ * rpt_late (lateness on the aligned clocks), then rpt_links (which skips ops
+ * of the late ranks: a late rank's peers wait in their kernels, which would
+ * otherwise read as a slow link), then rpt_changes. Each fills its part of
+ * struct rpt_job and reads only what earlier steps and the input left there.
+ */
+#ifndef RPT_ANALYSIS_H
+#define RPT_ANALYSIS_H
+
+#include "job.h"
+
+/*
+ * GPU clocks of different nodes are not synchronised. A collective ends at
+ * nearly the same moment on every rank (every rank waits for the last
+ * transfer), so each process's clock offset is estimated from the ends of the
+ * collectives it shares with others: alternately, each op's common end is the
+ * median of its ranks' ends less their offsets, and each clock's offset is the
+ * median of its ends less the common end. Offsets are relative: zero is the
+ * median clock of each connected set of processes. The residual (how far an
+ * end still is from its op's common end) says how good the alignment is.
+ */
+void rpt_align(struct rpt_job *j);
+
+/*
+ * Per collective matched on several ranks: each rank's lateness is its aligned
+ * kernel start less the median start of the other ranks. A straggler is a rank
+ * that is late by at least the threshold (--late-us, raised to 3 x the
+ * alignment residual p95 when alignment is coarser) in at least --late-share
+ * of its ops, with a median lateness over the threshold too.
+ */
+void rpt_late(struct rpt_job *j);
+
+/*
+ * Point-to-point bandwidth per link (two hosts, or two ranks of one host),
+ * against the other links of the same class (across nodes, or within one) on
+ * the same communicator, op and size: a link is slow when its median busbw is
+ * below --slow-link-ratio x the median link's in at least half of the
+ * (op, size) groups where any link of its class is; a node all of whose links
+ * (two or more) are slow is reported as a slow node instead.
+ */
+void rpt_links(struct rpt_job *j);
+
+/*
+ * Bandwidth over time per group: the series' non-empty bins, split where the
+ * median bin before and after differ by --change-ratio or more and at least 80%
+ * of the bins on each side lie on their side of the midpoint (both sides at
+ * least 3 bins); then each side is split again the same way, three levels deep.
+ */
+void rpt_changes(struct rpt_job *j);
+
+/* Median of n doubles (reorders v); 0 for n == 0. Shared by the analyses. */
+double rpt_median(double *v, size_t n);
+
+#endif /* RPT_ANALYSIS_H */

@@ -1,0 +1,170 @@
+/*
+ * change.c - when a group's bandwidth changed (see analysis.h).
+ *
+ * First the series: every group's records of the op sample binned on the
+ * ALIGNED timeline (clock offsets of milliseconds would otherwise smear one op
+ * over several bins, each holding a different mix of nodes), one time axis
+ * for the whole job, up to 256 bins of a round width (1, 2 or 5 x 10^k ns, at
+ * least 1 ms). A bin's value is its mean busbw.
+ *
+ * Then binary segmentation on the medians of a group's bins: the rule is
+ * simple enough to state in one sentence in the docs and to check by hand,
+ * which matters more here than the best detector.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+#define MIN_SIDE 3
+#define MIN_BINS 8
+#define DEPTH 3
+#define AGREE 0.8
+
+struct pt {
+  uint64_t t;
+  double v;
+};
+
+static void add_change(struct rpt_job *j, int g, uint64_t t, double before, double after) {
+  j->changes = realloc(j->changes, (size_t)(j->nchanges + 1) * sizeof *j->changes);
+  if (!j->changes) exit(1);
+  j->changes[j->nchanges++] = (struct rpt_change){.group = g, .t_ns = t, .before_gbs = before, .after_gbs = after};
+}
+
+static double med_of(const struct pt *p, int lo, int hi, double *tmp) {
+  for (int i = lo; i < hi; i++) tmp[i - lo] = p[i].v;
+  return rpt_median(tmp, (size_t)(hi - lo));
+}
+
+static void split(struct rpt_job *j, int g, const struct pt *p, int lo, int hi, int depth, double *tmp) {
+  if (depth == 0 || hi - lo < 2 * MIN_SIDE) return;
+  int best = -1;
+  double best_cost = INFINITY, bl = 0, br = 0;
+  /* the split that leaves the least absolute deviation (of log busbw) from each
+   * side's median: where the series is best told as two flat pieces. At most 64
+   * candidates per segment: a change is located to 1/64 of the segment. */
+  int step = (hi - lo) / 64 > 1 ? (hi - lo) / 64 : 1;
+  for (int k = lo + MIN_SIDE; k <= hi - MIN_SIDE; k += step) {
+    double l = med_of(p, lo, k, tmp), r = med_of(p, k, hi, tmp);
+    if (l <= 0 || r <= 0) continue;
+    double cost = 0;
+    for (int i = lo; i < hi; i++) cost += p[i].v > 0 ? fabs(log(p[i].v / (i < k ? l : r))) : 0;
+    if (cost < best_cost) best_cost = cost, best = k, bl = l, br = r;
+  }
+  double best_score = best >= 0 ? fabs(log(br / bl)) : 0;
+  if (best < 0 || exp(best_score) < j->opt.change_ratio) return;
+  /* the two sides must separate, not merely differ in their medians */
+  double mid = sqrt(bl * br);
+  int agree_l = 0, agree_r = 0;
+  for (int i = lo; i < best; i++) agree_l += (p[i].v < mid) == (bl < mid);
+  for (int i = best; i < hi; i++) agree_r += (p[i].v < mid) == (br < mid);
+  if (agree_l < AGREE * (best - lo) || agree_r < AGREE * (hi - best)) return;
+  split(j, g, p, lo, best, depth - 1, tmp);
+  add_change(j, g, p[best].t, bl, br);
+  split(j, g, p, best, hi, depth - 1, tmp);
+}
+
+#define MAX_BINS 256
+#define MIN_WIDTH 1000000ull /* 1 ms */
+
+static uint64_t mixh(uint64_t x) { /* splitmix64 finaliser */
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+static uint64_t group_hash(int comm, int p2p, int op, uint64_t bytes) {
+  return mixh(mixh(((uint64_t)comm << 34) ^ ((uint64_t)op << 1) ^ (uint64_t)p2p) ^ bytes);
+}
+
+/* The smallest 1, 2 or 5 x 10^k >= x. */
+static uint64_t round_width(uint64_t x) {
+  for (uint64_t p = 1;; p *= 10)
+    for (int m = 1; m <= 5; m += m == 1 ? 1 : 3)
+      if (m * p >= x) return m * p;
+}
+
+static int64_t aligned_start(const struct rpt_job *j, const struct rpt_opent *e) {
+  return (int64_t)e->start_ns - (e->clock >= 0 ? j->clocks[e->clock].offset_ns : 0);
+}
+
+static void build_series(struct rpt_job *j) {
+  if (!j->nops) return;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t i = 0; i < j->nops; i++) {
+    int64_t t = aligned_start(j, &j->ops[i]);
+    if (t < lo) lo = t;
+    if (t > hi) hi = t;
+  }
+  uint64_t span = (uint64_t)(hi - lo) + 1;
+  uint64_t w = round_width((span + MAX_BINS - 1) / MAX_BINS);
+  if (w < MIN_WIDTH) w = MIN_WIDTH;
+  int64_t t0 = lo - (int64_t)((uint64_t)lo % w);
+  int nbins = (int)((uint64_t)(hi - t0) / w) + 1;
+  /* groups by key: an index built here (groups are few next to records) */
+  size_t cap = 64;
+  while (cap < 2 * (size_t)j->ngroups) cap *= 2;
+  int *slot = malloc(cap * sizeof *slot);
+  if (!slot) exit(1);
+  for (size_t k = 0; k < cap; k++) slot[k] = -1;
+  for (int g = 0; g < j->ngroups; g++) {
+    const struct rpt_group *x = &j->groups[g];
+    size_t k = group_hash(x->comm, x->p2p, x->op, x->bytes) & (cap - 1);
+    while (slot[k] >= 0) k = (k + 1) & (cap - 1);
+    slot[k] = g;
+  }
+  for (size_t i = 0; i < j->nops; i++) {
+    const struct rpt_opent *e = &j->ops[i];
+    size_t k = group_hash((int)e->comm, e->p2p, e->op, e->bytes) & (cap - 1);
+    int g = -1;
+    for (; slot[k] >= 0; k = (k + 1) & (cap - 1)) {
+      const struct rpt_group *x = &j->groups[slot[k]];
+      if (x->comm == (int)e->comm && x->p2p == e->p2p && x->op == e->op && x->bytes == e->bytes) {
+        g = slot[k];
+        break;
+      }
+    }
+    if (g < 0) continue; /* NEVER: every sampled op's group exists */
+    struct rpt_series *s = &j->groups[g].series;
+    if (!s->nbins) {
+      s->t0_ns = (uint64_t)t0;
+      s->width_ns = w;
+      s->nbins = nbins;
+      s->count = calloc((size_t)nbins, sizeof *s->count);
+      s->sum_mbs = calloc((size_t)nbins, sizeof *s->sum_mbs);
+      if (!s->count || !s->sum_mbs) exit(1);
+    }
+    int b = (int)((uint64_t)(aligned_start(j, e) - t0) / w);
+    s->count[b]++;
+    s->sum_mbs[b] += (uint64_t)(e->busbw * 1000.0f + 0.5f);
+  }
+  free(slot);
+}
+
+void rpt_changes(struct rpt_job *j) {
+  j->changes = NULL;
+  j->nchanges = 0;
+  build_series(j);
+  for (int g = 0; g < j->ngroups; g++) {
+    const struct rpt_series *s = &j->groups[g].series;
+    int n = 0;
+    for (int i = 0; i < s->nbins; i++) n += s->count[i] > 0;
+    if (n < MIN_BINS) continue;
+    struct pt *p = malloc((size_t)n * sizeof *p);
+    double *tmp = malloc((size_t)n * sizeof *tmp);
+    if (!p || !tmp) exit(1);
+    n = 0;
+    for (int i = 0; i < s->nbins; i++)
+      if (s->count[i])
+        p[n++] = (struct pt){.t = s->t0_ns + (uint64_t)i * s->width_ns,
+                             .v = (double)s->sum_mbs[i] / 1000.0 / s->count[i]};
+    split(j, g, p, 0, n, DEPTH, tmp);
+    free(p);
+    free(tmp);
+  }
+}

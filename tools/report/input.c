@@ -1,0 +1,407 @@
+/*
+ * input.c - files, units of work and the reading threads (see input.h).
+ *
+ * A unit is a whole file or a chunk of a plain one. Threads take units from a
+ * shared counter, largest first (so that one big file is not left for last),
+ * and feed lines to their own accumulator (acc.h). The main thread only
+ * waits and prints progress. Line numbers in messages are made whole after the
+ * read: each chunk counts its own lines, and a chunk's first line number is
+ * the sum of the line counts of the file's earlier chunks.
+ *
+ * Plain files are mapped (mmap) rather than read: the scanner walks the
+ * page cache directly, with no copy; gzip files are inflated by zlib into a
+ * buffer, a line carried over between buffers.
+ */
+#include "input.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "acc.h"
+
+/* Plain files are split into units of this size; INSPECTOR_REPORT_CHUNK_BYTES overrides it
+ * so that the tests can split small files (chunk edges, line numbers across chunks). */
+#define CHUNK (16u << 20)
+static uint64_t g_chunk = CHUNK;
+#define GZ_BUF (1u << 20)
+#define SHOW_BAD_LINES 10
+
+struct file {
+  char *path;
+  uint64_t size;
+  bool gz;
+};
+
+struct unit {
+  int file;
+  uint64_t off, len; /* plain: the bytes whose lines start here; gz: the whole file */
+  uint64_t lines;    /* lines starting in the unit (set by the reader) */
+  bool opened;       /* read (or at least tried) */
+};
+
+static struct file *g_files;
+static int g_nfiles, g_cfiles;
+static struct unit *g_units;
+static int g_nunits;
+static atomic_int g_next_unit;
+static _Atomic uint64_t g_bytes_done, g_records_seen;
+/* The main thread sleeps on this between progress lines; the last worker wakes it. */
+static pthread_mutex_t g_done_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_done_cond = PTHREAD_COND_INITIALIZER;
+static int g_workers_done;
+
+static bool is_log_name(const char *name) {
+  static const char *const ends[] = {".log", ".jsonl", ".log.gz", ".jsonl.gz"};
+  size_t n = strlen(name);
+  for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+    size_t k = strlen(ends[i]);
+    if (n > k && !strcmp(name + n - k, ends[i])) return true;
+  }
+  return false;
+}
+
+static void add_file(const char *path, uint64_t size) {
+  if (g_nfiles == g_cfiles) {
+    g_cfiles = g_cfiles ? 2 * g_cfiles : 64;
+    g_files = realloc(g_files, (size_t)g_cfiles * sizeof *g_files);
+  }
+  char *p = g_files ? strdup(path) : NULL;
+  if (!p) {
+    fprintf(stderr, "inspector-report: out of memory\n");
+    exit(1);
+  }
+  /* gzip by content, not by name: a renamed .gz is still read */
+  bool gz = false;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    unsigned char m[2];
+    gz = read(fd, m, 2) == 2 && m[0] == 0x1f && m[1] == 0x8b;
+    close(fd);
+  }
+  g_files[g_nfiles++] = (struct file){.path = p, .size = size, .gz = gz};
+}
+
+static void walk(const char *path, int depth) {
+  DIR *d = opendir(path);
+  if (!d) {
+    fprintf(stderr, "inspector-report: %s: %s\n", path, strerror(errno));
+    return;
+  }
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s/%s", path, e->d_name) >= (int)sizeof p) continue;
+    struct stat st;
+    if (lstat(p, &st) != 0) continue;
+    if (S_ISDIR(st.st_mode) && depth < 64) {
+      walk(p, depth + 1);
+    } else if (is_log_name(e->d_name)) {
+      if (S_ISLNK(st.st_mode) && (stat(p, &st) != 0 || !S_ISREG(st.st_mode))) continue;
+      if (S_ISREG(st.st_mode)) add_file(p, (uint64_t)st.st_size);
+    }
+  }
+  closedir(d);
+}
+
+int rpt_input_add(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    fprintf(stderr, "inspector-report: %s: %s\n", path, strerror(errno));
+    return -1;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    add_file(path, (uint64_t)st.st_size);
+    return 0;
+  }
+  int before = g_nfiles;
+  walk(path, 0);
+  if (g_nfiles == before) {
+    fprintf(stderr, "inspector-report: %s: no .log or .jsonl files (plain or .gz) under this directory\n", path);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+struct worker {
+  pthread_t tid;
+  struct rpt_acc *acc;
+};
+
+/* Feeds the lines that start in [lo, hi) of a mapped file (the last may run past hi). */
+static uint64_t feed_mapped(struct rpt_acc *acc, int unit, const char *base, uint64_t size, uint64_t lo, uint64_t hi) {
+  uint64_t p = lo, lines = 0;
+  if (lo > 0) { /* the line that holds byte lo - 1 belongs to the previous chunk */
+    const char *nl = memchr(base + lo - 1, '\n', size - (lo - 1));
+    p = nl ? (uint64_t)(nl - base) + 1 : size;
+  }
+  uint64_t reported = p;
+  while (p < hi && p < size) {
+    const char *nl = memchr(base + p, '\n', size - p);
+    uint64_t end = nl ? (uint64_t)(nl - base) : size;
+    rpt_acc_line(acc, base + p, end - p, unit, ++lines);
+    p = end + 1;
+    if (p - reported >= (1u << 20)) {
+      atomic_fetch_add_explicit(&g_bytes_done, p - reported, memory_order_relaxed);
+      reported = p;
+    }
+  }
+  if (p > reported) atomic_fetch_add_explicit(&g_bytes_done, (p < size ? p : size) - reported, memory_order_relaxed);
+  return lines;
+}
+
+static void read_plain(struct rpt_acc *acc, int ui) {
+  struct unit *u = &g_units[ui];
+  const struct file *f = &g_files[u->file];
+  if (f->size == 0) return;
+  int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    fprintf(stderr, "inspector-report: cannot open %s: %s\n", f->path, strerror(errno));
+    return;
+  }
+  void *m = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) {
+    fprintf(stderr, "inspector-report: cannot map %s: %s\n", f->path, strerror(errno));
+    return;
+  }
+  madvise(m, f->size, MADV_SEQUENTIAL);
+  u->lines = feed_mapped(acc, ui, m, f->size, u->off, u->off + u->len);
+  munmap(m, f->size);
+}
+
+static void read_gz(struct rpt_acc *acc, int ui) {
+  struct unit *u = &g_units[ui];
+  const struct file *f = &g_files[u->file];
+  errno = 0;
+  gzFile z = gzopen(f->path, "rb");
+  if (!z) {
+    fprintf(stderr, "inspector-report: cannot open %s: %s\n", f->path, errno ? strerror(errno) : "out of memory");
+    return;
+  }
+  gzbuffer(z, 1 << 17);
+  size_t cap = GZ_BUF, have = 0;
+  char *buf = malloc(cap);
+  if (!buf) {
+    fprintf(stderr, "inspector-report: out of memory\n");
+    exit(1);
+  }
+  uint64_t lines = 0;
+  z_off_t reported = 0;
+  for (;;) {
+    if (have == cap) { /* a line longer than the buffer: grow it */
+      char *nb = realloc(buf, cap *= 2);
+      if (!nb) {
+        fprintf(stderr, "inspector-report: out of memory\n");
+        exit(1);
+      }
+      buf = nb;
+    }
+    int got = gzread(z, buf + have, (unsigned)(cap - have));
+    if (got <= 0) break;
+    have += (size_t)got;
+    size_t p = 0;
+    for (;;) {
+      char *nl = memchr(buf + p, '\n', have - p);
+      if (!nl) break;
+      rpt_acc_line(acc, buf + p, (size_t)(nl - (buf + p)), ui, ++lines);
+      p = (size_t)(nl - buf) + 1;
+    }
+    memmove(buf, buf + p, have - p);
+    have -= p;
+    z_off_t off = gzoffset(z);
+    if (off > reported) {
+      atomic_fetch_add_explicit(&g_bytes_done, (uint64_t)(off - reported), memory_order_relaxed);
+      reported = off;
+    }
+  }
+  if (have) rpt_acc_line(acc, buf, have, ui, ++lines); /* the last line had no newline */
+  int zerr = 0;
+  const char *msg = gzerror(z, &zerr);
+  if (zerr != Z_OK && zerr != Z_STREAM_END) /* a truncated .gz: what was read counts */
+    fprintf(stderr, "inspector-report: %s: %s after line %llu\n", f->path, msg, (unsigned long long)lines);
+  gzclose(z);
+  free(buf);
+  u->lines = lines;
+}
+
+static void *worker_main(void *arg) {
+  struct worker *w = arg;
+  for (;;) {
+    int ui = atomic_fetch_add(&g_next_unit, 1);
+    if (ui >= g_nunits) break;
+    g_units[ui].opened = true;
+    uint64_t before = rpt_acc_records(w->acc);
+    if (g_files[g_units[ui].file].gz) read_gz(w->acc, ui);
+    else read_plain(w->acc, ui);
+    atomic_fetch_add_explicit(&g_records_seen, rpt_acc_records(w->acc) - before, memory_order_relaxed);
+  }
+  pthread_mutex_lock(&g_done_lock);
+  g_workers_done++;
+  pthread_cond_signal(&g_done_cond);
+  pthread_mutex_unlock(&g_done_lock);
+  return NULL;
+}
+
+static int cmp_unit_size(const void *x, const void *y) {
+  const struct unit *a = x, *b = y;
+  if (a->len != b->len) return a->len > b->len ? -1 : 1;
+  if (a->file != b->file) return a->file - b->file;
+  return a->off < b->off ? -1 : a->off > b->off;
+}
+
+static int cmp_unit_pos(const void *x, const void *y) {
+  const struct unit *a = x, *b = y;
+  if (a->file != b->file) return a->file - b->file;
+  return a->off < b->off ? -1 : a->off > b->off;
+}
+
+static void make_units(void) {
+  const char *env = getenv("INSPECTOR_REPORT_CHUNK_BYTES");
+  if (env && atoll(env) > 0) g_chunk = (uint64_t)atoll(env);
+  int cap = 0;
+  for (int i = 0; i < g_nfiles; i++)
+    cap += g_files[i].gz ? 1 : (int)(g_files[i].size / g_chunk + 1);
+  g_units = calloc((size_t)cap, sizeof *g_units);
+  if (!g_units && cap) {
+    fprintf(stderr, "inspector-report: out of memory\n");
+    exit(1);
+  }
+  for (int i = 0; i < g_nfiles; i++) {
+    if (g_files[i].gz) {
+      g_units[g_nunits++] = (struct unit){.file = i, .off = 0, .len = g_files[i].size};
+      continue;
+    }
+    uint64_t off = 0;
+    do {
+      uint64_t len = g_files[i].size - off < g_chunk ? g_files[i].size - off : g_chunk;
+      g_units[g_nunits++] = (struct unit){.file = i, .off = off, .len = len};
+      off += len;
+    } while (off < g_files[i].size);
+  }
+  if (g_nunits) qsort(g_units, (size_t)g_nunits, sizeof *g_units, cmp_unit_size);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct bad_ref {
+  int file;
+  uint64_t lineno;
+  const char *why;
+};
+
+static int cmp_bad(const void *x, const void *y) {
+  const struct bad_ref *a = x, *b = y;
+  if (a->file != b->file) return a->file - b->file;
+  return a->lineno < b->lineno ? -1 : a->lineno > b->lineno;
+}
+
+/* The first few bad lines in file order, with whole-file line numbers. */
+static void show_bad_lines(struct worker *w, int nw) {
+  /* a unit's first line number within its file: units sorted by position, summed per file */
+  struct unit *pos = malloc((size_t)g_nunits * sizeof *pos);
+  uint64_t *first = malloc((size_t)g_nunits * sizeof *first);
+  int *order = malloc((size_t)g_nunits * sizeof *order);
+  if (!pos || !first || !order) exit(1);
+  memcpy(pos, g_units, (size_t)g_nunits * sizeof *pos);
+  qsort(pos, (size_t)g_nunits, sizeof *pos, cmp_unit_pos);
+  for (int i = 0; i < g_nunits; i++) {
+    first[i] = i > 0 && pos[i - 1].file == pos[i].file ? first[i - 1] + pos[i - 1].lines : 0;
+    for (int k = 0; k < g_nunits; k++) /* map back: find unit k at this position */
+      if (g_units[k].file == pos[i].file && g_units[k].off == pos[i].off) order[k] = i;
+  }
+  size_t nb = 0, cb = 0;
+  struct bad_ref *refs = NULL;
+  for (int t = 0; t < nw; t++) {
+    int n;
+    const struct rpt_bad_line *b = rpt_acc_bad_lines(w[t].acc, &n);
+    for (int i = 0; i < n; i++) {
+      if (nb == cb) {
+        cb = cb ? 2 * cb : 32;
+        refs = realloc(refs, cb * sizeof *refs);
+        if (!refs) exit(1);
+      }
+      refs[nb++] = (struct bad_ref){.file = g_units[b[i].unit].file,
+                                    .lineno = first[order[b[i].unit]] + b[i].lineno, .why = b[i].why};
+    }
+  }
+  if (nb) qsort(refs, nb, sizeof *refs, cmp_bad);
+  for (size_t i = 0; i < nb && i < SHOW_BAD_LINES; i++)
+    fprintf(stderr, "inspector-report: %s:%llu: %s\n", g_files[refs[i].file].path,
+            (unsigned long long)refs[i].lineno, refs[i].why);
+  free(refs);
+  free(pos);
+  free(first);
+  free(order);
+}
+
+void rpt_input_read(struct rpt_job *j) {
+  make_units();
+  int nw = j->opt.threads;
+  if (nw > g_nunits) nw = g_nunits > 0 ? g_nunits : 1;
+  struct worker *w = calloc((size_t)nw, sizeof *w);
+  if (!w) exit(1);
+  double t0 = now_s(), next = 1.0;
+  uint64_t total = 0;
+  for (int i = 0; i < g_nfiles; i++) total += g_files[i].size;
+  int started = 0;
+  for (int t = 0; t < nw; t++) {
+    w[t].acc = rpt_acc_new(&j->opt, nw);
+    if (pthread_create(&w[t].tid, NULL, worker_main, &w[t]) != 0) break;
+    started++;
+  }
+  if (!started) worker_main(&w[0]); /* no thread could start: read here */
+  bool said = false;
+  pthread_mutex_lock(&g_done_lock);
+  while (started && g_workers_done < started) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 1;
+    pthread_cond_timedwait(&g_done_cond, &g_done_lock, &until);
+    double t = now_s() - t0;
+    if (g_workers_done < started && t >= next) {
+      next = t + 1.0;
+      said = true;
+      fprintf(stderr, "inspector-report: reading: %.0f of %.0f MB (compressed sizes for .gz), %llu records, %.1f s\n",
+              (double)atomic_load(&g_bytes_done) / 1e6, (double)total / 1e6,
+              (unsigned long long)atomic_load(&g_records_seen), t);
+    }
+  }
+  pthread_mutex_unlock(&g_done_lock);
+  for (int t = 0; t < started; t++) pthread_join(w[t].tid, NULL);
+  if (said)
+    fprintf(stderr, "inspector-report: read %d files, %.1f MB, %llu records in %.1f s\n", g_nfiles,
+            (double)total / 1e6, (unsigned long long)atomic_load(&g_records_seen), now_s() - t0);
+  show_bad_lines(w, started ? started : 1);
+  j->files = g_nfiles;
+  j->bytes_read = total;
+  struct rpt_acc **accs = malloc((size_t)nw * sizeof *accs);
+  if (!accs) exit(1);
+  int na = started ? started : 1;
+  for (int t = 0; t < na; t++) accs[t] = w[t].acc;
+  for (int t = na; t < nw; t++) free(w[t].acc); /* never started */
+  rpt_acc_merge(accs, na, j);
+  free(accs);
+  free(w);
+  for (int i = 0; i < g_nfiles; i++) free(g_files[i].path);
+  free(g_files);
+  free(g_units);
+}

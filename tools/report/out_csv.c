@@ -1,0 +1,143 @@
+/*
+ * out_csv.c - the report's tables as CSV files in a directory (--csv DIR; see out.h).
+ *
+ * One file per table, a header row each, RFC 4180 quoting for strings (comm
+ * names and hostnames can hold commas and quotes): groups.csv, ranks.csv,
+ * stragglers.csv, links.csv, changes.csv, clocks.csv. Figures are the same as
+ * --json's, in the same units.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "out.h"
+
+static void cstr(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static FILE *open_table(const char *dir, const char *name, char *path, size_t n) {
+  snprintf(path, n, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f) fprintf(stderr, "inspector-report: cannot write %s: %s\n", path, strerror(errno));
+  return f;
+}
+
+static int close_table(FILE *f, const char *path) {
+  if (ferror(f) | fclose(f)) {
+    fprintf(stderr, "inspector-report: cannot write %s\n", path);
+    return -1;
+  }
+  return 0;
+}
+
+int rpt_write_csv(struct rpt_job *j, const char *dir) {
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "inspector-report: cannot create %s: %s\n", dir, strerror(errno));
+    return -1;
+  }
+  char path[4352];
+  int rc = 0;
+  FILE *f = open_table(dir, "groups.csv", path, sizeof path);
+  if (!f) return -1;
+  fprintf(f, "comm,comm_name,kind,op,bytes,records,kept,excluded_stale_channels,excluded_timing,excluded_ceiling,"
+             "time_p50_us,time_p95_us,time_p99_us,busbw_p10_gbs,busbw_p50_gbs,busbw_p90_gbs\n");
+  for (int g = 0; g < j->ngroups; g++) {
+    struct rpt_group *x = &j->groups[g];
+    fprintf(f, "0x%" PRIx64 ",", j->comms[x->comm].id);
+    cstr(f, j->comms[x->comm].name);
+    fprintf(f, ",%s,", x->p2p ? "p2p" : "coll");
+    cstr(f, rpt_str(x->op));
+    fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, x->bytes, x->records,
+            x->time_ns.n, x->excluded[RPT_EXCL_STALE], x->excluded[RPT_EXCL_TIMING], x->excluded[RPT_EXCL_CEILING]);
+    if (x->time_ns.n)
+      fprintf(f, ",%.3f,%.3f,%.3f,%.4f,%.4f,%.4f\n", rpt_qs_quantile(&x->time_ns, 0.5) / 1e3,
+              rpt_qs_quantile(&x->time_ns, 0.95) / 1e3, rpt_qs_quantile(&x->time_ns, 0.99) / 1e3,
+              rpt_qs_quantile(&x->busbw, 0.1), rpt_qs_quantile(&x->busbw, 0.5), rpt_qs_quantile(&x->busbw, 0.9));
+    else
+      fprintf(f, ",,,,,,\n");
+  }
+  rc |= close_table(f, path);
+  if (!(f = open_table(dir, "ranks.csv", path, sizeof path))) return -1;
+  fprintf(f, "comm,rank,hostname,ops,late_ops,last_ops,median_late_us,mean_late_us,median_exec_us,"
+             "others_median_exec_us,busbw_ratio\n");
+  for (int i = 0; i < j->nrstats; i++) {
+    const struct rpt_rank_stat *r = &j->rstats[i];
+    fprintf(f, "0x%" PRIx64 ",%d,", j->comms[r->comm].id, r->rank);
+    cstr(f, rpt_rank_host(j, r->comm, r->rank));
+    fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,%.4f\n", r->ops, r->late_ops, r->last_ops,
+            r->med_late_ns / 1e3, r->mean_late_ns / 1e3, r->med_exec_ns / 1e3, r->others_med_exec_ns / 1e3,
+            r->busbw_ratio);
+  }
+  rc |= close_table(f, path);
+  if (!(f = open_table(dir, "stragglers.csv", path, sizeof path))) return -1;
+  fprintf(f, "comm,comm_name,rank,hostname,pid,ops,late_ops,late_share,median_late_us,mean_late_us,top_op\n");
+  for (int i = 0; i < j->nstragglers; i++) {
+    const struct rpt_straggler *s = &j->stragglers[i];
+    fprintf(f, "0x%" PRIx64 ",", j->comms[s->comm].id);
+    cstr(f, j->comms[s->comm].name);
+    fprintf(f, ",%d,", s->rank);
+    cstr(f, s->host >= 0 ? rpt_str(s->host) : "?");
+    fprintf(f, ",%lld,%" PRIu64 ",%" PRIu64 ",%.4f,%.3f,%.3f,", s->pid, s->stat->ops, s->stat->late_ops,
+            (double)s->stat->late_ops / (double)s->stat->ops, s->stat->med_late_ns / 1e3, s->stat->mean_late_ns / 1e3);
+    cstr(f, s->stat->top_op >= 0 ? rpt_str(s->stat->top_op) : "");
+    fputc('\n', f);
+  }
+  rc |= close_table(f, path);
+  if (!(f = open_table(dir, "links.csv", path, sizeof path))) return -1;
+  fprintf(f, "between,a,b,hostname,comm,op,bytes,busbw_gbs,class_median_gbs,samples,links_compared\n");
+  for (int i = 0; i < j->nlinks; i++) {
+    const struct rpt_link *l = &j->links[i];
+    for (int k = 0; k < l->nfind; k++) {
+      const struct rpt_link_finding *x = &l->find[k];
+      fprintf(f, "%s,", l->host < 0 ? "hosts" : "ranks");
+      if (l->host < 0) {
+        cstr(f, rpt_str(l->a));
+        fputc(',', f);
+        cstr(f, rpt_str(l->b));
+        fputs(",,", f);
+      } else {
+        fprintf(f, "%d,%d,", l->a, l->b);
+        cstr(f, rpt_str(l->host));
+        fputc(',', f);
+      }
+      fprintf(f, "0x%" PRIx64 ",", j->comms[x->comm].id);
+      cstr(f, rpt_str(x->op));
+      fprintf(f, ",%" PRIu64 ",%.4f,%.4f,%" PRIu64 ",%d\n", x->bytes, x->busbw_p50, x->class_p50, x->samples,
+              x->class_links);
+    }
+  }
+  for (int i = 0; i < j->nslow_nodes; i++) {
+    fputs("node,", f);
+    cstr(f, rpt_str(j->slow_nodes[i].host));
+    fprintf(f, ",,,,,,,,,%d\n", j->slow_nodes[i].links);
+  }
+  rc |= close_table(f, path);
+  if (!(f = open_table(dir, "changes.csv", path, sizeof path))) return -1;
+  fprintf(f, "comm,op,bytes,t_ns,before_gbs,after_gbs\n");
+  for (int i = 0; i < j->nchanges; i++) {
+    const struct rpt_change *c = &j->changes[i];
+    const struct rpt_group *g = &j->groups[c->group];
+    fprintf(f, "0x%" PRIx64 ",", j->comms[g->comm].id);
+    cstr(f, rpt_str(g->op));
+    fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f\n", g->bytes, c->t_ns, c->before_gbs, c->after_gbs);
+  }
+  rc |= close_table(f, path);
+  if (!(f = open_table(dir, "clocks.csv", path, sizeof path))) return -1;
+  fprintf(f, "hostname,pid,aligned,component,offset_ns,ops,residual_p95_us\n");
+  for (int c = 0; c < j->nclocks; c++) {
+    const struct rpt_clock *k = &j->clocks[c];
+    cstr(f, rpt_str(k->host));
+    fprintf(f, ",%lld,%d,%d,%" PRId64 ",%" PRIu64 ",%.3f\n", k->pid, k->aligned, k->component, k->offset_ns, k->ops,
+            k->resid_p95_ns / 1e3);
+  }
+  rc |= close_table(f, path);
+  return rc ? -1 : 0;
+}

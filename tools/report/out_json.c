@@ -1,0 +1,245 @@
+/*
+ * out_json.c - everything the report knows as one JSON object (--json; see out.h).
+ *
+ * Field names carry their unit (_us, _ns, _gbs); times are GPU clock ns
+ * before alignment unless named *_aligned. The object's shape is documented
+ * in docs/report.md; scripts should read this rather than parse the tables.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "out.h"
+
+static void jstr(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+    else fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
+/* A finite number, or null (JSON has no NaN or infinity). */
+static void jnum(FILE *f, double v) {
+  if (isfinite(v)) fprintf(f, "%.6g", v);
+  else fputs("null", f);
+}
+
+static void group(FILE *f, struct rpt_group *g) {
+  fprintf(f, "{\"op\":");
+  jstr(f, rpt_str(g->op));
+  fprintf(f, ",\"kind\":\"%s\",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64 ",\"excluded\":{", g->p2p ? "p2p" : "coll",
+          g->bytes, g->records);
+  for (int e = 0; e < RPT_NEXCL; e++) fprintf(f, "%s\"%s\":%" PRIu64, e ? "," : "", rpt_excl_name(e), g->excluded[e]);
+  fprintf(f, "},\"timing_source\":{");
+  int k = 0;
+  for (int t = 0; t < RPT_NTIMING; t++)
+    if (g->timing[t]) fprintf(f, "%s\"%s\":%" PRIu64, k++ ? "," : "", rpt_timing_name(t), g->timing[t]);
+  fprintf(f, "},\"kept\":%" PRIu64, g->time_ns.n);
+  if (g->time_ns.n) {
+    fprintf(f, ",\"time_us\":{\"p50\":");
+    jnum(f, rpt_qs_quantile(&g->time_ns, 0.5) / 1e3);
+    fprintf(f, ",\"p95\":");
+    jnum(f, rpt_qs_quantile(&g->time_ns, 0.95) / 1e3);
+    fprintf(f, ",\"p99\":");
+    jnum(f, rpt_qs_quantile(&g->time_ns, 0.99) / 1e3);
+    fprintf(f, "},\"busbw_gbs\":{\"p10\":");
+    jnum(f, rpt_qs_quantile(&g->busbw, 0.1));
+    fprintf(f, ",\"p50\":");
+    jnum(f, rpt_qs_quantile(&g->busbw, 0.5));
+    fprintf(f, ",\"p90\":");
+    jnum(f, rpt_qs_quantile(&g->busbw, 0.9));
+    fputc('}', f);
+  }
+  const struct rpt_series *s = &g->series;
+  if (s->nbins) {
+    fprintf(f, ",\"busbw_over_time\":{\"t0_ns\":%" PRIu64 ",\"bin_ns\":%" PRIu64 ",\"count\":[", s->t0_ns, s->width_ns);
+    for (int i = 0; i < s->nbins; i++) fprintf(f, "%s%u", i ? "," : "", s->count[i]);
+    fprintf(f, "],\"mean_gbs\":[");
+    for (int i = 0; i < s->nbins; i++) {
+      if (i) fputc(',', f);
+      if (s->count[i]) jnum(f, (double)s->sum_mbs[i] / 1000.0 / s->count[i]);
+      else fputs("null", f);
+    }
+    fprintf(f, "]}");
+  }
+  fputc('}', f);
+}
+
+static void rank_stat(FILE *f, const struct rpt_job *j, const struct rpt_rank_stat *r) {
+  fprintf(f, "{\"rank\":%d,\"hostname\":", r->rank);
+  jstr(f, rpt_rank_host(j, r->comm, r->rank));
+  fprintf(f, ",\"ops\":%" PRIu64 ",\"late_ops\":%" PRIu64 ",\"last_ops\":%" PRIu64 ",\"median_late_us\":", r->ops,
+          r->late_ops, r->last_ops);
+  jnum(f, r->med_late_ns / 1e3);
+  fprintf(f, ",\"mean_late_us\":");
+  jnum(f, r->mean_late_ns / 1e3);
+  fprintf(f, ",\"median_exec_us\":");
+  jnum(f, r->med_exec_ns / 1e3);
+  fprintf(f, ",\"others_median_exec_us\":");
+  jnum(f, r->others_med_exec_ns / 1e3);
+  fprintf(f, ",\"busbw_ratio\":");
+  jnum(f, r->busbw_ratio);
+  fputc('}', f);
+}
+
+static void comm_obj(FILE *f, struct rpt_job *j, int ci) {
+  const struct rpt_comm *c = &j->comms[ci];
+  fprintf(f, "{\"id\":\"0x%" PRIx64 "\",\"name\":", c->id);
+  jstr(f, c->name);
+  fprintf(f, ",\"n_ranks\":%d,\"nnodes\":%d,\"kind\":\"%s\",\"ranks_seen\":%d,\"records_written\":%" PRIu64
+             ",\"dropped\":%" PRIu64,
+          c->nranks, c->nnodes, rpt_kind_name(c->kind), c->ranks_seen, c->written[0] + c->written[1],
+          c->dropped[0] + c->dropped[1]);
+  if (c->covered_hi >= 0) {
+    fprintf(f, ",\"sampled_share\":{\"min\":");
+    jnum(f, c->covered_lo);
+    fprintf(f, ",\"max\":");
+    jnum(f, c->covered_hi);
+    fputc('}', f);
+  }
+  fprintf(f, ",\"groups\":[");
+  int k = 0;
+  for (int g = 0; g < j->ngroups; g++)
+    if (j->groups[g].comm == ci) {
+      if (k++) fputc(',', f);
+      group(f, &j->groups[g]);
+    }
+  fprintf(f, "],\"ranks\":[");
+  k = 0;
+  for (int i = 0; i < j->nrstats; i++)
+    if (j->rstats[i].comm == ci) {
+      if (k++) fputc(',', f);
+      rank_stat(f, j, &j->rstats[i]);
+    }
+  fprintf(f, "]}");
+}
+
+int rpt_write_json(struct rpt_job *j, FILE *f) {
+  fprintf(f, "{\"inputs\":{\"files\":%ld,\"bytes\":%" PRIu64 ",\"records\":%" PRIu64 ",\"collective\":%" PRIu64
+             ",\"p2p\":%" PRIu64 ",\"lines_rejected\":%ld,\"lines_not_records\":%ld,\"no_start_time\":%" PRIu64
+             ",\"excluded\":{",
+          j->files, j->bytes_read, j->records, j->records_kind[0], j->records_kind[1], j->rejected, j->not_records,
+          j->no_start);
+  for (int e = 0; e < RPT_NEXCL; e++) fprintf(f, "%s\"%s\":%" PRIu64, e ? "," : "", rpt_excl_name(e), j->excluded[e]);
+  uint64_t dropped = 0;
+  for (int c = 0; c < j->ncomms; c++) dropped += j->comms[c].dropped[0] + j->comms[c].dropped[1];
+  fprintf(f, "},\"dropped\":%" PRIu64, dropped);
+  if (j->sampling[0]) {
+    fprintf(f, ",\"sampling\":{\"description\":");
+    jstr(f, j->sampling);
+    fprintf(f, ",\"covered_min\":");
+    jnum(f, j->covered_lo);
+    fprintf(f, ",\"covered_max\":");
+    jnum(f, j->covered_hi);
+    fputc('}', f);
+  }
+  fprintf(f, ",\"op_sample\":{\"one_in\":%u,\"ops\":%zu}},", 1u << j->sample_shift, j->nops);
+  fprintf(f, "\"options\":{\"max_busbw_gbs\":");
+  jnum(f, j->opt.max_busbw_gbs);
+  fprintf(f, ",\"late_us\":");
+  jnum(f, j->opt.late_ns / 1e3);
+  fprintf(f, ",\"late_share\":");
+  jnum(f, j->opt.late_share);
+  fprintf(f, ",\"slow_link_ratio\":");
+  jnum(f, j->opt.slow_link_ratio);
+  fprintf(f, ",\"change_ratio\":");
+  jnum(f, j->opt.change_ratio);
+  fprintf(f, "},\"alignment\":{\"available\":%s,\"ops\":%" PRIu64 ",\"components\":%d,\"residual_p50_us\":",
+          j->have_starts ? "true" : "false", j->align_ops, j->ncomponents);
+  jnum(f, j->resid_p50_ns / 1e3);
+  fprintf(f, ",\"residual_p95_us\":");
+  jnum(f, j->resid_p95_ns / 1e3);
+  fprintf(f, ",\"clocks\":[");
+  for (int c = 0; c < j->nclocks; c++) {
+    const struct rpt_clock *k = &j->clocks[c];
+    fprintf(f, "%s{\"hostname\":", c ? "," : "");
+    jstr(f, rpt_str(k->host));
+    fprintf(f, ",\"pid\":%lld,\"aligned\":%s,\"component\":%d,\"offset_ns\":%" PRId64 ",\"ops\":%" PRIu64
+               ",\"residual_p95_us\":",
+            k->pid, k->aligned ? "true" : "false", k->component, k->offset_ns, k->ops);
+    jnum(f, k->resid_p95_ns / 1e3);
+    fputc('}', f);
+  }
+  fprintf(f, "]},\"stragglers\":[");
+  for (int i = 0; i < j->nstragglers; i++) {
+    const struct rpt_straggler *s = &j->stragglers[i];
+    const struct rpt_rank_stat *r = s->stat;
+    fprintf(f, "%s{\"comm\":\"0x%" PRIx64 "\",\"comm_name\":", i ? "," : "", j->comms[s->comm].id);
+    jstr(f, j->comms[s->comm].name);
+    fprintf(f, ",\"rank\":%d,\"hostname\":", s->rank);
+    jstr(f, s->host >= 0 ? rpt_str(s->host) : "?");
+    fprintf(f, ",\"pid\":%lld,\"ops\":%" PRIu64 ",\"late_ops\":%" PRIu64 ",\"late_share\":", s->pid, r->ops,
+            r->late_ops);
+    jnum(f, (double)r->late_ops / (double)r->ops);
+    fprintf(f, ",\"median_late_us\":");
+    jnum(f, r->med_late_ns / 1e3);
+    fprintf(f, ",\"mean_late_us\":");
+    jnum(f, r->mean_late_ns / 1e3);
+    fprintf(f, ",\"top_op\":");
+    jstr(f, r->top_op >= 0 ? rpt_str(r->top_op) : "");
+    fprintf(f, ",\"median_exec_us\":");
+    jnum(f, r->med_exec_ns / 1e3);
+    fprintf(f, ",\"others_median_exec_us\":");
+    jnum(f, r->others_med_exec_ns / 1e3);
+    fputc('}', f);
+  }
+  fprintf(f, "],\"slow_links\":[");
+  for (int i = 0; i < j->nlinks; i++) {
+    const struct rpt_link *l = &j->links[i];
+    fprintf(f, "%s{\"between\":\"%s\",\"a\":", i ? "," : "", l->host < 0 ? "hosts" : "ranks");
+    if (l->host < 0) {
+      jstr(f, rpt_str(l->a));
+      fprintf(f, ",\"b\":");
+      jstr(f, rpt_str(l->b));
+    } else {
+      fprintf(f, "%d,\"b\":%d,\"hostname\":", l->a, l->b);
+      jstr(f, rpt_str(l->host));
+      fprintf(f, ",\"comm\":\"0x%" PRIx64 "\"", j->comms[l->comm].id);
+    }
+    fprintf(f, ",\"worst_ratio\":");
+    jnum(f, l->worst_ratio);
+    fprintf(f, ",\"findings\":[");
+    for (int k = 0; k < l->nfind; k++) {
+      const struct rpt_link_finding *x = &l->find[k];
+      fprintf(f, "%s{\"comm\":\"0x%" PRIx64 "\",\"op\":", k ? "," : "", j->comms[x->comm].id);
+      jstr(f, rpt_str(x->op));
+      fprintf(f, ",\"bytes\":%" PRIu64 ",\"busbw_gbs\":", x->bytes);
+      jnum(f, x->busbw_p50);
+      fprintf(f, ",\"class_median_gbs\":");
+      jnum(f, x->class_p50);
+      fprintf(f, ",\"samples\":%" PRIu64 ",\"links_compared\":%d}", x->samples, x->class_links);
+    }
+    fprintf(f, "]}");
+  }
+  fprintf(f, "],\"slow_nodes\":[");
+  for (int i = 0; i < j->nslow_nodes; i++) {
+    fprintf(f, "%s{\"hostname\":", i ? "," : "");
+    jstr(f, rpt_str(j->slow_nodes[i].host));
+    fprintf(f, ",\"links\":%d,\"worst_ratio\":", j->slow_nodes[i].links);
+    jnum(f, j->slow_nodes[i].worst_ratio);
+    fputc('}', f);
+  }
+  fprintf(f, "],\"changes\":[");
+  for (int i = 0; i < j->nchanges; i++) {
+    const struct rpt_change *c = &j->changes[i];
+    const struct rpt_group *g = &j->groups[c->group];
+    fprintf(f, "%s{\"comm\":\"0x%" PRIx64 "\",\"op\":", i ? "," : "", j->comms[g->comm].id);
+    jstr(f, rpt_str(g->op));
+    fprintf(f, ",\"bytes\":%" PRIu64 ",\"t_ns\":%" PRIu64 ",\"before_gbs\":", g->bytes, c->t_ns);
+    jnum(f, c->before_gbs);
+    fprintf(f, ",\"after_gbs\":");
+    jnum(f, c->after_gbs);
+    fputc('}', f);
+  }
+  fprintf(f, "],\"communicators\":[");
+  for (int c = 0; c < j->ncomms; c++) {
+    if (c) fputc(',', f);
+    comm_obj(f, j, c);
+  }
+  fprintf(f, "]}\n");
+  return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,175 @@
+/*
+ * out_text.c - the terminal report (the default output; see out.h).
+ *
+ * Findings first, in plain words (who is late, which link is slow, what
+ * changed), then the tables per communicator. A line that is not a finding
+ * never says STRAGGLER, SLOW or CHANGE, so scripts can grep for those words.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "out.h"
+
+const char *rpt_human_bytes(uint64_t b, char *out, size_t n) {
+  const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)b;
+  int i = 0;
+  while (v >= 1024 && i < 4) v /= 1024, i++;
+  snprintf(out, n, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+  return out;
+}
+
+static uint64_t dropped_total(const struct rpt_job *j) {
+  uint64_t d = 0;
+  for (int c = 0; c < j->ncomms; c++) d += j->comms[c].dropped[0] + j->comms[c].dropped[1];
+  return d;
+}
+
+static void header(struct rpt_job *j, FILE *f) {
+  uint64_t excl = 0;
+  for (int e = 0; e < RPT_NEXCL; e++) excl += j->excluded[e];
+  fprintf(f, "Inspector report: %ld file%s, %" PRIu64 " records (%" PRIu64 " collective, %" PRIu64 " P2P), %" PRIu64
+             " dropped%s\n",
+          j->files, j->files == 1 ? "" : "s", j->records, j->records_kind[0], j->records_kind[1], dropped_total(j),
+          j->rejected || j->not_records ? " -- some lines were left out" : "");
+  if (j->rejected || j->not_records)
+    fprintf(f, "  %ld lines rejected, %ld lines not Inspector records (stderr names the first ones)\n", j->rejected,
+            j->not_records);
+  if (excl)
+    fprintf(f, "  %" PRIu64 " records excluded from every figure below: %" PRIu64 " timed without stale channels, %" PRIu64
+               " not timed on the GPU (timing source not kernel_gpu), %" PRIu64 " above the %.0f GB/s busbw ceiling\n",
+            excl, j->excluded[RPT_EXCL_STALE], j->excluded[RPT_EXCL_TIMING], j->excluded[RPT_EXCL_CEILING],
+            j->opt.max_busbw_gbs);
+  if (j->excluded[RPT_EXCL_STALE])
+    fprintf(f, "  %" PRIu64 " records timed without channels whose GPU timestamps were stale (*_stale_channels)\n",
+            j->excluded[RPT_EXCL_STALE]);
+  if (j->sampling[0])
+    fprintf(f, "  sampled timing: %s; timed share %.1f%% to %.1f%% per process; figures cover timed ops only\n",
+            j->sampling, 100 * j->covered_lo, 100 * j->covered_hi);
+  if (j->sample_shift)
+    fprintf(f, "  cross-rank analyses use 1 collective in %u (memory bound, --memory)\n", 1u << j->sample_shift);
+  if (!j->have_starts) {
+    fprintf(f, "  no GPU start times in these logs (*_start_ts_ns: NVIDIA's and RCCL's Inspectors write none): "
+               "late ranks and the timeline are not available\n");
+    return;
+  }
+  int aligned = 0, hosts = 0;
+  for (int c = 0; c < j->nclocks; c++) {
+    aligned += j->clocks[c].aligned;
+    hosts += c == 0 || j->clocks[c].host != j->clocks[c - 1].host;
+  }
+  if (aligned >= 2)
+    fprintf(f, "  clocks: %d processes on %d host%s aligned from %" PRIu64 " collectives%s: offsets %+.3f to %+.3f ms, "
+               "residual p50 %.1f us, p95 %.1f us\n",
+            aligned, hosts, hosts == 1 ? "" : "s", j->align_ops,
+            j->ncomponents > 1 ? " (in separate sets that share no op: offsets are relative within each)" : "",
+            j->offset_min_ns / 1e6, j->offset_max_ns / 1e6, j->resid_p50_ns / 1e3, j->resid_p95_ns / 1e3);
+}
+
+static void comm_label(const struct rpt_job *j, int comm, char *out, size_t n) {
+  snprintf(out, n, "\"%s\" (0x%" PRIx64 ")", j->comms[comm].name, j->comms[comm].id);
+}
+
+static void findings(struct rpt_job *j, FILE *f) {
+  char cl[192], sz[32];
+  int said = 0;
+  for (int i = 0; i < j->nstragglers; i++, said++) {
+    const struct rpt_straggler *s = &j->stragglers[i];
+    const struct rpt_rank_stat *r = s->stat;
+    comm_label(j, s->comm, cl, sizeof cl);
+    fprintf(f, "  STRAGGLER: rank %d on %s (pid %lld) of %s starts a median %.1f us after the others (mean %.1f us) "
+               "in %.0f%% of its %" PRIu64 " collectives",
+            s->rank, s->host >= 0 ? rpt_str(s->host) : "?", s->pid, cl, r->med_late_ns / 1e3, r->mean_late_ns / 1e3,
+            100.0 * (double)r->late_ops / (double)r->ops, r->ops);
+    if (r->top_op >= 0) fprintf(f, " (%s: %.0f%%)", rpt_str(r->top_op), 100 * r->top_op_share);
+    fprintf(f, "; the others wait for it: its kernels are the shortest, median %.1f us against %.1f us\n",
+            r->med_exec_ns / 1e3, r->others_med_exec_ns / 1e3);
+  }
+  for (int i = 0; i < j->nslow_nodes; i++, said++)
+    fprintf(f, "  SLOW NODE: %s: all %d of its links run slow (down to x%.2f of the other links' busbw)\n",
+            rpt_str(j->slow_nodes[i].host), j->slow_nodes[i].links, j->slow_nodes[i].worst_ratio);
+  for (int i = 0; i < j->nlinks; i++, said++) {
+    const struct rpt_link *l = &j->links[i];
+    const struct rpt_link_finding *w = &l->find[0];
+    for (int k = 1; k < l->nfind; k++)
+      if (l->find[k].busbw_p50 / l->find[k].class_p50 < w->busbw_p50 / w->class_p50) w = &l->find[k];
+    if (l->host < 0)
+      fprintf(f, "  SLOW LINK: %s <-> %s:", rpt_str(l->a), rpt_str(l->b));
+    else
+      fprintf(f, "  SLOW LINK: ranks %d <-> %d on %s (%s):", l->a, l->b, rpt_str(l->host),
+              (comm_label(j, l->comm, cl, sizeof cl), cl));
+    fprintf(f, " %s %s at %.2f GB/s against %.2f GB/s on the median of %d links (x%.2f)", rpt_str(w->op),
+            rpt_human_bytes(w->bytes, sz, sizeof sz), w->busbw_p50, w->class_p50, w->class_links,
+            w->busbw_p50 / w->class_p50);
+    if (l->nfind > 1) fprintf(f, "; slow in %d op sizes", l->nfind);
+    fputc('\n', f);
+  }
+  uint64_t t0 = UINT64_MAX;
+  for (int g = 0; g < j->ngroups; g++)
+    if (j->groups[g].series.nbins && j->groups[g].series.t0_ns < t0) t0 = j->groups[g].series.t0_ns;
+  for (int i = 0; i < j->nchanges; i++, said++) {
+    const struct rpt_change *c = &j->changes[i];
+    const struct rpt_group *g = &j->groups[c->group];
+    comm_label(j, g->comm, cl, sizeof cl);
+    fprintf(f, "  CHANGE: %s %s on %s: busbw %s from %.2f to %.2f GB/s at +%.3f s\n", rpt_str(g->op),
+            rpt_human_bytes(g->bytes, sz, sizeof sz), cl, c->after_gbs < c->before_gbs ? "fell" : "rose",
+            c->before_gbs, c->after_gbs, (double)(c->t_ns - t0) / 1e9);
+  }
+  if (!said) {
+    bool judged = false;
+    for (int i = 0; i < j->nrstats && !judged; i++) judged = j->rstats[i].ops > 0;
+    fprintf(f, "  no straggler, slow link or change found%s\n",
+            judged ? "" : " (late ranks not judged: no collective was seen on two or more ranks)");
+  }
+}
+
+static void comm_table(struct rpt_job *j, FILE *f, int comm) {
+  const struct rpt_comm *c = &j->comms[comm];
+  char sz[32];
+  fprintf(f, "\ncommunicator 0x%" PRIx64 " \"%s\": %d ranks on %d node%s (%s), %d rank%s seen", c->id, c->name,
+          c->nranks, c->nnodes, c->nnodes == 1 ? "" : "s", rpt_kind_name(c->kind), c->ranks_seen,
+          c->ranks_seen == 1 ? "" : "s");
+  if (c->dropped[0] + c->dropped[1])
+    fprintf(f, ", %" PRIu64 " records dropped", c->dropped[0] + c->dropped[1]);
+  fputc('\n', f);
+  fprintf(f, "  %-14s %10s %8s %6s %10s %10s %10s %9s %9s %9s\n", "op", "size", "records", "excl", "time p50",
+          "p95", "p99 us", "busbw p10", "p50", "p90 GB/s");
+  for (int g = 0; g < j->ngroups; g++) {
+    struct rpt_group *x = &j->groups[g];
+    if (x->comm != comm) continue;
+    uint64_t excl = 0;
+    for (int e = 0; e < RPT_NEXCL; e++) excl += x->excluded[e];
+    fprintf(f, "  %-14s %10s %8" PRIu64 " %6" PRIu64, rpt_str(x->op), rpt_human_bytes(x->bytes, sz, sizeof sz),
+            x->records, excl);
+    if (x->time_ns.n)
+      fprintf(f, " %10.3f %10.3f %10.3f %9.2f %9.2f %9.2f\n", rpt_qs_quantile(&x->time_ns, 0.5) / 1e3,
+              rpt_qs_quantile(&x->time_ns, 0.95) / 1e3, rpt_qs_quantile(&x->time_ns, 0.99) / 1e3,
+              rpt_qs_quantile(&x->busbw, 0.1), rpt_qs_quantile(&x->busbw, 0.5), rpt_qs_quantile(&x->busbw, 0.9));
+    else
+      fprintf(f, " %10s %10s %10s %9s %9s %9s\n", "-", "-", "-", "-", "-", "-");
+  }
+  /* the latest rank, when no straggler was named in this communicator */
+  const struct rpt_rank_stat *worst = NULL;
+  bool named = false;
+  for (int i = 0; i < j->nstragglers; i++) named |= j->stragglers[i].comm == comm;
+  for (int i = 0; i < j->nrstats; i++)
+    if (j->rstats[i].comm == comm && (!worst || j->rstats[i].med_late_ns > worst->med_late_ns)) worst = &j->rstats[i];
+  if (worst && !named)
+    fprintf(f, "  latest rank (not a straggler): rank %d starts a median %.1f us after the others, late in %.0f%% of "
+               "%" PRIu64 " collectives\n",
+            worst->rank, worst->med_late_ns / 1e3, 100.0 * (double)worst->late_ops / (double)worst->ops, worst->ops);
+}
+
+int rpt_write_text(struct rpt_job *j, FILE *f) {
+  header(j, f);
+  fprintf(f, "\nfindings:\n");
+  findings(j, f);
+  for (int c = 0; c < j->ncomms; c++) {
+    bool any = false;
+    for (int g = 0; g < j->ngroups && !any; g++) any = j->groups[g].comm == c;
+    if (any) comm_table(j, f, c);
+  }
+  return ferror(f) ? -1 : 0;
+}
