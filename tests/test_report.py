@@ -21,6 +21,12 @@ inspector-replay):
                        collectives as our plugin's logs of the same workload, no lateness claimed
   report.chunks        one log read in 4 KB chunks by two threads (lines cut anywhere): the same
                        JSON as read whole, a planted bad line named at its true line number
+  report.excluded      kernel_cpu timing and busbw above the ceiling planted in the straggler
+                       logs: counted under their reasons, left out of the figures
+  report.csv           --csv tables read back: the same as --json says (a comm name with a
+                       comma and quotes)
+  report.fixtures      every log recorded on 2 x H200 in tests/data read whole, none rejected
+  report.usage         bad usage exits 2 naming the option; a wrong or empty path exits 1
   report.tree          the straggler job's logs spread over a tree as a multi-node job lays
                        them out (node folders, one level deeper, some gzipped, some renamed
                        .jsonl, a stray non-log file beside them): the same report as on the flat
@@ -261,6 +267,146 @@ def chunks_case():
     return harness.Case("report.chunks", fn, labels=["report", "threads"], timeout=180)
 
 
+def excluded_case():
+    """Untrustworthy records never pass silently: the straggler logs with every 7th record's
+    timing source made kernel_cpu and every 11th (not 7th) busbw raised to 1200 GB/s: the
+    report counts exactly those under their reasons, each group keeps the rest, its median
+    time is the kept records' (lower nearest rank); with --max-busbw 2000 none is above."""
+    def fn(a):
+        import gzip
+        d = os.path.join(harness.DATA, "straggler")
+        with harness.Workdir(a.keep, "report") as wd:
+            os.makedirs(wd.dump)
+            planted = collections.Counter()
+            kept = collections.defaultdict(list)
+            for f in sorted(os.listdir(d)):
+                with gzip.open(os.path.join(d, f), "rt") as fi, \
+                        open(os.path.join(wd.dump, f[:-3]), "w") as fo:
+                    for line in fi:
+                        o = json.loads(line)
+                        p = o.get("coll_perf")
+                        if p is not None:
+                            if p["coll_sn"] % 7 == 0:
+                                p["coll_timing_source"] = "kernel_cpu"
+                                planted["timing_not_kernel_gpu"] += 1
+                            elif p["coll_sn"] % 11 == 0:
+                                p["coll_busbw_gbs"] = 1200.0
+                                planted["busbw_above_ceiling"] += 1
+                            else:
+                                kept[(p["coll"], p["coll_msg_size_bytes"])].append(p["coll_exec_time_ns"])
+                        fo.write(json.dumps(o) + "\n")
+            rc, rep, err = report_json(a, wd.dump)
+            rc2, rep2, err2 = report_json(a, wd.dump, ["--max-busbw", "2000"])
+        problems = []
+        if rc or rep is None or rc2 or rep2 is None:
+            return False, "FAIL report.excluded: rc %d / %d: %s %s" % (rc, rc2, err, err2)
+        ex = rep["inputs"]["excluded"]
+        if ex["timing_not_kernel_gpu"] != planted["timing_not_kernel_gpu"] or \
+                ex["busbw_above_ceiling"] != planted["busbw_above_ceiling"] or ex["stale_channels"]:
+            problems.append("excluded %s, planted %s" % (ex, dict(planted)))
+        if rep2["inputs"]["excluded"]["busbw_above_ceiling"] != 0:
+            problems.append("--max-busbw 2000 still excludes %s" % rep2["inputs"]["excluded"])
+        for g in rep["communicators"][0]["groups"]:
+            v = sorted(kept[(g["op"], g["bytes"])])
+            if g["kept"] != len(v) or abs(g["time_us"]["p50"] - v[len(v) // 2] / 1e3) > 1e-6:
+                problems.append("%s %d: kept %d p50 %s, want %d, %.3f" % (
+                    g["op"], g["bytes"], g["kept"], g["time_us"]["p50"], len(v), v[len(v) // 2] / 1e3))
+        if problems:
+            return False, "FAIL report.excluded: %s" % "; ".join(problems)
+        return True, "OK report.excluded: %s left out and counted" % dict(planted)
+    return harness.Case("report.excluded", fn, labels=["report"], timeout=60)
+
+
+def csv_case():
+    """--csv DIR: every table, read back with Python's csv module, says what --json says."""
+    def fn(a):
+        import csv
+        exe = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
+        with harness.Workdir(a.keep, "report") as wd:
+            os.makedirs(wd.dump)
+            cmd = harness.replay_cmd(a.replay, a.plugin, synthetic=SYN + ["--late-rank", "3", "--comm-name",
+                                                                          'dp, "main"'])
+            harness.run(cmd, harness.make_env({}, dump_dir=wd.dump), wd.cwd, a.timeout)
+            tables = os.path.join(wd.path, "tables")
+            r = subprocess.run([exe, "--json", "--csv", tables, wd.dump], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60, universal_newlines=True)
+            rep = json.loads(r.stdout) if r.returncode == 0 else None
+            rows = {}
+            for t in ("groups", "ranks", "stragglers", "links", "changes", "clocks"):
+                path = os.path.join(tables, t + ".csv")
+                rows[t] = list(csv.DictReader(open(path, newline=""))) if os.path.exists(path) else None
+        problems = []
+        if rep is None or any(v is None for v in rows.values()):
+            return False, "FAIL report.csv: rc %d, tables %s" % (r.returncode, sorted(k for k, v in rows.items() if v))
+        groups = [g for c in rep["communicators"] for g in c["groups"]]
+        if len(rows["groups"]) != len(groups):
+            problems.append("%d group rows, %d groups" % (len(rows["groups"]), len(groups)))
+        for row, g in zip(rows["groups"], groups):
+            if row["op"] != g["op"] or int(row["bytes"]) != g["bytes"] or int(row["records"]) != g["records"] or \
+                    abs(float(row["time_p50_us"]) - g["time_us"]["p50"]) > 1e-3 or row["comm_name"] != 'dp, "main"':
+                problems.append("group row %s against %s" % (row, g))
+        st = [(int(x["rank"]), x["hostname"], x["comm_name"]) for x in rows["stragglers"]]
+        if st != [(s["rank"], s["hostname"], s["comm_name"]) for s in rep["stragglers"]] or len(st) != 1:
+            problems.append("stragglers.csv %s, JSON %s" % (st, rep["stragglers"]))
+        if len(rows["clocks"]) != len(rep["alignment"]["clocks"]) or len(rows["ranks"]) != 8:
+            problems.append("%d clock rows, %d rank rows" % (len(rows["clocks"]), len(rows["ranks"])))
+        if problems:
+            return False, "FAIL report.csv: %s" % "; ".join(problems[:5])
+        return True, "OK report.csv: %d groups, %d stragglers, %d clocks, a comm name with a comma and quotes" % (
+            len(groups), len(st), len(rows["clocks"]))
+    return harness.Case("report.csv", fn, labels=["report"], timeout=120)
+
+
+def fixtures_case():
+    """Every log recorded on 2 x H200 in tests/data (live runs, the straggler, CUDA graphs,
+    NVIDIA's plugin and ours): the report reads every record (counted here), rejects none, and
+    counts the replay traces beside them as lines that are not records."""
+    def fn(a):
+        import glob
+        problems, total = [], 0
+        dirs = sorted({os.path.dirname(f) for f in glob.glob(os.path.join(harness.DATA, "*", "*.log.gz"))})
+        for d in dirs:
+            want = len(report_oracle.read_logs(d))
+            rc, rep, err = report_json(a, d)
+            got = rep["inputs"] if rep else {}
+            # (live/ also holds the callback traces, *.trace.jsonl.gz: JSON lines of another
+            # shape, counted as not records)
+            traces = sum(1 for f in glob.glob(os.path.join(d, "*.trace.jsonl.gz"))
+                         for _ in __import__("gzip").open(f, "rt"))
+            if rc or got.get("records") != want or got.get("lines_rejected") or \
+                    got.get("lines_not_records") != traces:
+                problems.append("%s: rc %d, %s, want %d records" % (os.path.basename(d), rc, got, want))
+            total += want
+        if problems or not dirs:
+            return False, "FAIL report.fixtures: %s" % "; ".join(problems)
+        return True, "OK report.fixtures: %d records in %d folders, all read" % (total, len(dirs))
+    return harness.Case("report.fixtures", fn, labels=["report"], timeout=120)
+
+
+def usage_case():
+    """Bad usage exits 2 naming what is wrong; a wrong or empty path exits 1 saying so."""
+    def fn(a):
+        exe = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
+        problems = []
+        with harness.Workdir(a.keep, "report") as wd:
+            empty = os.path.join(wd.path, "empty")
+            os.makedirs(empty)
+            for args, rc_want, text in [([], 2, "usage:"), (["--bogus", "x"], 2, "--bogus"),
+                                        (["--late-share", "7", "x"], 2, "--late-share"),
+                                        (["--threads", "0", "x"], 2, "--threads"),
+                                        ([os.path.join(wd.path, "nowhere")], 1, "No such file"),
+                                        ([empty], 1, "no .log or .jsonl files"),
+                                        (["--help"], 0, "STRAGGLER")]:
+                r = subprocess.run([exe] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   timeout=30, universal_newlines=True)
+                if r.returncode != rc_want or text not in r.stdout + r.stderr:
+                    problems.append("%s: rc %d, %r" % (args, r.returncode, (r.stdout + r.stderr)[-200:]))
+        if problems:
+            return False, "FAIL report.usage: %s" % "; ".join(problems)
+        return True, "OK report.usage: 7 command lines, exit status and message as documented"
+    return harness.Case("report.usage", fn, labels=["report"], timeout=60)
+
+
 def tree_case():
     def fn(a):
         import gzip
@@ -308,7 +454,7 @@ def tree_case():
 
 def cases():
     return [synthetic_case("report.straggler", True), synthetic_case("report.no-straggler", False),
-            tree_case(), chunks_case(),
+            tree_case(), chunks_case(), excluded_case(), csv_case(), fixtures_case(), usage_case(),
             drops_case(), nvidia_case(), torch_case("report.stale", {}, check_stale),
             torch_case("report.sampled", {"NCCL_INSPECTOR_SAMPLE_GROUPS": "3"}, check_sampled),
             gpu_straggler_case()]

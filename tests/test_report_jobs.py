@@ -13,6 +13,8 @@ nothing else:
                           the residual is printed; records == truth lines
   report_jobs.clean       five seeds of the same jobs with nothing planted (offsets kept): no
                           straggler, no slow link or node, no change
+  report_jobs.slow-node   both links of node 4 slow (--slow-link 3:4 --slow-link 4:5): the node
+                          is named, not its two links
   report_jobs.degrade     ops interleaved over time (--order iters), transfers 3x slower from
                           the middle of the run on (--degrade 0.5:3): one CHANGE per group, at
                           the planted moment (within one time bin), busbw falling; no other
@@ -178,9 +180,28 @@ def degrade_case():
     return harness.Case("report_jobs.degrade", fn, labels=["report"], timeout=300)
 
 
+def slow_node_case():
+    def fn(a):
+        with harness.Workdir(a.keep, "report-jobs") as wd:
+            args = ["--ranks", "64", "--nodes", "8", "--seed", "8", "--colls", "AllReduce",
+                    "--sizes", "1M:4M", "--iters", "6", "--p2p", "--p2p-pattern", "nodes",
+                    "--clock-offset-ms", "5", "--slow-link", "3:4", "--slow-link", "4:5"]
+            rc, truth = run_job(a, wd, args)
+            rc2, rep, err = report_json(a, wd.dump)
+            if rc or rc2 or rep is None:
+                return False, "FAIL report_jobs.slow-node: replay rc %s, report rc %s %s" % (rc, rc2, err)
+            nodes = [n["hostname"] for n in rep["slow_nodes"]]
+            if nodes != ["node-004"] or rep["slow_links"] or rep["stragglers"]:
+                wd.failed = True
+                return False, "FAIL report_jobs.slow-node: slow nodes %s, links %s, stragglers %s" % (
+                    nodes, rep["slow_links"], rep["stragglers"])
+            return True, "OK report_jobs.slow-node: node-004 (both its links slow) named, not its links"
+    return harness.Case("report_jobs.slow-node", fn, labels=["report"], timeout=120)
+
+
 def cases():
     return [seeds_case(1, 5), seeds_case(6, 10), seeds_case(11, 15), seeds_case(16, 20),
-            clean_case(), degrade_case()]
+            clean_case(), degrade_case(), slow_node_case()]
 
 
 if __name__ == "__main__":

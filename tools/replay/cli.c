@@ -67,7 +67,7 @@ static const char k_usage[] =
     "  --late-jitter-us F (0)  the late rank's lateness + U[0,F] us per op, every other\n"
     "                 rank's arrival + U[0,F/10] us\n"
     "  --clock-offset-ms F (0)  node n's GPU timestamps shifted by a seeded U[-F,F] ms\n"
-    "  --slow-link A:B  P2P transfers between nodes A and B (either way) take\n"
+    "  --slow-link A:B  P2P transfers between nodes A and B (either way; repeatable, 8) take\n"
     "                 lat + F x bytes/bw, F = --slow-factor (4)\n"
     "  --degrade AT:FACTOR  ops from running index AT x (total ops) on (0 <= AT <= 1) transfer\n"
     "                 FACTOR x slower (the bytes/bw part), to the end\n"
@@ -269,8 +269,11 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
       break;
     case O_SLOW_LINK:
       slow_link_arg = optarg;
-      if (parse_int_pair(optarg, 4095, &o->syn.slow_a, &o->syn.slow_b))
+      if (o->syn.nslow == SYN_MAX_SLOW)
+        usage_error("too many --%s (at most %d)", name, SYN_MAX_SLOW);
+      if (parse_int_pair(optarg, 4095, &o->syn.slow_a[o->syn.nslow], &o->syn.slow_b[o->syn.nslow]))
         usage_error("bad value for --%s: '%s' (want A:B, node indexes)", name, optarg);
+      o->syn.nslow++;
       break;
     case O_SLOW_FACTOR: o->syn.slow_factor = parse_dbl(name, optarg, 0.0, true); break;
     case O_DEGRADE: {
@@ -315,8 +318,10 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     }
     if (slow_link_arg) {
       if (!o->syn.p2p) usage_error("--slow-link slows P2P transfers: it needs --p2p");
-      if (o->syn.slow_a >= o->syn.nodes || o->syn.slow_b >= o->syn.nodes)
-        usage_error("bad value for --slow-link: '%s' (nodes are 0..%d)", slow_link_arg, o->syn.nodes - 1);
+      for (int i = 0; i < o->syn.nslow; i++)
+        if (o->syn.slow_a[i] >= o->syn.nodes || o->syn.slow_b[i] >= o->syn.nodes)
+          usage_error("bad value for --slow-link: '%d:%d' (nodes are 0..%d)", o->syn.slow_a[i], o->syn.slow_b[i],
+                      o->syn.nodes - 1);
     }
     if (o->pace_recorded) usage_error("--pace-recorded needs TRACE files: synthetic traffic has no recorded times");
     if (o->recorded_clock) usage_error("--recorded-clock needs TRACE files: synthetic traffic has no recorded times");

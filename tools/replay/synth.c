@@ -79,7 +79,7 @@ void syn_defaults(struct syn_params *p) {
   p->late_rank = -1;
   p->late_us = 100;
   p->p2p_pattern = SYN_P2P_RING;
-  p->slow_a = p->slow_b = -1;
+  p->nslow = 0;
   p->slow_factor = 4;
   p->degrade_at = 1;
   p->degrade_factor = 1;
@@ -210,9 +210,9 @@ static int recv_peer(const struct syn_params *p, int r) { return (r - p2p_stride
    term x --slow-factor over the slow link (either direction) and x the --degrade factor. */
 static uint64_t xfer_ns(const struct syn_params *p, const struct syn_op *op, int from, int to) {
   double slow = 1.0;
-  if (p->slow_a >= 0) {
+  for (int i = 0; i < p->nslow; i++) {
     int a = syn_node_of(p, from), b = syn_node_of(p, to);
-    if ((a == p->slow_a && b == p->slow_b) || (a == p->slow_b && b == p->slow_a)) slow = p->slow_factor;
+    if ((a == p->slow_a[i] && b == p->slow_b[i]) || (a == p->slow_b[i] && b == p->slow_a[i])) slow = p->slow_factor;
   }
   uint64_t ns = (uint64_t)llround(p->lat_us * 1000.0 + (double)op->bytes / p->bw_gbs * (op->slower * slow));
   return ns ? ns : 1;

@@ -24,6 +24,7 @@
 #include "trace.h"
 
 #define SYN_MAX_COLLS 8
+#define SYN_MAX_SLOW 8 /* --slow-link links */
 
 enum syn_func { SYN_ALLREDUCE, SYN_ALLGATHER, SYN_REDUCESCATTER, SYN_BROADCAST, SYN_REDUCE, SYN_SEND, SYN_RECV, SYN_NFUNC };
 
@@ -53,7 +54,8 @@ struct syn_params {
   double late_jitter_us;   /* late rank: + U[0, F] us per op; on-time ranks: + U[0, F/10] us (0: none) */
   double clock_offset_ms;  /* node n's pTimers are shifted by U[-F, F] ms (0: none) */
   enum syn_p2p_pattern p2p_pattern;
-  int slow_a, slow_b;      /* --slow-link A:B, node indexes (-1: none) */
+  int nslow;               /* --slow-link A:B given this many times (repeatable) */
+  int slow_a[SYN_MAX_SLOW], slow_b[SYN_MAX_SLOW]; /* node indexes */
   double slow_factor;      /* the bytes/bw part of a transfer over that link, x this */
   double degrade_at;       /* ops with running index >= AT x total ops ... */
   double degrade_factor;   /* ... transfer this much slower (1: no change) */
