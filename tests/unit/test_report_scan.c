@@ -25,35 +25,9 @@
 #include "check.h"
 #include "fields.h"
 #include "parse.h"
+#include "report_same_line.h"
 
 /* ---- the rule ---- */
-
-static bool same_double(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
-
-/* Every field of a and b (the char arrays whole: both are zero-padded). */
-static bool same_line(const struct rpt_line *a, const struct rpt_line *b) {
-  const struct rpt_header *h = &a->hdr, *g = &b->hdr;
-  const struct rpt_record *r = &a->rec, *q = &b->rec;
-  const struct rpt_stats *s = &a->stats, *t = &b->stats;
-  return a->kind == b->kind && !memcmp(a->why, b->why, sizeof a->why) &&
-         h->comm == g->comm && h->rank == g->rank && h->nranks == g->nranks &&
-         h->nnodes == g->nnodes && !memcmp(h->name, g->name, sizeof h->name) &&
-         !memcmp(h->host, g->host, sizeof h->host) && h->pid == g->pid &&
-         h->dump_us == g->dump_us &&
-         r->comm == q->comm && r->sn == q->sn && r->bytes == q->bytes &&
-         r->exec_ns == q->exec_ns && r->start_ns == q->start_ns && r->rank == q->rank &&
-         r->p2p == q->p2p && r->peer == q->peer && r->nchannels == q->nchannels &&
-         r->stale_channels == q->stale_channels && r->stale == q->stale &&
-         r->timing == q->timing && same_double(r->busbw, q->busbw) &&
-         same_double(r->algbw, q->algbw) && !memcmp(r->op, q->op, sizeof r->op) &&
-         !memcmp(r->algo, q->algo, sizeof r->algo) &&
-         !memcmp(r->proto, q->proto, sizeof r->proto) &&
-         !memcmp(s->written, t->written, sizeof s->written) &&
-         !memcmp(s->dropped, t->dropped, sizeof s->dropped) &&
-         s->sampling.present == t->sampling.present &&
-         s->sampling.time_mode == t->sampling.time_mode && s->sampling.a == t->sampling.a &&
-         s->sampling.b == t->sampling.b && same_double(s->sampling.covered, t->sampling.covered);
-}
 
 static int g_shown; /* mismatches printed so far: a broken scanner should not flood the log */
 
