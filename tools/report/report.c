@@ -133,6 +133,8 @@ int main(int argc, char **argv) {
      * directory, or on something that is no log, must notice. */
     fprintf(stderr, "inspector-report: no Inspector records in %ld file%s (%ld lines rejected, %ld lines not "
                     "Inspector records)\n", job.files, job.files == 1 ? "" : "s", job.rejected, job.not_records);
+    rpt_job_free(&job);
+    rpt_intern_free();
     return 1;
   }
   rpt_align(&job);
