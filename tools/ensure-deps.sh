@@ -24,6 +24,10 @@ if [ "${1:-}" = test ]; then
   command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
   # the report's HTML page is checked in headless Chromium (report_views:views.chromium)
   command -v chromium >/dev/null || missing+=(chromium fonts-dejavu-core)
+  # OTLP request bodies are decoded against the official schema (tests/test_otlp.py)
+  command -v protoc >/dev/null || missing+=(protobuf-compiler)
+  # the Kubernetes example is parsed as YAML (tests/test_examples.py)
+  python3 -c 'import yaml' 2>/dev/null || missing+=(python3-yaml)
   # clang prints the bare name back when it has no such file
   if ! command -v clang >/dev/null; then
     missing+=(clang libclang-rt-dev)

@@ -147,6 +147,24 @@ void ins_config_load(struct ins_config *cfg) {
   cfg->p2p_ring_size = env_ring("NCCL_INSPECTOR_DUMP_P2P_RING_SIZE");
   env_bool("NCCL_INSPECTOR_PROM_DUMP", false, &cfg->prom_dump);
   env_bool("NCCL_INSPECTOR_PROM_DUMP_STATS", false, &cfg->prom_dump_stats);
+  bool otlp = false, otel = false;
+  env_bool("NCCL_INSPECTOR_OTLP_EXPORT", false, &otlp);
+  env_bool("NCCL_INSPECTOR_OTEL_EXPORT", false, &otel); /* the vendors' name, a synonym */
+  cfg->otlp_export = otlp || otel;
+  env_bool("NCCL_INSPECTOR_JSON_DUMP", !cfg->prom_dump, &cfg->json_dump);
+  if (!cfg->json_dump && !cfg->prom_dump && !cfg->otlp_export) {
+    ins_warn("NCCL_INSPECTOR_JSON_DUMP=0 with neither NCCL_INSPECTOR_PROM_DUMP nor NCCL_INSPECTOR_OTLP_EXPORT "
+             "would write nothing; using JSON");
+    cfg->json_dump = true;
+  }
+  /* Live metrics need records drained while the job runs: -1 (teardown only) would leave
+   * every export empty until the end. */
+  if (cfg->otlp_export && cfg->interval_us < 0) cfg->interval_us = INS_OTLP_DRAIN_INTERVAL_US;
+  /* Prometheus mode with no interval given: every 30 s, what the node exporter's polling
+   * and the seed's own example imply (-1 would write only at teardown, which removes the
+   * files: nothing for the node exporter to read while the job runs). */
+  const char *iv = getenv("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS");
+  if (cfg->prom_dump && (!iv || !*iv)) cfg->interval_us = INS_PROM_MIN_INTERVAL_US;
   /* The seed's rule: a minimum of 30 s in Prometheus mode. 0 (continuous) is below it too:
    * it would rewrite every file for each record. -1 (teardown only) is kept. */
   if (cfg->prom_dump && cfg->interval_us >= 0 && cfg->interval_us < INS_PROM_MIN_INTERVAL_US) {
@@ -195,9 +213,11 @@ void ins_config_describe(const struct ins_config *cfg, char *buf, int len) {
   snprintf(buf, (size_t)len,
            "ENABLE_P2P=%d DUMP_THREAD_ENABLE=%d DUMP_THREAD_INTERVAL_MICROSECONDS=%lld "
            "DUMP_VERBOSE=%d DUMP_MIN_SIZE_BYTES=%llu REQUIRE_KERNEL_TIMING=%d "
-           "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u PROM_DUMP=%d PROM_DUMP_STATS=%d DUMP_DIR=%s%s%s%s",
+           "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u PROM_DUMP=%d PROM_DUMP_STATS=%d JSON_DUMP=%d OTLP_EXPORT=%d "
+           "DUMP_DIR=%s%s%s%s",
            cfg->enable_p2p, cfg->dump_thread_enable, cfg->interval_us, cfg->verbose,
            (unsigned long long)cfg->min_size_bytes, cfg->require_kernel_timing,
-           cfg->coll_ring_size, cfg->p2p_ring_size, cfg->prom_dump, cfg->prom_dump_stats, cfg->dump_dir,
+           cfg->coll_ring_size, cfg->p2p_ring_size, cfg->prom_dump, cfg->prom_dump_stats, cfg->json_dump,
+           cfg->otlp_export, cfg->dump_dir,
            cfg->trace_dir[0] ? " TRACE_DIR=" : "", cfg->trace_dir, sample);
 }

@@ -20,6 +20,9 @@
 #define INS_DEFAULT_RING 4096
 
 /* Prometheus mode: the node exporter reads files every 30 s or so; writing more often is waste. */
+/* OTLP with no dump interval given: records reach the OTLP sink's totals at least this often
+ * (its exports then carry them; sink/otlp.c). */
+#define INS_OTLP_DRAIN_INTERVAL_US 1000000LL
 #define INS_PROM_MIN_INTERVAL_US 30000000LL
 
 struct ins_config {
@@ -34,6 +37,8 @@ struct ins_config {
   uint32_t p2p_ring_size;   /* NCCL_INSPECTOR_DUMP_P2P_RING_SIZE (4096), power of two */
   bool prom_dump;           /* NCCL_INSPECTOR_PROM_DUMP (0) */
   bool prom_dump_stats;     /* NCCL_INSPECTOR_PROM_DUMP_STATS (0) */
+  bool otlp_export;         /* NCCL_INSPECTOR_OTLP_EXPORT, or the vendors' NCCL_INSPECTOR_OTEL_EXPORT (0) */
+  bool json_dump;           /* NCCL_INSPECTOR_JSON_DUMP (1; 0 when PROM_DUMP=1): the JSON log */
   /* Sampled kernel timing (core/sampler.h); sample_mode INS_SAMPLE_ALL (0): every op. */
   int sample_mode;
   long long sample_window_ms;  /* NCCL_INSPECTOR_SAMPLE_WINDOW_MS */

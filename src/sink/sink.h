@@ -2,7 +2,7 @@
  * sink.h - the one interface between the dump layer and the output formats.
  *
  * A sink turns completed records into one kind of output: JSON lines
- * (json.c), Prometheus textfiles (prom.c). The dump layer (dump.c) drains
+ * (json.c), Prometheus textfiles (prom.c), OTLP metrics (otlp.c). The dump layer (dump.c) drains
  * the communicators' rings and drives every active sink through the calls
  * below, in this order: start once; per communicator attach (at its init),
  * then for each drain begin_pass, record per record and counts when the
@@ -19,7 +19,7 @@
  * own batch; end_window on the dump thread; detach on the finalizing thread
  * after the last drain; shutdown at exit. Never in an event callback.
  *
- * Adding a sink (OTLP, say): a new file defining a `const struct ins_sink`,
+ * Adding a sink: a new file defining a `const struct ins_sink` (as otlp.c does),
  * and one line in sinks.c's table saying when it is on. docs/ARCHITECTURE.md.
  */
 #ifndef INS_SINK_H

@@ -127,6 +127,30 @@ static void test_config(void) {
   unsetenv("NCCL_INSPECTOR_DUMP_COLL_RING_SIZE");
   unsetenv("NCCL_INSPECTOR_DUMP_P2P_RING_SIZE");
 
+  /* The dump interval each output needs when none is given: Prometheus every 30 s (the
+   * node exporter's polling), OTLP every second (exports carry what was drained); an
+   * explicit -1 is kept for Prometheus. JSON alone: teardown only. Outputs: JSON unless
+   * Prometheus; JSON_DUMP=0 alone would write nothing: JSON kept. */
+  CHECK(cfg.json_dump && !cfg.prom_dump && !cfg.otlp_export);
+  setenv("NCCL_INSPECTOR_PROM_DUMP", "1", 1);
+  ins_config_load(&cfg);
+  CHECK(cfg.interval_us == 30000000LL && !cfg.json_dump);
+  setenv("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS", "-1", 1);
+  ins_config_load(&cfg);
+  CHECK(cfg.interval_us == -1);
+  unsetenv("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS");
+  unsetenv("NCCL_INSPECTOR_PROM_DUMP");
+  setenv("NCCL_INSPECTOR_OTEL_EXPORT", "1", 1); /* the vendors' name */
+  ins_config_load(&cfg);
+  CHECK(cfg.otlp_export && cfg.json_dump && cfg.interval_us == 1000000LL);
+  setenv("NCCL_INSPECTOR_JSON_DUMP", "0", 1);
+  ins_config_load(&cfg);
+  CHECK(cfg.otlp_export && !cfg.json_dump);
+  unsetenv("NCCL_INSPECTOR_OTEL_EXPORT");
+  ins_config_load(&cfg);
+  CHECK(!cfg.otlp_export && cfg.json_dump && cfg.interval_us == -1);
+  unsetenv("NCCL_INSPECTOR_JSON_DUMP");
+
   /* Sampled timing: off by default; one of the pair takes the other's default. */
   CHECK(cfg.sample_mode == INS_SAMPLE_ALL);
   setenv("NCCL_INSPECTOR_SAMPLE_PERIOD_MS", "60000", 1);

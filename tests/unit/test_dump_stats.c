@@ -123,6 +123,7 @@ static void cleanup(void) {
 static void test_since_last_dump_counts_each_dump(void) {
   g_cfg.enable = g_cfg.enable_p2p = g_cfg.require_kernel_timing = true;
   g_cfg.dump_thread_enable = false; /* only the drains below move records */
+  g_cfg.json_dump = true;           /* the JSON sink: what this test reads */
   g_cfg.interval_us = -1;
   g_cfg.min_size_bytes = 8192;
   g_cfg.coll_ring_size = g_cfg.p2p_ring_size = RING;

@@ -1,0 +1,394 @@
+/*
+ * otlp.c - the OTLP sink's state, its snapshots and the sink calls (see otlp.h).
+ *
+ * Series are kept in a chained hash table keyed by their attribute signature
+ * and never freed before shutdown: cumulative metrics must keep counting after
+ * a communicator is destroyed (its totals stay true), and the number of series
+ * is bounded by the job's distinct (communicator, rank, op, algorithm, size
+ * bucket) sets, not by its length.
+ *
+ * A snapshot is encoded under the lock, into bodies of at most
+ * INS_OTLP_MAX_BODY bytes: the series are split in halves until each body
+ * fits (the per-GPU counters go with the first). Encoding a few thousand
+ * series takes well under a millisecond; the draining threads wait that long
+ * at most, and NCCL's threads never take this lock.
+ */
+#include "sink/otlp.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/comm.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/names.h"
+#include "sink/device.h"
+#include "sink/json.h"
+#include "sink/otlp_config.h"
+#include "sink/otlp_export.h"
+#include "sink/otlp_hist.h"
+#include "sink/otlp_model.h"
+#include "sink/otlp_pb.h"
+#include "sink/prom_labels.h"
+
+/* The OTLP spec names no body limit for HTTP; collectors' defaults start at 4 MiB
+ * (gRPC's message limit, which the Collector applies to its HTTP receiver too). */
+#define INS_OTLP_MAX_BODY (4u << 20)
+#define QUEUE_MAX 16            /* exports waiting for the collector: 160 s at the default interval */
+#define STOP_DEADLINE_MS 3000   /* the last export at exit: at most this long */
+#define NBUCKETS 4096
+#define SERIES_ATTRS 10
+
+struct series {
+  struct series *next;
+  uint64_t hash;
+  char *sig; /* the attribute values joined: the series' identity */
+  struct ins_otlp_kv attrs[SERIES_ATTRS];
+  int nattrs;
+  char *strs[SERIES_ATTRS]; /* owned string values */
+  uint64_t start_ns;
+  uint64_t ops, bytes;
+  struct ins_otlp_hist time_s, busbw;
+};
+
+/* Per GPU: records dropped and excluded, [enum ins_kind]. */
+struct device {
+  struct device *next;
+  char uuid[160];
+  uint64_t start_ns;
+  uint64_t dropped[2], excluded[2];
+};
+
+/* A communicator's fixed attributes, made once at attach. */
+struct comm_state {
+  struct device *dev;
+  char id[24], name[128], ranks[16], nodes[16], rank[16];
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct series *g_table[NBUCKETS];
+static struct series **g_list; /* every series, in creation order: stable snapshots */
+static size_t g_nseries, g_cap;
+static struct device *g_devs;
+static struct ins_otlp_config g_cfg;
+static struct ins_otlp_kv g_resource[INS_OTLP_MAX_ATTRS + 8];
+static int g_nresource;
+static char g_host[256], g_job[512], g_cluster[512];
+static struct ins_otlp_exporter *g_exporter;
+static uint64_t g_start_ns;
+static atomic_int g_warned_mem;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t fnv(const char *s, uint64_t h) {
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* ---- configuration and resource ----------------------------------------- */
+
+static void resource_add(const char *key, const char *s, int64_t i, bool is_int) {
+  if (g_nresource == (int)(sizeof g_resource / sizeof *g_resource)) return;
+  g_resource[g_nresource++] = (struct ins_otlp_kv){.key = key, .type = is_int ? INS_OTLP_INT : INS_OTLP_STR,
+                                                   .s = s, .i = i};
+}
+
+static void otlp_start(const struct ins_config *cfg) {
+  pthread_mutex_lock(&g_lock);
+  ins_otlp_config_load(&g_cfg);
+  snprintf(g_host, sizeof g_host, "%s", cfg->hostname);
+  snprintf(g_job, sizeof g_job, "%s", cfg->job_id);
+  snprintf(g_cluster, sizeof g_cluster, "%s", cfg->cluster);
+  g_nresource = 0;
+  resource_add("service.name", g_cfg.service_name, 0, false);
+  resource_add("host.name", g_host, 0, false);
+  resource_add("process.pid", NULL, (int64_t)getpid(), true);
+  resource_add("job.id", g_job, 0, false);
+  resource_add("cluster.name", g_cluster, 0, false);
+  for (int i = 0; i < g_cfg.nattrs; i++)
+    if (strcmp(g_cfg.attrs[i].key, "service.name")) /* OTEL_SERVICE_NAME's rule: set above */
+      resource_add(g_cfg.attrs[i].key, g_cfg.attrs[i].value, 0, false);
+  g_start_ns = now_ns();
+  pthread_mutex_unlock(&g_lock);
+  /* outside the lock: the exporter's first collect takes it */
+  g_exporter = ins_otlp_exporter_start(&g_cfg.ep, g_cfg.interval_ms, QUEUE_MAX, ins_otlp_collect, NULL);
+  /* the URL without its query: a query string may carry a token */
+  int shown = (int)strcspn(g_cfg.ep.url, "?#");
+  if (g_exporter)
+    ins_info("exporting OTLP metrics to %.*s every %u ms (%s%s)", shown, g_cfg.ep.url, g_cfg.interval_ms,
+             g_cfg.ep.json ? "http/json" : "http/protobuf", g_cfg.ep.gzip ? ", gzip" : "");
+}
+
+/* ---- state ----------------------------------------------------------------- */
+
+static struct device *device_get(const char *uuid) {
+  for (struct device *d = g_devs; d; d = d->next)
+    if (!strcmp(d->uuid, uuid)) return d;
+  struct device *d = calloc(1, sizeof *d);
+  if (!d) return NULL;
+  snprintf(d->uuid, sizeof d->uuid, "%s", uuid);
+  d->start_ns = now_ns();
+  d->next = g_devs;
+  g_devs = d;
+  return d;
+}
+
+static int otlp_attach(struct ins_comm *c, void **state) {
+  struct ins_device_id id;
+  ins_device_identify(&id, g_host, c->rank, c->nranks, c->nnodes);
+  struct comm_state *s = calloc(1, sizeof *s);
+  if (!s) return -1;
+  snprintf(s->id, sizeof s->id, "0x%" PRIx64, c->id);
+  snprintf(s->name, sizeof s->name, "%s", c->name);
+  snprintf(s->ranks, sizeof s->ranks, "%d", c->nranks);
+  snprintf(s->nodes, sizeof s->nodes, "%d", c->nnodes);
+  snprintf(s->rank, sizeof s->rank, "%d", c->rank);
+  pthread_mutex_lock(&g_lock);
+  s->dev = device_get(id.uuid);
+  pthread_mutex_unlock(&g_lock);
+  if (!s->dev) {
+    free(s);
+    return -1;
+  }
+  *state = s;
+  return 0;
+}
+
+/* The series of a record's attribute set, created on first use (g_lock held). */
+static struct series *series_get(const struct comm_state *s, const struct ins_record *r) {
+  char ap[160], size[48];
+  const char *kind = r->kind == INS_KIND_COLL ? "collective" : "p2p";
+  snprintf(ap, sizeof ap, "%s_%s", r->algo ? r->algo : "unknown", r->proto ? r->proto : "unknown");
+  ins_prom_bucket(r->bytes, size, sizeof size);
+  const char *op = r->func_name ? r->func_name : "unknown";
+  const char *keys[SERIES_ATTRS] = {"nccl.comm.id", "nccl.comm.name", "nccl.comm.ranks", "nccl.comm.nodes",
+                                    "nccl.rank",    "nccl.operation", "nccl.operation.kind", "nccl.algo_proto",
+                                    "nccl.message_size", "gpu.uuid"};
+  const char *vals[SERIES_ATTRS] = {s->id, s->name, s->ranks, s->nodes, s->rank, op, kind,
+                                    r->kind == INS_KIND_COLL ? ap : "", size, s->dev->uuid};
+  char sig[1024];
+  size_t o = 0;
+  for (int i = 0; i < SERIES_ATTRS && o < sizeof sig; i++)
+    o += (size_t)snprintf(sig + o, sizeof sig - o, "%s\x1f", vals[i]);
+  uint64_t h = fnv(sig, 1469598103934665603ull);
+  for (struct series *x = g_table[h % NBUCKETS]; x; x = x->next)
+    if (x->hash == h && !strcmp(x->sig, sig)) return x;
+  if (g_nseries == g_cap) {
+    size_t cap = g_cap ? 2 * g_cap : 256;
+    struct series **nl = realloc(g_list, cap * sizeof *nl);
+    if (!nl) return NULL;
+    g_list = nl;
+    g_cap = cap;
+  }
+  struct series *x = calloc(1, sizeof *x);
+  if (!x || !(x->sig = strdup(sig))) {
+    free(x);
+    return NULL;
+  }
+  for (int i = 0; i < SERIES_ATTRS; i++) {
+    if (i == 7 && r->kind != INS_KIND_COLL) continue; /* P2P has no algorithm */
+    char *v = strdup(vals[i]);
+    if (!v) {
+      for (int k = 0; k < x->nattrs; k++) free(x->strs[k]);
+      free(x->sig);
+      free(x);
+      return NULL;
+    }
+    x->strs[x->nattrs] = v;
+    x->attrs[x->nattrs++] = (struct ins_otlp_kv){.key = keys[i], .type = INS_OTLP_STR, .s = v};
+  }
+  x->hash = h;
+  x->start_ns = now_ns();
+  ins_otlp_hist_init(&x->time_s);
+  ins_otlp_hist_init(&x->busbw);
+  x->next = g_table[h % NBUCKETS];
+  g_table[h % NBUCKETS] = x;
+  g_list[g_nseries++] = x;
+  return x;
+}
+
+static int otlp_record(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
+                       const struct ins_record *r) {
+  (void)b;
+  struct comm_state *s = state;
+  if (!s) return -1;
+  pthread_mutex_lock(&g_lock);
+  if (r->stale_channels > 0) { /* a time from a subset of the channels: counted, not used */
+    s->dev->excluded[r->kind == INS_KIND_COLL ? 0 : 1]++;
+    pthread_mutex_unlock(&g_lock);
+    return 0;
+  }
+  struct series *x = series_get(s, r);
+  if (x) {
+    x->ops++;
+    x->bytes += r->bytes;
+    ins_otlp_hist_add(&x->time_s, (double)r->exec_ns / 1e9);
+    if (r->exec_ns)
+      ins_otlp_hist_add(&x->busbw, (double)ins_bw_bytes(r->func, r->bytes, c->nranks) / (double)r->exec_ns *
+                                      ins_busbw_factor(r->func, c->nranks));
+  }
+  pthread_mutex_unlock(&g_lock);
+  if (!x) ins_warn_once(&g_warned_mem, "out of memory for OTLP series: records are counted as dropped");
+  return x ? 0 : -1;
+}
+
+static int otlp_counts(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
+                       const struct ins_sink_counts *k) {
+  (void)b, (void)c;
+  struct comm_state *s = state;
+  if (!s) return 0;
+  pthread_mutex_lock(&g_lock);
+  for (int i = 0; i < 2; i++) s->dev->dropped[i] += k->dropped_since[i];
+  pthread_mutex_unlock(&g_lock);
+  return 0;
+}
+
+static void otlp_detach(struct ins_comm *c, void *state) {
+  (void)c;
+  free(state); /* the series and device stay: their totals are still true */
+}
+
+/* ---- snapshots -------------------------------------------------------------- */
+
+struct snap {
+  struct ins_otlp_metric metrics[7];
+  struct ins_otlp_point *pts;  /* 4 x series + 4 x devices + 1 */
+  struct ins_otlp_expo *expo;  /* 2 x series */
+  struct ins_otlp_kv *devattrs; /* 3 per device point: gpu.uuid, nccl.operation.kind, reason */
+};
+
+static const char *const k_kind[2] = {"collective", "p2p"};
+
+static void expo_of(struct ins_otlp_expo *e, const struct ins_otlp_hist *h) {
+  *e = (struct ins_otlp_expo){.scale = h->scale, .count = h->count, .zero_count = h->zero_count, .sum = h->sum,
+                              .min = h->min, .max = h->max, .offset = h->offset, .nbuckets = h->n,
+                              .counts = h->counts};
+}
+
+/* Encodes series [a, b) (and, with `counters`, the per-GPU and exporter counters) into
+ * body. 0, or -1 out of memory. g_lock held. */
+static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters, uint64_t now) {
+  size_t ns = b - a, ndev = 0;
+  for (struct device *d = g_devs; d; d = d->next) ndev++;
+  struct ins_otlp_point *pts = calloc(4 * ns + 4 * ndev + 1, sizeof *pts);
+  struct ins_otlp_expo *expo = calloc(2 * ns + 1, sizeof *expo);
+  struct ins_otlp_kv *kv = calloc(4 * ndev * 3 + 1, sizeof *kv);
+  int rc = -1;
+  if (!pts || !expo || !kv) goto out;
+  struct ins_otlp_metric m[7];
+  int nm = 0;
+  struct ins_otlp_point *p = pts;
+  struct ins_otlp_point *ops = p, *bytes = p + ns, *tim = p + 2 * ns, *bw = p + 3 * ns;
+  size_t nt = 0, nb = 0;
+  for (size_t i = 0; i < ns; i++) {
+    const struct series *x = g_list[a + i];
+    struct ins_otlp_point base = {.attrs = x->attrs, .nattrs = x->nattrs, .start_ns = x->start_ns, .time_ns = now};
+    ops[i] = base, ops[i].value = (int64_t)x->ops;
+    bytes[i] = base, bytes[i].value = (int64_t)x->bytes;
+    if (x->time_s.count) {
+      expo_of(&expo[2 * i], &x->time_s);
+      tim[nt] = base, tim[nt++].hist = &expo[2 * i];
+    }
+    if (x->busbw.count) {
+      expo_of(&expo[2 * i + 1], &x->busbw);
+      bw[nb] = base, bw[nb++].hist = &expo[2 * i + 1];
+    }
+  }
+  m[nm++] = (struct ins_otlp_metric){"nccl.operations", "Operations recorded (kept records)", "{operation}",
+                                     INS_OTLP_SUM, true, ops, (int)ns};
+  m[nm++] = (struct ins_otlp_metric){"nccl.bytes", "Message bytes of the operations recorded", "By",
+                                     INS_OTLP_SUM, true, bytes, (int)ns};
+  m[nm++] = (struct ins_otlp_metric){"nccl.exec_time", "GPU execution time per operation", "s",
+                                     INS_OTLP_EXPO_HIST, false, tim, (int)nt};
+  m[nm++] = (struct ins_otlp_metric){"nccl.bus_bandwidth", "Bus bandwidth per operation", "GBy/s",
+                                     INS_OTLP_EXPO_HIST, false, bw, (int)nb};
+  if (counters) {
+    struct ins_otlp_point *drop = p + 4 * ns, *excl = drop + 2 * ndev, *exp_drop = excl + 2 * ndev;
+    size_t k = 0, q = 0;
+    for (struct device *d = g_devs; d; d = d->next)
+      for (int kind = 0; kind < 2; kind++) {
+        struct ins_otlp_kv *a1 = &kv[3 * q], *a2 = &kv[3 * (q + 2 * ndev)];
+        a1[0] = (struct ins_otlp_kv){.key = "gpu.uuid", .s = d->uuid};
+        a1[1] = (struct ins_otlp_kv){.key = "nccl.operation.kind", .s = k_kind[kind]};
+        a2[0] = a1[0], a2[1] = a1[1];
+        a2[2] = (struct ins_otlp_kv){.key = "reason", .s = "stale_channels"};
+        drop[k] = (struct ins_otlp_point){.attrs = a1, .nattrs = 2, .start_ns = d->start_ns, .time_ns = now,
+                                          .value = (int64_t)d->dropped[kind]};
+        excl[k] = (struct ins_otlp_point){.attrs = a2, .nattrs = 3, .start_ns = d->start_ns, .time_ns = now,
+                                          .value = (int64_t)d->excluded[kind]};
+        k++, q++;
+      }
+    *exp_drop = (struct ins_otlp_point){.start_ns = g_start_ns, .time_ns = now,
+                                        .value = g_exporter ? (int64_t)ins_otlp_exporter_dropped(g_exporter) : 0};
+    m[nm++] = (struct ins_otlp_metric){"nccl.records.dropped", "Records lost: ring full or out of memory",
+                                       "{record}", INS_OTLP_SUM, true, drop, (int)k};
+    m[nm++] = (struct ins_otlp_metric){"nccl.records.excluded",
+                                       "Records left out: timed from a subset of their channels", "{record}",
+                                       INS_OTLP_SUM, true, excl, (int)k};
+    m[nm++] = (struct ins_otlp_metric){"nccl.inspector.otlp.exports_dropped",
+                                       "Exports this process could not deliver", "{export}", INS_OTLP_SUM, true,
+                                       exp_drop, 1};
+  }
+  struct ins_otlp_request req = {.resource = g_resource, .nresource = g_nresource, .scope_name = "nccl-inspector",
+                                 .scope_version = INS_FORMAT_VERSION, .metrics = m, .nmetrics = nm};
+  rc = g_cfg.ep.json ? ins_otlp_encode_json(body, &req) : ins_otlp_encode_pb(body, &req);
+out:
+  free(pts);
+  free(expo);
+  free(kv);
+  return rc;
+}
+
+/* Bodies for series [a, b): halved until each fits INS_OTLP_MAX_BODY. Returns bodies made. */
+static int encode_split(struct ins_buf *bodies, int max, size_t a, size_t b, bool counters, uint64_t now) {
+  if (max <= 0) return 0;
+  struct ins_buf *body = &bodies[0];
+  body->len = 0;
+  if (encode_range(body, a, b, counters, now) != 0) {
+    ins_buf_free(body);
+    return 0;
+  }
+  if (body->len <= INS_OTLP_MAX_BODY || b - a <= 1) return 1;
+  ins_buf_free(body);
+  size_t mid = a + (b - a) / 2;
+  int n = encode_split(bodies, max, a, mid, counters, now);
+  return n + encode_split(bodies + n, max - n, mid, b, false, now);
+}
+
+int ins_otlp_collect(void *arg, struct ins_buf *bodies, int max) {
+  (void)arg;
+  pthread_mutex_lock(&g_lock);
+  int n = encode_split(bodies, max, 0, g_nseries, true, now_ns());
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
+static void otlp_shutdown(void) {
+  /* the last export: what the final drains added (bounded: the job is exiting) */
+  uint32_t deadline = g_cfg.ep.timeout_ms < STOP_DEADLINE_MS ? g_cfg.ep.timeout_ms : STOP_DEADLINE_MS;
+  if (g_exporter) ins_otlp_exporter_stop(g_exporter, deadline);
+  g_exporter = NULL;
+}
+
+const struct ins_sink ins_otlp_sink = {
+    .name = "otlp",
+    .writes_lines = false,
+    .start = otlp_start,
+    .attach = otlp_attach,
+    .begin_pass = NULL,
+    .record = otlp_record,
+    .counts = otlp_counts,
+    .end_window = NULL,
+    .detach = otlp_detach,
+    .shutdown = otlp_shutdown,
+};

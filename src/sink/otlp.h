@@ -1,0 +1,33 @@
+/*
+ * otlp.h - the OTLP metrics sink (NCCL_INSPECTOR_OTLP_EXPORT=1): live metrics
+ * pushed to an OpenTelemetry Collector (or any OTLP/HTTP receiver), beside the
+ * JSON log or Prometheus files, or alone (NCCL_INSPECTOR_JSON_DUMP=0).
+ *
+ * Records fold, as they are drained, into one series per data-point attribute
+ * set (communicator, rank, operation, algorithm/protocol, message-size bucket,
+ * GPU), each holding cumulative counts (operations, bytes) and two base-2
+ * exponential histograms (execution time in seconds, bus bandwidth in GB/s),
+ * from the series' first record on: so a backend computes rates, p50 and p99
+ * across ranks and jobs, and a lost export loses no count. Per GPU, cumulative
+ * counts of records dropped and of records excluded (timed from a subset of
+ * their channels: *_stale_channels > 0, as the Prometheus sink leaves them out
+ * too). The exporter thread (otlp_export.h) snapshots all of it every
+ * OTEL_METRIC_EXPORT_INTERVAL and delivers it; the exports it had to drop are
+ * counted and that count is exported too.
+ *
+ * Metric names and attributes: README.md, section OTLP. One mutex serialises
+ * the state; it is taken by draining threads and the exporter thread, never in
+ * an event callback.
+ */
+#ifndef INS_OTLP_H
+#define INS_OTLP_H
+
+#include "sink/sink.h"
+
+extern const struct ins_sink ins_otlp_sink;
+
+/* The encoded bodies of one export, as the exporter thread asks for them (exposed for
+ * unit tests: they call it without an exporter). Returns how many bodies. */
+int ins_otlp_collect(void *arg, struct ins_buf *bodies, int max);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * otlp_config.c - the OTLP sink's environment (see otlp_config.h).
+ *
+ * The signal-specific variable (..._METRICS_...) wins over the general one,
+ * as the OTLP exporter spec says. Lists (headers, resource attributes) use the
+ * W3C Baggage-like form the spec gives: comma-separated key=value pairs,
+ * whitespace around them ignored, values percent-decoded; a pair that does
+ * not parse is skipped with a warning that says which one (by position, never
+ * by content for headers).
+ */
+#include "sink/otlp_config.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/config.h"
+#include "core/log.h"
+
+#define DEFAULT_BASE "http://localhost:4318"
+#define METRICS_PATH "/v1/metrics"
+#define DEFAULT_TIMEOUT_MS 10000
+#define DEFAULT_INTERVAL_MS 10000
+#define MAX_MS (3600LL * 1000) /* an hour: longer is a typo */
+
+/* The signal-specific variable if set, else the general one; *name says which. */
+static const char *env2(const char *specific, const char *general, const char **name) {
+  const char *v = getenv(specific);
+  *name = specific;
+  if (v && *v) return v;
+  *name = general;
+  v = general ? getenv(general) : NULL;
+  return v && *v ? v : NULL;
+}
+
+int ins_otlp_url_decode(const char *s, size_t n, char *out, size_t cap) {
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (c == '%') {
+      if (i + 2 >= n || !isxdigit((unsigned char)s[i + 1]) || !isxdigit((unsigned char)s[i + 2])) return -1;
+      char hex[3] = {s[i + 1], s[i + 2], 0};
+      c = (char)strtol(hex, NULL, 16);
+      i += 2;
+    }
+    if (o + 1 >= cap) return -1;
+    out[o++] = c;
+  }
+  out[o] = 0;
+  return 0;
+}
+
+static bool is_scheme_ok(const char *url) {
+  return !strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8);
+}
+
+static void endpoint(struct ins_otlp_config *c) {
+  const char *url = getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
+  if (url && *url) {
+    if (is_scheme_ok(url) && strlen(url) < sizeof c->ep.url) {
+      snprintf(c->ep.url, sizeof c->ep.url, "%s", url);
+      return;
+    }
+    ins_warn("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT='%s' is not an http:// or https:// URL (or is too "
+             "long); using " DEFAULT_BASE METRICS_PATH, url);
+    snprintf(c->ep.url, sizeof c->ep.url, DEFAULT_BASE METRICS_PATH);
+    return;
+  }
+  const char *base = getenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+  if (!base || !*base) base = DEFAULT_BASE;
+  if (!is_scheme_ok(base) || strlen(base) + sizeof METRICS_PATH >= sizeof c->ep.url) {
+    ins_warn("OTEL_EXPORTER_OTLP_ENDPOINT='%s' is not an http:// or https:// URL (or is too long); "
+             "using " DEFAULT_BASE, base);
+    base = DEFAULT_BASE;
+  }
+  size_t n = strlen(base);
+  while (n && base[n - 1] == '/') n--; /* "http://h:4318/" + "/v1/metrics": one slash */
+  snprintf(c->ep.url, sizeof c->ep.url, "%.*s" METRICS_PATH, (int)n, base);
+}
+
+/*
+ * Walks "k=v, k2=v2" calling fn for each decoded pair; `what` names the variable
+ * in warnings; secret: never print a value (headers).
+ */
+static void pairs(const char *name, const char *list, bool secret,
+                  void (*fn)(void *arg, const char *k, const char *v), void *arg) {
+  int pos = 0;
+  for (const char *p = list; *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    pos++;
+    const char *eq = memchr(p, '=', len);
+    char key[128], val[1024];
+    const char *ks = p, *ke = eq ? eq : p + len;
+    while (ks < ke && isspace((unsigned char)*ks)) ks++;
+    while (ke > ks && isspace((unsigned char)ke[-1])) ke--;
+    const char *vs = eq ? eq + 1 : p + len, *ve = p + len;
+    while (vs < ve && isspace((unsigned char)*vs)) vs++;
+    while (ve > vs && isspace((unsigned char)ve[-1])) ve--;
+    bool ok = eq && ke > ks && (size_t)(ke - ks) < sizeof key &&
+              ins_otlp_url_decode(vs, (size_t)(ve - vs), val, sizeof val) == 0;
+    if (ok) {
+      memcpy(key, ks, (size_t)(ke - ks));
+      key[ke - ks] = 0;
+      fn(arg, key, val);
+    } else if (len) {
+      if (secret)
+        ins_warn("%s: entry %d is not key=value (URL-encoded); it is skipped", name, pos);
+      else
+        ins_warn("%s: entry %d '%.*s' is not key=value (URL-encoded); it is skipped", name, pos, (int)len, p);
+    }
+    p += len;
+    if (*p == ',') p++;
+  }
+}
+
+struct hdr_acc {
+  char *buf;
+  size_t len;
+  const char *name;
+};
+
+static void add_header(void *arg, const char *k, const char *v) {
+  struct hdr_acc *h = arg;
+  /* a header line must not be split by what it carries */
+  for (const char *p = k; *p; p++)
+    if (*p == ':' || *p == '\r' || *p == '\n' || isspace((unsigned char)*p)) goto bad;
+  for (const char *p = v; *p; p++)
+    if (*p == '\r' || *p == '\n') goto bad;
+  size_t more = strlen(k) + strlen(v) + 4;
+  char *nb = realloc(h->buf, h->len + more + 1);
+  if (!nb) return;
+  h->buf = nb;
+  h->len += (size_t)snprintf(h->buf + h->len, more + 1, "%s: %s\r\n", k, v);
+  return;
+bad:
+  ins_warn("%s: a header name or value holds a character a header cannot carry; it is skipped", h->name);
+}
+
+static void add_attr(void *arg, const char *k, const char *v) {
+  struct ins_otlp_config *c = arg;
+  if (c->nattrs == INS_OTLP_MAX_ATTRS) {
+    ins_warn("OTEL_RESOURCE_ATTRIBUTES: more than %d attributes; '%s' and later ones are skipped",
+             INS_OTLP_MAX_ATTRS, k);
+    return;
+  }
+  snprintf(c->attrs[c->nattrs].key, sizeof c->attrs[0].key, "%s", k);
+  snprintf(c->attrs[c->nattrs].value, sizeof c->attrs[0].value, "%s", v);
+  c->nattrs++;
+}
+
+static uint32_t env_ms(const char *specific, const char *general, long long def) {
+  const char *name;
+  const char *s = env2(specific, general, &name);
+  long long v = def;
+  if (s && ins_parse_ll(s, 1, MAX_MS, &v) != 0) {
+    ins_warn("%s='%s' is not a number of milliseconds in [1, %lld]; using %lld", name, s, MAX_MS, def);
+    v = def;
+  }
+  return (uint32_t)v;
+}
+
+void ins_otlp_config_load(struct ins_otlp_config *c) {
+  memset(c, 0, sizeof *c);
+  endpoint(c);
+  const char *name;
+  const char *s = env2("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS", &name);
+  if (s) {
+    struct hdr_acc h = {.name = name};
+    pairs(name, s, true, add_header, &h);
+    c->ep.headers = h.buf;
+  }
+  s = env2("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", &name);
+  if (s && !strcmp(s, "http/json")) c->ep.json = true;
+  else if (s && strcmp(s, "http/protobuf"))
+    ins_warn("%s='%s' is not http/protobuf or http/json (grpc is not supported); using http/protobuf", name, s);
+  s = env2("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION", &name);
+  if (s && !strcmp(s, "gzip")) c->ep.gzip = true;
+  else if (s && strcmp(s, "none")) ins_warn("%s='%s' is not gzip or none; using none", name, s);
+  c->ep.timeout_ms = env_ms("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", DEFAULT_TIMEOUT_MS);
+  c->interval_ms = env_ms("OTEL_METRIC_EXPORT_INTERVAL", NULL, DEFAULT_INTERVAL_MS);
+  s = getenv("OTEL_RESOURCE_ATTRIBUTES");
+  if (s && *s) pairs("OTEL_RESOURCE_ATTRIBUTES", s, false, add_attr, c);
+  s = getenv("OTEL_SERVICE_NAME");
+  /* OTEL_SERVICE_NAME wins over a service.name in OTEL_RESOURCE_ATTRIBUTES (the SDK spec) */
+  const char *from_attrs = NULL;
+  for (int i = 0; i < c->nattrs; i++)
+    if (!strcmp(c->attrs[i].key, "service.name")) from_attrs = c->attrs[i].value;
+  snprintf(c->service_name, sizeof c->service_name, "%s",
+           s && *s ? s : from_attrs ? from_attrs : "nccl-inspector");
+}
+
+void ins_otlp_config_free(struct ins_otlp_config *c) {
+  free(c->ep.headers);
+  c->ep.headers = NULL;
+}

@@ -1,0 +1,1433 @@
+/*
+ * test_otlp_export.c - the OTLP exporter (src/sink/otlp_export.c) and its
+ * transport (src/sink/otlp_http.c), one behaviour per case:
+ *
+ *   inspector-unit-otlp_export --list | --case NAME [--python PY --receiver tests/otlp_receiver.py]
+ *
+ * The rules are held to the spec as pure functions (no network, no clock):
+ * the retry schedule with an injected random number, Retry-After in both
+ * forms against a fixed "now", URLs, the response parser fed byte by byte,
+ * partial successes. The delivery cases run the exporter against
+ * tests/otlp_receiver.py on 127.0.0.1, which records every request (with its
+ * connection, for keep-alive) and answers as the test says while it runs.
+ *
+ * Nothing here judges how long something took, with one coarse exception
+ * that a slow machine cannot fail: stop() with a collector that never
+ * answers must return long before the request's own 60 s timeout. The one
+ * rule about time between requests (Retry-After) is checked as "not earlier
+ * than", on the receiver's clock. Waits for an event poll with a generous
+ * bound that only a failure reaches. Temporary directories are removed.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "sink/buf.h"
+#include "sink/otlp_export.h"
+#include "sink/otlp_http.h"
+
+extern char **environ;
+
+#define WAIT_S 60 /* the most any event is waited for: only a failure gets there */
+
+static const char *g_python = "python3";
+static const char *g_receiver_py = "tests/otlp_receiver.py";
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* ---- the plugin's messages, captured ---- */
+
+#define MAX_MSGS 256
+static pthread_mutex_t g_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char g_msgs[MAX_MSGS][1100];
+static int g_nmsgs;
+
+static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...) {
+  (void)flags, (void)file, (void)line;
+  char text[1100];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "[log %d] %s\n", level, text);
+  pthread_mutex_lock(&g_log_lock);
+  if (g_nmsgs < MAX_MSGS) snprintf(g_msgs[g_nmsgs++], sizeof g_msgs[0], "%s", text);
+  pthread_mutex_unlock(&g_log_lock);
+}
+
+/* Messages holding every one of the (NULL-terminated) substrings. */
+static int count_msgs(const char *s, ...) {
+  int n = 0;
+  pthread_mutex_lock(&g_log_lock);
+  for (int i = 0; i < g_nmsgs; i++) {
+    bool all = true;
+    va_list ap;
+    va_start(ap, s);
+    for (const char *p = s; p; p = va_arg(ap, const char *))
+      if (!strstr(g_msgs[i], p)) all = false;
+    va_end(ap);
+    n += all;
+  }
+  pthread_mutex_unlock(&g_log_lock);
+  return n;
+}
+
+static int count_all_msgs(void) {
+  pthread_mutex_lock(&g_log_lock);
+  int n = g_nmsgs;
+  pthread_mutex_unlock(&g_log_lock);
+  return n;
+}
+
+/* ---- the sink's side: bodies the test hands to collect ---- */
+
+#define SUPPLY_MAX 64
+static struct {
+  pthread_mutex_t lock;
+  char *body[SUPPLY_MAX];
+  size_t len[SUPPLY_MAX];
+  int head, count;
+} g_supply = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void supply_push(const char *data, size_t len) {
+  pthread_mutex_lock(&g_supply.lock);
+  if (g_supply.count < SUPPLY_MAX) {
+    int i = (g_supply.head + g_supply.count++) % SUPPLY_MAX;
+    g_supply.body[i] = malloc(len);
+    memcpy(g_supply.body[i], data, len);
+    g_supply.len[i] = len;
+  }
+  pthread_mutex_unlock(&g_supply.lock);
+}
+
+static void supply_pushf(const char *fmt, ...) {
+  char b[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(b, sizeof b, fmt, ap);
+  va_end(ap);
+  supply_push(b, (size_t)n);
+}
+
+static int supply_left(void) {
+  pthread_mutex_lock(&g_supply.lock);
+  int n = g_supply.count;
+  pthread_mutex_unlock(&g_supply.lock);
+  return n;
+}
+
+static int collect(void *arg, struct ins_buf *bodies, int max) {
+  (void)arg;
+  int n = 0;
+  pthread_mutex_lock(&g_supply.lock);
+  while (n < max && g_supply.count) {
+    int i = g_supply.head;
+    if (ins_buf_reserve(&bodies[n], g_supply.len[i]) == 0) {
+      memcpy(bodies[n].data, g_supply.body[i], g_supply.len[i]);
+      bodies[n].len = g_supply.len[i];
+      n++;
+    }
+    free(g_supply.body[i]);
+    g_supply.head = (i + 1) % SUPPLY_MAX;
+    g_supply.count--;
+  }
+  pthread_mutex_unlock(&g_supply.lock);
+  return n;
+}
+
+/* ---- the receiver (tests/otlp_receiver.py) ---- */
+
+struct receiver {
+  pid_t pid;
+  char dir[64];
+  int port;
+};
+
+struct rec {
+  int seq, conn;
+  double t;
+  char method[8], path[512], enc[32], ctype[64], action[32];
+  size_t raw_len, body_len;
+};
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
+  (void)st, (void)flag, (void)f;
+  return remove(p);
+}
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0;
+  char *b = malloc(cap + 1);
+  size_t got;
+  while (b && (got = fread(b + n, 1, cap - n, f)) > 0) {
+    n += got;
+    if (n == cap) {
+      char *nb = realloc(b, (cap *= 2) + 1);
+      if (!nb) {
+        free(b);
+        b = NULL;
+      } else {
+        b = nb;
+      }
+    }
+  }
+  fclose(f);
+  if (b) b[n] = '\0';
+  if (len) *len = n;
+  return b;
+}
+
+static void write_file(const char *path, const char *text) {
+  char tmp[256];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) return;
+  fputs(text, f);
+  fclose(f);
+  rename(tmp, path);
+}
+
+static bool wait_for_file_text(const char *path, const char *want) {
+  for (int i = 0; i < WAIT_S * 100; i++) {
+    char *t = read_file(path, NULL);
+    bool ok = t && (!want || !strcmp(t, want));
+    free(t);
+    if (ok) return true;
+    sleep_ms(10);
+  }
+  return false;
+}
+
+static bool receiver_start_tls(struct receiver *r, const char *control, const char *cert, const char *key) {
+  memset(r, 0, sizeof *r);
+  snprintf(r->dir, sizeof r->dir, "/tmp/ins-otlp-test-XXXXXX");
+  if (!mkdtemp(r->dir)) return false;
+  char *argv[16];
+  int a = 0;
+  argv[a++] = (char *)g_python;
+  argv[a++] = (char *)g_receiver_py;
+  argv[a++] = "--dir";
+  argv[a++] = r->dir;
+  argv[a++] = "--rm-on-orphan";
+  if (control) {
+    argv[a++] = "--control";
+    argv[a++] = (char *)control;
+  }
+  if (cert) {
+    argv[a++] = "--tls-cert";
+    argv[a++] = (char *)cert;
+    argv[a++] = "--tls-key";
+    argv[a++] = (char *)key;
+  }
+  argv[a] = NULL;
+  if (posix_spawnp(&r->pid, g_python, NULL, NULL, argv, environ) != 0) return false;
+  char path[128];
+  snprintf(path, sizeof path, "%s/port", r->dir);
+  if (!wait_for_file_text(path, NULL)) return false;
+  char *t = read_file(path, NULL);
+  r->port = t ? atoi(t) : 0;
+  free(t);
+  return r->port > 0;
+}
+
+static bool receiver_start(struct receiver *r, const char *control) {
+  return receiver_start_tls(r, control, NULL, NULL);
+}
+
+/* A new control, in effect when this returns (the receiver acknowledges it). */
+static bool receiver_control(struct receiver *r, const char *json) {
+  char path[128], applied[128];
+  snprintf(path, sizeof path, "%s/control.json", r->dir);
+  snprintf(applied, sizeof applied, "%s/applied", r->dir);
+  write_file(path, json);
+  return wait_for_file_text(applied, json);
+}
+
+static void receiver_stop(struct receiver *r) {
+  if (r->pid > 0) {
+    kill(r->pid, SIGTERM);
+    int waited_ms = 0;
+    while (waitpid(r->pid, NULL, WNOHANG) == 0) {
+      if (waited_ms == WAIT_S * 1000) { /* it must never hang a test: then it is killed */
+        kill(r->pid, SIGKILL);
+        waitpid(r->pid, NULL, 0);
+        break;
+      }
+      sleep_ms(10);
+      waited_ms += 10;
+    }
+  }
+  if (r->dir[0]) nftw(r->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  r->pid = 0;
+}
+
+static int receiver_requests(struct receiver *r, struct rec *out, int max) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/requests.tsv", r->dir);
+  char *t = read_file(path, NULL);
+  if (!t) return 0;
+  int n = 0;
+  char *save = NULL;
+  for (char *line = strtok_r(t, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save)) {
+    struct rec *q = &out[n];
+    memset(q, 0, sizeof *q);
+    char *f[10];
+    int nf = 0;
+    char *s2 = NULL;
+    for (char *x = strtok_r(line, "\t", &s2); x && nf < 10; x = strtok_r(NULL, "\t", &s2)) f[nf++] = x;
+    if (nf != 10) continue;
+    q->seq = atoi(f[0]);
+    q->conn = atoi(f[1]);
+    q->t = strtod(f[2], NULL);
+    snprintf(q->method, sizeof q->method, "%s", f[3]);
+    snprintf(q->path, sizeof q->path, "%s", f[4]);
+    q->raw_len = strtoul(f[5], NULL, 10);
+    q->body_len = strtoul(f[6], NULL, 10);
+    snprintf(q->enc, sizeof q->enc, "%s", f[7]);
+    snprintf(q->ctype, sizeof q->ctype, "%s", f[8]);
+    snprintf(q->action, sizeof q->action, "%s", f[9]);
+    n++;
+  }
+  free(t);
+  return n;
+}
+
+static int receiver_count(struct receiver *r) {
+  static struct rec tmp[256];
+  return receiver_requests(r, tmp, 256);
+}
+
+static bool wait_requests(struct receiver *r, int n) {
+  for (int i = 0; i < WAIT_S * 100; i++) {
+    if (receiver_count(r) >= n) return true;
+    sleep_ms(10);
+  }
+  return false;
+}
+
+static char *receiver_file(struct receiver *r, int seq, const char *what, size_t *len) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/%d.%s", r->dir, seq, what);
+  return read_file(path, len);
+}
+
+static bool body_is(struct receiver *r, int seq, const char *want, size_t wlen) {
+  size_t len;
+  char *b = receiver_file(r, seq, "body", &len);
+  bool ok = b && len == wlen && !memcmp(b, want, wlen);
+  free(b);
+  return ok;
+}
+
+static bool body_is_str(struct receiver *r, int seq, const char *want) {
+  return body_is(r, seq, want, strlen(want));
+}
+
+/* ---- the exporter under test ---- */
+
+static struct ins_otlp_endpoint g_ep;
+
+static void endpoint(struct receiver *r, const char *path) {
+  memset(&g_ep, 0, sizeof g_ep);
+  snprintf(g_ep.url, sizeof g_ep.url, "http://127.0.0.1:%d%s", r ? r->port : 1, path ? path : "/v1/metrics");
+  g_ep.timeout_ms = 5000;
+}
+
+static uint64_t zero_random(void) { return 0; }
+
+/* A fast schedule for the tests (the rule is the same: ins_otlp_retry_delay_ms). */
+static void fast_backoff(void) {
+  ins_otlp_test_hooks.backoff_base_ms = 20;
+  ins_otlp_test_hooks.backoff_cap_ms = 100;
+}
+
+static struct ins_otlp_exporter *start(int queue) {
+  return ins_otlp_exporter_start(&g_ep, 20, queue, collect, NULL);
+}
+
+static bool wait_dropped(struct ins_otlp_exporter *e, uint64_t n) {
+  for (int i = 0; i < WAIT_S * 100; i++) {
+    if (ins_otlp_exporter_dropped(e) >= n) return true;
+    sleep_ms(10);
+  }
+  return false;
+}
+
+static bool wait_msgs(const char *s, int n) {
+  for (int i = 0; i < WAIT_S * 100; i++) {
+    if (count_msgs(s, NULL) >= n) return true;
+    sleep_ms(10);
+  }
+  return false;
+}
+
+static bool wait_supply_empty(void) {
+  for (int i = 0; i < WAIT_S * 100; i++) {
+    if (!supply_left()) return true;
+    sleep_ms(10);
+  }
+  return false;
+}
+
+static bool libcurl_here(void) {
+  void *h = dlopen(INS_OTLP_CURL_LIB, RTLD_NOW | RTLD_LOCAL);
+  if (h) dlclose(h);
+  return h != NULL;
+}
+
+/* ============================================================================
+ * The rules, as pure functions
+ * ========================================================================= */
+
+/* Exponential backoff with full jitter, floored by Retry-After (otlp_http.h). */
+static void case_retry_schedule(void) {
+  struct ins_otlp_backoff b = {INS_OTLP_BACKOFF_BASE_MS, INS_OTLP_BACKOFF_CAP_MS};
+  CHECK_EQ_U(b.base_ms, 1000);
+  CHECK_EQ_U(b.cap_ms, 30000);
+  /* the ceiling doubles from 1 s per failure, up to 30 s: the largest random reaches it */
+  const uint64_t ceilings[] = {1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000};
+  for (unsigned n = 1; n <= 8; n++) {
+    uint64_t c = ceilings[n - 1];
+    CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, n, INS_OTLP_NO_RETRY_AFTER, c), c);      /* random = ceiling */
+    CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, n, INS_OTLP_NO_RETRY_AFTER, c + 1), 0);  /* wraps: full jitter */
+    CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, n, INS_OTLP_NO_RETRY_AFTER, 0), 0);
+    CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, n, INS_OTLP_NO_RETRY_AFTER, c / 2), c / 2);
+  }
+  /* many failures: no overflow, still the cap */
+  CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, 1000, INS_OTLP_NO_RETRY_AFTER, UINT64_MAX), UINT64_MAX % 30001);
+  CHECK(ins_otlp_retry_delay_ms(&b, 4000000000u, INS_OTLP_NO_RETRY_AFTER, UINT64_MAX) <= 30000);
+  /* Retry-After is a floor: never earlier, jitter may only add */
+  CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, 1, 5000, 0), 5000);
+  CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, 6, 5000, 20000), 20000);
+  CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, 1, 0, 700), 700);
+  /* ... capped at 5 minutes */
+  CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, 1, 86400000, 0), INS_OTLP_RETRY_AFTER_MAX_MS);
+  CHECK_EQ_U(INS_OTLP_RETRY_AFTER_MAX_MS, 300000);
+  /* every delay lies in [floor, max(floor, ceiling)] whatever the random number */
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 10000; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    unsigned n = 1 + (unsigned)(x % 12);
+    int64_t ra = (x >> 20) % 3 == 0 ? (int64_t)((x >> 24) % 40000) : INS_OTLP_NO_RETRY_AFTER;
+    uint64_t d = ins_otlp_retry_delay_ms(&b, n, ra, x);
+    uint64_t c = n >= 6 ? 30000 : 1000ull << (n - 1);
+    if (ra >= 0 && d < (uint64_t)ra) CHECK(!"below Retry-After");
+    if (d > (ra > (int64_t)c ? (uint64_t)ra : c)) CHECK(!"above the ceiling");
+  }
+}
+
+/* Which answers are retried (OTLP/HTTP "Failures", "Retryable Response Codes"). */
+static void case_verdicts(void) {
+  struct ins_otlp_result r;
+  memset(&r, 0, sizeof r);
+  const int retry[] = {0, 429, 502, 503, 504};
+  const int reject[] = {400, 401, 403, 404, 405, 408, 413, 415, 500, 501, 505, 301, 302, 307};
+  const int ok[] = {200, 202, 204};
+  for (size_t i = 0; i < sizeof retry / sizeof *retry; i++) {
+    r.status = retry[i];
+    CHECK(ins_otlp_verdict_of(&r) == INS_OTLP_RETRY);
+  }
+  for (size_t i = 0; i < sizeof reject / sizeof *reject; i++) {
+    r.status = reject[i];
+    CHECK(ins_otlp_verdict_of(&r) == INS_OTLP_REJECTED);
+  }
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    r.status = ok[i];
+    CHECK(ins_otlp_verdict_of(&r) == INS_OTLP_DELIVERED);
+  }
+}
+
+/* Retry-After: delay-seconds or an HTTP-date (RFC 9110 10.2.3, 5.6.7), against a fixed now. */
+static void case_retry_after_parse(void) {
+  const int64_t now = 784111777; /* Sun, 06 Nov 1994 08:49:37 GMT, RFC 9110's example date */
+  CHECK_EQ_U(ins_otlp_retry_after_ms("120", now), 120000);
+  CHECK_EQ_U(ins_otlp_retry_after_ms(" 0 ", now), 0);
+  CHECK(ins_otlp_retry_after_ms("99999999999999999999999", now) >= INS_OTLP_RETRY_AFTER_MAX_MS);
+  CHECK(ins_otlp_retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", now) == 0);
+  CHECK(ins_otlp_retry_after_ms("Sun, 06 Nov 1994 08:50:07 GMT", now) == 30000);
+  CHECK(ins_otlp_retry_after_ms("Sunday, 06-Nov-94 08:50:07 GMT", now) == 30000); /* RFC 850 */
+  CHECK(ins_otlp_retry_after_ms("Sun Nov  6 08:50:07 1994", now) == 30000);       /* asctime */
+  CHECK(ins_otlp_retry_after_ms("Mon, 07 Nov 1994 08:49:37 GMT", now) == 86400000);
+  CHECK(ins_otlp_retry_after_ms("Sat, 05 Nov 1994 08:49:37 GMT", now) == 0); /* past: at once */
+  CHECK(ins_otlp_retry_after_ms("Thu, 01 Jan 1970 00:00:00 GMT", 0) == 0);
+  CHECK(ins_otlp_retry_after_ms("Fri, 29 Feb 2036 00:00:10 GMT", 2087856000) == 10000); /* leap day */
+  const char *bad[] = {"", "-1", "1.5", "12s", "soon", "Sun, 06 Nov 1994 08:49:37 PST",
+                       "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT",
+                       "Sun, 06 Nov 1994 25:00:00 GMT"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    CHECK(ins_otlp_retry_after_ms(bad[i], now) == INS_OTLP_NO_RETRY_AFTER);
+  CHECK(ins_otlp_retry_after_ms(NULL, now) == INS_OTLP_NO_RETRY_AFTER);
+}
+
+static void case_url_parse(void) {
+  struct ins_otlp_url u;
+  char why[200];
+  CHECK(ins_otlp_url_parse(&u, "http://collector:4318/v1/metrics", why, sizeof why) == 0);
+  CHECK(!u.https);
+  CHECK_STR(u.host, "collector");
+  CHECK_STR(u.port, "4318");
+  CHECK_STR(u.path, "/v1/metrics");
+  CHECK_STR(u.host_hdr, "collector:4318");
+  CHECK_STR(u.origin, "http://collector:4318");
+  /* default ports; the Host header leaves a default port out */
+  CHECK(ins_otlp_url_parse(&u, "HTTP://10.0.0.7", why, sizeof why) == 0);
+  CHECK_STR(u.port, "80");
+  CHECK_STR(u.path, "/");
+  CHECK_STR(u.host_hdr, "10.0.0.7");
+  CHECK(ins_otlp_url_parse(&u, "https://otel.example.com/prefix/v1/metrics", why, sizeof why) == 0);
+  CHECK(u.https);
+  CHECK_STR(u.port, "443");
+  CHECK_STR(u.host_hdr, "otel.example.com");
+  CHECK(ins_otlp_url_parse(&u, "https://otel.example.com:443/", why, sizeof why) == 0);
+  CHECK_STR(u.host_hdr, "otel.example.com");
+  CHECK(ins_otlp_url_parse(&u, "http://h:/x", why, sizeof why) == 0); /* an empty port: the default */
+  CHECK_STR(u.port, "80");
+  /* IPv6 */
+  CHECK(ins_otlp_url_parse(&u, "http://[::1]:4318/v1/metrics", why, sizeof why) == 0);
+  CHECK_STR(u.host, "::1");
+  CHECK_STR(u.host_hdr, "[::1]:4318");
+  CHECK_STR(u.origin, "http://[::1]:4318");
+  CHECK(ins_otlp_url_parse(&u, "https://[2001:db8::7]/m", why, sizeof why) == 0);
+  CHECK_STR(u.host, "2001:db8::7");
+  CHECK_STR(u.host_hdr, "[2001:db8::7]");
+  CHECK(ins_otlp_url_parse(&u, "http://[fe80::1%25eth0]:9/", why, sizeof why) == 0);
+  CHECK_STR(u.host, "fe80::1%eth0");
+  /* the path as given: query kept, fragment not sent */
+  CHECK(ins_otlp_url_parse(&u, "http://h:1/a/b/v1/metrics?tenant=x%20y&k=1#frag", why, sizeof why) == 0);
+  CHECK_STR(u.path, "/a/b/v1/metrics?tenant=x%20y&k=1");
+  CHECK(ins_otlp_url_parse(&u, "http://h?x=1", why, sizeof why) == 0);
+  CHECK_STR(u.path, "/?x=1");
+  /* refused */
+  const char *bad[] = {"ftp://h/", "h:4318/v1/metrics", "http://", "http:///x", "http://user:pw@h/",
+                       "http://h:65536/", "http://h:0/", "http://h:12a/", "http://[::1/", "http://[]/",
+                       "http://h/a b", "http://h/a\r\nX: y", "http://h o/", "http://[::1]x/",
+                       "http://[fe80::1%eth0]/", "http://[fe80::1%25]/", "http://[::g]/"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    why[0] = '\0';
+    CHECK(ins_otlp_url_parse(&u, bad[i], why, sizeof why) != 0);
+    CHECK(why[0] != '\0');
+  }
+}
+
+/* Feeds a whole response, then the same one byte at a time: the same result. */
+static void parse_both_ways(const char *text, struct ins_otlp_resp *whole, struct ins_otlp_resp *bytes,
+                            size_t *used_whole) {
+  size_t n = strlen(text);
+  ins_otlp_resp_init(whole);
+  *used_whole = ins_otlp_resp_feed(whole, text, n);
+  ins_otlp_resp_init(bytes);
+  for (size_t i = 0; i < n && bytes->state != INS_RESP_DONE && bytes->state != INS_RESP_ERROR; i++)
+    ins_otlp_resp_feed(bytes, text + i, 1);
+}
+
+static void case_response_parser(void) {
+  static struct ins_otlp_resp w, b; /* 12 KiB each */
+  size_t used;
+  /* Content-Length, keep-alive (HTTP/1.1's default), Retry-After captured */
+  const char *r503 = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 7\r\nContent-Length: 3\r\n\r\nabc";
+  char with_extra[256];
+  snprintf(with_extra, sizeof with_extra, "%sEXTRA", r503);
+  parse_both_ways(with_extra, &w, &b, &used);
+  CHECK(w.state == INS_RESP_DONE && b.state == INS_RESP_DONE);
+  CHECK_EQ_U(w.status, 503);
+  CHECK(w.keep_alive && b.keep_alive);
+  CHECK_STR(w.retry_after, "7");
+  CHECK_EQ_U(w.body_len, 3);
+  CHECK(!memcmp(w.body, "abc", 3) && !memcmp(b.body, "abc", 3));
+  CHECK_EQ_U(used, strlen(r503)); /* what follows the answer is not consumed */
+  /* chunked, with an extension and trailers; Connection: close */
+  parse_both_ways("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n"
+                  "Content-Type: application/json\r\n\r\n"
+                  "4;x=y\r\n{\"a\"\r\n2\r\n:1\r\n1\r\n}\r\n0\r\nT: v\r\n\r\n",
+                  &w, &b, &used);
+  CHECK(w.state == INS_RESP_DONE && b.state == INS_RESP_DONE);
+  CHECK(w.chunked && !w.keep_alive);
+  CHECK_STR(w.content_type, "application/json");
+  CHECK_EQ_U(w.body_len, 7);
+  CHECK(!memcmp(w.body, "{\"a\":1}", 7) && !memcmp(b.body, "{\"a\":1}", 7));
+  /* an interim 100 Continue, then the answer; bare LF line ends */
+  parse_both_ways("HTTP/1.1 100 Continue\n\nHTTP/1.1 400 Bad Request\nContent-Length: 0\n\n", &w, &b, &used);
+  CHECK(w.state == INS_RESP_DONE && b.state == INS_RESP_DONE);
+  CHECK_EQ_U(w.status, 400);
+  /* HTTP/1.0: close unless keep-alive is said */
+  parse_both_ways("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", &w, &b, &used);
+  CHECK(w.state == INS_RESP_DONE && !w.keep_alive);
+  parse_both_ways("HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n", &w, &b, &used);
+  CHECK(w.state == INS_RESP_DONE && w.keep_alive);
+  /* neither length nor chunked: the body ends with the connection */
+  parse_both_ways("HTTP/1.1 200 OK\r\n\r\nxyz", &w, &b, &used);
+  CHECK(w.state == INS_RESP_BODY_EOF && !w.keep_alive);
+  ins_otlp_resp_eof(&w);
+  CHECK(w.state == INS_RESP_DONE);
+  CHECK_EQ_U(w.body_len, 3);
+  /* 204: no body even without a length */
+  parse_both_ways("HTTP/1.1 204 No Content\r\n\r\n", &w, &b, &used);
+  CHECK(w.state == INS_RESP_DONE && w.keep_alive);
+  /* a close in the middle is an error, not an answer */
+  parse_both_ways("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", &w, &b, &used);
+  ins_otlp_resp_eof(&w);
+  CHECK(w.state == INS_RESP_ERROR);
+  ins_otlp_resp_init(&w);
+  ins_otlp_resp_eof(&w);
+  CHECK(w.state == INS_RESP_ERROR);
+  /* malformed */
+  const char *bad[] = {"HTTP/2 200\r\n\r\n", "SSH-2.0-OpenSSH\r\n", "HTTP/1.1 20 OK\r\n\r\n",
+                       "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n",
+                       "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+                       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab\r\n",
+                       "HTTP/1.1 101 Switching Protocols\r\n\r\n", "HTTP/1.1 200 OK\r\nnocolon\r\n\r\n"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    parse_both_ways(bad[i], &w, &b, &used);
+    CHECK(w.state == INS_RESP_ERROR && b.state == INS_RESP_ERROR);
+  }
+  /* endless headers are refused, not buffered */
+  ins_otlp_resp_init(&w);
+  ins_otlp_resp_feed(&w, "HTTP/1.1 200 OK\r\n", 17);
+  char line[1000];
+  memset(line, 'a', sizeof line);
+  memcpy(line, "X: ", 3);
+  line[998] = '\r', line[999] = '\n';
+  for (int i = 0; i < 100 && w.state != INS_RESP_ERROR; i++) ins_otlp_resp_feed(&w, line, sizeof line);
+  CHECK(w.state == INS_RESP_ERROR);
+  /* a large body: the start kept, all of it consumed */
+  ins_otlp_resp_init(&w);
+  const char *h = "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n";
+  ins_otlp_resp_feed(&w, h, strlen(h));
+  static char big[100000];
+  memset(big, 'z', sizeof big);
+  CHECK_EQ_U(ins_otlp_resp_feed(&w, big, sizeof big), sizeof big);
+  CHECK(w.state == INS_RESP_DONE);
+  CHECK_EQ_U(w.body_len, INS_OTLP_RESP_KEEP);
+  CHECK_EQ_U(w.body_total, 100000);
+}
+
+static void case_partial_success_parse(void) {
+  int64_t rej;
+  char msg[64];
+  /* protobuf: partial_success { rejected_data_points: 5, error_message: "bad" } */
+  const char pb[] = {0x0a, 0x07, 0x08, 0x05, 0x12, 0x03, 'b', 'a', 'd'};
+  CHECK(ins_otlp_partial_success(pb, sizeof pb, false, &rej, msg, sizeof msg) == 1);
+  CHECK_EQ_U(rej, 5);
+  CHECK_STR(msg, "bad");
+  /* empty response, empty partial_success: full success */
+  CHECK(ins_otlp_partial_success("", 0, false, &rej, msg, sizeof msg) == 0);
+  const char empty_ps[] = {0x0a, 0x00};
+  CHECK(ins_otlp_partial_success(empty_ps, sizeof empty_ps, false, &rej, msg, sizeof msg) == 0);
+  /* a warning only (0 rejected, a message): still worth the one log line */
+  const char warn_only[] = {0x0a, 0x04, 0x12, 0x02, 'h', 'i'};
+  CHECK(ins_otlp_partial_success(warn_only, sizeof warn_only, false, &rej, msg, sizeof msg) == 1);
+  CHECK_EQ_U(rej, 0);
+  /* truncated protobuf: no crash, nothing claimed */
+  CHECK(ins_otlp_partial_success(pb, 3, false, &rej, msg, sizeof msg) == 0);
+  /* JSON, int64 as a string (proto3 JSON) or a number */
+  const char *j1 =
+      "{\"partialSuccess\":{\"rejectedDataPoints\":\"12\",\"errorMessage\":\"too \\\"old\\\"\"}}";
+  CHECK(ins_otlp_partial_success(j1, strlen(j1), true, &rej, msg, sizeof msg) == 1);
+  CHECK_EQ_U(rej, 12);
+  CHECK_STR(msg, "too \"old\"");
+  const char *j2 = "{\"partialSuccess\": {\"rejectedDataPoints\": 3}}";
+  CHECK(ins_otlp_partial_success(j2, strlen(j2), true, &rej, msg, sizeof msg) == 1);
+  CHECK_EQ_U(rej, 3);
+  CHECK(ins_otlp_partial_success("{}", 2, true, &rej, msg, sizeof msg) == 0);
+  /* google.rpc.Status { code: 3, message: "no" } */
+  const char st[] = {0x08, 0x03, 0x12, 0x02, 'n', 'o'};
+  CHECK(ins_otlp_status_message(st, sizeof st, false, msg, sizeof msg) == 1);
+  CHECK_STR(msg, "no");
+  const char *js = "{\"code\":3,\"message\":\"bad metric\"}";
+  CHECK(ins_otlp_status_message(js, strlen(js), true, msg, sizeof msg) == 1);
+  CHECK_STR(msg, "bad metric");
+  CHECK(ins_otlp_status_message("<html>", 6, false, msg, sizeof msg) == 0);
+}
+
+/* ============================================================================
+ * Delivery, against the receiver
+ * ========================================================================= */
+
+/* N bodies over one keep-alive connection, intact, with the request's headers. */
+static void case_keepalive_delivery(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, NULL));
+  endpoint(&r, NULL);
+  struct ins_otlp_exporter *e = start(16);
+  CHECK(e != NULL);
+  for (int i = 0; i < 6; i++) supply_pushf("body %d of the keep-alive case", i);
+  CHECK(wait_requests(&r, 6));
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[64];
+  int n = receiver_requests(&r, q, 64);
+  CHECK_EQ_U(n, 6);
+  for (int i = 0; i < n; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "body %d of the keep-alive case", i);
+    CHECK(body_is_str(&r, q[i].seq, want));
+    CHECK_EQ_U(q[i].conn, q[0].conn); /* one connection for all */
+    CHECK_STR(q[i].method, "POST");
+    CHECK_STR(q[i].path, "/v1/metrics");
+    CHECK_STR(q[i].ctype, "application/x-protobuf");
+    CHECK_STR(q[i].enc, "-");
+  }
+  char *h = receiver_file(&r, q[0].seq, "headers", NULL);
+  char host[64];
+  snprintf(host, sizeof host, "Host: 127.0.0.1:%d\n", r.port);
+  CHECK(h && strstr(h, host));
+  CHECK(h && strstr(h, "User-Agent: nccl-inspector/"));
+  free(h);
+  CHECK_EQ_U(count_msgs("OTLP", NULL), 0); /* nothing to say when all goes well */
+  receiver_stop(&r);
+}
+
+static void gzip_case(bool gzip, bool zlib_missing) {
+  struct receiver r;
+  CHECK(receiver_start(&r, NULL));
+  endpoint(&r, NULL);
+  g_ep.gzip = gzip;
+  if (zlib_missing) ins_otlp_test_hooks.zlib_lib = "libz-missing-for-a-test.so.1";
+  struct ins_otlp_exporter *e = start(16);
+  CHECK(e != NULL);
+  /* compressible text, and bytes of every value */
+  static char text[20000], bin[4096];
+  for (size_t i = 0; i < sizeof text; i++) text[i] = "metric_name{rank=\"3\"} "[i % 22];
+  for (size_t i = 0; i < sizeof bin; i++) bin[i] = (char)(i * 7 + (i >> 8));
+  supply_push(text, sizeof text);
+  supply_push(bin, sizeof bin);
+  supply_push("x", 1);
+  CHECK(wait_requests(&r, 3));
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[8];
+  CHECK_EQ_U(receiver_requests(&r, q, 8), 3);
+  CHECK(body_is(&r, q[0].seq, text, sizeof text));
+  CHECK(body_is(&r, q[1].seq, bin, sizeof bin));
+  CHECK(body_is(&r, q[2].seq, "x", 1));
+  bool gz = gzip && !zlib_missing;
+  for (int i = 0; i < 3; i++) {
+    CHECK_STR(q[i].enc, gz ? "gzip" : "-");
+    CHECK_STR(q[i].action, "200"); /* not "badgzip" */
+  }
+  if (gz) CHECK(q[0].raw_len < sizeof text / 10); /* it was compressed on the wire */
+  else CHECK_EQ_U(q[0].raw_len, sizeof text);
+  CHECK_EQ_U(count_msgs("zlib", NULL), zlib_missing ? 1 : 0);
+  if (zlib_missing) CHECK_EQ_U(count_msgs("uncompressed", "libz-missing-for-a-test.so.1", NULL), 1);
+  receiver_stop(&r);
+}
+
+static void case_gzip_on(void) { gzip_case(true, false); }
+static void case_gzip_off(void) { gzip_case(false, false); }
+static void case_gzip_without_zlib(void) { gzip_case(true, true); }
+
+/* http/json: the content type, and a JSON partial success read (and logged once). */
+static void case_json_and_partial_success(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"actions\": [\"200partial:5\", \"200partial:6\"], \"default\": \"200\"}"));
+  endpoint(&r, NULL);
+  g_ep.json = true;
+  struct ins_otlp_exporter *e = start(16);
+  CHECK(e != NULL);
+  supply_pushf("{\"resourceMetrics\":[%d]}", 1);
+  supply_pushf("{\"resourceMetrics\":[%d]}", 2);
+  supply_pushf("{\"resourceMetrics\":[%d]}", 3);
+  CHECK(wait_requests(&r, 3));
+  CHECK_EQ_U(ins_otlp_exporter_dropped(e), 0);
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[8];
+  CHECK_EQ_U(receiver_requests(&r, q, 8), 3); /* a partial success is not retried */
+  CHECK_STR(q[0].ctype, "application/json");
+  CHECK(body_is_str(&r, q[2].seq, "{\"resourceMetrics\":[3]}"));
+  CHECK_EQ_U(count_msgs("partially", "5 data points rejected", "test rejects 5 points", NULL), 1);
+  CHECK_EQ_U(count_msgs("partially", NULL), 1); /* once */
+  receiver_stop(&r);
+}
+
+/* A protobuf partial success, and answers in the shapes a server may choose: chunked,
+ * "Connection: close" (the next request opens a new connection). */
+static void case_answer_shapes(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"actions\": [\"200partial:7\", \"chunked\", \"close200\", \"200\"]}"));
+  endpoint(&r, NULL);
+  struct ins_otlp_exporter *e = start(16);
+  CHECK(e != NULL);
+  for (int i = 0; i < 4; i++) supply_pushf("shape %d", i);
+  CHECK(wait_requests(&r, 4));
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[8];
+  CHECK_EQ_U(receiver_requests(&r, q, 8), 4);
+  CHECK_EQ_U(q[1].conn, q[0].conn); /* after a partial success and a chunked answer: same connection */
+  CHECK_EQ_U(q[2].conn, q[0].conn);
+  CHECK(q[3].conn != q[2].conn); /* after Connection: close, a new one */
+  CHECK_EQ_U(count_msgs("partially", "7 data points rejected", NULL), 1);
+  CHECK_EQ_U(count_msgs("cannot deliver", NULL), 0);
+  receiver_stop(&r);
+}
+
+/* Nothing listens at start: one warning; delivered once the collector is up; one INFO. */
+static void case_down_at_start(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"listen\": false}"));
+  endpoint(&r, NULL);
+  fast_backoff();
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("early 1");
+  supply_pushf("early 2");
+  CHECK(wait_msgs("cannot deliver", 1));
+  sleep_ms(300); /* more failed attempts (10 ms - 100 ms apart): still one warning */
+  CHECK(receiver_control(&r, "{\"listen\": true}"));
+  CHECK(wait_requests(&r, 2));
+  CHECK(wait_msgs("delivering to", 1));
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[8];
+  CHECK_EQ_U(receiver_requests(&r, q, 8), 2);
+  CHECK(body_is_str(&r, q[0].seq, "early 1"));
+  CHECK(body_is_str(&r, q[1].seq, "early 2"));
+  CHECK_EQ_U(count_msgs("cannot deliver", "Connection refused", NULL), 1);
+  CHECK_EQ_U(count_msgs("cannot deliver", NULL), 1);
+  CHECK_EQ_U(count_msgs("delivering to", "again", "0 metrics bodies were dropped", NULL), 1);
+  CHECK_EQ_U(count_msgs("delivering to", NULL), 1);
+  receiver_stop(&r);
+}
+
+/* The collector goes away mid-run and comes back: the queue keeps the newest Q bodies,
+ * exactly P - Q are dropped and counted, delivery resumes with the kept ones in order. */
+static void case_away_and_back(void) {
+  enum { Q = 3, P = 8 };
+  struct receiver r;
+  CHECK(receiver_start(&r, NULL));
+  endpoint(&r, NULL);
+  fast_backoff();
+  struct ins_otlp_exporter *e = start(Q);
+  CHECK(e != NULL);
+  supply_pushf("before 0");
+  supply_pushf("before 1");
+  CHECK(wait_requests(&r, 2));
+  CHECK(receiver_control(&r, "{\"listen\": false}"));
+  for (int i = 0; i < P; i++) supply_pushf("while away %d", i);
+  CHECK(wait_supply_empty());          /* all P collected: the queue has seen them all */
+  CHECK(wait_msgs("cannot deliver", 1));
+  CHECK_EQ_U(ins_otlp_exporter_dropped(e), P - Q);
+  CHECK(receiver_control(&r, "{\"listen\": true}"));
+  CHECK(wait_requests(&r, 2 + Q));
+  CHECK(wait_msgs("delivering to", 1));
+  CHECK_EQ_U(ins_otlp_exporter_dropped(e), P - Q);
+  supply_pushf("after");
+  CHECK(wait_requests(&r, 2 + Q + 1));
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[32];
+  CHECK_EQ_U(receiver_requests(&r, q, 32), 2 + Q + 1);
+  for (int i = 0; i < Q; i++) {
+    char want[32];
+    snprintf(want, sizeof want, "while away %d", P - Q + i); /* the newest Q, in order */
+    CHECK(body_is_str(&r, q[2 + i].seq, want));
+  }
+  CHECK(body_is_str(&r, q[2 + Q].seq, "after"));
+  CHECK_EQ_U(count_msgs("cannot deliver", NULL), 1);
+  char dropped[64];
+  snprintf(dropped, sizeof dropped, "%d metrics bodies were dropped meanwhile", P - Q);
+  CHECK_EQ_U(count_msgs("delivering to", dropped, NULL), 1);
+  CHECK_EQ_U(count_msgs("delivering to", NULL), 1);
+  receiver_stop(&r);
+}
+
+/* 503 with Retry-After: the next attempt is not earlier (the receiver's clock), in
+ * both of Retry-After's forms. The jitter is 0 (injected): the wait is Retry-After's. */
+static void retry_after_case(const char *action, double at_least_s) {
+  struct receiver r;
+  char ctl[128];
+  snprintf(ctl, sizeof ctl, "{\"actions\": [\"%s\"], \"default\": \"200\"}", action);
+  CHECK(receiver_start(&r, ctl));
+  endpoint(&r, NULL);
+  ins_otlp_test_hooks.random = zero_random;
+  fast_backoff(); /* without Retry-After the retry would come within 20 ms */
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("throttled body");
+  CHECK(wait_requests(&r, 2));
+  CHECK_EQ_U(ins_otlp_exporter_dropped(e), 0);
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[8];
+  CHECK_EQ_U(receiver_requests(&r, q, 8), 2);
+  CHECK(body_is_str(&r, q[0].seq, "throttled body") && body_is_str(&r, q[1].seq, "throttled body"));
+  CHECK(!strncmp(q[0].action, "503", 3));
+  CHECK_STR(q[1].action, "200");
+  fprintf(stderr, "retry after %.3f s (asked: %s)\n", q[1].t - q[0].t, action);
+  CHECK(q[1].t - q[0].t >= at_least_s);
+  CHECK_EQ_U(count_msgs("cannot deliver", "answered 503", "Retry-After", NULL), 1);
+  receiver_stop(&r);
+}
+
+static void case_retry_after_seconds(void) { retry_after_case("503:2", 2.0); }
+/* An HTTP-date has whole seconds: "now + 2 s" written down is at least 1 s ahead. */
+static void case_retry_after_date(void) { retry_after_case("503date:2", 1.0); }
+
+/* An answer slower than the timeout: a retryable failure, retried, no hang. */
+static void case_slow_answer(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"actions\": [\"slow:3\"], \"default\": \"200\"}"));
+  endpoint(&r, NULL);
+  g_ep.timeout_ms = 300;
+  fast_backoff();
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("slowly answered");
+  CHECK(wait_msgs("delivering to", 1));
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[8];
+  int n = receiver_requests(&r, q, 8);
+  CHECK(n >= 2);
+  for (int i = 0; i < n; i++) CHECK(body_is_str(&r, q[i].seq, "slowly answered"));
+  CHECK_STR(q[n - 1].action, "200");
+  CHECK(q[n - 1].conn != q[0].conn); /* the timed-out connection was not reused */
+  CHECK_EQ_U(count_msgs("cannot deliver", "timeout", NULL), 1);
+  CHECK_EQ_U(count_msgs("cannot deliver", NULL), 1);
+  receiver_stop(&r);
+}
+
+/* 400: dropped and counted, never retried, one warning with the status (and the
+ * collector's message); the next body goes through. */
+static void case_rejected_400(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"actions\": [\"400\", \"400\"], \"default\": \"200\"}"));
+  endpoint(&r, NULL);
+  fast_backoff();
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("bad body 1");
+  CHECK(wait_dropped(e, 1));
+  supply_pushf("bad body 2");
+  CHECK(wait_dropped(e, 2));
+  supply_pushf("good body");
+  CHECK(wait_requests(&r, 3));
+  CHECK_EQ_U(ins_otlp_exporter_dropped(e), 2);
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[8];
+  CHECK_EQ_U(receiver_requests(&r, q, 8), 3); /* one request per body: nothing retried */
+  CHECK(body_is_str(&r, q[0].seq, "bad body 1"));
+  CHECK(body_is_str(&r, q[1].seq, "bad body 2"));
+  CHECK(body_is_str(&r, q[2].seq, "good body"));
+  CHECK_EQ_U(count_msgs("with status 400", "the test collector rejects this body", "not retried", NULL), 1);
+  CHECK_EQ_U(count_msgs("with status 400", NULL), 1); /* once per status */
+  CHECK_EQ_U(count_msgs("cannot deliver", NULL), 0);
+  receiver_stop(&r);
+}
+
+/* Every retryable status (429, 502, 503, 504 without Retry-After: the backoff) is
+ * retried, the same body each time; one warning for the run, one INFO at its end. */
+static void case_retryable_statuses(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"actions\": [\"429\", \"502\", \"504\", \"503\"], \"default\": \"200\"}"));
+  endpoint(&r, NULL);
+  fast_backoff();
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("retried body");
+  CHECK(wait_requests(&r, 5));
+  CHECK(wait_msgs("delivering to", 1));
+  CHECK_EQ_U(ins_otlp_exporter_dropped(e), 0);
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[8];
+  CHECK_EQ_U(receiver_requests(&r, q, 8), 5);
+  for (int i = 0; i < 5; i++) CHECK(body_is_str(&r, q[i].seq, "retried body"));
+  CHECK_EQ_U(count_msgs("cannot deliver", "answered 429", NULL), 1);
+  CHECK_EQ_U(count_msgs("cannot deliver", NULL), 1);
+  CHECK_EQ_U(count_msgs("delivering to", "after 4 failed attempts", NULL), 1);
+  receiver_stop(&r);
+}
+
+/* A collector that takes the request and closes without answering ("refuses") the
+ * first N times: retried on a new connection each time, then delivered. */
+static void case_refused_requests(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"actions\": [\"close\", \"close\", \"close\"], \"default\": \"200\"}"));
+  endpoint(&r, NULL);
+  fast_backoff();
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("refused thrice");
+  CHECK(wait_requests(&r, 4));
+  CHECK(wait_msgs("delivering to", 1));
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[8];
+  CHECK_EQ_U(receiver_requests(&r, q, 8), 4);
+  for (int i = 0; i < 4; i++) CHECK(body_is_str(&r, q[i].seq, "refused thrice"));
+  for (int i = 1; i < 4; i++) CHECK(q[i].conn != q[i - 1].conn);
+  CHECK_EQ_U(count_msgs("cannot deliver", "without an answer", NULL), 1);
+  CHECK_EQ_U(count_msgs("cannot deliver", NULL), 1);
+  receiver_stop(&r);
+}
+
+/* stop() with a collector that accepts and never answers, and a 60 s request timeout:
+ * it returns (long before 60 s: the one coarse time check), the body counted dropped. */
+static void case_stop_with_silent_collector(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"default\": \"slow:120\"}"));
+  endpoint(&r, NULL);
+  g_ep.timeout_ms = 60000;
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("never answered");
+  CHECK(wait_requests(&r, 1)); /* the request is in, its answer awaited */
+  uint64_t t0 = ins_mono_ns();
+  ins_otlp_exporter_stop(e, 200);
+  double s = (double)(ins_mono_ns() - t0) / 1e9;
+  fprintf(stderr, "stop took %.3f s\n", s);
+  CHECK(s < 30.0);
+  CHECK_EQ_U(count_msgs("stopped", "1 dropped in all", "1 of them still queued", NULL), 1);
+  CHECK_EQ_U(count_msgs("cannot deliver", NULL), 0); /* stop cut the request: the summary says it */
+  receiver_stop(&r);
+}
+
+/* stop() with nothing listening, a body in backoff: returns, the body counted dropped. */
+static void case_stop_with_no_collector(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"listen\": false}"));
+  endpoint(&r, NULL);
+  struct ins_otlp_exporter *e = start(8); /* the real schedule: a retry up to 1 s later */
+  CHECK(e != NULL);
+  supply_pushf("undeliverable");
+  CHECK(wait_msgs("cannot deliver", 1));
+  uint64_t t0 = ins_mono_ns();
+  ins_otlp_exporter_stop(e, 100);
+  CHECK((double)(ins_mono_ns() - t0) / 1e9 < 30.0);
+  CHECK_EQ_U(count_msgs("stopped", "0 metrics bodies delivered", "1 dropped in all", NULL), 1);
+  CHECK_EQ_U(receiver_count(&r), 0);
+  receiver_stop(&r);
+}
+
+/* https:// without libcurl: one warning naming the scheme, the library and the package;
+ * no exporter. */
+static void case_https_without_libcurl(void) {
+  ins_otlp_test_hooks.curl_lib = "libcurl-missing-for-a-test.so.4";
+  memset(&g_ep, 0, sizeof g_ep);
+  snprintf(g_ep.url, sizeof g_ep.url, "https://127.0.0.1:4318/v1/metrics");
+  g_ep.timeout_ms = 1000;
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e == NULL);
+  CHECK_EQ_U(count_all_msgs(), 1);
+  CHECK_EQ_U(count_msgs("https://", "libcurl4", "libcurl-missing-for-a-test.so.4", "is off", NULL), 1);
+  ins_otlp_exporter_stop(e, 0); /* NULL: nothing */
+}
+
+/* http:// never loads libcurl (nor does anything else in this process). */
+static void case_http_does_not_load_libcurl(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, NULL));
+  endpoint(&r, NULL);
+  g_ep.gzip = true;
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("plain");
+  CHECK(wait_requests(&r, 1));
+  ins_otlp_exporter_stop(e, 5000);
+  CHECK(dlopen(INS_OTLP_CURL_LIB, RTLD_NOW | RTLD_NOLOAD) == NULL);
+  CHECK(dlopen("libz.so.1", RTLD_NOW | RTLD_NOLOAD) != NULL); /* while zlib was, for gzip */
+  receiver_stop(&r);
+}
+
+/* The libcurl client (what https:// uses), over http:// (no TLS server here): keep-alive,
+ * gzip, a 503 with Retry-After honoured, a 400 not retried, a timeout. */
+static void case_libcurl_transport(void) {
+  if (!libcurl_here()) {
+    printf("SKIP: %s is not installed\n", INS_OTLP_CURL_LIB);
+    return;
+  }
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"actions\": [\"200\", \"503:1\", \"200\", \"400\", \"slow:3\"],"
+                           " \"default\": \"200\"}"));
+  endpoint(&r, "/prefix/v1/metrics?x=1");
+  g_ep.gzip = true;
+  g_ep.timeout_ms = 1000;
+  g_ep.headers = "X-Tenant: a=b,c=d\r\n";
+  ins_otlp_test_hooks.curl_for_http = true;
+  ins_otlp_test_hooks.random = zero_random;
+  fast_backoff();
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("curl 0");
+  CHECK(wait_requests(&r, 1));
+  supply_pushf("curl 1"); /* 503, Retry-After 1, then 200 */
+  CHECK(wait_requests(&r, 3));
+  supply_pushf("curl 2"); /* 400 */
+  CHECK(wait_dropped(e, 1));
+  supply_pushf("curl 3"); /* slow: a timeout, then 200 */
+  CHECK(wait_requests(&r, 6));
+  CHECK_EQ_U(ins_otlp_exporter_dropped(e), 1);
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[16];
+  int n = receiver_requests(&r, q, 16);
+  CHECK_EQ_U(n, 6);
+  const char *want[] = {"curl 0", "curl 1", "curl 1", "curl 2", "curl 3", "curl 3"};
+  for (int i = 0; i < n && i < 6; i++) {
+    CHECK(body_is_str(&r, q[i].seq, want[i]));
+    CHECK_STR(q[i].enc, "gzip");
+    CHECK_STR(q[i].path, "/prefix/v1/metrics?x=1");
+  }
+  CHECK(n == 6 && q[2].t - q[1].t >= 1.0);
+  CHECK(n == 6 && q[1].conn == q[0].conn && q[2].conn == q[0].conn); /* keep-alive */
+  char *h = receiver_file(&r, q[0].seq, "headers", NULL);
+  CHECK(h && strstr(h, "\nX-Tenant: a=b,c=d\n") && strstr(h, "Content-Type: application/x-protobuf\n"));
+  CHECK(h && !strstr(h, "Expect:"));
+  free(h);
+  CHECK_EQ_U(count_msgs("with status 400", NULL), 1);
+  /* two runs of failures, each ended by a delivery: the 503, then the timeout */
+  CHECK_EQ_U(count_msgs("cannot deliver", NULL), 2);
+  CHECK_EQ_U(count_msgs("cannot deliver", "answered 503, Retry-After 1", NULL), 1);
+  CHECK_EQ_U(count_msgs("delivering to", NULL), 2);
+  receiver_stop(&r);
+}
+
+/* stop() cuts a libcurl transfer short too (curl_multi_wait watches the stop descriptor). */
+static void case_libcurl_stop_with_silent_collector(void) {
+  if (!libcurl_here()) {
+    printf("SKIP: %s is not installed\n", INS_OTLP_CURL_LIB);
+    return;
+  }
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"default\": \"slow:120\"}"));
+  endpoint(&r, NULL);
+  g_ep.timeout_ms = 60000;
+  ins_otlp_test_hooks.curl_for_http = true;
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("never answered, through libcurl");
+  CHECK(wait_requests(&r, 1));
+  uint64_t t0 = ins_mono_ns();
+  ins_otlp_exporter_stop(e, 200);
+  double s = (double)(ins_mono_ns() - t0) / 1e9;
+  fprintf(stderr, "stop took %.3f s\n", s);
+  CHECK(s < 30.0);
+  CHECK_EQ_U(count_msgs("stopped", "1 dropped in all", NULL), 1);
+  receiver_stop(&r);
+}
+
+static bool run_quiet(char *const argv[]) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  int st = -1;
+  bool ok = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) == 0 && waitpid(pid, &st, 0) == pid &&
+            WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  posix_spawn_file_actions_destroy(&fa);
+  return ok;
+}
+
+/* https:// end to end, when libcurl and the openssl tool are here: a self-signed
+ * certificate for 127.0.0.1, trusted through the test hook. */
+static void case_https_with_libcurl(void) {
+  if (!libcurl_here()) {
+    printf("SKIP: %s is not installed\n", INS_OTLP_CURL_LIB);
+    return;
+  }
+  char dir[] = "/tmp/ins-otlp-tls-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char cert[64], key[64];
+  snprintf(cert, sizeof cert, "%s/cert.pem", dir);
+  snprintf(key, sizeof key, "%s/key.pem", dir);
+  char *argv[] = {"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                  "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", NULL};
+  if (!run_quiet(argv)) {
+    printf("SKIP: the openssl tool cannot make a certificate here\n");
+    nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    return;
+  }
+  struct receiver r;
+  CHECK(receiver_start_tls(&r, NULL, cert, key));
+  memset(&g_ep, 0, sizeof g_ep);
+  snprintf(g_ep.url, sizeof g_ep.url, "https://127.0.0.1:%d/v1/metrics", r.port);
+  g_ep.timeout_ms = 5000;
+  ins_otlp_test_hooks.ca_file = cert;
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("over TLS 1");
+  supply_pushf("over TLS 2");
+  CHECK(wait_requests(&r, 2));
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[8];
+  CHECK_EQ_U(receiver_requests(&r, q, 8), 2);
+  CHECK(body_is_str(&r, q[0].seq, "over TLS 1") && body_is_str(&r, q[1].seq, "over TLS 2"));
+  CHECK_EQ_U(q[1].conn, q[0].conn);
+  CHECK_EQ_U(count_msgs("cannot deliver", NULL), 0);
+  receiver_stop(&r);
+  nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Two processes, each with its exporter, posting to one receiver at once. */
+static void case_two_processes(void) {
+  enum { K = 8 };
+  struct receiver r;
+  CHECK(receiver_start(&r, NULL));
+  endpoint(&r, NULL);
+  pid_t kids[2];
+  for (int p = 0; p < 2; p++) {
+    kids[p] = fork();
+    if (kids[p] == 0) {
+      struct ins_otlp_exporter *e = start(K);
+      if (!e) _exit(100);
+      for (int i = 0; i < K; i++) supply_pushf("process %d body %d", p, i);
+      wait_supply_empty();
+      ins_otlp_exporter_stop(e, 20000); /* delivers what is queued */
+      _exit(0);
+    }
+  }
+  for (int p = 0; p < 2; p++) {
+    int st = -1;
+    waitpid(kids[p], &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  static struct rec q[64];
+  int n = receiver_requests(&r, q, 64);
+  CHECK_EQ_U(n, 2 * K);
+  int seen[2][K] = {{0}}, conn_of[2] = {0, 0};
+  bool one_conn_each = true;
+  for (int i = 0; i < n; i++) {
+    size_t len;
+    char *b = receiver_file(&r, q[i].seq, "body", &len);
+    int p = -1, k = -1;
+    if (b && sscanf(b, "process %d body %d", &p, &k) == 2 && p >= 0 && p < 2 && k >= 0 && k < K) {
+      seen[p][k]++;
+      if (!conn_of[p]) conn_of[p] = q[i].conn;
+      one_conn_each &= conn_of[p] == q[i].conn;
+    }
+    free(b);
+  }
+  for (int p = 0; p < 2; p++)
+    for (int k = 0; k < K; k++) CHECK_EQ_U(seen[p][k], 1);
+  CHECK(one_conn_each && conn_of[0] != conn_of[1]);
+  receiver_stop(&r);
+}
+
+/* An endpoint with a path (and a query) is POSTed to exactly that. */
+static void case_endpoint_with_path(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, NULL));
+  endpoint(&r, "/otlp/tenant-7/v1/metrics?api-version=2&x=a%20b");
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("pathed");
+  CHECK(wait_requests(&r, 1));
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[4];
+  CHECK_EQ_U(receiver_requests(&r, q, 4), 1);
+  CHECK_STR(q[0].path, "/otlp/tenant-7/v1/metrics?api-version=2&x=a%20b");
+  receiver_stop(&r);
+}
+
+/* Header values with '=' and ',' (and a base64 '==') arrive as given; a name resolves. */
+static void case_headers_intact(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, NULL));
+  memset(&g_ep, 0, sizeof g_ep);
+  snprintf(g_ep.url, sizeof g_ep.url, "http://localhost:%d/v1/metrics", r.port);
+  g_ep.timeout_ms = 5000;
+  g_ep.headers = "X-Scope-OrgID: team=a,env=prod\r\nAuthorization: Basic dXNlcjpwYXNzd29yZA==\r\n"
+                 "X-Empty-Ish: ,=,\r\n";
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("with headers");
+  CHECK(wait_requests(&r, 1));
+  ins_otlp_exporter_stop(e, 5000);
+  char *h = receiver_file(&r, 1, "headers", NULL);
+  CHECK(h && strstr(h, "\nX-Scope-OrgID: team=a,env=prod\n"));
+  CHECK(h && strstr(h, "\nAuthorization: Basic dXNlcjpwYXNzd29yZA==\n"));
+  CHECK(h && strstr(h, "\nX-Empty-Ish: ,=,\n"));
+  char host[64];
+  snprintf(host, sizeof host, "Host: localhost:%d\n", r.port);
+  CHECK(h && strstr(h, host));
+  free(h);
+  receiver_stop(&r);
+  /* headers that would break the request are refused, and never logged */
+  endpoint(NULL, NULL);
+  const char *bad[] = {"X: a\nY: b\r\n", "X: a\r\n\r\nGET / HTTP/1.1\r\n", "X: a\rY: b\r\n", "\r\nX: a\r\n"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    g_ep.headers = (char *)bad[i];
+    CHECK(start(8) == NULL);
+  }
+  CHECK_EQ_U(count_msgs("are not \"Key: value\" lines", NULL), 4);
+  CHECK_EQ_U(count_msgs("X: a", NULL), 0);
+}
+
+/* A server that closes an idle keep-alive connection: the next body goes over a new
+ * one, with no warning (it is not a failure of delivery). */
+static void case_idle_connection_closed_by_server(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, NULL));
+  endpoint(&r, NULL);
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("first");
+  CHECK(wait_requests(&r, 1));
+  CHECK(receiver_control(&r, "{\"listen\": false}")); /* closes the connection too */
+  CHECK(receiver_control(&r, "{\"listen\": true}"));
+  supply_pushf("second");
+  CHECK(wait_requests(&r, 2));
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[4];
+  CHECK_EQ_U(receiver_requests(&r, q, 4), 2);
+  CHECK(q[1].conn != q[0].conn);
+  CHECK_EQ_U(count_msgs("OTLP", NULL), 0);
+  receiver_stop(&r);
+}
+
+/* A child forked while the exporter has a body in backoff never sends it: its stop()
+ * returns at once, it exits cleanly, and the receiver sees only the parent's requests. */
+static void case_fork_child_never_sends(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"actions\": [\"200\", \"503:2\"], \"default\": \"200\"}"));
+  endpoint(&r, NULL);
+  ins_otlp_test_hooks.random = zero_random;
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("one");
+  CHECK(wait_requests(&r, 1));
+  supply_pushf("two");
+  CHECK(wait_requests(&r, 2)); /* its 503: "two" waits 2 s in the parent's queue */
+  pid_t pid = fork();
+  if (pid == 0) {
+    ins_otlp_exporter_stop(e, 5000); /* the child's copy: must neither join nor send */
+    exit(0);
+  }
+  int st = -1, waited_ms = 0;
+  while (waitpid(pid, &st, WNOHANG) == 0 && waited_ms < WAIT_S * 1000) {
+    sleep_ms(10);
+    waited_ms += 10;
+  }
+  if (waited_ms >= WAIT_S * 1000) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+  }
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  CHECK(wait_requests(&r, 3)); /* the parent's retry */
+  supply_pushf("three");       /* the parent goes on over its connection */
+  CHECK(wait_requests(&r, 4));
+  CHECK_EQ_U(ins_otlp_exporter_dropped(e), 0);
+  ins_otlp_exporter_stop(e, 5000);
+  static struct rec q[8];
+  CHECK_EQ_U(receiver_requests(&r, q, 8), 4);
+  CHECK(body_is_str(&r, q[1].seq, "two") && body_is_str(&r, q[2].seq, "two"));
+  CHECK(body_is_str(&r, q[3].seq, "three"));
+  receiver_stop(&r);
+}
+
+/* Bad arguments and endpoints: NULL after one warning, nothing started. */
+static void case_start_refusals(void) {
+  endpoint(NULL, NULL);
+  CHECK(ins_otlp_exporter_start(&g_ep, 20, 0, collect, NULL) == NULL);
+  CHECK(ins_otlp_exporter_start(&g_ep, 0, 4, collect, NULL) == NULL);
+  CHECK(ins_otlp_exporter_start(&g_ep, 20, 4, NULL, NULL) == NULL);
+  snprintf(g_ep.url, sizeof g_ep.url, "grpc://collector:4317?token=secret");
+  CHECK(start(4) == NULL);
+  CHECK_EQ_U(count_all_msgs(), 4);
+  CHECK_EQ_U(count_msgs("neither http:// nor https://", "grpc://collector:4317", NULL), 1);
+  CHECK_EQ_U(count_msgs("secret", NULL), 0); /* the query is never logged */
+  CHECK_EQ_U(ins_otlp_exporter_dropped(NULL), 0);
+}
+
+/* ============================================================================ */
+
+struct test_case {
+  const char *name;
+  void (*fn)(void);
+  bool receiver; /* needs tests/otlp_receiver.py */
+};
+
+static const struct test_case k_cases[] = {
+    {"retry_schedule", case_retry_schedule, false},
+    {"verdicts", case_verdicts, false},
+    {"retry_after_parse", case_retry_after_parse, false},
+    {"url_parse", case_url_parse, false},
+    {"response_parser", case_response_parser, false},
+    {"partial_success_parse", case_partial_success_parse, false},
+    {"start_refusals", case_start_refusals, false},
+    {"https_without_libcurl", case_https_without_libcurl, false},
+    {"keepalive_delivery", case_keepalive_delivery, true},
+    {"gzip_on", case_gzip_on, true},
+    {"gzip_off", case_gzip_off, true},
+    {"gzip_without_zlib", case_gzip_without_zlib, true},
+    {"json_and_partial_success", case_json_and_partial_success, true},
+    {"answer_shapes", case_answer_shapes, true},
+    {"down_at_start", case_down_at_start, true},
+    {"away_and_back", case_away_and_back, true},
+    {"retry_after_seconds", case_retry_after_seconds, true},
+    {"retry_after_date", case_retry_after_date, true},
+    {"slow_answer", case_slow_answer, true},
+    {"rejected_400", case_rejected_400, true},
+    {"retryable_statuses", case_retryable_statuses, true},
+    {"refused_requests", case_refused_requests, true},
+    {"stop_with_silent_collector", case_stop_with_silent_collector, true},
+    {"stop_with_no_collector", case_stop_with_no_collector, true},
+    {"http_does_not_load_libcurl", case_http_does_not_load_libcurl, true},
+    {"libcurl_transport", case_libcurl_transport, true},
+    {"libcurl_stop_with_silent_collector", case_libcurl_stop_with_silent_collector, true},
+    {"https_with_libcurl", case_https_with_libcurl, true},
+    {"two_processes", case_two_processes, true},
+    {"endpoint_with_path", case_endpoint_with_path, true},
+    {"headers_intact", case_headers_intact, true},
+    {"idle_connection_closed_by_server", case_idle_connection_closed_by_server, true},
+    {"fork_child_never_sends", case_fork_child_never_sends, true},
+};
+
+int main(int argc, char **argv) {
+  const char *only = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--list")) {
+      for (size_t k = 0; k < sizeof k_cases / sizeof *k_cases; k++) printf("%s\n", k_cases[k].name);
+      return 0;
+    }
+    if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--python") && i + 1 < argc) g_python = argv[++i];
+    else if (!strcmp(argv[i], "--receiver") && i + 1 < argc) g_receiver_py = argv[++i];
+  }
+  ins_log_set_logger(logger);
+  int ran = 0;
+  for (size_t k = 0; k < sizeof k_cases / sizeof *k_cases; k++) {
+    if (only && strcmp(only, k_cases[k].name)) continue;
+    ran++;
+    if (only) {
+      k_cases[k].fn();
+      continue;
+    }
+    /* all cases: each in a child of its own (hooks, captured messages, loaded libraries) */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+      k_cases[k].fn();
+      fflush(NULL);
+      _exit(g_fail ? 1 : 0);
+    }
+    int st = -1;
+    waitpid(pid, &st, 0);
+    bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    printf("%s: %s\n", k_cases[k].name, ok ? "ok" : "FAILED");
+    if (ok) g_pass++;
+    else g_fail++;
+  }
+  if (!ran) {
+    fprintf(stderr, "no case named %s (--list)\n", only ? only : "?");
+    return 2;
+  }
+  return check_report(only ? only : "otlp_export");
+}
