@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps test-deps build demo test check test-asan test-tsan fuzz bench clean
+.PHONY: all deps test-deps build demo package test check test-asan test-tsan fuzz bench clean
 
 all: build
 
@@ -18,8 +18,16 @@ build: deps
 	cmake -S . -B $(BUILD) -DINSPECTOR_WERROR=ON $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
-	@tools/demo.sh $(BUILD)
+# The demo (tools/demo.sh) builds what it needs itself (the plugin and the two tools), quietly.
+demo: deps
+	@JOBS=$(JOBS) tools/demo.sh $(BUILD)
+
+# The packages: a Release build of their own in build-pkg, then cpack's nccl-inspector .deb
+# and .tar.gz there (tests/test_package.py installs the .deb into a scratch tree and runs it).
+package: deps
+	cmake -S . -B build-pkg -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+	cmake --build build-pkg -j $(JOBS)
+	cd build-pkg && cpack
 
 # The plain build's test suite.
 test: build test-deps
