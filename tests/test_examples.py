@@ -19,14 +19,14 @@ Slurm or Kubernetes allows: inspector-replay stands in for the training command.
                               check of the env names): in each pod the plugin path lies in a
                               volume the init container copies it into, the dump directory in a
                               hostPath or in an emptyDir that a node exporter sidecar watches;
-                              every variable is one the README documents; a replay with the
+                              every variable is one docs/reference.md documents; a replay with the
                               trainer's environment gives no warning and writes .prom files
   examples.always-on.env      examples/always-on.env is plain KEY=VALUE lines (systemd, docker,
                               ConfigMaps read it): documented names only; a replay with them gives
                               no warning, the resolved configuration echoes every value, and the
                               .prom files carry the sampling ratio
   examples.names              every NCCL_INSPECTOR_* / OTEL_* name in examples/ and docs/deploy.md
-                              is in the README's variable tables
+                              is in the variable tables of docs/reference.md
 """
 import os
 import re
@@ -48,13 +48,18 @@ NCCL_VARS = {"NCCL_PROFILER_PLUGIN", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS"}
 JOB = "4242"
 
 
+# Where the variables are documented: the reference's tables (and the README's, if it has any).
+DOCS_WITH_VARIABLES = (os.path.join(REPO, "docs", "reference.md"), os.path.join(REPO, "README.md"))
+
+
 def readme_variables():
-    """Every variable named in the first cell of a README table row."""
+    """Every variable named in the first cell of a table row of docs/reference.md or README.md."""
     names = set()
-    with open(os.path.join(REPO, "README.md")) as f:
-        for line in f:
-            if line.startswith("| `"):
-                names.update(re.findall(r"`([A-Z][A-Z0-9_]+)`", line.split("|")[1]))
+    for path in DOCS_WITH_VARIABLES:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("| `"):
+                    names.update(re.findall(r"`([A-Z][A-Z0-9_]+)`", line.split("|")[1]))
     return names
 
 
@@ -478,7 +483,7 @@ def names(a):
                 found.setdefault(n, os.path.relpath(p, REPO))
     bad = undocumented(found)
     if bad:
-        return False, "FAIL names: not in the README's variable tables: %s" % (
+        return False, "FAIL names: not in the variable tables of docs/reference.md: %s" % (
             ", ".join("%s (%s)" % (n, found[n]) for n in bad))
     return True, "OK names: %d variable names, all documented" % len(found)
 

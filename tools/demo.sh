@@ -89,6 +89,6 @@ echo
 echo "What to try next:"
 echo "  your own job:  NCCL_PROFILER_PLUGIN=$plugin NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR=logs/\$SLURM_JOB_ID torchrun ...  (Slurm, Kubernetes: docs/deploy.md)"
 echo "  the HTML page: open $(show "$out/report.html") in a browser: busbw by size, per-rank lateness, links, bandwidth over time"
-echo "  Prometheus:    NCCL_INSPECTOR_PROM_DUMP=1 NCCL_INSPECTOR_DUMP_DIR=<node exporter textfile dir>, with sampling for always-on (README: Prometheus output, Sampled timing)"
-echo "  OTLP:          NCCL_INSPECTOR_OTLP_EXPORT=1 OTEL_EXPORTER_OTLP_ENDPOINT=http://<collector>:4318 (README: OTLP output)"
+echo "  Prometheus:    NCCL_INSPECTOR_PROM_DUMP=1 NCCL_INSPECTOR_DUMP_DIR=<node exporter textfile dir>, with sampling for always-on (docs/reference.md: Prometheus output, Sampled timing)"
+echo "  OTLP:          NCCL_INSPECTOR_OTLP_EXPORT=1 OTEL_EXPORTER_OTLP_ENDPOINT=http://<collector>:4318 (docs/reference.md: OTLP output)"
 echo "(the demo took $(since "$t0"))"

@@ -1,7 +1,7 @@
 /*
  * trace_load.h - reading a recorded trace file into memory.
  *
- * Owns: the trace file format (../shared/fixtures/README.md): gzip or plain
+ * Owns: the trace file format (tests/data/README.md): gzip or plain
  * JSON lines, one callback per line, parsed once with jansson into a
  * struct rp_trace, and which lines are too broken to replay (trace_load.c
  * says which and why). Strings are interned (intern.h) so the replay hands
