@@ -6,7 +6,7 @@ scratch tree and used from there, as a new user would:
                         machine's architecture; its copyright file says Apache-2.0
   package.deb.layout    every file where the layout promises it: both plugin names in lib/ (the
                         same bytes), the tools in bin/, README.md, LICENSE (the Apache 2.0 text
-                        of the source tree) and every docs/*.md in share/doc/nccl-inspector/,
+                        of the source tree) and every docs/*.md and docs/internal/*.md in share/doc/nccl-inspector/,
                         every grafana/ and examples/ file in share/nccl-inspector/ (scripts still
                         executable), lib/pkgconfig/inspector.pc; nothing of the build tree
   package.deb.run       `dpkg-deb -x` into a fresh directory (no root, no dpkg database):
@@ -152,6 +152,8 @@ def expected_layout():
     for f in sorted(glob.glob(os.path.join(REPO, "docs", "*.md")) +
                     glob.glob(os.path.join(REPO, "docs", "*.png"))):
         want[doc + "docs/" + os.path.basename(f)] = False
+    for f in sorted(glob.glob(os.path.join(REPO, "docs", "internal", "*.md"))):
+        want[doc + "docs/internal/" + os.path.basename(f)] = False  # linked from docs/
     for sub in ("grafana", "examples"):
         base = os.path.join(REPO, sub)
         for d, _, files in os.walk(base):
