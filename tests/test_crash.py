@@ -51,11 +51,21 @@ def kill_once(a, wd, procs, after_bytes, tolerate_tail):
     finished = p.poll() is not None
     if not finished:
         os.killpg(p.pid, signal.SIGKILL)   # the replay's own process group (start_new_session)
-    p.wait()
-    time.sleep(0.1)                         # children of --procs die with the group
-    stderr = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
     problems = []
+    # Bounded waits: one run of the suite under load timed out here once (not reproduced in
+    # the runs after it); should it happen again, say which wait it was, with what is left.
+    try:
+        p.wait(timeout=30)
+        time.sleep(0.1)                     # children of --procs die with the group
+        _, err = p.communicate(timeout=30)  # EOF once every process holding the pipe is gone
+        stderr = err.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        ps = subprocess.run(["ps", "-o", "pid,stat,wchan:20,args", "-g", str(p.pid)],
+                            stdout=subprocess.PIPE, universal_newlines=True).stdout
+        problems.append("the replay's process group was not gone 30 s after SIGKILL:\n" + ps)
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        stderr = ""
     if finished:
         problems.append("the run ended (rc %s) before it could be killed: make it longer"
                         % p.returncode)
