@@ -10,6 +10,8 @@ histograms' counts; records with stale channels counted as excluded, not aggrega
   otlp.protobuf        torch-1735 (2 processes) over http/protobuf
   otlp.json            the same over http/json
   otlp.gzip            the same, gzip-compressed (the receiver gunzips)
+  otlp.split           the body limit lowered to 2000 bytes (a test hook): each export arrives as
+                       several bodies, which together equal the log
   otlp.stale           va2a-r0 (stale channels): excluded == the oracle's stale records
   otlp.synonym         NCCL_INSPECTOR_OTEL_EXPORT=1 (the vendors' name) and JSON_DUMP=0: OTLP
                        alone, no log written, the same totals
@@ -91,7 +93,7 @@ def kvs(raw_list):
 def decode_pb(body):
     """{"resource": {...}, "metrics": {name: [(attrs, value or histogram dict)]}}"""
     req = fields(body)
-    out = {"resource": {}, "metrics": collections.defaultdict(list)}
+    out = {"resource": {}, "metrics": collections.defaultdict(list), "time": 0}
     for rm_raw in req[1]:
         rm = fields(rm_raw)
         out["resource"] = kvs(fields(rm[1][0]).get(1, [])) if rm.get(1) else {}
@@ -104,6 +106,7 @@ def decode_pb(body):
                     assert s[2][0] == 2 and s[3][0] == 1, "cumulative, monotonic"
                     for p_raw in s.get(1, []):
                         p = fields(p_raw)
+                        out["time"] = struct.unpack("<Q", p[3][0])[0]
                         v = struct.unpack("<q", p[6][0])[0]
                         out["metrics"][name].append((kvs(p.get(7, [])), v))
                 elif m.get(10):  # ExponentialHistogram
@@ -245,7 +248,8 @@ def otlp_totals(dec):
 
 
 def last_exports(rec, json_mode):
-    """{pid: decoded last body}; every body checked (protoc / JSON) on the way."""
+    """{pid: the last export, decoded}; every body checked (protoc / JSON) on the way. An export
+    split into several bodies (same time_unix_nano) is put back together."""
     out, problems = {}, []
     for r in rec.requests():
         if r["action"] not in ("200",):
@@ -260,7 +264,15 @@ def last_exports(rec, json_mode):
                 problems.append("body %d: protoc: %s" % (r["seq"], p.stderr.decode()[:200]))
                 continue
             dec = decode_pb(body)
-        out[dec["resource"]["process.pid"]] = dec  # later bodies of a pid replace earlier ones
+        pid = dec["resource"]["process.pid"]
+        prev = out.get(pid)
+        if prev and prev.get("time") and prev.get("time") == dec.get("time"):
+            for name, pts in dec["metrics"].items():  # another body of the same export
+                prev["metrics"][name] += pts
+            prev["bodies"] += 1
+        else:
+            dec["bodies"] = 1
+            out[pid] = dec  # a later export of a pid replaces the earlier one
     return out, problems
 
 
@@ -330,11 +342,14 @@ def replay_case(name, traces, extra, json_mode=False, expect_log=True, labels=()
             if extra.get("OTEL_EXPORTER_OTLP_COMPRESSION") == "gzip" and \
                     {q["encoding"] for q in rec.requests()} != {"gzip"}:
                 problems.append("not gzip: %s" % {q["encoding"] for q in rec.requests()})
+            if extra.get("INSPECTOR_OTLP_MAX_BODY_BYTES") and \
+                    not any(d["bodies"] > 1 for d in exports.values()):
+                problems.append("no export was split: %s" % [d["bodies"] for d in exports.values()])
             if problems:
                 wd.failed = True
                 return False, "FAIL %s: %s" % (name, "; ".join(problems[:6]))
-            return True, "OK %s: %d requests, %d operations in the last exports, equal to the log" % (
-                name, len(rec.requests()), n)
+            return True, "OK %s: %d requests, %d operations in the last exports (%s bodies), equal to " \
+                "the log" % (name, len(rec.requests()), n, [d["bodies"] for d in exports.values()])
     return harness.Case(name, fn, labels=["otlp"] + list(labels), timeout=120)
 
 
@@ -456,6 +471,7 @@ def cases():
             replay_case("otlp.json", TORCH, {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, json_mode=True),
             replay_case("otlp.gzip", TORCH, {"OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}),
             replay_case("otlp.stale", ["2.28.9/va2a-r0"], {}),
+            replay_case("otlp.split", TORCH, {"INSPECTOR_OTLP_MAX_BODY_BYTES": "2000"}),
             replay_case("otlp.synonym", TORCH, {"NCCL_INSPECTOR_OTLP_EXPORT": "0",
                                                 "NCCL_INSPECTOR_OTEL_EXPORT": "1",
                                                 "NCCL_INSPECTOR_JSON_DUMP": "0"}, expect_log=False),

@@ -83,6 +83,9 @@ static char g_host[256], g_job[512], g_cluster[512];
 static struct ins_otlp_exporter *g_exporter;
 static uint64_t g_start_ns;
 static atomic_int g_warned_mem;
+/* INS_OTLP_MAX_BODY; INSPECTOR_OTLP_MAX_BODY_BYTES lowers it so that the tests can see a
+ * snapshot split without tens of thousands of series (tests/test_otlp.py, otlp.split). */
+static size_t g_max_body = INS_OTLP_MAX_BODY;
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -119,6 +122,8 @@ static void otlp_start(const struct ins_config *cfg) {
     if (strcmp(g_cfg.attrs[i].key, "service.name")) /* OTEL_SERVICE_NAME's rule: set above */
       resource_add(g_cfg.attrs[i].key, g_cfg.attrs[i].value, 0, false);
   g_start_ns = now_ns();
+  const char *mb = getenv("INSPECTOR_OTLP_MAX_BODY_BYTES");
+  if (mb && atoll(mb) > 0) g_max_body = (size_t)atoll(mb);
   pthread_mutex_unlock(&g_lock);
   /* outside the lock: the exporter's first collect takes it */
   g_exporter = ins_otlp_exporter_start(&g_cfg.ep, g_cfg.interval_ms, QUEUE_MAX, ins_otlp_collect, NULL);
@@ -358,7 +363,7 @@ static int encode_split(struct ins_buf *bodies, int max, size_t a, size_t b, boo
     ins_buf_free(body);
     return 0;
   }
-  if (body->len <= INS_OTLP_MAX_BODY || b - a <= 1) return 1;
+  if (body->len <= g_max_body || b - a <= 1) return 1;
   ins_buf_free(body);
   size_t mid = a + (b - a) / 2;
   int n = encode_split(bodies, max, a, mid, counters, now);
