@@ -56,7 +56,8 @@ if(TARGET PkgConfig::JANSSON AND ZLIB_FOUND)
     LIBS PkgConfig::JANSSON ZLIB::ZLIB)
   ins_fuzz_target(fuzz_report
     SOURCES ${INS_FUZZ_ROOT}/tools/report/parse.c ${INS_FUZZ_ROOT}/tools/report/scan.c
-    INCLUDES ${INS_FUZZ_ROOT}/tools/report
+            ${INS_FUZZ_ROOT}/src/core/utf8.c
+    INCLUDES ${INS_FUZZ_ROOT}/tools/report ${INS_FUZZ_ROOT}/src
     LIBS PkgConfig::JANSSON)
 else()
   message(STATUS "fuzz_trace and fuzz_report need zlib and jansson: not built")

@@ -38,8 +38,10 @@ if(TARGET inspector-report)
   foreach(_src test_report_scan.c bench_report_parse.c)
     string(REGEX REPLACE "^(test_)?(.*)[.]c$" "\\2" _name ${_src})
     add_executable(inspector-unit-${_name} ${CMAKE_CURRENT_LIST_DIR}/${_src}
-                   ${PROJECT_SOURCE_DIR}/tools/report/parse.c ${PROJECT_SOURCE_DIR}/tools/report/scan.c)
-    target_include_directories(inspector-unit-${_name} PRIVATE ${PROJECT_SOURCE_DIR}/tools/report)
+                   ${PROJECT_SOURCE_DIR}/tools/report/parse.c ${PROJECT_SOURCE_DIR}/tools/report/scan.c
+                   ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
+    target_include_directories(inspector-unit-${_name} PRIVATE ${PROJECT_SOURCE_DIR}/tools/report
+                               ${PROJECT_SOURCE_DIR}/src)
     target_compile_definitions(inspector-unit-${_name} PRIVATE _GNU_SOURCE)
     target_link_libraries(inspector-unit-${_name} PRIVATE PkgConfig::JANSSON ZLIB::ZLIB m)
   endforeach()
@@ -52,8 +54,9 @@ endif()
 if(TARGET inspector-report)
   set(_rpt ${PROJECT_SOURCE_DIR}/tools/report)
   add_executable(inspector-unit-report_out ${CMAKE_CURRENT_LIST_DIR}/test_report_out.c
-                 ${_rpt}/out_html.c ${_rpt}/out_trace.c ${_rpt}/out_text.c ${_rpt}/qsketch.c ${_rpt}/intern.c)
-  target_include_directories(inspector-unit-report_out PRIVATE ${_rpt})
+                 ${_rpt}/out_html.c ${_rpt}/out_trace.c ${_rpt}/out_text.c ${_rpt}/qsketch.c ${_rpt}/intern.c
+                 ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
+  target_include_directories(inspector-unit-report_out PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-report_out PRIVATE _GNU_SOURCE)
   target_link_libraries(inspector-unit-report_out PRIVATE Threads::Threads m)
   add_test(NAME unit_report_out COMMAND inspector-unit-report_out)

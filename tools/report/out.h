@@ -19,6 +19,10 @@ int rpt_write_csv(struct rpt_job *j, const char *dir);    /* --csv DIR: one tabl
 int rpt_write_html(struct rpt_job *j, const char *path);  /* --html FILE: one page, inline SVG */
 int rpt_write_trace(struct rpt_job *j, const char *path); /* --trace FILE: Perfetto/Chrome JSON */
 
+/* A JSON string, quotes included: escaped, and valid UTF-8 whatever the log held (through
+ * src/core/utf8.h, the walk the plugin's writers use). Shared by the JSON and trace writers. */
+void rpt_put_json_string(FILE *f, const char *s);
+
 /* Shared by the writers: "64.0 MiB", "512 B". */
 const char *rpt_human_bytes(uint64_t b, char *out, size_t n);
 

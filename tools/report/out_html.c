@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "out.h"
 
 #define MAX_COMM_SECTIONS 32
@@ -42,17 +43,6 @@
 #define MAX_HEAT_CELLS 16384 /* ranks, over all the maps of the page */
 
 /* ---------------------------------------------------------------- text */
-
-/* Length of the valid UTF-8 sequence at p (1..4), or 0: overlongs, surrogates, > U+10FFFF. */
-static int utf8_len(const unsigned char *p) {
-  unsigned c = p[0];
-  int n = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-  for (int i = 1; i < n; i++)
-    if ((p[i] & 0xC0) != 0x80) return 0;
-  if (n == 3 && ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0))) return 0;
-  if (n == 4 && ((c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90))) return 0;
-  return n;
-}
 
 /*
  * s as HTML text or attribute value (the five specials escaped), at most `max`
@@ -66,10 +56,11 @@ static void put_text_n(FILE *f, const char *s, int max) {
       fputs("\xE2\x80\xA6", f);
       return;
     }
-    int n = utf8_len(p);
+    size_t left = strlen((const char *)p);
+    size_t n = ins_utf8_char_len(p, left); /* src/core/utf8.h: the plugin's rule */
     if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
-      fputs("\xEF\xBF\xBD", f);
-      p++;
+      fputs(INS_UTF8_REPLACEMENT, f);
+      p += n ? 1 : ins_utf8_invalid_len(p, left);
       continue;
     }
     switch (*p) {
@@ -78,7 +69,7 @@ static void put_text_n(FILE *f, const char *s, int max) {
     case '>': fputs("&gt;", f); break;
     case '"': fputs("&quot;", f); break;
     case '\'': fputs("&#39;", f); break;
-    default: fwrite(p, 1, (size_t)n, f);
+    default: fwrite(p, 1, n, f);
     }
     p += n;
   }

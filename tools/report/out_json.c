@@ -12,15 +12,7 @@
 
 #include "out.h"
 
-static void jstr(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-    else fputc(*p, f);
-  }
-  fputc('"', f);
-}
+static void jstr(FILE *f, const char *s) { rpt_put_json_string(f, s); }
 
 /* A finite number, or null (JSON has no NaN or infinity). */
 static void jnum(FILE *f, double v) {

@@ -10,7 +10,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "out.h"
+
+void rpt_put_json_string(FILE *f, const char *s) {
+  /* log strings are short (names <= 127 bytes, hosts <= 63): 6 bytes each at most escaped */
+  char buf[4096];
+  ins_utf8_escape(buf, sizeof buf, s, ins_utf8_json_escape, 0);
+  fprintf(f, "\"%s\"", buf);
+}
 
 const char *rpt_human_bytes(uint64_t b, char *out, size_t n) {
   const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -60,42 +60,7 @@ static int cmp_op(const void *pa, const void *pb) {
   return a->op < b->op ? -1 : a->op > b->op;
 }
 
-/*
- * A JSON string: quotes, backslashes and control characters escaped, and any
- * byte sequence that is not UTF-8 written as U+FFFD (log strings can hold
- * anything; a JSON parser rejects invalid UTF-8).
- */
-static void put_jstr(FILE *f, const char *s) {
-  const unsigned char *p = (const unsigned char *)s;
-  putc('"', f);
-  while (*p) {
-    unsigned c = *p;
-    if (c < 0x80) {
-      if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-      else if (c < 0x20 || c == 0x7f) fprintf(f, "\\u%04x", c);
-      else putc((int)c, f);
-      p++;
-      continue;
-    }
-    /* length of a valid sequence at p, 0 if none (overlongs, surrogates, > U+10FFFF) */
-    int n = 0;
-    if (c >= 0xC2 && c <= 0xDF) n = 2;
-    else if (c >= 0xE0 && c <= 0xEF) n = 3;
-    else if (c >= 0xF0 && c <= 0xF4) n = 4;
-    for (int i = 1; i < n; i++)
-      if ((p[i] & 0xC0) != 0x80) n = 0;
-    if (n == 3 && ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0))) n = 0;
-    if (n == 4 && ((c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90))) n = 0;
-    if (n) {
-      fwrite(p, 1, (size_t)n, f);
-      p += n;
-    } else {
-      fputs("\xEF\xBF\xBD", f);
-      p++;
-    }
-  }
-  putc('"', f);
-}
+static void put_jstr(FILE *f, const char *s) { rpt_put_json_string(f, s); }
 
 /* Nanoseconds as microseconds with three decimals: 1234567 -> 1234.567. */
 static void put_us(FILE *f, uint64_t ns) {

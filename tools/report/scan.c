@@ -30,6 +30,7 @@
  *
  * Not here: what the values mean or whether they are plausible (parse.c).
  */
+#include "core/utf8.h"
 #include "fields.h"
 
 #include <assert.h>
@@ -56,21 +57,10 @@ static const char *skip_ws(const char *p, const char *end) {
 
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/* The length of the UTF-8 sequence at p (p[0] >= 0x80), or 0 where jansson finds it invalid. */
+/* The length of the UTF-8 sequence at p (p[0] >= 0x80), or 0 where jansson finds it invalid:
+ * RFC 3629, the plugin's rule (src/core/utf8.h). */
 static size_t utf8_len(const unsigned char *p, const char *end) {
-  unsigned c = p[0];
-  size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-  if (n == 0 || (size_t)(end - (const char *)p) < n) return 0;
-  uint32_t cp = c & (0x7Fu >> n);
-  for (size_t i = 1; i < n; i++) {
-    if ((p[i] & 0xC0) != 0x80) return 0;
-    cp = cp << 6 | (p[i] & 0x3Fu);
-  }
-  /* n == 2 cannot be overlong: its lead byte is at least 0xC2 */
-  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || (n == 3 && cp < 0x800) ||
-      (n == 4 && cp < 0x10000))
-    return 0;
-  return n;
+  return ins_utf8_char_len(p, (size_t)(end - (const char *)p));
 }
 
 /*
