@@ -45,7 +45,10 @@ static void run_synth(const struct bp_plugin *p, struct bp_prog *g, int iters, s
   struct bp_run r;
   bp_run_alloc(g, &r);
   bp_open(p, g, &r);
-  for (int i = 0; i < iters; i++) bp_exec(p, g, &r, false, s);
+  for (int i = 0; i < iters; i++) {
+    bp_exec(p, g, &r, false, s);
+    bp_prog_advance(g);
+  }
   bp_close(p, g, &r);
   bp_run_free(&r);
 }

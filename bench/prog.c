@@ -234,3 +234,35 @@ uint64_t bp_prog_events(const struct bp_prog *g) {
     n += g->call[i].op == BP_START || g->call[i].op == BP_STOP || g->call[i].op == BP_RECORD;
   return n;
 }
+
+/* The kernel pTimer of a start call's descriptor, if it is a KernelCh (else NULL). */
+static uint64_t *kernel_ptimer(const struct bp_prog *g, const struct bp_call *c) {
+  union bp_descr *d = &g->descr[c->descr];
+  if (g->ver == 4) return d->v4.type == PROF_EV_KERNEL_CH ? &d->v4.kernelCh.pTimer : NULL;
+  if (g->ver == 5) return d->v5.type == PROF_EV_KERNEL_CH ? &d->v5.kernelCh.pTimer : NULL;
+  return d->v6.type == PROF_EV_KERNEL_CH ? &d->v6.kernelCh.pTimer : NULL;
+}
+
+void bp_prog_advance(const struct bp_prog *cg) {
+  struct bp_prog *g = (struct bp_prog *)cg; /* its descriptors are the program's data */
+  if (!g->ptimer_span) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < g->ncall; i++) {
+      const struct bp_call *c = &g->call[i];
+      uint64_t *p = c->op == BP_START ? kernel_ptimer(g, c) : NULL;
+      uint64_t v = p ? *p : c->op == BP_RECORD && c->state == PROF_STATE_KERNEL_CH_STOP && c->has_args
+                           ? c->args.kernelCh.pTimer : 0;
+      if (!v) continue;
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    g->ptimer_span = hi >= lo ? hi - lo + 1000 : 1000;
+  }
+  for (size_t i = 0; i < g->ncall; i++) {
+    struct bp_call *c = &g->call[i];
+    uint64_t *p = c->op == BP_START ? kernel_ptimer(g, c) : NULL;
+    if (p && *p) *p += g->ptimer_span;
+    if (c->op == BP_RECORD && c->state == PROF_STATE_KERNEL_CH_STOP && c->has_args && c->args.kernelCh.pTimer)
+      c->args.kernelCh.pTimer += g->ptimer_span;
+  }
+}

@@ -59,6 +59,7 @@ struct bp_prog {
   uint32_t nslot; /* slots used, plus one */
   uint16_t *thread; /* per call: the recorded thread that made it */
   uint32_t nthread;
+  uint64_t ptimer_span; /* bp_prog_advance: the kernel pTimers' span, once measured */
 };
 
 struct rp_trace;
@@ -68,6 +69,10 @@ void *bp_xcalloc(size_t n, size_t sz);
 
 /* Compile t for ABI version ver (4, 5 or 6). Exits on out of memory. */
 void bp_compile(const struct rp_trace *t, int ver, struct bp_prog *g);
+/* Move every kernel pTimer of g past the last one: run again on the same communicator, the
+ * program is then later GPU work, as NCCL's next ops would be (the plugin judges timestamps
+ * that go back in time as an earlier op's: core/judge.h). Not timed; call between runs. */
+void bp_prog_advance(const struct bp_prog *g);
 void bp_prog_free(struct bp_prog *g);
 
 /* Event callbacks (start, stop, record) in g. */

@@ -84,6 +84,7 @@ int bp_mode_rate(struct bp_opts *o) {
       tick += 1000000000 / TICKS_PER_S;
     }
     bp_exec(p, &g, &r, false, &s);
+    bp_prog_advance(&g);
     batches++;
   }
   uint64_t wall = bp_now_ns() - t0;

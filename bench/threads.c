@@ -169,7 +169,10 @@ static void *par_thread(void *arg) {
     pthread_setaffinity_np(pthread_self(), sizeof set, &set); /* best effort */
   }
   start_together(me->sh);
-  for (int i = 0; i < me->iters; i++) bp_exec(me->p, me->g, &me->run, false, &me->s);
+  for (int i = 0; i < me->iters; i++) {
+    bp_exec(me->p, me->g, &me->run, false, &me->s);
+    bp_prog_advance(me->g);
+  }
   return NULL;
 }
 

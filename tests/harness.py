@@ -116,9 +116,9 @@ class RunConfig:
             return default
         return v
 
-    def oracle_config(self):
+    def oracle_config(self, abi=None):
         return oracle.Config(min_size=self.min_size, p2p=self.p2p,
-                             require_kernel=self.require_kernel)
+                             require_kernel=self.require_kernel, abi=abi)
 
 
 # ---------------------------------------------------------------------------
@@ -226,10 +226,10 @@ class Workdir:
 # ---------------------------------------------------------------------------
 
 def fixture_expectation(traces, cfg: RunConfig, ring=None, repeat=1, check_order=False,
-                        single_dump=False):
+                        single_dump=False, abi=None):
     recs, ctxs = [], []
     for t in traces:
-        c, r = oracle.expected_records(t, cfg.oracle_config())
+        c, r = oracle.expected_records(t, cfg.oracle_config(abi))
         ctxs += c
         recs += r
     return logcheck.Expectation(recs, ctxs, verbose=cfg.verbose, ring=ring,
@@ -259,7 +259,7 @@ def replay_and_check(a, traces, env_extra=None, abi=None, threads=False, procs=F
         elif r.rc != 0:
             problems.append("replay exited with %s" % r.rc)
         exp = fixture_expectation(traces, cfg, ring=ring, repeat=repeat, check_order=check_order,
-                                  single_dump=single_dump)
+                                  single_dump=single_dump, abi=abi)
         errors, summary = logcheck.check_dump(wd.dump, exp, window=r.window,
                                               pids=None if procs else {r.pid})
         problems += errors.items

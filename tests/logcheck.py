@@ -31,6 +31,10 @@ METADATA_KEYS = {"inspector_output_format_version", "git_rev", "rec_mechanism",
 STATS_KEYS = ["coll_records_total", "coll_records_since_last_dump", "coll_dropped_total",
               "coll_dropped_since_last_dump", "p2p_records_total", "p2p_records_since_last_dump",
               "p2p_dropped_total", "p2p_dropped_since_last_dump"]
+# Beside STATS_KEYS [C2 "Stats record"]: ops left without a record, by reason, and records
+# timed without some channels; then, when NCCL left collectives unreported, coll_unreported.
+UNTIMED_KEYS = ["%s_%s" % (k, w) for k in ("coll", "p2p")
+                for w in ("untimed_total", "untimed", "partial_total")]
 PERF_KEYS = {"coll": set(oracle.COLL_FIELDS), "p2p": set(oracle.P2P_FIELDS)}
 FLOAT_SUFFIXES = ("_algobw_gbs", "_busbw_gbs")
 # <host>-pid<pid>.log, or with a random suffix when that name was taken (src/sink/files.h)
@@ -440,13 +444,45 @@ def check_dump(dump_dir: str, exp: Expectation, window=None, pids=None,
                            "expected %s" % (ck[0], ck[1], ck[2], [k[4] for k in order.get(ck, [])],
                                             [k[4] for k in keys]))
 
-    check_stats(stats, perf_counts, dropped, exp, errors, files)
+    check_stats(stats, perf_counts, dropped, exp, errors, files, written)
     summary = {"expected": len(written), "found": n_perf, "files": len(files),
                "dropped": sum(dropped.values())}
     return errors, summary
 
 
-def check_stats(stats, perf_counts, dropped, exp: Expectation, errors: Errors, files):
+def check_untimed(s, where, errors):
+    """The untimed / partial / unreported part of a dump_stats object [C2]; returns the object
+    without it, or None when malformed."""
+    bad = []
+    for k in ("coll", "p2p"):
+        u = s.get(k + "_untimed")
+        if not (isinstance(u, dict) and set(u) == set(oracle.UNTIMED) and
+                all(_is_int(v) and v >= 0 for v in u.values())):
+            bad.append("%s_untimed must have exactly the non-negative ints %s" % (k, oracle.UNTIMED))
+        elif s.get(k + "_untimed_total") != sum(u.values()):
+            bad.append("%s_untimed_total %s is not the sum of %s_untimed" % (k, s.get(k + "_untimed_total"), k))
+        if not (_is_int(s.get(k + "_partial_total")) and s[k + "_partial_total"] >= 0):
+            bad.append("%s_partial_total must be a non-negative int" % k)
+    un = s.get("coll_unreported")
+    if un is not None and not (isinstance(un, dict) and un and
+                               all(_is_int(v) and v > 0 for v in un.values())):
+        bad.append("coll_unreported must map function names to positive ints")
+    for b in bad:
+        errors.add("%s: dump_stats: %s: got %s" % (where, b, json.dumps(s)))
+    if bad:
+        return None
+    return {k: v for k, v in s.items() if k not in UNTIMED_KEYS and k != "coll_unreported"}
+
+
+def untimed_sig(s):
+    """What besides records and drops makes a context report again (a context that reported
+    nothing yet stands at zero)."""
+    zero = {"untimed_total": 0, "untimed": dict.fromkeys(oracle.UNTIMED, 0), "partial_total": 0}
+    return json.dumps([s.get(k, zero[k.split("_", 1)[1]]) for k in UNTIMED_KEYS] +
+                      [s.get("coll_unreported")], sort_keys=True)
+
+
+def check_stats(stats, perf_counts, dropped, exp: Expectation, errors: Errors, files, written=()):
     """dump_stats [C2]: once per dump per context that wrote or dropped anything since its last
     stats record; per context, since_last_dump sums = records in the file, totals are the running
     sums (so monotonic, the last equal to the sums); dropped as expected."""
@@ -489,15 +525,23 @@ def check_stats(stats, perf_counts, dropped, exp: Expectation, errors: Errors, f
                     errors.add("%s: dump_stats gpu_timer malformed: %s" % (line.where(),
                                                                           json.dumps(g)))
                 s = {k: v for k, v in s.items() if k != "gpu_timer"}
+            full = s
+            s = check_untimed(s, line.where(), errors) if isinstance(s, dict) else s
+            if s is None:
+                bad = True
+                continue
             if not isinstance(s, dict) or set(s) != set(STATS_KEYS) or \
                     not all(_is_int(s[k]) and s[k] >= 0 for k in STATS_KEYS):
                 errors.add("%s: dump_stats must have exactly the non-negative ints %s: got %s"
                            % (line.where(), STATS_KEYS, json.dumps(s)))
                 bad = True
                 continue
-            if not any(s[k] for k in STATS_KEYS if k.endswith("_since_last_dump")):
-                errors.add("%s: dump_stats for a context that wrote and dropped nothing since its "
-                           "last stats record" % line.where())
+            if not any(s[k] for k in STATS_KEYS if k.endswith("_since_last_dump")) and \
+                    untimed_sig(full) == last_total.get("sig", untimed_sig({})):
+                errors.add("%s: dump_stats for a context that wrote, dropped and left out nothing "
+                           "since its last stats record" % line.where())
+            last_total["sig"] = untimed_sig(full)
+            last_stats = full
             for kind in ("coll", "p2p"):
                 for what in ("records", "dropped"):
                     sums[(kind, what)] += s["%s_%s_since_last_dump" % (kind, what)]
@@ -516,6 +560,24 @@ def check_stats(stats, perf_counts, dropped, exp: Expectation, errors: Errors, f
                                                               sums[(kind, what)], kind, what))
         if bad:
             continue
+        # ops left without a record, by reason, and partial records: as the oracle says [C2]
+        want = next((c.get("untimed") for c in exp.contexts
+                     if (c["comm"], c["rank"]) == (comm, rank)), None)
+        if want is not None and exp.multiplicity == 1 and lines:
+            got = {k: last_stats[k + "_untimed"] for k in ("coll", "p2p")}
+            if got != want:
+                errors.add("%s: dump_stats untimed %s, expected %s" % (name, json.dumps(got),
+                                                                       json.dumps(want)))
+            for kind in ("coll", "p2p"):
+                npart = sum(1 for r in written if (r["comm"], r["rank"], r["kind"]) == (comm, rank, kind)
+                            and r["perf"][kind + "_stale_channels"] > 0)
+                if last_stats[kind + "_partial_total"] != npart:
+                    errors.add("%s: dump_stats %s_partial_total %d, expected %d (records with stale "
+                               "channels)" % (name, kind, last_stats[kind + "_partial_total"], npart))
+        elif want is not None and exp.multiplicity == 1 and not lines and \
+                any(v for k in want.values() for v in k.values()):
+            errors.add("%s: no dump_stats record, though the oracle expects ops left without a "
+                       "record: %s" % (name, json.dumps(want)))
         for kind in ("coll", "p2p"):
             n = perf_counts.get(ck + (kind,), 0)
             if sums[(kind, "records")] != n:

@@ -3,7 +3,7 @@
 after changing it).  Same line format as the recorded fixtures (tests/data/README.md); each
 file exercises a corner the recorded traces do not reach:
 
-  late_channel   a channel's kernel starts after the other channel has stopped and after a
+  late_channel   a channel's kernel events come after the other channel's stopped and after a
                  later op completed [ABI "Reported for RCCL": not complete merely because
                  every channel started so far has stopped]
   channels       channel ids 40 and 63, P2p on channels 16/17/63, a send to self (no kernel
@@ -153,10 +153,11 @@ def late_channel(ver, name):
     tr.stop(a)
     tr.end_group(ga, g)
     tr.kernel(1, a, 0, T0_PTIMER + 1000, T0_PTIMER + 21000)
-    # op B (seq 1): one channel, complete before A's second channel starts
+    # op B (seq 1): one channel, complete before A's second channel's events come
     simple_coll(tr, 1, 0, 1, "AllReduce", 262144, "ncclFloat32", [0], T0_PTIMER + 30000, 7000)
-    # A's late channel 1: starts 50 us after channel 0 stopped
-    tr.kernel(1, a, 1, T0_PTIMER + 71000, T0_PTIMER + 90500)
+    # A's late channel 1: its events come after B completed; on the GPU it ran beside
+    # channel 0, as one kernel's channels do (C2 "Whose timestamps")
+    tr.kernel(1, a, 1, T0_PTIMER + 2000, T0_PTIMER + 21500)
     simple_coll(tr, 1, 0, 2, "AllReduce", 262144, "ncclFloat32", [0, 1], T0_PTIMER + 200000,
                 5500)
     tr.finalize(1)

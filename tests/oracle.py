@@ -43,6 +43,12 @@ DTYPE_SIZE = {
     "ncclInt64": 8, "ncclUint64": 8, "ncclFloat64": 8,
 }
 
+# [C2 "Whose timestamps"]
+SLOTS = 64          # NCCL's timestamp slots per channel (MAX_PROFILER_EVENTS_PER_CHANNEL)
+KERNEL_GAP = 2000   # pTimer units between two kernels' channels (ns under NCCL)
+JUDGE_WINDOW = 4096 # ops the plugin remembers; a longer span is unverified
+JUDGE_SETTLE = 64
+
 # Timing sources [C2].
 SRC_KERNEL_GPU = "kernel_gpu"
 SRC_KERNEL_CPU = "kernel_cpu"
@@ -66,10 +72,14 @@ TIME_FIELDS = ("exec_time_us", "exec_time_ns", "start_ts_ns", "algobw_gbs", "bus
 
 @dataclass
 class Config:
-    """What the plugin was configured with [SEED; defaults there]."""
+    """What the plugin was configured with [SEED; defaults there], and the ABI the replay
+    drives it through (None: the newest, v6; "trace": each trace's own; "4", "5", "6"): API
+    events reach the plugin through v5 and v6 only [ABI "Event types"]."""
     min_size: int = 8192          # NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES
     p2p: bool = True              # NCCL_INSPECTOR_ENABLE_P2P
     require_kernel: bool = True   # NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING
+    abi: Optional[str] = None
+    kernel_gap: int = KERNEL_GAP  # in the trace's pTimer units [C2 "Whose timestamps", 1c]
 
 
 # ---------------------------------------------------------------------------
@@ -119,6 +129,23 @@ class Op:
     stopped: bool = False
     stop_line: int = 0
     kernels: List[Kernel] = field(default_factory=list)
+    # Its place in the context's issue order [C2 "Whose timestamps"]
+    idx: int = 0              # Coll/P2p starts of the context before it
+    group: int = 0            # its application group's number
+    group_first: int = 0      # Coll/P2p starts of the context when its group began
+    api_base: int = 0         # API calls of the context when its group began
+
+
+@dataclass
+class Counts:
+    """A context's issue counters after some line [C2 "Whose timestamps"]."""
+    ops: int = 0              # Coll/P2p starts delivered (filtered ones included)
+    api: int = 0              # CollApi/P2pApi starts delivered
+    api_seen: bool = False
+    group: int = 0
+    group_first: int = 0
+    api_base: int = 0
+    in_api_calls: bool = False
 
 
 def open_trace(path):
@@ -130,8 +157,20 @@ def open_trace(path):
     return open(path, "r", encoding="utf-8")
 
 
-def parse_trace(path, undelivered=frozenset()):
-    """Read a trace: returns (contexts by ctx, ops in start order).
+TYPE_GROUP = 1
+TYPE_COLL_API = 512
+TYPE_P2P_API = 1024
+
+
+def api_events_delivered(ctx_ver: int, abi: Optional[str]) -> bool:
+    """Whether the replay hands the plugin API events: the table it drives is v5 or v6."""
+    v = ctx_ver if abi == "trace" else (6 if abi is None else int(abi))
+    return v >= 5
+
+
+def parse_trace(path, undelivered=frozenset(), abi=None):
+    """Read a trace: returns (contexts by ctx, ops in start order, counts), where counts[ctx]
+    is the list of (line, Counts) after each line that changed them.
 
     undelivered: ids of Coll/P2p start events the replay did not deliver to the plugin
     (sampled timing: NCCL tagged their group without those event types). The plugin never
@@ -139,6 +178,8 @@ def parse_trace(path, undelivered=frozenset()):
     contexts: Dict[int, Context] = {}
     ops: Dict[int, Op] = {}          # by event id
     kernels: Dict[int, Kernel] = {}  # by event id
+    counts: Dict[int, Counts] = {}
+    history: Dict[int, list] = {}
     with open_trace(path) as f:
         for lineno, line in enumerate(f, 1):
             line = line.strip()
@@ -151,9 +192,16 @@ def parse_trace(path, undelivered=frozenset()):
                     ctx=ev["ctx"], comm_id=int(ev["comm"], 16), rank=ev["rank"],
                     nranks=ev["nranks"], nnodes=ev["nnodes"], name=ev.get("name") or "",
                     ver=ev.get("ver", 0))
+                counts[ev["ctx"]] = Counts()
+                history[ev["ctx"]] = [(lineno, Counts())]
             elif cb == "start":
                 if ev["id"] in undelivered and ev["type"] in (TYPE_COLL, TYPE_P2P):
                     continue
+                c = counts.get(ev.get("ctx"))
+                if c is not None and _on_issue(ev, c, contexts[ev["ctx"]], abi):
+                    history[ev["ctx"]].append((lineno, Counts(**vars(c))))
+                if ev["type"] in (TYPE_COLL, TYPE_P2P) and c is not None:
+                    ev = dict(ev, _place=(c.ops - 1, c.group, c.group_first, c.api_base))
                 _on_start(ev, lineno, contexts, ops, kernels)
             elif cb == "record":
                 k = kernels.get(ev["id"])
@@ -171,17 +219,58 @@ def parse_trace(path, undelivered=frozenset()):
                     k.stopped = True
                     k.last_line = lineno
             # `finalize` and every other type are irrelevant to the records.
-    return contexts, list(ops.values())
+    return contexts, list(ops.values()), history
+
+
+def _on_issue(ev, c: Counts, ctx: Context, abi) -> bool:
+    """Issue-order bookkeeping [C2 "Whose timestamps"]: a Group start begins an application
+    group; so does the first API call after a Coll/P2p start; each Coll/P2p start takes the
+    next place. True if the counters changed."""
+    t = ev["type"]
+    if t == TYPE_GROUP:
+        c.group += 1
+        c.group_first = c.ops
+        return True
+    if t in (TYPE_COLL_API, TYPE_P2P_API):
+        if not api_events_delivered(ctx.ver, abi):
+            return False
+        if not c.in_api_calls:
+            c.in_api_calls = True
+            c.api_base = c.api
+            c.group += 1
+            c.group_first = c.ops
+        c.api += 1
+        c.api_seen = True
+        return True
+    if t in (TYPE_COLL, TYPE_P2P):
+        c.ops += 1
+        c.in_api_calls = False
+        return True
+    return False
+
+
+def counts_at(history, line) -> Counts:
+    """A context's counters after every line before `line`."""
+    lo, hi = 0, len(history)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if history[mid][0] < line:
+            lo = mid + 1
+        else:
+            hi = mid
+    return history[lo - 1][1] if lo else Counts()
 
 
 def _on_start(ev, lineno, contexts, ops, kernels):
     t = ev["type"]
+    place = ev.get("_place", (0, 0, 0, 0))
     if t == TYPE_COLL:
         # coll_sn = NCCL's seqNumber [C2].
         ops[ev["id"]] = Op(id=ev["id"], ctx=ev["ctx"], kind="coll", func=ev["func"],
                            count=int(ev["count"]), dtype=ev["dtype"], nch=int(ev["nch"]),
                            sn=int(ev["seq"]), algo=ev.get("algo"), proto=ev.get("proto"),
-                           start_line=lineno)
+                           start_line=lineno, idx=place[0], group=place[1],
+                           group_first=place[2], api_base=place[3])
     elif t == TYPE_P2P:
         # p2p_sn = 0-based index of this P2p among all P2p start events of that
         # communicator context, filtered ones included [C2].
@@ -190,7 +279,8 @@ def _on_start(ev, lineno, contexts, ops, kernels):
         c.p2p_starts += 1
         ops[ev["id"]] = Op(id=ev["id"], ctx=ev["ctx"], kind="p2p", func=ev["func"],
                            count=int(ev["count"]), dtype=ev["dtype"], nch=int(ev["nch"]),
-                           sn=sn, peer=int(ev["peer"]), start_line=lineno)
+                           sn=sn, peer=int(ev["peer"]), start_line=lineno, idx=place[0],
+                           group=place[1], group_first=place[2], api_base=place[3])
     elif t == TYPE_KERNEL_CH:
         # A KernelCh belongs to the op whose event id is its parent [FIX "Line format";
         # ABI: the parent may already be stopped].
@@ -234,26 +324,23 @@ def kernel_has_gpu_times(k: Kernel) -> bool:
     return k.start_ptimer > 0 and k.recorded and k.stop_ptimer > 0
 
 
-STALE_GAP_FACTOR = 10
 
 
-def fresh_channels(kernels):
-    """[C2 "Stale channels"], stated from the rule, not from the plugin's loop: sorted by start
-    pTimer, the channels form runs; an idle gap is where a channel starts after every channel
-    before it has stopped. A gap longer than 10 times the longest interval of the channels after
-    it makes every channel before it stale, and the latest such gap decides.
-    Returns (the channels the time comes from, how many were left out)."""
+def other_kernels(kernels, gap=KERNEL_GAP):
+    """[C2 "Whose timestamps", 1c] Sorted by start, the channels split into runs where a start
+    comes more than `gap` after every earlier channel's stop; the largest run (the later one
+    on a tie) is the op's kernel. Returns the channels outside it."""
     ks = sorted(kernels, key=lambda k: k.start_ptimer)
-    gaps = []            # (index of the first channel after the gap, the gap's length)
-    busy_until = None    # when the channels so far have all stopped
-    for i, k in enumerate(ks):
-        if busy_until is not None and k.start_ptimer > busy_until:
-            gaps.append((i, k.start_ptimer - busy_until))
-        busy_until = k.stop_ptimer if busy_until is None else max(busy_until, k.stop_ptimer)
-    for i, length in reversed(gaps):
-        if length > STALE_GAP_FACTOR * max(k.stop_ptimer - k.start_ptimer for k in ks[i:]):
-            return ks[i:], i
-    return ks, 0
+    runs, stopped = [], None
+    for k in ks:
+        if stopped is None or (k.start_ptimer > stopped and k.start_ptimer - stopped > gap):
+            runs.append([])
+        runs[-1].append(k)
+        stopped = k.stop_ptimer if stopped is None else max(stopped, k.stop_ptimer)
+    if not runs:
+        return []
+    best = max(range(len(runs)), key=lambda i: (len(runs[i]), i))
+    return [k for i, r in enumerate(runs) if i != best for k in r]
 
 
 # NCCL's MAXCHANNELS (64): an op runs on at most that many channels (ids 0..63).
@@ -331,8 +418,8 @@ def expected_record(op: Op, ctx: Context, source: str, trace: str) -> dict:
         rec["coll_algo"] = op.algo
         rec["coll_proto"] = op.proto
     if source == SRC_KERNEL_GPU:
-        fresh, stale = fresh_channels(op.kernels)
-        rec[p + "_stale_channels"] = stale
+        fresh = [k for k in op.kernels if k not in op.left_out]
+        rec[p + "_stale_channels"] = len(op.left_out)
         start = min(k.start_ptimer for k in fresh)   # min kernel start pTimer
         stop = max(k.stop_ptimer for k in fresh)     # max kernel stop pTimer
         ns = stop - start
@@ -373,31 +460,132 @@ def expected_header(ctx: Context) -> dict:
             "rank": ctx.rank, "n_ranks": ctx.nranks, "nnodes": ctx.nnodes}
 
 
+UNTIMED = ("unverified", "handed_over", "no_gpu_timer", "lost_events", "incomplete")
+
+
+def judge_context(ops, history, cfg):
+    """[C2 "Whose timestamps"] For the tracked ops of one context, in completion order: which
+    channels are left out, which ops are handed over (no channel left), and which records
+    are unverified. Sets op.left_out and returns {op id: verdict} ("ok", "handed_over",
+    "unverified") for the kernel_gpu ops."""
+    timed = sorted(ops, key=completion_line)
+    floor_by_line = []          # (completion line, latest stop): the floor's history
+    latest = 0
+    chan_last = {}              # channel -> (op idx, group, stop) of the newest certain op
+    verdict, place = {}, {}
+    for op in timed:
+        line = completion_line(op)
+        # 1a. no channel can start at or before a timestamp delivered before the op's start
+        floor = max([f for (l, f) in floor_by_line if l < op.start_line], default=0)
+        c = counts_at(history, line)
+        span = c.ops - op.group_first
+        lag = (c.api - op.api_base) if c.api_seen else span
+        certain = max(lag, span) <= SLOTS
+        bad = []
+        for k in op.kernels:
+            if k.start_ptimer <= floor:
+                bad.append(k)
+                continue
+            last = chan_last.get(k.ch)
+            # 1b. after the stop of the newest certain op on the channel issued before it
+            if last and last[0] < op.idx and last[1] != op.group and k.start_ptimer < last[2]:
+                bad.append(k)
+        rest = [k for k in op.kernels if k not in bad]
+        bad += other_kernels(rest, cfg.kernel_gap)       # 1c
+        op.left_out = bad
+        kept = [k for k in op.kernels if k not in bad]
+        latest = max([latest] + [k.stop_ptimer for k in op.kernels])
+        floor_by_line.append((line, latest))
+        if certain:
+            for k in kept:
+                prev = chan_last.get(k.ch)
+                if not prev or prev[0] < op.idx:
+                    chan_last[k.ch] = (op.idx, op.group, k.stop_ptimer)
+        verdict[op.id] = "ok" if kept else "handed_over"
+        place[op.id] = (certain, lag, c.ops)
+    # 2. records that may hold a later op's timestamps: counted per channel over the span
+    by_idx = {op.idx: op for op in ops if verdict.get(op.id) == "ok"}
+    for op in timed:
+        if verdict[op.id] != "ok":
+            continue
+        certain, lag, issued = place[op.id]
+        if certain:
+            continue
+        lo = op.idx - min(op.idx - op.group_first, 255)
+        span = issued - lo
+        if span > JUDGE_WINDOW - JUDGE_SETTLE:
+            verdict[op.id] = "unverified"
+            continue
+        base = max(0, min(lag, 65535) - span)
+        chans = {k.ch for k in op.kernels}
+        works = {ch: base for ch in chans}
+        for i in range(lo, issued):
+            y = by_idx.get(i)
+            m = {k.ch for k in y.kernels} if y else set(range(MAX_CHANNELS))
+            if y and y.kind == "p2p":
+                # a Send and a Recv of one group with one peer are one work on a channel
+                for j in range(i - 1, lo - 1, -1):
+                    pz = by_idx.get(j)
+                    if not pz or pz.group != y.group:
+                        break
+                    if pz.kind == "p2p" and pz.peer == y.peer:
+                        m -= {k.ch for k in pz.kernels}
+            for ch in m & chans:
+                works[ch] += 1
+        if any(w > SLOTS for w in works.values()):
+            verdict[op.id] = "unverified"
+    return verdict
+
+
 def expected_records(path: str, cfg: Optional[Config] = None, undelivered=frozenset()):
     """All records the plugin must write for one replay of the trace at `path`.
 
     Returns (contexts, records): contexts is a list of the trace's contexts (dicts with
-    comm, rank, header), records a list of dicts (see expected_record) in completion order.
+    comm, rank, header, and untimed: {kind: {reason: ops left without a record}}), records
+    a list of dicts (see expected_record) in completion order.
     """
     cfg = cfg or Config()
-    contexts, ops = parse_trace(path, undelivered)
+    contexts, ops, history = parse_trace(path, undelivered, cfg.abi)
     out = []
     seen = set()
+    untimed = {c: {k: dict.fromkeys(UNTIMED, 0) for k in ("coll", "p2p")} for c in contexts}
+    gpu_ops = {c: [] for c in contexts}
+    sources = {}
     for op in ops:
+        op.left_out = []
         ctx = contexts[op.ctx]
         if not wanted(op, ctx, cfg):
             continue
         source = completion(op, cfg.require_kernel)
         if source is None:
+            nch = op.nch if channel_count_known(op) else len(op.kernels)
+            whole = op.stopped and len(op.kernels) == nch and nch > 0 and \
+                all(k.stopped for k in op.kernels)
+            untimed[op.ctx][op.kind]["no_gpu_timer" if whole else "incomplete"] += 1
+            continue
+        sources[op.id] = source
+        if source == SRC_KERNEL_GPU:
+            gpu_ops[op.ctx].append(op)
+    verdict = {}
+    for c, lst in gpu_ops.items():
+        verdict.update(judge_context(lst, history[c], cfg))
+    for op in ops:
+        if op.id not in sources:
+            continue
+        ctx = contexts[op.ctx]
+        v = verdict.get(op.id, "ok")
+        if v != "ok":
+            untimed[op.ctx][op.kind][v] += 1
             continue
         key = record_key(ctx.comm_id, ctx.rank, op.kind, op.func, op.sn)
         if key in seen:
             raise ValueError("%s: two ops with key %r: the oracle's matching key is not unique"
                              % (path, key))
         seen.add(key)
-        out.append(expected_record(op, ctx, source, path))
+        out.append(expected_record(op, ctx, sources[op.id], path))
     out.sort(key=lambda r: r["complete_at"])
-    ctx_list = [{"comm": c.comm_id, "rank": c.rank, "header": expected_header(c), "ver": c.ver}
+    ctx_list = [{"comm": c.comm_id, "rank": c.rank, "header": expected_header(c), "ver": c.ver,
+                 "untimed": untimed[c.ctx]}
                 for c in contexts.values()]
     return ctx_list, out
 

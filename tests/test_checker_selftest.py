@@ -13,6 +13,7 @@
                       verbose channels and order, completion order) is reported
 """
 import copy
+import collections
 import json
 import os
 import shutil
@@ -65,7 +66,7 @@ def reference_lines(exp, window):
             "rec_mechanism": "nccl_profiler_interface", "dump_timestamp_us": ts,
             "hostname": HOST, "pid": PID}
     lines = []
-    counts = {}
+    counts, partial = {}, collections.Counter()
     for r in written:
         perf = dict(r["perf"])
         for f in r["loose"]:
@@ -76,16 +77,21 @@ def reference_lines(exp, window):
         lines.append(_val({"header": r["header"], "metadata": meta, r["kind"] + "_perf": perf}))
         key = (r["comm"], r["rank"])
         counts.setdefault(key, {"coll": 0, "p2p": 0})[r["kind"]] += 1
+        partial[key + (r["kind"],)] += r["perf"][r["kind"] + "_stale_channels"] > 0
     for c in exp.contexts:
         key = (c["comm"], c["rank"])
         n = counts.get(key, {"coll": 0, "p2p": 0})
         d = {k: dropped.get(key + (k,), 0) for k in ("coll", "p2p")}
-        if not any(n.values()) and not any(d.values()):
+        u = c.get("untimed") or {k: dict.fromkeys(oracle.UNTIMED, 0) for k in ("coll", "p2p")}
+        if not any(n.values()) and not any(d.values()) and \
+                not any(v for k in u.values() for v in k.values()):
             continue
         stats = {}
         for k in ("coll", "p2p"):
             stats.update({"%s_records_total" % k: n[k], "%s_records_since_last_dump" % k: n[k],
-                          "%s_dropped_total" % k: d[k], "%s_dropped_since_last_dump" % k: d[k]})
+                          "%s_dropped_total" % k: d[k], "%s_dropped_since_last_dump" % k: d[k],
+                          "%s_untimed_total" % k: sum(u[k].values()), "%s_untimed" % k: u[k],
+                          "%s_partial_total" % k: partial[key + (k,)]})
         lines.append(_val({"header": c["header"], "metadata": meta, "dump_stats": stats}))
     return lines
 
@@ -127,19 +133,29 @@ def oracle_invariants(a):
         if "/edge/" in t:
             continue
         n_traces += 1
-        ctxs, ops = oracle.parse_trace(t)
+        ctxs, ops, _ = oracle.parse_trace(t)
         cfg = oracle.Config(min_size=0)
-        _, recs = oracle.expected_records(t, cfg)
+        cx, recs = oracle.expected_records(t, cfg)
         n_coll = sum(1 for o in ops if o.kind == "coll")
         n_p2p_other = sum(1 for o in ops if o.kind == "p2p" and o.peer != ctxs[o.ctx].rank)
         name = os.path.basename(t)
-        # README: every op of the recordings completed with both pTimers on every channel
-        if sum(r["kind"] == "coll" for r in recs) != n_coll:
-            problems.append("%s: %d coll records at min size 0, %d Coll starts"
-                            % (name, sum(r["kind"] == "coll" for r in recs), n_coll))
-        if sum(r["kind"] == "p2p" for r in recs) != n_p2p_other:
-            problems.append("%s: p2p records %d != P2p starts to other ranks %d"
-                            % (name, sum(r["kind"] == "p2p" for r in recs), n_p2p_other))
+        # README: every op of the recordings completed with both pTimers on every channel,
+        # so each one is a record, or left out because its timestamps were another op's
+        # (handed over, or unverified: C2 "Whose timestamps"), and for no other reason
+        left = {k: sum(c["untimed"][k][w] for c in cx for w in ("handed_over", "unverified"))
+                for k in ("coll", "p2p")}
+        other = sum(c["untimed"][k][w] for c in cx for k in ("coll", "p2p")
+                    for w in oracle.UNTIMED if w not in ("handed_over", "unverified"))
+        if other and "gpu-truth" not in t:
+            problems.append("%s: %d ops left out for reasons other than whose timestamps"
+                            % (name, other))
+        if sum(r["kind"] == "coll" for r in recs) + left["coll"] != n_coll:
+            problems.append("%s: %d coll records + %d left out at min size 0, %d Coll starts"
+                            % (name, sum(r["kind"] == "coll" for r in recs), left["coll"], n_coll))
+        if sum(r["kind"] == "p2p" for r in recs) + left["p2p"] != n_p2p_other:
+            problems.append("%s: p2p records %d + %d left out != P2p starts to other ranks %d"
+                            % (name, sum(r["kind"] == "p2p" for r in recs), left["p2p"],
+                               n_p2p_other))
         for o in ops:
             if o.kind == "p2p" and o.peer == ctxs[o.ctx].rank and o.kernels:
                 problems.append("%s: a send to self has kernel events" % name)
@@ -187,13 +203,14 @@ def oracle_handmade(a):
             problems.append("%s: %s expected %r, oracle %r" % (what, field, want, got))
 
     # edge/late_channel: AllReduce seq 0, 1048576 x float32 = 4 MiB on 2 ranks; channel 0
-    # [T+1000, T+21000], channel 1 [T+71000, T+90500]: 89500 ns from T+1000
+    # [T+1000, T+21000], channel 1 [T+2000, T+21500] (its events after op seq 1's):
+    # 20500 ns from T+1000
     r = rec("edge/late_channel", "coll", "AllReduce", 0)
-    expect(r, "coll_exec_time_ns", 89500, "late_channel seq 0")
-    expect(r, "coll_exec_time_us", 89, "late_channel seq 0")
+    expect(r, "coll_exec_time_ns", 20500, "late_channel seq 0")
+    expect(r, "coll_exec_time_us", 20, "late_channel seq 0")
     expect(r, "coll_start_ts_ns", 1_800_000_000_000_001_000, "late_channel seq 0")
-    expect(r, "coll_algobw_gbs", 4194304 / 89500, "late_channel seq 0")
-    expect(r, "coll_busbw_gbs", 4194304 / 89500 * 2 * 1 / 2, "late_channel seq 0")
+    expect(r, "coll_algobw_gbs", 4194304 / 20500, "late_channel seq 0")
+    expect(r, "coll_busbw_gbs", 4194304 / 20500 * 2 * 1 / 2, "late_channel seq 0")
     expect(r, "coll_nchannels", 2, "late_channel seq 0")
     # edge/channels: ctx 2 has 4 ranks; ReduceScatter 1048576 x float64 = 8 MiB, bandwidth
     # bytes x 4 ranks, factor 3/4, exec 123457 ns
@@ -215,7 +232,7 @@ def oracle_handmade(a):
     # ar-1483 fixture, rank 1's AllReduce seq 5 (count 8192 x float32 = 32 KiB), by hand:
     #   zcat ar-1483.jsonl.gz | grep '"seq":5,' ; its KernelCh children and records
     t = harness.fixture("2.28.9/ar")
-    ctxs, ops = oracle.parse_trace(t)
+    ctxs, ops, _ = oracle.parse_trace(t)
     op = [o for o in ops if o.kind == "coll" and o.sn == 5 and ctxs[o.ctx].rank == 1][0]
     want_ns = max(k.stop_ptimer for k in op.kernels) - min(k.start_ptimer for k in op.kernels)
     r = rec("2.28.9/ar", "coll", "AllReduce", 5)
@@ -423,7 +440,20 @@ def mutations():
                 o["dump_stats"][k] = 0
         lines.insert(i, _val(o))
         return lines
-    add("empty stats record", "wrote and dropped nothing", stats_empty)
+    add("empty stats record", "wrote, dropped and left out nothing", stats_empty)
+
+    def untimed_miscounted(lines, d):
+        _edit(lines, _stats_index(lines), lambda o: (
+            o["dump_stats"]["coll_untimed"].update(unverified=o["dump_stats"]["coll_untimed"]["unverified"] + 1),
+            o["dump_stats"].update(coll_untimed_total=o["dump_stats"]["coll_untimed_total"] + 1)))
+        return lines
+    add("an op counted as unverified that was not", "dump_stats untimed", untimed_miscounted)
+
+    def untimed_sum_wrong(lines, d):
+        _edit(lines, _stats_index(lines), lambda o: o["dump_stats"].update(
+            coll_untimed_total=o["dump_stats"]["coll_untimed_total"] + 1))
+        return lines
+    add("untimed total not the sum of its reasons", "not the sum", untimed_sum_wrong)
 
     def stats_drop(lines, d):
         _edit(lines, _stats_index(lines), lambda o: o["dump_stats"].update(
@@ -520,7 +550,7 @@ def mutations():
     def self_send(lines, d):
         # the local part of an all-to-all: a P2p to its own rank, no kernel events
         t = harness.fixture("2.28.9/torch-1735")
-        ctxs, ops = oracle.parse_trace(t)
+        ctxs, ops, _ = oracle.parse_trace(t)
         op = [o for o in ops if o.kind == "p2p" and o.peer == ctxs[o.ctx].rank][-1]
         o = json.loads(lines[_perf_index(lines, "p2p")])
         o["header"] = oracle.expected_header(ctxs[op.ctx])

@@ -54,6 +54,9 @@ FAMILIES = {  # name -> (type, labels after the base ones)
     "nccl_p2p_dropped_total": ("counter", []),
     "nccl_collectives_excluded_total": ("counter", ["reason"]),
     "nccl_p2p_excluded_total": ("counter", ["reason"]),
+    # ops left without a record, one sample per reason [C4]
+    "nccl_collectives_untimed_total": ("counter", ["reason"]),
+    "nccl_p2p_untimed_total": ("counter", ["reason"]),
     # with PROM_DUMP_STATS only, like the counters; sampling off here: mode "all", value 1
     SAMPLED: ("gauge", ["sampling_mode"]),
 }
@@ -196,7 +199,17 @@ def expected(traces, env, gpus=None):
     cfg = harness.RunConfig(env).oracle_config()
     groups, counts = {}, {}
     for t in traces:
-        _, recs = oracle.expected_records(t, cfg)
+        ctxs, recs = oracle.expected_records(t, cfg)
+        for cx in ctxs:  # ops left without a record, per device and reason
+            h = cx["header"]
+            gpu = "GPU%d" % fallback_ordinal(h["rank"], h["n_ranks"], h["nnodes"])
+            if gpus is not None and gpu not in gpus:
+                continue
+            c = counts.setdefault(gpu, {"coll": 0, "p2p": 0, "coll_excluded": 0,
+                                        "p2p_excluded": 0})
+            for k in ("coll", "p2p"):
+                for why, n in cx["untimed"][k].items():
+                    c[(k, why)] = c.get((k, why), 0) + n
         for r in recs:
             if r["loose"]:
                 raise AssertionError("record without GPU timing: not covered by this test")
@@ -320,6 +333,13 @@ def check_files(wd, r, env, traces, problems, stats=True, gpus=None):
                     if labels["sampling_mode"] != "all" or value != 1.0:
                         problems.append("%s: %s %s = %s, expected mode all, 1 (no sampling)"
                                         % (fn, name, dict(labels), value))
+                    continue
+                if typ == "counter" and "untimed" in name:
+                    kind = "coll" if "collectives" in name else "p2p"
+                    exp = counts.get(gpu, {}).get((kind, labels["reason"]))
+                    if exp is None or value != exp:
+                        problems.append("%s: %s{reason=%s} = %s, expected %s"
+                                        % (fn, name, labels["reason"], value, exp))
                     continue
                 if typ == "counter":
                     kind = "coll" if "collectives" in name else "p2p"

@@ -52,7 +52,14 @@ static inline void *ins_adapter_start(void *context, uint64_t type, void *parent
       return ins_op_kernel_start(context, parent, e->channelId, e->pTimer);
     }
     case PROF_EV_GROUP: /* a handle only when sampling counts groups */
+      ins_op_group_start(context);
       return ins_sampler_group_start(0);
+    case PROF_EV_COLL_API: /* v5+: the issue order (core/judge.h) */
+      ins_op_api_call(context, 1, ((const struct prof_coll_api *)u)->func);
+      return NULL;
+    case PROF_EV_P2P_API:
+      ins_op_api_call(context, 0, NULL);
+      return NULL;
     case PROF_EV_GROUP_API: /* v5+; a group captured into a CUDA graph stops sampling */
       if (__builtin_expect(ins_sampler_active && ((const struct prof_group_api *)u)->graphCaptured, 0))
         ins_sampler_graph_captured();

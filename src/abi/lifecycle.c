@@ -103,28 +103,16 @@ prof_result_t ins_lifecycle_comm_finalize(void *context) {
   ins_registry_remove(c); /* waits for a dump pass in progress */
   uint64_t incomplete = 0;
   ins_op_finish_all_at_teardown(c, &incomplete);
-  ins_dump_comm_final(c);
-  uint64_t untimed = atomic_load(&c->untimed);
+  ins_op_close_group(c);
+  ins_dump_comm_final(c); /* says what left no record, and why (sink/dump.c) */
   if (incomplete)
     ins_info("communicator 0x%llx rank %d: %llu ops were still in flight at teardown and are not recorded",
              (unsigned long long)c->id, c->rank, (unsigned long long)incomplete);
-  if (untimed)
-    ins_info("communicator 0x%llx rank %d: %llu ops had no GPU kernel timing and were not recorded "
-             "(NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING=0 keeps them)",
-             (unsigned long long)c->id, c->rank, (unsigned long long)untimed);
-  uint64_t stale = atomic_load(&c->stale);
-  if (stale)
-    ins_info("communicator 0x%llx rank %d: %llu ops had channels with stale GPU timestamps "
-             "(intervals ending long before the other channels started); they were timed from "
-             "their other channels, and their records' stale_channels field counts those left out",
-             (unsigned long long)c->id, c->rank, (unsigned long long)stale);
-  uint64_t late_rec = atomic_load(&c->overtaken_recorded), late_lost = atomic_load(&c->overtaken_lost);
-  if (late_rec || late_lost)
+  uint64_t late_rec = atomic_load(&c->overtaken_recorded);
+  if (late_rec)
     ins_info("communicator 0x%llx rank %d: %llu ops never received every kernel event and were "
-             "finished when %d later ops had completed: %llu recorded from the channels they had, "
-             "%llu with none (not recorded)", (unsigned long long)c->id, c->rank,
-             (unsigned long long)(late_rec + late_lost), INS_OVERTAKE_WINDOW,
-             (unsigned long long)late_rec, (unsigned long long)late_lost);
+             "recorded from the channels they had when %d later ops had completed",
+             (unsigned long long)c->id, c->rank, (unsigned long long)late_rec, INS_OVERTAKE_WINDOW);
   uint64_t odd_parent = atomic_load(&c->refused_parent);
   uint64_t odd_dup = atomic_load(&c->refused_dup);
   if (odd_parent || odd_dup)

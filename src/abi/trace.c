@@ -1,5 +1,28 @@
 /*
  * trace.c - trace mode: one line per NCCL callback (see trace.h).
+ *
+ * A callback copies what its line needs (the descriptor's union: NCCL's strings are
+ * constants, kept by pointer) into its own thread's buffer, a single-producer ring, and
+ * timestamps it; the trace thread merges the threads' buffers by time, formats the lines
+ * and writes them. A callback takes no lock, makes no system call and touches no cache
+ * line another thread writes (the ids and wrappers are per thread too). The first
+ * version took a process-wide mutex and formatted each line in the callback; the second
+ * shared one ring between threads: both slowed NCCL's proxy thread enough, at 192
+ * callbacks per 4 MiB AllReduce on 64 channels, that it fell 64 works behind the GPU and
+ * NCCL handed most ops another op's timestamps (docs/VALIDATION.md).
+ *
+ * Order: each thread's lines keep its order; between threads, the time each event was
+ * taken (CLOCK_MONOTONIC). The thread writes only events older than MERGE_LAG_NS, so
+ * that an event timed just before another thread's, but committed after it, still
+ * comes first; a thread held longer than that between its clock read and its commit
+ * writes its line out of order (its t is then raised to the line before: replay reads t
+ * as the host clock). A thread TBUF_EVENTS callbacks ahead of the trace thread waits for
+ * it (a trace with holes does not replay): trace mode holds the job then, and only then;
+ * after FULL_WAIT_NS it loses the line instead, counted and reported at exit.
+ *
+ * Handles: NCCL is given a wrapper per event (its id in the trace, and the tracker's
+ * handle), kept until exit since NCCL may name any event as a parent later. Wrappers
+ * come from chunks owned by the calling thread.
  */
 #include "abi/trace.h"
 
@@ -11,40 +34,261 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "abi/tracefmt.h"
 #include "sink/files.h"
 
 #define TAG_WRAPPER 0xA3
+#define TRACE_BUF (1u << 20)     /* the trace thread's write buffer */
+#define TBUF_EVENTS (1u << 16)   /* callbacks a thread may be ahead of the trace thread */
+#define FULL_NAP_NS 20000        /* a thread that is that far ahead waits in naps of this */
+#define FULL_WAIT_NS 1000000000ull /* and at most this long, then loses the line */
+#define WRAP_CHUNK 4096          /* wrappers a thread takes at a time */
+#define IDLE_SLEEP_NS 200000     /* the trace thread's nap when nothing is old enough */
+#define MERGE_LAG_NS 2000000ull  /* events younger than this wait for the next pass */
+#define FINALIZE_WAIT_NS 2000000000ull /* a finalize waits this long for its lines */
+
+_Static_assert((TBUF_EVENTS & (TBUF_EVENTS - 1)) == 0, "a power of two");
 
 struct wrapper {
   uint8_t tag;
   uint64_t id;
   void *inner;
-  struct wrapper *next; /* all wrappers, kept until exit */
 };
 
-#define TRACE_BUF (1u << 20)
+/* The part of the descriptor's union that tracefmt reads, for any event type. */
+union trace_u {
+  struct prof_coll_v4 coll;
+  struct prof_p2p_v4 p2p;
+  struct prof_kernel_ch kernel_ch;
+  struct prof_group_api group_api;
+  struct prof_coll_api coll_api;
+  struct prof_p2p_api p2p_api;
+  struct prof_proxy_op proxy_op;
+  struct prof_proxy_step proxy_step;
+  struct prof_ce_coll ce_coll;
+  struct prof_ce_sync ce_sync;
+  struct prof_ce_batch ce_batch;
+};
+
+enum { EV_INIT, EV_START, EV_STOP, EV_RECORD, EV_FINALIZE };
+
+struct trace_ev {
+  uint64_t t;                       /* CLOCK_MONOTONIC ns */
+  uint8_t what;                     /* EV_* */
+  int ctx, rank, state, has_ptimer;
+  uint64_t id, type, parent_id, pgroup_id, ptimer;
+  char *init_line;                  /* EV_INIT: its text (the name is not NCCL's constant) */
+  union trace_u u;
+};
+
+/* One thread's events: it writes cells and `head`, the trace thread reads them and
+ * writes `tail`. */
+struct tbuf {
+  struct trace_ev *ev;
+  _Alignas(64) _Atomic uint64_t head;
+  uint64_t tail_seen;               /* the producer's copy of tail */
+  _Alignas(64) _Atomic uint64_t tail;
+  uint64_t ids;                     /* this thread's events so far (its ids' low bits) */
+  uint32_t idx;                     /* this thread's number (its ids' high bits) */
+  long tid;
+  struct wrapper *chunk;            /* wrappers */
+  unsigned chunk_used;
+  struct tbuf *next;                /* every thread's, for the trace thread */
+};
 
 atomic_int g_ins_trace_on;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct wrapper *g_all;
-static uint64_t g_next_id = 1;
-static int g_next_ctx;
+static atomic_int g_next_ctx;
+static _Atomic(struct tbuf *) g_bufs;
+static _Atomic uint32_t g_nbufs;
+static _Atomic uint64_t g_lines_lost; /* a buffer full, or the file failed */
+static __thread struct tbuf *t_buf;
+static pthread_mutex_t g_chunks_lock = PTHREAD_MUTEX_INITIALIZER;
+static void **g_chunks;               /* wrapper chunks and buffers, freed at exit */
+static size_t g_nchunks, g_chunks_cap;
+static pthread_t g_thread;
+static atomic_bool g_thread_running;
+static atomic_bool g_stop;
 
-/* The file: our own buffer and write(), not stdio, so that a failed write is seen
- * and the file cut back to its last whole line (a trace with a torn last line
- * does not load). After a failure nothing more is written; lines are counted. */
+/* The file and the trace thread's buffer: our own write(), not stdio, so that a failed
+ * write is seen and the file cut back to its last whole line (a trace with a torn last
+ * line does not load). After a failure nothing more is written; lines are counted. Owned
+ * by the trace thread (after it stops: by the exiting thread). */
 static int g_fd = -1;
 static char *g_buf;
 static size_t g_len;
 static off_t g_off;
 static bool g_failed;
-static uint64_t g_lines_lost;
 static char g_path[PATH_MAX + 320];
 static atomic_int g_warned;
+static uint64_t g_last_t; /* lines' t never go back */
+/* The finalize events written so far (a finalize waits for its own). */
+static _Atomic uint64_t g_finalized;
+
+static bool keep(void *p) {
+  pthread_mutex_lock(&g_chunks_lock);
+  if (g_nchunks == g_chunks_cap) {
+    size_t cap = g_chunks_cap ? 2 * g_chunks_cap : 64;
+    void **q = realloc(g_chunks, cap * sizeof *q);
+    if (!q) {
+      pthread_mutex_unlock(&g_chunks_lock);
+      return false;
+    }
+    g_chunks = q, g_chunks_cap = cap;
+  }
+  g_chunks[g_nchunks++] = p;
+  pthread_mutex_unlock(&g_chunks_lock);
+  return true;
+}
+
+/* The calling thread's buffer, made at its first event (NULL without memory). */
+static struct tbuf *my_buf(void) {
+  struct tbuf *b = t_buf;
+  if (__builtin_expect(b != NULL, 1)) return b;
+  b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->ev = malloc(TBUF_EVENTS * sizeof *b->ev);
+  if (!b->ev || !keep(b) || !keep(b->ev)) {
+    free(b->ev);
+    free(b);
+    return NULL;
+  }
+  b->tid = (long)syscall(SYS_gettid);
+  b->idx = atomic_fetch_add(&g_nbufs, 1) + 1;
+  struct tbuf *h = atomic_load(&g_bufs);
+  do b->next = h;
+  while (!atomic_compare_exchange_weak(&g_bufs, &h, b));
+  t_buf = b;
+  return b;
+}
+
+static struct wrapper *wrapper_new(struct tbuf *b) {
+  if (!b->chunk || b->chunk_used == WRAP_CHUNK) {
+    struct wrapper *c = malloc(WRAP_CHUNK * sizeof *c);
+    if (!c || !keep(c)) {
+      free(c);
+      return NULL;
+    }
+    b->chunk = c, b->chunk_used = 0;
+  }
+  return &b->chunk[b->chunk_used++];
+}
+
+static uint64_t id_of(void *h) {
+  struct wrapper *w = h;
+  return w && w->tag == TAG_WRAPPER ? w->id : 0;
+}
+
+void *ins_trace_unwrap(void *h) {
+  struct wrapper *w = h; /* else one of the tracker's handles (no memory for a wrapper) */
+  return w && w->tag == TAG_WRAPPER ? w->inner : h;
+}
+
+/* ---- the callbacks' side: take a cell of the thread's buffer, fill it, commit it ---- */
+
+static struct trace_ev *take_cell(struct tbuf *b) {
+  if (!b) {
+    atomic_fetch_add_explicit(&g_lines_lost, 1, memory_order_relaxed);
+    return NULL;
+  }
+  uint64_t head = atomic_load_explicit(&b->head, memory_order_relaxed);
+  if (__builtin_expect(head - b->tail_seen >= TBUF_EVENTS, 0)) {
+    /* Full: wait for the trace thread (a trace with holes does not replay), as long as
+     * it runs, and at most FULL_WAIT_NS. */
+    uint64_t t0 = 0;
+    while (head - (b->tail_seen = atomic_load_explicit(&b->tail, memory_order_acquire)) >= TBUF_EVENTS) {
+      uint64_t now = ins_mono_ns();
+      if (!t0) t0 = now;
+      if (!g_thread_running || atomic_load(&g_stop) || now - t0 > FULL_WAIT_NS) {
+        atomic_fetch_add_explicit(&g_lines_lost, 1, memory_order_relaxed);
+        return NULL;
+      }
+      struct timespec ts = {0, FULL_NAP_NS};
+      nanosleep(&ts, NULL);
+    }
+  }
+  struct trace_ev *e = &b->ev[head & (TBUF_EVENTS - 1)];
+  e->t = ins_mono_ns();
+  e->init_line = NULL;
+  return e;
+}
+
+static void commit(struct tbuf *b) {
+  atomic_store_explicit(&b->head, atomic_load_explicit(&b->head, memory_order_relaxed) + 1,
+                        memory_order_release);
+}
+
+/* How many bytes of the union tracefmt reads for an event type (a v4 descriptor's union
+ * is shorter than a v6 one's: read no more than the type has). */
+static size_t union_size(uint64_t type) {
+  switch (type) {
+    case PROF_EV_COLL: return sizeof(struct prof_coll_v4);
+    case PROF_EV_P2P: return sizeof(struct prof_p2p_v4);
+    case PROF_EV_KERNEL_CH: return sizeof(struct prof_kernel_ch);
+    case PROF_EV_GROUP_API: return sizeof(struct prof_group_api);
+    case PROF_EV_COLL_API: return sizeof(struct prof_coll_api);
+    case PROF_EV_P2P_API: return sizeof(struct prof_p2p_api);
+    case PROF_EV_PROXY_OP: return sizeof(struct prof_proxy_op);
+    case PROF_EV_PROXY_STEP: return sizeof(struct prof_proxy_step);
+    case PROF_EV_CE_COLL: return sizeof(struct prof_ce_coll);
+    case PROF_EV_CE_SYNC: return sizeof(struct prof_ce_sync);
+    case PROF_EV_CE_BATCH: return sizeof(struct prof_ce_batch);
+    default: return 0;
+  }
+}
+
+void *ins_trace_start_begin(void) {
+  return take_cell(my_buf());
+}
+
+void *ins_trace_start(void *cell, int ctx, uint64_t type, void *parent, int rank,
+                      const void *u, void *pgroup, void *inner) {
+  struct tbuf *b = t_buf; /* made by start_begin, on this thread */
+  struct wrapper *w = b ? wrapper_new(b) : NULL;
+  uint64_t id = b ? (uint64_t)b->idx << 32 | ++b->ids : 0;
+  if (w) *w = (struct wrapper){TAG_WRAPPER, id, inner};
+  struct trace_ev *e = cell;
+  if (e) {
+    e->what = EV_START;
+    e->ctx = ctx, e->id = id, e->type = type, e->rank = rank;
+    e->parent_id = id_of(parent), e->pgroup_id = id_of(pgroup);
+    size_t n = union_size(type);
+    if (n && u) memcpy(&e->u, u, n);
+    commit(b);
+  }
+  return w ? (void *)w : inner;
+}
+
+void *ins_trace_stop(void *h) {
+  struct tbuf *b = my_buf();
+  struct trace_ev *e = take_cell(b);
+  if (e) {
+    e->what = EV_STOP;
+    e->id = id_of(h);
+    commit(b);
+  }
+  return ins_trace_unwrap(h);
+}
+
+void *ins_trace_record(void *h, int state, const union prof_state_args *args) {
+  struct tbuf *b = my_buf();
+  struct trace_ev *e = take_cell(b);
+  if (e) {
+    e->what = EV_RECORD;
+    e->id = id_of(h), e->state = state;
+    e->has_ptimer = state == PROF_STATE_KERNEL_CH_STOP && args;
+    e->ptimer = e->has_ptimer ? args->kernelCh.pTimer : 0;
+    commit(b);
+  }
+  return ins_trace_unwrap(h);
+}
+
+/* ---- the trace thread: format, write ------------------------------------------------ */
 
 static uint64_t count_lines(const char *p, size_t n) {
   uint64_t k = 0;
@@ -52,8 +296,8 @@ static uint64_t count_lines(const char *p, size_t n) {
   return k;
 }
 
-/* Write the buffer out (g_lock held). */
-static void flush_locked(void) {
+/* Write the buffer out. */
+static void flush_buf(void) {
   size_t done = 0;
   int err = 0;
   while (!g_failed && done < g_len) {
@@ -71,7 +315,7 @@ static void flush_locked(void) {
   }
   g_off += (off_t)done;
   if (done < g_len) {
-    g_lines_lost += count_lines(g_buf + done, g_len - done);
+    atomic_fetch_add(&g_lines_lost, count_lines(g_buf + done, g_len - done));
     if (err)
       ins_warn_once(&g_warned, "trace mode: writing %s failed: %s; the trace ends there and "
                     "later callbacks are not written", g_path, strerror(err));
@@ -79,40 +323,21 @@ static void flush_locked(void) {
   g_len = 0;
 }
 
-void ins_trace_open(const char *dir, const char *hostname) {
-  char stem[300];
-  snprintf(stem, sizeof stem, "%s-pid%ld", hostname, (long)getpid());
-  bool renamed = false;
-  g_buf = malloc(TRACE_BUF);
-  if (g_buf) g_fd = ins_files_create(dir, stem, ".trace.jsonl", g_path, sizeof g_path, &renamed);
-  if (g_fd < 0) {
-    ins_warn("NCCL_INSPECTOR_TRACE_DIR: cannot create a trace file in '%s': %s; trace mode off",
-             dir, g_buf ? strerror(errno) : "out of memory");
-    free(g_buf);
-    g_buf = NULL;
-    return;
-  }
-  if (renamed)
-    ins_warn("'%s/%s.trace.jsonl' already exists (an earlier process with this pid, or a link "
-             "planted there): it is left alone, and the trace goes to %s", dir, stem, g_path);
-  ins_info("trace mode: writing every callback to %s (this slows the job)", g_path);
-  atomic_store(&g_ins_trace_on, 1);
-}
-
-/* Write one line: prefix, body, closing brace. Caller holds g_lock. */
-static void emit(const char *body) {
-  char pre[64];
-  int np = ins_tracefmt_prefix(pre, sizeof pre);
-  size_t nb = strlen(body);
-  if (np < 0 || (size_t)np >= sizeof pre) np = 0;
+/* One line into the buffer: prefix, body, closing brace. */
+static void put_line(uint64_t t, long tid, const char *body) {
   if (g_failed) {
-    g_lines_lost++;
+    atomic_fetch_add(&g_lines_lost, 1);
     return;
   }
-  size_t need = (size_t)np + nb + 2;
-  if (g_len + need > TRACE_BUF) flush_locked();
+  if (t < g_last_t) t = g_last_t;
+  g_last_t = t;
+  char pre[64];
+  int np = ins_tracefmt_prefix_at(pre, sizeof pre, t, tid);
+  if (np < 0 || (size_t)np >= sizeof pre) np = 0;
+  size_t nb = strlen(body), need = (size_t)np + nb + 2;
+  if (g_len + need > TRACE_BUF) flush_buf();
   if (g_failed || need > TRACE_BUF) {
-    g_lines_lost++;
+    atomic_fetch_add(&g_lines_lost, 1);
     return;
   }
   memcpy(g_buf + g_len, pre, (size_t)np);
@@ -121,87 +346,232 @@ static void emit(const char *body) {
   g_len += need;
 }
 
+/* ---- the common lines, formatted by hand: snprintf made the trace thread the
+ * bottleneck (630 ns a line: 1.6 M lines/s, against bursts of several million
+ * callbacks a second from NCCL's proxy threads); these take about a tenth of that ---- */
+
+static char *put_u64(char *p, uint64_t v) {
+  char tmp[20];
+  int n = 0;
+  do tmp[n++] = (char)('0' + v % 10);
+  while ((v /= 10));
+  while (n) *p++ = tmp[--n];
+  return p;
+}
+
+static char *put_i64(char *p, int64_t v) {
+  if (v < 0) {
+    *p++ = '-';
+    return put_u64(p, (uint64_t)0 - (uint64_t)v);
+  }
+  return put_u64(p, (uint64_t)v);
+}
+
+#define PUT_LIT(p, s) (memcpy((p), "" s "", sizeof(s) - 1), (p) + sizeof(s) - 1)
+
+/* stop, record and kernel-channel start lines (the others go through tracefmt), exactly
+ * as tracefmt writes them: false for any other event */
+static bool fast_line(const struct trace_ev *e, long tid, uint64_t t) {
+  if (!(e->what == EV_STOP || e->what == EV_RECORD ||
+        (e->what == EV_START && e->type == PROF_EV_KERNEL_CH)))
+    return false;
+  if (g_len + 256 > TRACE_BUF) flush_buf();
+  if (g_failed) {
+    atomic_fetch_add(&g_lines_lost, 1);
+    return true;
+  }
+  char *p = g_buf + g_len;
+  p = PUT_LIT(p, "{\"t\":");
+  p = put_u64(p, t);
+  p = PUT_LIT(p, ",\"tid\":");
+  p = put_i64(p, tid);
+  if (e->what == EV_STOP) {
+    p = PUT_LIT(p, ",\"cb\":\"stop\",\"id\":");
+    p = put_u64(p, e->id);
+  } else if (e->what == EV_RECORD) {
+    p = PUT_LIT(p, ",\"cb\":\"record\",\"id\":");
+    p = put_u64(p, e->id);
+    p = PUT_LIT(p, ",\"state\":");
+    p = put_i64(p, e->state);
+    if (e->has_ptimer) {
+      p = PUT_LIT(p, ",\"ptimer\":");
+      p = put_u64(p, e->ptimer);
+    }
+  } else {
+    p = PUT_LIT(p, ",\"cb\":\"start\",\"ctx\":");
+    p = put_i64(p, e->ctx);
+    p = PUT_LIT(p, ",\"id\":");
+    p = put_u64(p, e->id);
+    p = PUT_LIT(p, ",\"type\":64,\"parent\":");
+    p = put_u64(p, e->parent_id);
+    p = PUT_LIT(p, ",\"rank\":");
+    p = put_i64(p, e->rank);
+    p = PUT_LIT(p, ",\"ch\":");
+    p = put_u64(p, e->u.kernel_ch.channelId);
+    p = PUT_LIT(p, ",\"ptimer\":");
+    p = put_u64(p, e->u.kernel_ch.pTimer);
+  }
+  p = PUT_LIT(p, "}\n");
+  g_len = (size_t)(p - g_buf);
+  return true;
+}
+
+static void format_ev(const struct trace_ev *e, long tid) {
+  uint64_t t = e->t < g_last_t ? g_last_t : e->t;
+  g_last_t = t;
+  if (fast_line(e, tid, t)) return;
+  char body[2048];
+  switch (e->what) {
+    case EV_INIT:
+      put_line(e->t, tid, e->init_line ? e->init_line : "\"cb\":\"init\"");
+      free(e->init_line);
+      return;
+    case EV_START:
+      if (ins_tracefmt_start(body, sizeof body, e->ctx, e->id, e->type, e->parent_id, e->rank,
+                             &e->u, e->pgroup_id) < 0)
+        body[0] = 0;
+      break;
+    case EV_STOP:
+      snprintf(body, sizeof body, "\"cb\":\"stop\",\"id\":%" PRIu64, e->id);
+      break;
+    case EV_RECORD:
+      if (e->has_ptimer)
+        snprintf(body, sizeof body, "\"cb\":\"record\",\"id\":%" PRIu64 ",\"state\":%d,\"ptimer\":%" PRIu64,
+                 e->id, e->state, e->ptimer);
+      else
+        snprintf(body, sizeof body, "\"cb\":\"record\",\"id\":%" PRIu64 ",\"state\":%d", e->id, e->state);
+      break;
+    case EV_FINALIZE:
+      snprintf(body, sizeof body, "\"cb\":\"finalize\",\"ctx\":%d", e->ctx);
+      break;
+  }
+  put_line(e->t, tid, body);
+  if (e->what == EV_FINALIZE) atomic_fetch_add_explicit(&g_finalized, 1, memory_order_release);
+}
+
+/* The oldest event not yet written, among every thread's, if it is older than `before`:
+ * its buffer (NULL: none). */
+static struct tbuf *oldest(uint64_t before) {
+  struct tbuf *best = NULL;
+  uint64_t best_t = before;
+  for (struct tbuf *b = atomic_load(&g_bufs); b; b = b->next) {
+    uint64_t tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
+    if (tail == atomic_load_explicit(&b->head, memory_order_acquire)) continue;
+    const struct trace_ev *e = &b->ev[tail & (TBUF_EVENTS - 1)];
+    if (e->t < best_t) {
+      best = b;
+      best_t = e->t;
+    }
+  }
+  return best;
+}
+
+/* Write every event older than `before`, merged in time order; true if there was one. */
+static bool drain(uint64_t before) {
+  bool any = false;
+  struct tbuf *b;
+  while ((b = oldest(before))) {
+    uint64_t tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
+    format_ev(&b->ev[tail & (TBUF_EVENTS - 1)], b->tid);
+    atomic_store_explicit(&b->tail, tail + 1, memory_order_release);
+    any = true;
+  }
+  return any;
+}
+
+static void *trace_thread(void *arg) {
+  (void)arg;
+  while (!atomic_load(&g_stop)) {
+    uint64_t now = ins_mono_ns();
+    if (drain(now > MERGE_LAG_NS ? now - MERGE_LAG_NS : 0)) continue;
+    flush_buf(); /* nothing old enough: what is formatted goes to the file */
+    struct timespec ts = {0, IDLE_SLEEP_NS};
+    nanosleep(&ts, NULL);
+  }
+  return NULL;
+}
+
+void ins_trace_open(const char *dir, const char *hostname) {
+  char stem[300];
+  snprintf(stem, sizeof stem, "%s-pid%ld", hostname, (long)getpid());
+  bool renamed = false;
+  g_buf = malloc(TRACE_BUF);
+  if (g_buf)
+    g_fd = ins_files_create(dir, stem, ".trace.jsonl", g_path, sizeof g_path, &renamed);
+  else
+    errno = ENOMEM;
+  if (g_fd < 0) {
+    ins_warn("NCCL_INSPECTOR_TRACE_DIR: cannot create a trace file in '%s': %s; trace mode off",
+             dir, strerror(errno));
+    free(g_buf);
+    g_buf = NULL;
+    return;
+  }
+  if (renamed)
+    ins_warn("'%s/%s.trace.jsonl' already exists (an earlier process with this pid, or a link "
+             "planted there): it is left alone, and the trace goes to %s", dir, stem, g_path);
+  if (pthread_create(&g_thread, NULL, trace_thread, NULL) != 0) {
+    ins_warn("trace mode: cannot start the trace thread; trace mode off");
+    close(g_fd);
+    g_fd = -1;
+    return;
+  }
+  g_thread_running = true;
+  ins_info("trace mode: writing every callback to %s (by a thread of its own; a callback "
+           "costs some tens of ns more)", g_path);
+  atomic_store(&g_ins_trace_on, 1);
+}
+
 int ins_trace_init(uint64_t comm_id, const char *name, int nnodes, int nranks, int rank,
                    int mask, int abi_version) {
-  char body[640];
-  pthread_mutex_lock(&g_lock);
-  int ctx = ++g_next_ctx;
+  int ctx = atomic_fetch_add(&g_next_ctx, 1) + 1;
   char clean[256]; /* as a JSON string's content (any bytes NCCL gave) */
   ins_tracefmt_str(clean, sizeof clean, name);
+  char body[640];
   snprintf(body, sizeof body, "\"cb\":\"init\",\"ver\":%d,\"ctx\":%d,\"comm\":\"0x%" PRIx64
            "\",\"name\":\"%s\",\"nnodes\":%d,\"nranks\":%d,\"rank\":%d,\"mask\":%d",
            abi_version, ctx, comm_id, clean, nnodes, nranks, rank, mask);
-  emit(body);
-  pthread_mutex_unlock(&g_lock);
+  struct tbuf *b = my_buf();
+  struct trace_ev *e = take_cell(b);
+  if (e) {
+    e->what = EV_INIT;
+    e->init_line = strdup(body); /* NULL: a bare init line, and the replay says so */
+    commit(b);
+  }
   return ctx;
 }
 
 void ins_trace_finalize(int ctx) {
-  char body[64];
-  snprintf(body, sizeof body, "\"cb\":\"finalize\",\"ctx\":%d", ctx);
-  pthread_mutex_lock(&g_lock);
-  emit(body);
-  flush_locked();
-  pthread_mutex_unlock(&g_lock);
-}
-
-static uint64_t id_of(void *h) {
-  struct wrapper *w = h;
-  return w && w->tag == TAG_WRAPPER ? w->id : 0;
-}
-
-void *ins_trace_unwrap(void *h) {
-  struct wrapper *w = h; /* else one of the tracker's handles (no memory for a wrapper) */
-  return w && w->tag == TAG_WRAPPER ? w->inner : h;
-}
-
-void *ins_trace_start(int ctx, uint64_t type, void *parent, int rank, const void *u,
-                      void *pgroup, void *inner) {
-  struct wrapper *w = malloc(sizeof *w);
-  char body[2048];
-  pthread_mutex_lock(&g_lock);
-  uint64_t id = ++g_next_id;
-  if (w) {
-    *w = (struct wrapper){TAG_WRAPPER, id, inner, g_all};
-    g_all = w;
+  struct tbuf *b = my_buf();
+  struct trace_ev *e = take_cell(b);
+  if (!e) return;
+  e->what = EV_FINALIZE;
+  e->ctx = ctx;
+  uint64_t before = atomic_load_explicit(&g_finalized, memory_order_acquire);
+  commit(b);
+  /* Its lines are in the file when the finalize returns (a process may end without
+   * exiting normally after it): wait for the thread, a bounded time. Finalizes that
+   * run at once may see each other's line written instead: as good. */
+  uint64_t t0 = ins_mono_ns();
+  while (atomic_load_explicit(&g_finalized, memory_order_acquire) == before &&
+         ins_mono_ns() - t0 < FINALIZE_WAIT_NS) {
+    struct timespec ts = {0, IDLE_SLEEP_NS};
+    nanosleep(&ts, NULL);
   }
-  ins_tracefmt_start(body, sizeof body, ctx, id, type, id_of(parent), rank, u, id_of(pgroup));
-  emit(body);
-  pthread_mutex_unlock(&g_lock);
-  return w ? (void *)w : inner;
-}
-
-void *ins_trace_stop(void *h) {
-  char body[64];
-  snprintf(body, sizeof body, "\"cb\":\"stop\",\"id\":%" PRIu64, id_of(h));
-  pthread_mutex_lock(&g_lock);
-  emit(body);
-  pthread_mutex_unlock(&g_lock);
-  return ins_trace_unwrap(h);
-}
-
-void *ins_trace_record(void *h, int state, const union prof_state_args *args) {
-  char body[128];
-  if (state == PROF_STATE_KERNEL_CH_STOP && args)
-    snprintf(body, sizeof body, "\"cb\":\"record\",\"id\":%" PRIu64 ",\"state\":%d,\"ptimer\":%" PRIu64,
-             id_of(h), state, args->kernelCh.pTimer);
-  else
-    snprintf(body, sizeof body, "\"cb\":\"record\",\"id\":%" PRIu64 ",\"state\":%d", id_of(h), state);
-  pthread_mutex_lock(&g_lock);
-  emit(body);
-  pthread_mutex_unlock(&g_lock);
-  return ins_trace_unwrap(h);
 }
 
 void ins_trace_flush(void) {
-  pthread_mutex_lock(&g_lock);
-  uint64_t lost = 0;
-  if (g_fd >= 0) {
-    flush_locked();
-    lost = g_lines_lost;
+  if (g_fd < 0) return;
+  if (g_thread_running) {
+    atomic_store(&g_stop, true);
+    pthread_join(g_thread, NULL);
+    g_thread_running = false;
   }
-  pthread_mutex_unlock(&g_lock);
+  drain(UINT64_MAX); /* everything left, whatever its age */
+  flush_buf();
+  uint64_t lost = atomic_load(&g_lines_lost);
   if (lost)
-    ins_warn("trace mode: %llu callback lines could not be written to %s (see the earlier "
-             "warning): the trace is incomplete", (unsigned long long)lost, g_path);
+    ins_warn("trace mode: %llu callback lines could not be written to %s (a thread was %u "
+             "callbacks ahead of the trace thread, or see the earlier warning): the trace is "
+             "incomplete", (unsigned long long)lost, g_path, TBUF_EVENTS);
 }

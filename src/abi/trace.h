@@ -4,10 +4,11 @@
  * reads, to <dir>/<hostname>-pid<pid>.trace.jsonl. Replaying that file gives
  * the records the live run wrote: how a user sends us what NCCL did.
  *
- * A diagnostic mode with a cost: every callback takes a process-wide mutex,
- * formats a line and allocates a 32-byte handle wrapper (kept until exit,
- * since NCCL may name any event as a parent later). NCCL is given the
- * wrappers; the adapters unwrap them before the tracker sees them.
+ * A diagnostic mode with a small cost: a callback copies the event into its
+ * thread's buffer (some tens of ns), the trace thread merges the buffers,
+ * formats and writes the lines (trace.c says why). NCCL is given a wrapper per
+ * event (its id, and the tracker's handle); the adapters unwrap them before the
+ * tracker sees them.
  */
 #ifndef INS_TRACE_H
 #define INS_TRACE_H
@@ -29,15 +30,19 @@ void ins_trace_open(const char *dir, const char *hostname);
 int ins_trace_init(uint64_t comm_id, const char *name, int nnodes, int nranks, int rank,
                    int mask, int abi_version);
 void ins_trace_finalize(int ctx);
-/* A start: logs it, returns the wrapper NCCL gets (holding the tracker's handle). */
-void *ins_trace_start(int ctx, uint64_t type, void *parent, int rank, const void *u,
-                      void *pgroup, void *inner);
+/* A start, in two steps so that its line takes its place before the tracker sees the
+ * event: _begin takes a cell (NULL: the ring is full, the line is lost and counted);
+ * then, with the tracker's handle, ins_trace_start logs it and returns the wrapper NCCL
+ * gets. */
+void *ins_trace_start_begin(void);
+void *ins_trace_start(void *cell, int ctx, uint64_t type, void *parent, int rank,
+                      const void *u, void *pgroup, void *inner);
 /* The tracker's handle behind what NCCL passes back (a wrapper, or NULL). */
 void *ins_trace_unwrap(void *h);
 /* Log a stop / state record; return the tracker's handle. */
 void *ins_trace_stop(void *h);
 void *ins_trace_record(void *h, int state, const union prof_state_args *args);
-/* Process exit: flush. */
+/* Process exit: stop the trace thread, write what is left. */
 void ins_trace_flush(void);
 
 #endif

@@ -25,12 +25,16 @@ static const char *s(struct strs *st, const char *p) {
   return out;
 }
 
+int ins_tracefmt_prefix_at(char *buf, size_t cap, uint64_t t_ns, long tid) {
+  return snprintf(buf, cap, "{\"t\":%" PRIu64 ",\"tid\":%ld,", t_ns, tid);
+}
+
 int ins_tracefmt_prefix(char *buf, size_t cap) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return snprintf(buf, cap, "{\"t\":%" PRIu64 ",\"tid\":%ld,",
-                  (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec,
-                  (long)syscall(SYS_gettid));
+  return ins_tracefmt_prefix_at(buf, cap,
+                                (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec,
+                                (long)syscall(SYS_gettid));
 }
 
 int ins_tracefmt_start(char *buf, size_t cap, int ctx, uint64_t id, uint64_t type,

@@ -19,7 +19,9 @@ int ins_tracefmt_start(char *buf, size_t cap, int ctx, uint64_t id, uint64_t typ
  * quotes, backslashes and control characters escaped, bytes that are not UTF-8 as
  * U+FFFD, cut between characters. Returns the length. */
 size_t ins_tracefmt_str(char *out, size_t cap, const char *s);
-/* "t" and "tid" prefix of every line: CLOCK_MONOTONIC ns and the thread id. */
+/* "t" and "tid" prefix of every line: CLOCK_MONOTONIC ns and the thread id, now (the
+ * recording plugin), or as the trace thread was told (abi/trace.c). */
 int ins_tracefmt_prefix(char *buf, size_t cap);
+int ins_tracefmt_prefix_at(char *buf, size_t cap, uint64_t t_ns, long tid);
 
 #endif

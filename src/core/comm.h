@@ -15,10 +15,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/names.h"
 #include "core/pool.h"
+#include "core/record.h"
 #include "core/ring.h"
 
-#define INS_INFLIGHT_SLOTS 1024 /* a power of two, well above INS_OVERTAKE_WINDOW */
+#define INS_INFLIGHT_SLOTS 2048 /* a power of two, above INS_OVERTAKE_WINDOW */
 #define INS_COMM_EXT_SINKS 4    /* per-communicator state slots of the sinks (sink/sink.h) */
 
 struct ins_comm_stats { /* owned by whoever holds drain_lock */
@@ -35,16 +37,44 @@ struct ins_comm {
   struct ins_pool pool;
   struct ins_ring ring[2];          /* [INS_KIND_COLL], [INS_KIND_P2P] */
   _Atomic uint64_t dropped[2];      /* ring full or pool exhausted */
-  _Atomic uint64_t untimed;         /* completed without GPU timing, not kept */
-  _Atomic uint64_t stale;           /* ops timed without their stale channels (op.c) */
+  /* Ops NCCL reported that left no record, by kind and reason (record.h), as the tracker
+   * decided; the judge's (unverified) are counted on the dump side (sink/dump.c). */
+  _Atomic uint64_t untimed[2][INS_UNTIMED_REASONS];
   _Atomic uint64_t p2p_seq;         /* our p2p_sn counter */
   _Atomic uint32_t event_sn;        /* verbose callback counter */
   _Atomic int bad_channel;          /* a kernel channel id >= 64 was seen */
   _Atomic uint64_t refused_parent;  /* kernel starts refused: their parent was not an op in flight */
   _Atomic uint64_t refused_dup;     /* ... or a channel their op already had */
   _Atomic uint64_t issue_seq;       /* ops issued (tracked ones) */
+
+  /* The issue order, for judging whose timestamps NCCL handed an op (core/judge.h).
+   * Written by the application thread that uses the communicator (NCCL allows one at a
+   * time), read by whichever thread completes an op. */
+  _Atomic uint64_t ops_seq;         /* Coll and P2p events, tracked or not */
+  _Atomic uint64_t api_seq;         /* CollApi and P2pApi events (ABI v5+) */
+  _Atomic uint64_t group_first_op;  /* ops_seq when the current application group began */
+  _Atomic uint64_t group_api_base;  /* api_seq when its API calls began */
+  _Atomic uint32_t group_seq;       /* application groups begun */
+  _Atomic bool in_api_calls;        /* the last event was an API call: the next op starts no group */
+  _Atomic bool api_seen;            /* API events arrive (ABI v5+) */
+  /* The latest GPU stop timestamp of an op completed so far: a later op cannot start
+   * before it on the GPU (op.c, "older timestamps"). */
+  _Atomic uint64_t gpu_floor;
+  /* Per channel, the last op whose timestamps are certain (op.c): its stop, and its place
+   * (op_idx << 32 | group). Written as ops complete. */
+  struct {
+    _Atomic uint64_t stop, place;
+  } chan_last[INS_MAX_CHANNELS];
+  /* Collectives the application called (CollApi events) that NCCL never reported (no
+   * Coll event): NCCL 2.28+ sends none for a Broadcast on its AllGatherV path. By enum
+   * ins_func: each application group's calls and reports are counted while it is open,
+   * and what its reports fell short by is added to `unreported` when the next group
+   * begins (or at finalize), so that the count only grows. Sampling off only (an
+   * unsampled group gets no Coll events by design). Application thread; unreported is
+   * read by the dump thread. */
+  uint32_t group_calls[INS_FUNC_COUNT], group_reports[INS_FUNC_COUNT];
+  _Atomic uint64_t unreported[INS_FUNC_COUNT];
   _Atomic uint64_t overtaken_recorded; /* ops finished by a newer op (op.h): recorded partial */
-  _Atomic uint64_t overtaken_lost;  /* ... with no channel timed: not recorded */
   struct ins_op *_Atomic inflight[INS_INFLIGHT_SLOTS]; /* by issue % slots */
 
   pthread_mutex_t drain_lock;       /* the ring consumer: dump thread or finalize */

@@ -139,6 +139,7 @@ void ins_config_load(struct ins_config *cfg) {
   env_ll("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS", -1, -1, 86400LL * 1000000,
          &cfg->interval_us);
   env_bool("NCCL_INSPECTOR_DUMP_VERBOSE", false, &cfg->verbose);
+  env_bool("NCCL_INSPECTOR_DUMP_UNVERIFIED", false, &cfg->dump_unverified);
   long long min_size;
   env_ll("NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES", 8192, 0, LLONG_MAX, &min_size);
   cfg->min_size_bytes = (uint64_t)min_size;

@@ -31,6 +31,8 @@ struct ins_config {
   bool dump_thread_enable;  /* NCCL_INSPECTOR_DUMP_THREAD_ENABLE (1) */
   long long interval_us;    /* NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS (-1) */
   bool verbose;             /* NCCL_INSPECTOR_DUMP_VERBOSE (0) */
+  bool dump_unverified;     /* NCCL_INSPECTOR_DUMP_UNVERIFIED (0): also write the ops whose
+                               timestamps could not be verified, marked so (core/judge.h) */
   uint64_t min_size_bytes;  /* NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES (8192) */
   bool require_kernel_timing; /* NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING (1) */
   uint32_t coll_ring_size;  /* NCCL_INSPECTOR_DUMP_COLL_RING_SIZE (4096), power of two */

@@ -3,6 +3,8 @@
  */
 #include "core/names.h"
 
+#include "core/record.h"
+
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
@@ -16,6 +18,20 @@ static const struct name_val k_funcs[] = {
   {"All2All", INS_FUNC_ALLTOALL},      {"AlltoAll", INS_FUNC_ALLTOALL},
   {"AllGatherV", INS_FUNC_ALLGATHERV}, {"Send", INS_FUNC_SEND},
   {"Recv", INS_FUNC_RECV},
+};
+
+const char *const ins_func_name[INS_FUNC_COUNT] = {
+  [INS_FUNC_OTHER] = "other",         [INS_FUNC_ALLREDUCE] = "AllReduce",
+  [INS_FUNC_ALLGATHER] = "AllGather", [INS_FUNC_REDUCESCATTER] = "ReduceScatter",
+  [INS_FUNC_BROADCAST] = "Broadcast", [INS_FUNC_REDUCE] = "Reduce",
+  [INS_FUNC_ALLTOALL] = "AllToAll",   [INS_FUNC_ALLGATHERV] = "AllGatherV",
+  [INS_FUNC_SEND] = "Send",           [INS_FUNC_RECV] = "Recv",
+};
+
+const char *const ins_untimed_name[INS_UNTIMED_REASONS] = {
+  [INS_UNTIMED_UNVERIFIED] = "unverified", [INS_UNTIMED_HANDED_OVER] = "handed_over",
+  [INS_UNTIMED_NO_GPU_TIMER] = "no_gpu_timer", [INS_UNTIMED_LOST_EVENTS] = "lost_events",
+  [INS_UNTIMED_INCOMPLETE] = "incomplete",
 };
 
 static const struct name_val k_types[] = {

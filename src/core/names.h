@@ -26,6 +26,8 @@ enum ins_func {
   INS_FUNC_COUNT
 };
 
+/* NCCL's name of a function id ("other" for INS_FUNC_OTHER). */
+extern const char *const ins_func_name[INS_FUNC_COUNT];
 /* Function id of an NCCL function name (e.g. "AllReduce"); NULL -> OTHER. */
 enum ins_func ins_func_id(const char *name);
 /* Size in bytes of an NCCL datatype name (e.g. "ncclFloat32"); 0 if unknown. */

@@ -18,16 +18,59 @@
 #include "core/comm.h"
 #include "core/log.h"
 #include "core/names.h"
+#include "core/sampler.h"
 #include "core/wake.h"
 
 static inline uint32_t next_sn(struct ins_comm *c) {
   return atomic_fetch_add_explicit(&c->event_sn, 1, memory_order_relaxed) + 1;
 }
 
+/* Relaxed loads and stores of a field only the application thread of the communicator
+ * writes (NCCL lets one thread at a time use a communicator): no read-modify-write. */
+#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+#define STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
+
+void ins_op_group_start(struct ins_comm *c) {
+  if (!c) return;
+  STORE(c->group_first_op, LOAD(c->ops_seq));
+  STORE(c->group_seq, LOAD(c->group_seq) + 1);
+}
+
+void ins_op_close_group(struct ins_comm *c) {
+  if (!c) return;
+  for (int f = 0; f < INS_FUNC_COUNT; f++) {
+    if (c->group_calls[f] > c->group_reports[f] && !ins_sampler_active)
+      STORE(c->unreported[f], LOAD(c->unreported[f]) + (c->group_calls[f] - c->group_reports[f]));
+    c->group_calls[f] = c->group_reports[f] = 0;
+  }
+}
+
+void ins_op_api_call(struct ins_comm *c, int coll, const char *func) {
+  if (!c) return;
+  /* The first API call after an op: a new application group (its Group event comes
+   * later, at ncclGroupEnd, after all of the group's API calls). */
+  if (!LOAD(c->in_api_calls)) {
+    STORE(c->in_api_calls, true);
+    STORE(c->group_api_base, LOAD(c->api_seq));
+    ins_op_group_start(c);
+    ins_op_close_group(c); /* the last group's reports are all in */
+  }
+  STORE(c->api_seq, LOAD(c->api_seq) + 1);
+  if (!LOAD(c->api_seen)) STORE(c->api_seen, true);
+  if (coll) c->group_calls[ins_func_id(func)]++;
+}
+
 void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
                    const char *datatype, uint64_t count, uint64_t seq, int peer,
                    uint8_t nchannels, const char *algo, const char *proto) {
   if (!c) return NULL;
+  /* Every Coll and P2p takes its place in the issue order, kept or not: filtered ops
+   * run on the GPU too, and judge.h counts them. */
+  uint64_t op_idx = LOAD(c->ops_seq);
+  STORE(c->ops_seq, op_idx + 1);
+  STORE(c->in_api_calls, false);
+  enum ins_func fid = ins_func_id(func);
+  if (kind == INS_KIND_COLL) c->group_reports[fid]++;
   if (kind == INS_KIND_P2P) {
     /* p2p_sn counts every P2p of the context, so filtered ones leave gaps. */
     seq = atomic_fetch_add_explicit(&c->p2p_seq, 1, memory_order_relaxed);
@@ -42,7 +85,12 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
     return NULL;
   }
   op->kind = (uint8_t)kind;
-  op->func = (uint8_t)ins_func_id(func);
+  op->func = (uint8_t)fid;
+  op->op_idx = (uint32_t)op_idx;
+  op->group = LOAD(c->group_seq);
+  op->group_first = LOAD(c->group_first_op);
+  op->api_base = LOAD(c->group_api_base);
+  op->floor = atomic_load_explicit(&c->gpu_floor, memory_order_relaxed);
   /* nChannels is only a promise if it is a plausible channel count (RCCL
    * has been seen sending garbage): otherwise count channels as they come. */
   op->expected = nchannels <= INS_MAX_CHANNELS ? nchannels : 0;
@@ -60,6 +108,7 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
   atomic_store_explicit(&op->chan_mask, 0, memory_order_relaxed);
   atomic_store_explicit(&op->token_returned, 0, memory_order_relaxed);
   atomic_store_explicit(&op->host_stopped, 0, memory_order_relaxed);
+  atomic_store_explicit(&op->zombie, 0, memory_order_relaxed);
   uint64_t issue = atomic_fetch_add_explicit(&c->issue_seq, 1, memory_order_relaxed);
   atomic_store_explicit(&op->issue, issue, memory_order_relaxed);
   /* host stop + expected kernel stops; untrusted count: host stop + a token (op.h) */
@@ -82,50 +131,92 @@ static void reclaim_overtaken(struct ins_comm *c, uint64_t issue);
 static void release_untrusted(struct ins_comm *c, uint64_t issue);
 
 /*
- * Stale channels: NCCL 2.28.9 was seen (PyTorch jobs and all_to_all of 1 GiB
- * on 2 x H200; the torch, va2a and vfull fixtures) to give some of an op's
- * channels the timestamps of an op long finished: their intervals end
- * hundreds of microseconds to tens of milliseconds before the other channels
- * start, and the op's span would then be up to 100 times its length. A real
- * op's channels run together. So when the channels, sorted by start, fall
- * into groups separated by idle gaps, the latest gap longer than
- * INS_STALE_GAP_FACTOR times the longest channel interval after it makes the
- * channels before it stale: the time comes from those after it, and the
- * record says how many were left out. (A channel that merely starts late, as
- * RCCL was reported to do, leaves a gap shorter than that.)
+ * Whose timestamps? NCCL's kernel writes each channel's start and stop pTimers into
+ * INS_NCCL_PROFILER_SLOTS slots (work counter mod 64) and its proxy thread hands an op
+ * the slot's content once the slot's counter has reached the op's: when the proxy is 64
+ * or more works behind the GPU, the slot already holds a later op's timestamps; when
+ * NCCL's host and device counters disagree (a Broadcast on the AllGatherV path, 2.28's
+ * self-sends), an earlier op's. Nothing in the event says which. Two facts do:
+ *
+ * - Later: the GPU cannot have started the 64th work after this op's on a channel
+ *   before the application issued it. So if, when the op completed (after NCCL read
+ *   every one of its slots), fewer than 64 ops had been issued from its group's start
+ *   on, its timestamps are no later op's. That is the fast test here (`certain`);
+ *   core/judge.h refines it with the channels the later ops used, on the dump thread,
+ *   and holds back or leaves out what stays uncertain.
+ * - Earlier: no channel of the op can start on the GPU before a timestamp NCCL had
+ *   already delivered when the op was issued (op->floor), nor, in issue order, before
+ *   the stop of the last op on that channel whose timestamps are certain, unless both
+ *   ops are of one group (a group's ops share kernel launches: their channels' works
+ *   run in the order NCCL schedules them, not the order they were issued). A channel
+ *   that fails either test has an earlier op's timestamps: it is left out of the time
+ *   (the record's stale_channels), and an op with no channel left is counted as handed
+ *   over (c->untimed), not recorded.
+ *
+ * This one rule replaces the earlier "stale group" test (channels separated by a long
+ * idle gap: the earlier group left out), which kept the later group; under the overwrite
+ * it is the later group that is wrong.
  */
-#define INS_STALE_GAP_FACTOR 10
 
-/* The rare path: *lo and *hi become the span of the channels after the last stale
- * gap; returns how many channels came before it (0: none stale). */
-static int drop_stale_channels(const struct ins_op *op, uint64_t mask, uint64_t *lo, uint64_t *hi) {
-  uint64_t st[INS_MAX_CHANNELS], sp[INS_MAX_CHANNELS];
-  int n = 0;
-  for (uint64_t m = mask; m; m &= m - 1) { /* insertion sort by start (at most 64) */
+/* The channels of op (of mask) whose GPU timestamps are an earlier op's. */
+static uint64_t earlier_channels(struct ins_comm *c, const struct ins_op *op, uint64_t mask) {
+  uint64_t bad = 0;
+  for (uint64_t m = mask; m; m &= m - 1) {
     const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
-    int i = n++;
-    for (; i > 0 && st[i - 1] > ch->start_ptimer; i--) st[i] = st[i - 1], sp[i] = sp[i - 1];
-    st[i] = ch->start_ptimer, sp[i] = ch->stop_ptimer;
-  }
-  /* Walk back from the last channel: the longest interval seen so far is that of the
-   * channels after the gap being judged. */
-  uint64_t longest = 0;
-  int cut = 0;
-  uint64_t prefix_stop[INS_MAX_CHANNELS]; /* latest stop among channels 0..i */
-  for (int i = 0; i < n; i++) prefix_stop[i] = i && prefix_stop[i - 1] > sp[i] ? prefix_stop[i - 1] : sp[i];
-  for (int i = n - 1; i > 0; i--) {
-    if (sp[i] - st[i] > longest) longest = sp[i] - st[i];
-    if (st[i] > prefix_stop[i - 1] && st[i] - prefix_stop[i - 1] > longest * INS_STALE_GAP_FACTOR) {
-      cut = i;
-      break;
+    if (!ch->start_ptimer || ch->stop_ptimer < ch->start_ptimer) continue; /* not GPU-timed */
+    if (ch->start_ptimer <= op->floor) {
+      bad |= m & -m;
+      continue;
     }
+    uint64_t place = atomic_load_explicit(&c->chan_last[ch->id].place, memory_order_relaxed);
+    if (place && (int32_t)(op->op_idx - (uint32_t)(place >> 32)) > 0 &&
+        (uint32_t)place != op->group &&
+        ch->start_ptimer < atomic_load_explicit(&c->chan_last[ch->id].stop, memory_order_relaxed))
+      bad |= m & -m;
   }
-  if (!cut) return 0;
-  uint64_t h = 0; /* sorted by start: the span starts at st[cut] */
-  for (int i = cut; i < n; i++)
-    if (sp[i] > h) h = sp[i];
-  *lo = st[cut], *hi = h;
-  return cut;
+  return bad;
+}
+
+/* Where the op stands in the issue order as it completes: what judge.h needs, and
+ * whether that alone makes its timestamps certain to be no later op's. */
+struct op_place {
+  uint32_t group_before; /* ops of its group issued before it */
+  uint32_t issued_after; /* it and the ops issued after it, so far */
+  uint32_t lag;          /* API calls (ABI v4: ops) from its group's start on */
+  int certain;
+};
+
+static struct op_place place_now(struct ins_comm *c, const struct ins_op *op) {
+  struct op_place p;
+  uint32_t ops_now = (uint32_t)atomic_load_explicit(&c->ops_seq, memory_order_relaxed);
+  p.group_before = op->op_idx - (uint32_t)op->group_first;
+  p.issued_after = ops_now - op->op_idx;
+  p.lag = atomic_load_explicit(&c->api_seen, memory_order_relaxed)
+              ? (uint32_t)(atomic_load_explicit(&c->api_seq, memory_order_relaxed) - op->api_base)
+              : p.group_before + p.issued_after;
+  uint32_t span = p.group_before + p.issued_after;
+  p.certain = (p.lag > span ? p.lag : span) <= INS_NCCL_PROFILER_SLOTS;
+  return p;
+}
+
+/* If the op's timestamps are certain, its kept channels become the reference of the order
+ * test (earlier_channels) for the ops issued after it. Its latest stop, whoever's it was,
+ * raises the floor: every timestamp delivered is a GPU time that has passed. */
+static void remember_channels(struct ins_comm *c, const struct ins_op *op, uint64_t kept,
+                              int certain, uint64_t latest) {
+  uint64_t place = (uint64_t)op->op_idx << 32 | op->group;
+  for (uint64_t m = certain ? kept : 0; m; m &= m - 1) {
+    const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
+    uint64_t had = atomic_load_explicit(&c->chan_last[ch->id].place, memory_order_relaxed);
+    if (had && (int32_t)(op->op_idx - (uint32_t)(had >> 32)) <= 0) continue; /* a newer op's */
+    atomic_store_explicit(&c->chan_last[ch->id].stop, ch->stop_ptimer, memory_order_relaxed);
+    atomic_store_explicit(&c->chan_last[ch->id].place, place, memory_order_relaxed);
+  }
+  uint64_t f = atomic_load_explicit(&c->gpu_floor, memory_order_relaxed);
+  while (latest > f && !atomic_compare_exchange_weak_explicit(&c->gpu_floor, &f, latest,
+                                                              memory_order_relaxed,
+                                                              memory_order_relaxed)) {
+  }
 }
 
 /*
@@ -138,20 +229,20 @@ static int drop_stale_channels(const struct ins_op *op, uint64_t mask, uint64_t 
  * the communicator (+0.11), and a zero-initialised timing overwritten (+0.05).
  */
 
-/* An overtaken op (op.h) keeps only the channels that gave both timers; the others'
- * late stops are ignored. Counts it as recorded from those, or lost with none (unless
- * CPU timing is kept: then it is a collective_cpu record). Returns the channels kept. */
+/* An overtaken op (op.h) keeps only the channels that gave both timers (the others'
+ * late events count its zombie down, no more). Counts it as recorded from those, or
+ * lost with none (unless CPU timing is kept: then it is a collective_cpu record).
+ * Returns the channels kept. */
 static uint64_t keep_timed_channels(struct ins_comm *c, struct ins_op *op, uint64_t mask) {
   uint64_t timed = 0;
   for (uint64_t m = mask; m; m &= m - 1) {
-    struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
-    ch->tag = INS_TAG_FREE; /* a late stop of this channel is ignored */
+    const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
     if (ch->start_ptimer && ch->stop_ptimer >= ch->start_ptimer) timed |= m & -m;
   }
   if (timed || c->keep_cpu_timing)
     atomic_fetch_add_explicit(&c->overtaken_recorded, 1, memory_order_relaxed);
   else
-    atomic_fetch_add_explicit(&c->overtaken_lost, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->untimed[op->kind][INS_UNTIMED_LOST_EVENTS], 1, memory_order_relaxed);
   return timed;
 }
 
@@ -160,7 +251,7 @@ struct op_span {
   int nch;                    /* channels */
   int all_gpu;                /* every one gave both GPU timers */
   uint64_t gpu_lo, gpu_hi;    /* earliest GPU start, latest GPU stop */
-  uint64_t start_hi, stop_lo; /* latest GPU start, earliest GPU stop (the stale test) */
+  uint64_t start_hi, stop_lo; /* latest GPU start, earliest GPU stop (earlier_kernel) */
   uint64_t cpu_lo, cpu_hi;    /* host times of the channels without GPU timers */
 };
 
@@ -185,35 +276,91 @@ static struct op_span channel_span(const struct ins_op *op, uint64_t mask) {
   return (struct op_span){nch, all_gpu, gpu_lo, gpu_hi, start_hi, stop_lo, cpu_lo, cpu_hi};
 }
 
+/*
+ * One kernel's channels run together: sorted by start, each starts before the channels
+ * before it have all stopped, or within INS_KERNEL_GAP of it (blocks that wait for a
+ * multiprocessor start as others finish: gaps of up to 1.1 us were seen on an H200 with
+ * two ranks sharing it, tests/data/gpu-truth). Channels split by a longer gap ran
+ * different kernels: NCCL 2.28's host and device work counters disagree on some channels
+ * (the torch fixtures: channels 1-7 of an op one kernel behind channels 8-23; the floor
+ * proves which side was wrong in the op after). The op's own kernel is the side with most
+ * of its channels (the later one on a tie): the others are left out. In GPU timer units:
+ * ns under NCCL (under RCCL's 100 MHz timer the gap is 20 us; core/timer.h).
+ */
+#define INS_KERNEL_GAP 2000
+
+/* The channels of mask outside its largest run (none: 0). */
+static uint64_t other_kernels(const struct ins_op *op, uint64_t mask) {
+  uint64_t st[INS_MAX_CHANNELS], sp[INS_MAX_CHANNELS], bit[INS_MAX_CHANNELS];
+  int n = 0;
+  for (uint64_t m = mask; m; m &= m - 1) { /* insertion sort by start (at most 64) */
+    const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
+    int i = n++;
+    for (; i > 0 && st[i - 1] > ch->start_ptimer; i--)
+      st[i] = st[i - 1], sp[i] = sp[i - 1], bit[i] = bit[i - 1];
+    st[i] = ch->start_ptimer, sp[i] = ch->stop_ptimer, bit[i] = m & -m;
+  }
+  uint64_t run = 0, best = 0, stopped = 0;
+  int run_n = 0, best_n = 0;
+  for (int i = 0; i < n; i++) {
+    if (i && st[i] > stopped && st[i] - stopped > INS_KERNEL_GAP) run = 0, run_n = 0;
+    run |= bit[i];
+    if (++run_n >= best_n) best = run, best_n = run_n; /* >=: the later run on a tie */
+    if (sp[i] > stopped) stopped = sp[i];
+  }
+  return mask & ~best;
+}
+
 /* How the op is timed, and from which channels. */
 struct op_timing {
   enum ins_timing source;
   uint64_t start, end;
-  int stale; /* channels left out: stale GPU timestamps (drop_stale_channels) */
+  int stale; /* channels left out: an earlier op's timestamps (earlier_channels) */
 };
 
 /* The GPU timers when every channel gave both, else the host times of the kernel
- * events, else the op's own host start and stop (records/JSON field `timing`). */
+ * events, else the op's own host start and stop (records/JSON field `timing`). GPU
+ * timestamps that are an earlier op's are left out; with none left, end == 0. */
 static struct op_timing choose_timing(struct ins_comm *c, const struct ins_op *op,
-                                      uint64_t mask, const struct op_span *s) {
+                                      uint64_t mask, const struct op_span *s, int certain) {
   if (!s->nch)
     return (struct op_timing){INS_TIMING_COLLECTIVE_CPU, op->host_start_ns, op->host_stop_ns, 0};
   if (!s->all_gpu) return (struct op_timing){INS_TIMING_KERNEL_CPU, s->cpu_lo, s->cpu_hi, 0};
   struct op_timing t = {INS_TIMING_KERNEL_GPU, s->gpu_lo, s->gpu_hi, 0};
-  /* Every channel still running when the last one started: one group, nothing stale. */
-  if (s->start_hi > s->stop_lo) t.stale = drop_stale_channels(op, mask, &t.start, &t.end);
-  if (t.stale) atomic_fetch_add_explicit(&c->stale, 1, memory_order_relaxed);
+  uint64_t bad = earlier_channels(c, op, mask);
+  /* some channel stopped before another started: two kernels, maybe */
+  if (__builtin_expect(s->start_hi > s->stop_lo, 0)) bad |= other_kernels(op, mask & ~bad);
+  if (__builtin_expect(bad != 0, 0)) {
+    struct op_span k = channel_span(op, mask & ~bad);
+    t.stale = __builtin_popcountll(bad);
+    t.start = k.nch ? k.gpu_lo : 0;
+    t.end = k.nch ? k.gpu_hi : 0;
+    if (!k.nch)
+      atomic_fetch_add_explicit(&c->untimed[op->kind][INS_UNTIMED_HANDED_OVER], 1, memory_order_relaxed);
+  }
+  remember_channels(c, op, mask & ~bad, certain, s->gpu_hi);
   return t;
 }
 
-/* The record's fields from the op, its channels and its timing. */
+static inline uint16_t sat16(uint32_t v) { return v > UINT16_MAX ? UINT16_MAX : (uint16_t)v; }
+
+/* The record's fields from the op, its channels, its timing and its place. */
 static void fill_record(struct ins_record *r, const struct ins_comm *c, const struct ins_op *op,
-                        uint64_t mask, int nch, const struct op_timing *t) {
+                        uint64_t mask, int nch, const struct op_timing *t,
+                        const struct op_place *p, int partial) {
   r->kind = op->kind;
   r->timing = (uint8_t)t->source;
   r->func = op->func;
   r->nchannels = (uint8_t)nch;
   r->stale_channels = (uint8_t)t->stale;
+  r->group_before = p->group_before > UINT8_MAX ? UINT8_MAX : (uint8_t)p->group_before;
+  r->issued_after = sat16(p->issued_after);
+  r->lag = sat16(p->lag);
+  r->op_idx = op->op_idx;
+  r->group = op->group;
+  /* judge.h counts the ops on each channel: an overtaken op may have used channels that
+   * never reported (nor were kept), so it counts on every channel */
+  r->chan_mask = partial ? ~0ull : mask;
   r->peer = op->peer;
   r->sn = op->sn;
   r->count = op->count;
@@ -244,7 +391,7 @@ static void fill_record(struct ins_record *r, const struct ins_comm *c, const st
 /* Into the op's ring and wake the dump thread if it waits; a full ring drops the
  * record and counts it (a callback never waits for the dump thread). */
 static void publish(struct ins_comm *c, const struct ins_op *op, uint64_t mask, int nch,
-                    const struct op_timing *t) {
+                    const struct op_timing *t, const struct op_place *p, int partial) {
   struct ins_ring *ring = &c->ring[op->kind];
   uint64_t pos;
   struct ins_record *r = ins_ring_reserve(ring, &pos);
@@ -252,7 +399,7 @@ static void publish(struct ins_comm *c, const struct ins_op *op, uint64_t mask, 
     atomic_fetch_add_explicit(&c->dropped[op->kind], 1, memory_order_relaxed);
     return;
   }
-  fill_record(r, c, op, mask, nch, t);
+  fill_record(r, c, op, mask, nch, t, p, partial);
   ins_ring_commit(ring, r, pos);
   ins_wake_after_push(ring);
 }
@@ -273,6 +420,10 @@ static void vouch_for_earlier_ops(struct ins_comm *c, uint64_t issue, int partia
 static void complete(struct ins_op *op, int partial) {
   assert(op->tag == INS_TAG_OP); /* completed once: whoever brought pending to 0, or a reclaim */
   struct ins_comm *c = op->comm;
+  if (__builtin_expect(atomic_load_explicit(&op->zombie, memory_order_acquire), 0)) {
+    ins_pool_put(&c->pool, op); /* recorded when overtaken; its last late event came */
+    return;
+  }
   uint64_t issue = atomic_load_explicit(&op->issue, memory_order_relaxed);
   /* out of its in-flight slot, unless a reclaim took it out already or a newer op is there */
   struct ins_op *self = op;
@@ -280,15 +431,18 @@ static void complete(struct ins_op *op, int partial) {
   uint64_t mask = atomic_load_explicit(&op->chan_mask, memory_order_relaxed);
   if (partial) mask = keep_timed_channels(c, op, mask);
   struct op_span span = channel_span(op, mask);
-  struct op_timing timing = choose_timing(c, op, mask, &span);
+  struct op_place place = place_now(c, op);
+  struct op_timing timing = choose_timing(c, op, mask, &span, place.certain);
   if (partial && !span.nch && !c->keep_cpu_timing) {
     /* lost (counted by keep_timed_channels) */
   } else if (timing.source != INS_TIMING_KERNEL_GPU && !c->keep_cpu_timing) {
-    atomic_fetch_add_explicit(&c->untimed, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->untimed[op->kind][INS_UNTIMED_NO_GPU_TIMER], 1, memory_order_relaxed);
+  } else if (timing.source == INS_TIMING_KERNEL_GPU && !timing.end) {
+    /* every channel had an earlier op's timestamps (counted by choose_timing) */
   } else {
-    publish(c, op, mask, span.nch, &timing);
+    publish(c, op, mask, span.nch, &timing, &place, partial);
   }
-  ins_pool_put(&c->pool, op);
+  if (!partial) ins_pool_put(&c->pool, op); /* a partial one lives on (reclaim_overtaken) */
   vouch_for_earlier_ops(c, issue, partial);
 }
 
@@ -321,7 +475,12 @@ static void reclaim_overtaken(struct ins_comm *c, uint64_t issue) {
   int p = atomic_load(&op->pending);
   while (p > 0 && !atomic_compare_exchange_weak(&op->pending, &p, 0)) {
   }
-  if (p > 0) complete(op, 1);
+  if (p <= 0) return;
+  /* Record it now, and keep it as a zombie until the p events it waited for have come
+   * (op.h): those that come meanwhile take pending below 0, and none completes it. */
+  complete(op, 1);
+  atomic_store_explicit(&op->zombie, 1, memory_order_release);
+  if (atomic_fetch_add(&op->pending, p) + p <= 0) ins_pool_put(&c->pool, op);
 }
 
 void ins_op_complete(struct ins_op *op) { complete(op, 0); }
@@ -386,6 +545,10 @@ void ins_op_finish_all_at_teardown(struct ins_comm *c, uint64_t *incomplete) {
   for (uint32_t i = 0; i < n; i++) {
     struct ins_op *op = ins_pool_at(&c->pool, i);
     if (op->tag != INS_TAG_OP) continue;
+    if (atomic_load(&op->zombie)) { /* recorded already; events NCCL never delivered */
+      ins_pool_put(&c->pool, op);
+      continue;
+    }
     /* Stopped with no kernel event at all: host-timed (kept only on request). */
     if (atomic_load(&op->host_stopped) && !atomic_load(&op->chan_mask) && c->keep_cpu_timing) {
       complete(op, 0);
@@ -396,6 +559,7 @@ void ins_op_finish_all_at_teardown(struct ins_comm *c, uint64_t *incomplete) {
       atomic_store(&op->token_returned, 1);
       ins_op_settle(op, 1);
     } else {
+      atomic_fetch_add_explicit(&c->untimed[op->kind][INS_UNTIMED_INCOMPLETE], 1, memory_order_relaxed);
       if ((*incomplete)++ < 4) /* enough to tell which events never came */
         ins_info("in flight at teardown: %s %s sn %llu, %u channels expected, %d started, "
                  "host stop %s, %d events outstanding",

@@ -26,8 +26,13 @@
  * kernel event of an op (docs/VALIDATION.md). A communicator's ops run in
  * order on the GPU, so once an op issued INS_OVERTAKE_WINDOW ops later has
  * completed, an op still waiting is finished: it is recorded from the
- * channels it has (nchannels says how many), or counted as lost, and its
- * slot is freed. Without this, each lost event would pin an op until teardown.
+ * channels it has (nchannels says how many), or counted as lost. Its struct
+ * is not reused yet: when NCCL's proxy thread is far behind, it delivers a
+ * communicator's channels out of step, and the "missing" events of such an
+ * op come after all; reused, the op would take them as its own (wrong times,
+ * seen replaying tests/data/gpu-truth). So it stays a zombie, counting its
+ * events down, and is freed when the last comes, or at teardown (the events
+ * NCCL really lost pin one op each until then).
  *
  * Fast paths: the three kernel-channel callbacks (start, kernel-stop record,
  * stop) are three quarters of all callbacks, so their common case (GPU timer
@@ -85,13 +90,27 @@ struct ins_op {
   _Atomic uint64_t chan_mask; /* bit c set: channel c started */
   _Atomic uint8_t token_returned; /* untrusted channel count: a later op completed */
   _Atomic uint8_t host_stopped;
+  _Atomic uint8_t zombie; /* recorded as overtaken, still waiting for its late events */
   _Atomic uint64_t issue; /* per-communicator issue order, for reclaiming overtaken ops */
+  /* Where the op stands in its communicator's issue order (core/judge.h): */
+  uint32_t op_idx;        /* comm->ops_seq when it started */
+  uint32_t group;         /* comm->group_seq then */
+  uint64_t group_first;   /* comm->ops_seq when its group began */
+  uint64_t api_base;      /* comm->api_seq when its group's API calls began */
+  uint64_t floor;         /* comm->gpu_floor when it started: no channel of it can start sooner */
   struct ins_chan ch[INS_MAX_CHANNELS];
 };
 _Static_assert(offsetof(struct ins_op, tag) == 0, "an op's tag is its first byte");
 _Static_assert(sizeof(((struct ins_op *)0)->chan_mask) * 8 >= INS_MAX_CHANNELS, "a bit per channel");
 
 /* Event entry points, called by the ABI adapters. All are safe with NULLs. */
+/* An application group starts (a Group event), or an API call (CollApi, P2pApi: ABI v5+)
+ * is made on the communicator: the issue order core/judge.h needs. `func` of an API
+ * call: NCCL's name; coll: a collective (counted, to find those NCCL never reports). */
+void ins_op_group_start(struct ins_comm *comm);
+void ins_op_api_call(struct ins_comm *comm, int coll, const char *func);
+/* Finalize: the last application group is over (its unreported collectives, comm.h). */
+void ins_op_close_group(struct ins_comm *comm);
 void *ins_op_start(struct ins_comm *comm, enum ins_kind kind, const char *func,
                    const char *datatype, uint64_t count, uint64_t seq, int peer,
                    uint8_t nchannels, const char *algo, const char *proto);
@@ -100,7 +119,12 @@ static inline void *ins_op_kernel_start(struct ins_comm *comm, void *parent, uin
 static inline void ins_op_kernel_record_stop(void *handle, uint64_t ptimer);
 static inline void ins_op_event_stop(void *handle);
 
-#define INS_OVERTAKE_WINDOW 64
+#define INS_OVERTAKE_WINDOW 1024
+
+/* NCCL's MAX_PROFILER_EVENTS_PER_CHANNEL (2.27 to 2.30): the kernel's timestamp slots per
+ * channel. The proxy hands an op the timestamps of the work this many later when it is
+ * that far behind (op.c, "Whose timestamps?"). */
+#define INS_NCCL_PROFILER_SLOTS 64
 
 /* Finalize: finish every op still in flight: host-timed ones become records
  * when CPU timing is kept; the rest are counted in *incomplete and freed. */

@@ -23,7 +23,9 @@ static inline void ins_buf_mem(struct ins_buf *b, const char *s, size_t n) {
   memcpy(b->data + b->len, s, n);
   b->len += n;
 }
-#define ins_buf_lit(b, s) ins_buf_mem((b), (s), sizeof(s) - 1)
+/* s must be a string literal ("" s "" makes anything else a compile error: sizeof of a
+ * pointer would copy the wrong length) */
+#define ins_buf_lit(b, s) ins_buf_mem((b), "" s "", sizeof(s) - 1)
 
 void ins_buf_u64(struct ins_buf *b, uint64_t v);
 void ins_buf_i64(struct ins_buf *b, int64_t v);

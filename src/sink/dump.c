@@ -23,6 +23,7 @@
 #include "core/clock.h"
 #include "core/comm.h"
 #include "core/config.h"
+#include "core/judge.h"
 #include "core/log.h"
 #include "core/sampler.h"
 #include "core/timer.h"
@@ -49,9 +50,13 @@ struct drainer {
 
 /* Per communicator, owned by whoever holds its drain_lock (c->ext_drain). */
 struct drain_comm {
+  struct ins_judge judge; /* records whose timestamps may be a later op's (core/judge.h) */
   struct ins_timer timer; /* the GPU timer's unit (core/timer.h) */
   unsigned char *held;    /* GPU-timed records held back until it is known */
   size_t held_n, held_cap, held_slot;
+  uint64_t partial[2];    /* records written without some of their channels */
+  /* what the sinks were last told (report_counts) */
+  uint64_t told_untimed[2][INS_UNTIMED_REASONS], told_unreported[INS_FUNC_COUNT], told_partial[2];
 };
 
 static const struct ins_config *g_cfg;
@@ -98,19 +103,26 @@ static void begin_pass(struct drainer *d) {
     if (g_sinks[i]->begin_pass) g_sinks[i]->begin_pass(&d->batch);
 }
 
-/* One record, in ns (core/timer.h), to every sink; dropped if one could not keep it. */
+/* One record, in ns (core/timer.h), to every sink; dropped if one could not keep it. An
+ * unverified op (NCCL_INSPECTOR_DUMP_UNVERIFIED=1) goes too, and the sinks that write only
+ * records skip it: it is counted as untimed, not as written or dropped. */
 static void emit(struct ins_comm *c, struct drainer *d, struct ins_record *r) {
-  const struct drain_comm *dc = c->ext_drain;
-  if (r->timing == INS_TIMING_KERNEL_GPU) { /* host-timed records are host ns already */
+  struct drain_comm *dc = c->ext_drain;
+  bool gpu = r->timing == INS_TIMING_KERNEL_GPU || r->timing == INS_TIMING_UNVERIFIED;
+  if (gpu) { /* host-timed records are host ns already */
     r->start_ns = ins_timer_to_ns(&dc->timer, r->start_ns);
     r->exec_ns = ins_timer_to_ns(&dc->timer, r->exec_ns);
   }
   int rc = 0;
   for (int i = 0; i < g_nsinks; i++) rc |= g_sinks[i]->record(&d->batch, c, c->ext_sink[i], r);
-  if (rc != 0)
+  if (r->timing == INS_TIMING_UNVERIFIED) {
+    /* counted by the judge */
+  } else if (rc != 0) {
     atomic_fetch_add(&c->dropped[r->kind], 1); /* out of memory for the text or series */
-  else
+  } else {
     c->stats[r->kind].written++;
+    if (r->stale_channels) dc->partial[r->kind]++;
+  }
   if (d->batch.buf.len >= FLUSH_BYTES) flush(d);
 }
 
@@ -155,10 +167,22 @@ static void release_held(struct ins_comm *c, struct drainer *d) {
   dc->held_n = dc->held_cap = 0;
 }
 
-/* A record taken out of a ring: to the sinks, or held while the unit is unknown. */
-static void take(struct ins_comm *c, struct drainer *d, struct ins_record *r) {
+/* A record the judge let through: to the sinks, or held while the unit is unknown. */
+struct judged_to {
+  struct ins_comm *c;
+  struct drainer *d;
+};
+
+static void judged(void *arg, struct ins_record *r) {
+  struct judged_to *to = arg;
+  struct ins_comm *c = to->c;
+  struct drainer *d = to->d;
   struct drain_comm *dc = c->ext_drain;
-  /* only GPU-timed records wait: the others are in host ns whatever the GPU timer's unit */
+  /* only GPU-timed records wait: the others are in host ns whatever the GPU timer's unit
+   * (an unverified op waits, but its timestamps measure nothing) */
+  if (dc->timer.unit == INS_TIMER_PENDING && r->timing == INS_TIMING_UNVERIFIED) {
+    if (hold(c, r, d->stash.slot_size)) return;
+  }
   if (dc->timer.unit == INS_TIMER_PENDING && r->timing == INS_TIMING_KERNEL_GPU) {
     ins_timer_observe(&dc->timer, r->start_ns + r->exec_ns, r->host_done_ns);
     if (!ins_timer_decide(&dc->timer, false) && hold(c, r, d->stash.slot_size)) return;
@@ -168,11 +192,24 @@ static void take(struct ins_comm *c, struct drainer *d, struct ins_record *r) {
   emit(c, d, r);
 }
 
+/* A record taken out of a ring: first to the judge (core/judge.h). */
+static void take(struct ins_comm *c, struct drainer *d, struct ins_record *r) {
+  struct judged_to to = {c, d};
+  ins_judge_take(&((struct drain_comm *)c->ext_drain)->judge, r, judged, &to);
+}
+
 /* ---- draining ---------------------------------------------------------------- */
 
-/* What the context wrote and dropped, to the sinks when something changed. */
-static void report_counts(struct ins_comm *c, struct drainer *d) {
+/* The ops of kind that left no record, by reason: the tracker's and the judge's. */
+static uint64_t untimed_now(const struct ins_comm *c, int kind, int reason) {
   const struct drain_comm *dc = c->ext_drain;
+  uint64_t n = atomic_load(&c->untimed[kind][reason]);
+  return reason == INS_UNTIMED_UNVERIFIED ? n + dc->judge.unverified[kind] : n;
+}
+
+/* What the context wrote, dropped and could not time, to the sinks when something changed. */
+static void report_counts(struct ins_comm *c, struct drainer *d) {
+  struct drain_comm *dc = c->ext_drain;
   struct ins_sample_stats smp;
   struct ins_sink_counts k = {.sampling = &smp, .timer = &dc->timer};
   bool news = false;
@@ -182,17 +219,32 @@ static void report_counts(struct ins_comm *c, struct drainer *d) {
     k.since[kind] = s->written - s->reported_written;
     k.dropped_total[kind] = atomic_load(&c->dropped[kind]);
     k.dropped_since[kind] = k.dropped_total[kind] - s->reported_dropped;
-    news |= k.since[kind] || k.dropped_since[kind];
+    k.partial_total[kind] = dc->partial[kind];
+    news |= k.since[kind] || k.dropped_since[kind] || dc->partial[kind] != dc->told_partial[kind];
+    for (int why = 0; why < INS_UNTIMED_REASONS; why++) {
+      k.untimed_total[kind][why] = untimed_now(c, kind, why);
+      k.untimed_since[kind][why] = k.untimed_total[kind][why] - dc->told_untimed[kind][why];
+      news |= k.untimed_since[kind][why] != 0;
+    }
+  }
+  for (int f = 0; f < INS_FUNC_COUNT; f++) {
+    k.unreported_total[f] = atomic_load(&c->unreported[f]);
+    k.unreported_since[f] = k.unreported_total[f] - dc->told_unreported[f];
+    news |= k.unreported_since[f] != 0;
   }
   if (news) {
     ins_sampler_stats(&smp);
     int rc = 0;
     for (int i = 0; i < g_nsinks; i++) rc |= g_sinks[i]->counts(&d->batch, c, c->ext_sink[i], &k);
-    if (rc == 0) /* else the same news goes out with the next drain */
+    if (rc == 0) { /* else the same news goes out with the next drain */
       for (int kind = 0; kind < 2; kind++) {
         c->stats[kind].reported_written = k.total[kind];
         c->stats[kind].reported_dropped = k.dropped_total[kind];
+        dc->told_partial[kind] = k.partial_total[kind];
+        memcpy(dc->told_untimed[kind], k.untimed_total[kind], sizeof dc->told_untimed[kind]);
       }
+      memcpy(dc->told_unreported, k.unreported_total, sizeof dc->told_unreported);
+    }
   }
   if (k.dropped_since[0] || k.dropped_since[1])
     ins_warn_once(&g_warned_drop,
@@ -221,6 +273,8 @@ static void drain(struct ins_comm *c, struct drainer *d, bool final) {
       ins_stash_pop(&d->stash);
     }
   }
+  struct judged_to to = {c, d};
+  ins_judge_settle(&dc->judge, final, judged, &to);
   /* (no GPU-timed record at all: nothing to decide, nothing held) */
   if (dc->timer.unit == INS_TIMER_PENDING && dc->held_n && ins_timer_decide(&dc->timer, final))
     release_held(c, d);
@@ -329,6 +383,7 @@ int ins_dump_attach(struct ins_comm *c) {
   /* Under RCCL the pTimers may be ticks: measure which (core/timer.h). On the init
    * thread, where the context's GPU is current. */
   ins_timer_init(&dc->timer, ins_device_timer_rate_khz());
+  ins_judge_init(&dc->judge, c->verbose, g_cfg->dump_unverified);
   atomic_store(&c->timer_probe, dc->timer.unit == INS_TIMER_PENDING);
   c->ext_drain = dc;
   for (int i = 0; i < g_nsinks; i++) {
@@ -357,11 +412,43 @@ void ins_dump_comm_drain(struct ins_comm *c) {
   if (g_cfg && c->ext_drain) drain_now(c, false);
 }
 
+/* At teardown, in the log: what left no record, and why (the outputs count it too). */
+static void say_untimed(const struct ins_comm *c) {
+  char why[512];
+  int n = 0;
+  for (int kind = 0; kind < 2; kind++)
+    for (int r = 0; r < INS_UNTIMED_REASONS; r++) {
+      uint64_t v = untimed_now(c, kind, r);
+      if (v && n < (int)sizeof why - 80)
+        n += snprintf(why + n, sizeof why - (size_t)n, "%s%llu %s %s", n ? ", " : "",
+                      (unsigned long long)v, kind ? "P2P" : "collective", ins_untimed_name[r]);
+    }
+  if (n)
+    ins_info("communicator 0x%llx rank %d: ops left without a record: %s (unverified: NCCL's "
+             "proxy thread may have been 64 works behind the GPU, so their timestamps may be a "
+             "later op's; handed_over: every channel had an earlier op's; docs/reference.md)",
+             (unsigned long long)c->id, c->rank, why);
+  n = 0;
+  for (int f = 0; f < INS_FUNC_COUNT; f++) {
+    uint64_t v = atomic_load(&c->unreported[f]);
+    if (v && n < (int)sizeof why - 80)
+      n += snprintf(why + n, sizeof why - (size_t)n, "%s%llu %s", n ? ", " : "",
+                    (unsigned long long)v, ins_func_name[f]);
+  }
+  if (n)
+    ins_info("communicator 0x%llx rank %d: collectives NCCL never reported, so never timed: %s "
+             "(NCCL 2.28+ reports no Broadcast it runs on its AllGatherV path; "
+             "NCCL_ALLGATHERV_ENABLE=0 brings them back)",
+             (unsigned long long)c->id, c->rank, why);
+}
+
 void ins_dump_comm_final(struct ins_comm *c) {
   if (!g_cfg || !c->ext_drain) return;
   drain_now(c, true);
+  say_untimed(c);
   for (int i = 0; i < g_nsinks; i++) g_sinks[i]->detach(c, c->ext_sink[i]);
   struct drain_comm *dc = c->ext_drain;
+  ins_judge_free(&dc->judge);
   free(dc->held);
   free(dc);
   c->ext_drain = NULL;

@@ -57,12 +57,15 @@ struct series {
   struct ins_otlp_hist time_s, busbw;
 };
 
-/* Per GPU: records dropped and excluded, [enum ins_kind]. */
+/* Per GPU: records dropped and excluded, [enum ins_kind]; ops left untimed, by kind and
+ * reason; collectives NCCL never reported, by function. */
 struct device {
   struct device *next;
   char uuid[160];
   uint64_t start_ns;
   uint64_t dropped[2], excluded[2];
+  uint64_t untimed[2][INS_UNTIMED_REASONS];
+  uint64_t unreported[INS_FUNC_COUNT];
 };
 
 /* A communicator's fixed attributes, made once at attach. */
@@ -227,6 +230,7 @@ static int otlp_record(struct ins_sink_batch *b, const struct ins_comm *c, void 
   (void)b;
   struct comm_state *s = state;
   if (!s) return -1;
+  if (r->timing == INS_TIMING_UNVERIFIED) return 0; /* not a record (core/judge.h) */
   pthread_mutex_lock(&g_lock);
   if (r->stale_channels > 0) { /* a time from a subset of the channels: counted, not used */
     s->dev->excluded[r->kind == INS_KIND_COLL ? 0 : 1]++;
@@ -253,7 +257,11 @@ static int otlp_counts(struct ins_sink_batch *b, const struct ins_comm *c, void 
   struct comm_state *s = state;
   if (!s) return 0;
   pthread_mutex_lock(&g_lock);
-  for (int i = 0; i < 2; i++) s->dev->dropped[i] += k->dropped_since[i];
+  for (int i = 0; i < 2; i++) {
+    s->dev->dropped[i] += k->dropped_since[i];
+    for (int r = 0; r < INS_UNTIMED_REASONS; r++) s->dev->untimed[i][r] += k->untimed_since[i][r];
+  }
+  for (int f = 0; f < INS_FUNC_COUNT; f++) s->dev->unreported[f] += k->unreported_since[f];
   pthread_mutex_unlock(&g_lock);
   return 0;
 }
@@ -264,13 +272,6 @@ static void otlp_detach(struct ins_comm *c, void *state) {
 }
 
 /* ---- snapshots -------------------------------------------------------------- */
-
-struct snap {
-  struct ins_otlp_metric metrics[7];
-  struct ins_otlp_point *pts;  /* 4 x series + 4 x devices + 1 */
-  struct ins_otlp_expo *expo;  /* 2 x series */
-  struct ins_otlp_kv *devattrs; /* 3 per device point: gpu.uuid, nccl.operation.kind, reason */
-};
 
 static const char *const k_kind[2] = {"collective", "p2p"};
 
@@ -285,12 +286,14 @@ static void expo_of(struct ins_otlp_expo *e, const struct ins_otlp_hist *h) {
 static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters, uint64_t now) {
   size_t ns = b - a, ndev = 0;
   for (struct device *d = g_devs; d; d = d->next) ndev++;
-  struct ins_otlp_point *pts = calloc(4 * ns + 4 * ndev + 1, sizeof *pts);
+  /* per device: 2 dropped, 2 excluded, 2 x reasons untimed, functions unreported */
+  size_t per_dev = 4 + 2 * INS_UNTIMED_REASONS + INS_FUNC_COUNT;
+  struct ins_otlp_point *pts = calloc(4 * ns + per_dev * ndev + 1, sizeof *pts);
   struct ins_otlp_expo *expo = calloc(2 * ns + 1, sizeof *expo);
-  struct ins_otlp_kv *kv = calloc(4 * ndev * 3 + 1, sizeof *kv);
+  struct ins_otlp_kv *kv = calloc(per_dev * ndev * 3 + 1, sizeof *kv);
   int rc = -1;
   if (!pts || !expo || !kv) goto out;
-  struct ins_otlp_metric m[7];
+  struct ins_otlp_metric m[9];
   int nm = 0;
   struct ins_otlp_point *p = pts;
   struct ins_otlp_point *ops = p, *bytes = p + ns, *tim = p + 2 * ns, *bw = p + 3 * ns;
@@ -335,6 +338,28 @@ static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters,
       }
     *exp_drop = (struct ins_otlp_point){.start_ns = g_start_ns, .time_ns = now,
                                         .value = g_exporter ? (int64_t)ins_otlp_exporter_dropped(g_exporter) : 0};
+    /* after the first three: untimed ops by kind and reason, unreported collectives */
+    struct ins_otlp_point *unt = exp_drop + 1, *unrep = unt + 2 * INS_UNTIMED_REASONS * ndev;
+    struct ins_otlp_kv *at = &kv[3 * 4 * ndev];
+    size_t nu = 0, nr = 0;
+    for (struct device *d = g_devs; d; d = d->next) {
+      for (int kind = 0; kind < 2; kind++)
+        for (int r = 0; r < INS_UNTIMED_REASONS; r++, at += 3) {
+          at[0] = (struct ins_otlp_kv){.key = "gpu.uuid", .s = d->uuid};
+          at[1] = (struct ins_otlp_kv){.key = "nccl.operation.kind", .s = k_kind[kind]};
+          at[2] = (struct ins_otlp_kv){.key = "reason", .s = ins_untimed_name[r]};
+          unt[nu++] = (struct ins_otlp_point){.attrs = at, .nattrs = 3, .start_ns = d->start_ns,
+                                              .time_ns = now, .value = (int64_t)d->untimed[kind][r]};
+        }
+      for (int f = 0; f < INS_FUNC_COUNT; f++) {
+        if (!d->unreported[f]) continue; /* a series appears with its first */
+        at[0] = (struct ins_otlp_kv){.key = "gpu.uuid", .s = d->uuid};
+        at[1] = (struct ins_otlp_kv){.key = "nccl.collective", .s = ins_func_name[f]};
+        unrep[nr++] = (struct ins_otlp_point){.attrs = at, .nattrs = 2, .start_ns = d->start_ns,
+                                              .time_ns = now, .value = (int64_t)d->unreported[f]};
+        at += 3;
+      }
+    }
     m[nm++] = (struct ins_otlp_metric){"nccl.records.dropped", "Records lost: ring full or out of memory",
                                        "{record}", INS_OTLP_SUM, true, drop, (int)k};
     m[nm++] = (struct ins_otlp_metric){"nccl.records.excluded",
@@ -343,6 +368,13 @@ static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters,
     m[nm++] = (struct ins_otlp_metric){"nccl.inspector.otlp.exports_dropped",
                                        "Exports this process could not deliver", "{export}", INS_OTLP_SUM, true,
                                        exp_drop, 1};
+    m[nm++] = (struct ins_otlp_metric){"nccl.operations.untimed",
+                                       "Operations NCCL reported that left no record, by reason", "{operation}",
+                                       INS_OTLP_SUM, true, unt, (int)nu};
+    if (nr)
+      m[nm++] = (struct ins_otlp_metric){"nccl.collectives.unreported",
+                                         "Collectives called that NCCL never reported (never timed)",
+                                         "{operation}", INS_OTLP_SUM, true, unrep, (int)nr};
   }
   struct ins_otlp_request req = {.resource = g_resource, .nresource = g_nresource, .scope_name = "nccl-inspector",
                                  .scope_version = INS_FORMAT_VERSION, .metrics = m, .nmetrics = nm};

@@ -36,6 +36,8 @@ struct ins_prom_dev {
    * file's counters and samples always cover the same records), dropped (the dump layer's
    * counts), excluded (timed from a subset of their channels: ins_prom_add) */
   uint64_t kept[2], dropped[2], excluded[2];
+  uint64_t untimed[2][INS_UNTIMED_REASONS]; /* ops left without a record (dump layer) */
+  uint64_t unreported[INS_FUNC_COUNT];      /* collectives NCCL never reported (dump layer) */
   bool named;              /* the file's path was logged */
   struct ins_prom_dev *next;
 };
@@ -118,10 +120,14 @@ int ins_prom_add(struct ins_prom_dev *d, const struct ins_comm *c, const struct 
   return rc;
 }
 
-void ins_prom_count(struct ins_prom_dev *d, const uint64_t dropped[2]) {
+void ins_prom_count(struct ins_prom_dev *d, const struct ins_sink_counts *k) {
   if (!d) return;
   pthread_mutex_lock(&g_lock);
-  for (int k = 0; k < 2; k++) d->dropped[k] += dropped[k];
+  for (int i = 0; i < 2; i++) {
+    d->dropped[i] += k->dropped_since[i];
+    for (int r = 0; r < INS_UNTIMED_REASONS; r++) d->untimed[i][r] += k->untimed_since[i][r];
+  }
+  for (int f = 0; f < INS_FUNC_COUNT; f++) d->unreported[f] += k->unreported_since[f];
   pthread_mutex_unlock(&g_lock);
 }
 
@@ -130,6 +136,7 @@ static void write_dev(struct ins_prom_dev *d) {
   char path[PATH_MAX + 256];
   struct ins_prom_file f = {.uuid = d->id.uuid, .labels = d->labels, .table = &d->table,
                             .kept = d->kept, .dropped = d->dropped, .excluded = d->excluded,
+                            .untimed = d->untimed, .unreported = d->unreported,
                             .stats = g_stats};
   if (ins_prom_file_write(g_dir, &f, path, sizeof path) == 0 && !d->named) {
     d->named = true;
@@ -176,6 +183,7 @@ static int prom_attach(struct ins_comm *c, void **state) {
 static int prom_record(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
                        const struct ins_record *r) {
   (void)b;
+  if (r->timing == INS_TIMING_UNVERIFIED) return 0; /* not a record (core/judge.h) */
   return ins_prom_add(state, c, r);
 }
 
@@ -184,7 +192,7 @@ static int prom_record(struct ins_sink_batch *b, const struct ins_comm *c, void 
 static int prom_counts(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
                        const struct ins_sink_counts *k) {
   (void)b, (void)c;
-  ins_prom_count(state, k->dropped_since);
+  ins_prom_count(state, k);
   return 0;
 }
 

@@ -43,8 +43,10 @@ struct ins_prom_dev *ins_prom_attach(const struct ins_comm *c);
  * dropped) if it cannot be kept. A record timed from a subset of its channels
  * (stale_channels > 0) is not folded: it is counted as excluded (0). */
 int ins_prom_add(struct ins_prom_dev *d, const struct ins_comm *c, const struct ins_record *r);
-/* Add to the device's counters the records dropped since the last call, per kind. */
-void ins_prom_count(struct ins_prom_dev *d, const uint64_t dropped[2]);
+/* Add to the device's counters what a context's counts say happened since its last ones:
+ * records dropped, ops left untimed (by kind and reason), collectives never reported. */
+struct ins_sink_counts;
+void ins_prom_count(struct ins_prom_dev *d, const struct ins_sink_counts *k);
 /* End the window of every device that has live contexts: write their files. */
 void ins_prom_write_all(void);
 /* After a context's final drain: write its device's file, or remove the file if the

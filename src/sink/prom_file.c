@@ -3,6 +3,8 @@
  */
 #include "sink/prom_file.h"
 
+#include "core/names.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -38,6 +40,32 @@ static void counter(FILE *f, const struct ins_prom_file *d, const char *name, co
                     const char *extra, uint64_t v) {
   fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s{%s%s} %llu\n", name, help, name, name, d->labels,
           extra, (unsigned long long)v);
+}
+
+/* Ops NCCL reported that left no record, by kind and reason (every reason, zeros too),
+ * and collectives it never reported, by function (those seen). */
+static void untimed_counters(FILE *f, const struct ins_prom_file *d) {
+  static const char *const name[2] = {"nccl_collectives_untimed_total", "nccl_p2p_untimed_total"};
+  static const char *const what[2] = {"Collectives", "Point-to-point operations"};
+  for (int k = 0; k < 2; k++) {
+    fprintf(f, "# HELP %s %s NCCL reported on this GPU that left no record, by reason "
+            "(unverified: their timestamps may be a later op's; handed_over: every channel had an "
+            "earlier op's; no_gpu_timer; lost_events; incomplete: in flight at teardown).\n# TYPE %s counter\n", name[k], what[k],
+            name[k]);
+    for (int r = 0; r < INS_UNTIMED_REASONS; r++)
+      fprintf(f, "%s{%s,reason=\"%s\"} %llu\n", name[k], d->labels, ins_untimed_name[r],
+              (unsigned long long)d->untimed[k][r]);
+  }
+  bool any = false;
+  for (int fn = 0; fn < INS_FUNC_COUNT; fn++) any |= d->unreported[fn] != 0;
+  if (!any) return;
+  static const char *const un = "nccl_collectives_unreported_total";
+  fprintf(f, "# HELP %s Collectives called on this GPU that NCCL never reported, so never timed "
+          "(NCCL 2.28+: a Broadcast on its AllGatherV path).\n# TYPE %s counter\n", un, un);
+  for (int fn = 0; fn < INS_FUNC_COUNT; fn++)
+    if (d->unreported[fn])
+      fprintf(f, "%s{%s,coll=\"%s\"} %llu\n", un, d->labels, ins_func_name[fn],
+              (unsigned long long)d->unreported[fn]);
 }
 
 /* The share of the job that was timed, with the sampling configuration as labels. */
@@ -108,6 +136,7 @@ int ins_prom_file_write(const char *dir, const struct ins_prom_file *d, char *pa
               "Point-to-point records left out of the samples on this GPU, by reason "
               "(stale_channels: timed from some of their channels only).",
               stale, d->excluded[1]);
+      untimed_counters(f, d);
       sampling_gauge(f, d);
     }
     int bad = ferror(f);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/record.h"
 #include "sink/prom_table.h"
 
 /* What one device's file is made of. */
@@ -24,6 +25,8 @@ struct ins_prom_file {
   /* [enum ins_kind] records of the device since the start: aggregated, dropped, and
    * excluded from the series (timed from a subset of their channels: stale_channels) */
   const uint64_t *kept, *dropped, *excluded;
+  const uint64_t (*untimed)[INS_UNTIMED_REASONS]; /* [kind][reason] ops left without a record */
+  const uint64_t *unreported;      /* [enum ins_func] collectives NCCL never reported */
   bool stats;                      /* NCCL_INSPECTOR_PROM_DUMP_STATS: counters and sampled share */
 };
 

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "core/comm.h"
+#include "core/names.h"
 #include "core/record.h"
 #include "sink/buf.h"
 
@@ -52,6 +53,12 @@ struct ins_sink_batch {
 /* A communicator's counts after a drain, and what was true of its records. */
 struct ins_sink_counts {
   uint64_t total[2], since[2], dropped_total[2], dropped_since[2]; /* [enum ins_kind] */
+  /* ops NCCL reported that left no record, by kind and reason (core/record.h) */
+  uint64_t untimed_total[2][INS_UNTIMED_REASONS], untimed_since[2][INS_UNTIMED_REASONS];
+  uint64_t partial_total[2]; /* records timed without some of their channels (stale_channels) */
+  /* collectives the application called that NCCL never reported (core/comm.h), by enum
+   * ins_func: totals and since the last counts */
+  uint64_t unreported_total[INS_FUNC_COUNT], unreported_since[INS_FUNC_COUNT];
   const struct ins_sample_stats *sampling; /* the process's sampled timing */
   const struct ins_timer *timer;           /* the GPU timer's unit (core/timer.h) */
 };

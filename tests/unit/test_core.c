@@ -301,8 +301,8 @@ static void test_tracker(void) {
 
   /* 2. kernels finish before the host stop (possible: different threads) */
   op = ins_op_start(c, INS_KIND_COLL, "AllGather", "ncclInt8", 65536, 8, -1, 1, "RING", "SIMPLE");
-  k0 = ins_op_kernel_start(c, op, 0, 10);
-  ins_op_kernel_record_stop(k0, 30);
+  k0 = ins_op_kernel_start(c, op, 0, 6010);
+  ins_op_kernel_record_stop(k0, 6030);
   ins_op_event_stop(k0);
   CHECK(ins_ring_peek(&c->ring[0]) == NULL);
   ins_op_event_stop(op);
@@ -314,8 +314,8 @@ static void test_tracker(void) {
   op = ins_op_start(c, INS_KIND_P2P, "Recv", "ncclFloat32", 1 << 20, 0, 2, 1, NULL, NULL);
   CHECK(op != NULL);
   ins_op_event_stop(op);
-  k0 = ins_op_kernel_start(c, op, 16, 100);
-  ins_op_kernel_record_stop(k0, 600);
+  k0 = ins_op_kernel_start(c, op, 16, 7100);
+  ins_op_kernel_record_stop(k0, 7600);
   ins_op_event_stop(k0);
   CHECK(pop(c, 1, &r) != NULL);
   CHECK_EQ_U(r.sn, 1); /* the self-send was P2P number 0 */
@@ -325,32 +325,32 @@ static void test_tracker(void) {
   /* 4. missing stop pTimer: kernel_cpu, not kept by default, counted */
   op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 10, -1, 1, "RING", "LL");
   ins_op_event_stop(op);
-  k0 = ins_op_kernel_start(c, op, 0, 100);
+  k0 = ins_op_kernel_start(c, op, 0, 8100);
   ins_op_kernel_record_stop(k0, 0);
   ins_op_event_stop(k0);
   CHECK(ins_ring_peek(&c->ring[0]) == NULL);
-  CHECK_EQ_U(atomic_load(&c->untimed), 1);
+  CHECK_EQ_U(atomic_load(&c->untimed[INS_KIND_COLL][INS_UNTIMED_NO_GPU_TIMER]), 1);
 
   /* 5. untrustworthy nChannels (224, as RCCL was seen sending): channels count as they
    * come, and the op is whole only once a later op has completed: a channel may start
    * after the others stopped (as RCCL was reported to do) */
   op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 11, -1, 224, "RING", "LL");
   ins_op_event_stop(op);
-  k0 = ins_op_kernel_start(c, op, 0, 100);
-  k1 = ins_op_kernel_start(c, op, 1, 120);
-  ins_op_kernel_record_stop(k0, 200);
+  k0 = ins_op_kernel_start(c, op, 0, 9100);
+  k1 = ins_op_kernel_start(c, op, 1, 9120);
+  ins_op_kernel_record_stop(k0, 9200);
   ins_op_event_stop(k0);
-  ins_op_kernel_record_stop(k1, 300);
+  ins_op_kernel_record_stop(k1, 9300);
   ins_op_event_stop(k1);
   CHECK(ins_ring_peek(&c->ring[0]) == NULL); /* every channel so far stopped: not whole yet */
-  void *k2 = ins_op_kernel_start(c, op, 2, 350);
-  ins_op_kernel_record_stop(k2, 400);
+  void *k2 = ins_op_kernel_start(c, op, 2, 9350);
+  ins_op_kernel_record_stop(k2, 9400);
   ins_op_event_stop(k2);
   CHECK(ins_ring_peek(&c->ring[0]) == NULL);
   void *later = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 12, -1, 1, "RING", "LL");
   ins_op_event_stop(later);
-  k0 = ins_op_kernel_start(c, later, 0, 500);
-  ins_op_kernel_record_stop(k0, 600);
+  k0 = ins_op_kernel_start(c, later, 0, 9500);
+  ins_op_kernel_record_stop(k0, 9600);
   ins_op_event_stop(k0);
   CHECK(pop(c, 0, &r) && r.sn == 12 && r.exec_ns == 100 && r.nchannels == 1);
   CHECK(pop(c, 0, &r) && r.sn == 11 && r.exec_ns == 300 && r.nchannels == 3);
@@ -377,8 +377,8 @@ static void test_tracker(void) {
   for (int i = 0; i < 10; i++) {
     op = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 100 + i, -1, 1, "RING", "LL");
     ins_op_event_stop(op);
-    k0 = ins_op_kernel_start(c, op, 0, 1);
-    ins_op_kernel_record_stop(k0, 2);
+    k0 = ins_op_kernel_start(c, op, 0, 20000 + 10 * (uint64_t)i);
+    ins_op_kernel_record_stop(k0, 20001 + 10 * (uint64_t)i);
     ins_op_event_stop(k0);
   }
   CHECK_EQ_U(atomic_load(&c->dropped[0]), 2);
@@ -519,7 +519,7 @@ static void test_overtaken(void) {
   run_op(c, 100, 1, 1, 200000);
   CHECK_EQ_U(atomic_load(&c->overtaken_recorded), 1);
   run_op(c, 101, 1, 1, 200000);
-  CHECK_EQ_U(atomic_load(&c->overtaken_lost), 1);
+  CHECK_EQ_U(atomic_load(&c->untimed[INS_KIND_COLL][INS_UNTIMED_LOST_EVENTS]), 1);
   int found = 0;
   while (pop(c, 0, &r))
     if (r.sn == 0) {

@@ -105,8 +105,11 @@ static void test_window(void) {
   struct ins_record r3 = rec(INS_KIND_P2P, INS_FUNC_SEND, "Send", 8192, 0); /* no bandwidth */
   CHECK(ins_prom_add(da, a, &r1) == 0 && ins_prom_add(da, a, &r2) == 0 &&
         ins_prom_add(da, a, &r3) == 0);
-  uint64_t dropped[2] = {3, 0};
-  ins_prom_count(da, dropped);
+  struct ins_sink_counts k = {.dropped_since = {3, 0}};
+  k.untimed_since[INS_KIND_COLL][INS_UNTIMED_UNVERIFIED] = 5;
+  k.untimed_since[INS_KIND_P2P][INS_UNTIMED_HANDED_OVER] = 2;
+  k.unreported_since[INS_FUNC_BROADCAST] = 4;
+  ins_prom_count(da, &k);
   ins_prom_write_all();
 
   char path[512];

@@ -2,6 +2,7 @@
  * cli.c - option parsing (see cli.h). getopt_long (glibc) accepts both
  * "--opt value" and "--opt=value" and lets TRACE files sit anywhere.
  */
+#include "schedule.h"
 #include "cli.h"
 #include "replay.h"
 #include "vclock.h"
@@ -16,7 +17,7 @@
 #include <string.h>
 
 static const char k_usage[] =
-    "usage: inspector-replay [--plugin PATH] [--preload LIB]... [--abi 4|5|6|trace] [--threads]\n"
+    "usage: inspector-replay [--plugin PATH] [--preload LIB]... [--abi 4|5|6|trace] [--threads|--threads-free]\n"
     "               [--procs [--max-procs N]] [--repeat N] [--pace-us F] [--pace-recorded] [--recorded-clock]\n"
     "               [--mask-log FILE] [--no-finalize] [--logger-dies] [--quiet] TRACE...\n"
     "       inspector-replay [--plugin PATH] [--preload LIB]... [--abi 4|5|6] --synthetic [--ranks N] [--nodes N] [--comms N]\n"
@@ -34,7 +35,9 @@ static const char k_usage[] =
     "                  runtime the plugin looks for (repeatable; --procs children inherit it)\n"
     "  --abi V         ncclProfiler_vV table to drive (default: newest exported;\n"
     "                  'trace': the version each trace was recorded through)\n"
-    "  --threads       replay each recorded thread on its own thread, concurrently\n"
+    "  --threads       replay each recorded thread on its own thread, concurrently; a\n"
+    "                  communicator's lines keep their recorded order across threads\n"
+    "  --threads-free  the same without that order: any interleaving per communicator\n"
     "  --procs         one child process per trace file (or per rank with --synthetic)\n"
     "  --max-procs N   at most N of those children at once (2 x the online CPUs)\n"
     "  --repeat N      replay each trace N times, init to finalize (1)\n"
@@ -138,7 +141,7 @@ static uint64_t parse_size(const char *v, const char **end_out) {
 }
 
 enum {
-  O_PLUGIN = 256, O_ABI, O_THREADS, O_PROCS, O_REPEAT, O_QUIET, O_HELP, O_SYNTHETIC, O_PACE,
+  O_PLUGIN = 256, O_ABI, O_THREADS, O_THREADS_FREE, O_PROCS, O_REPEAT, O_QUIET, O_HELP, O_SYNTHETIC, O_PACE,
   O_MASK_LOG, O_LOGGER_DIES, O_NO_FINALIZE, O_PRELOAD, O_PACE_RECORDED, O_RECORDED_CLOCK, O_MAX_PROCS,
   /* from here on: options of --synthetic only */
   O_RANKS, O_NODES, O_COMMS, O_ITERS, O_COLLS, O_P2P, O_SIZES, O_FACTOR, O_BW, O_LAT,
@@ -148,7 +151,8 @@ enum {
 
 static const struct option k_opts[] = {
     {"plugin", required_argument, NULL, O_PLUGIN},   {"abi", required_argument, NULL, O_ABI},
-    {"threads", no_argument, NULL, O_THREADS},        {"procs", no_argument, NULL, O_PROCS},
+    {"threads", no_argument, NULL, O_THREADS},        {"threads-free", no_argument, NULL, O_THREADS_FREE},
+    {"procs", no_argument, NULL, O_PROCS},
     {"repeat", required_argument, NULL, O_REPEAT},   {"quiet", no_argument, NULL, O_QUIET},
     {"help", no_argument, NULL, O_HELP},              {"synthetic", no_argument, NULL, O_SYNTHETIC},
     {"ranks", required_argument, NULL, O_RANKS},     {"nodes", required_argument, NULL, O_NODES},
@@ -206,6 +210,7 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
       else o->abi = (int)parse_ll(name, optarg, 4, 6);
       break;
     case O_THREADS: o->threads = true; break;
+    case O_THREADS_FREE: o->threads = true; rp_schedule_free = true; break;
     case O_PROCS: o->procs = true; break;
     case O_REPEAT: o->repeat = (int)parse_ll(name, optarg, 1, 1000000000); break;
     case O_QUIET: o->quiet = true; break;

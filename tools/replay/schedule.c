@@ -49,6 +49,8 @@ static void want_flush(struct rp_trace *t, struct want *w, struct rp_event *e) {
   w->ntouched = 0;
 }
 
+bool rp_schedule_free;
+
 void rp_schedule_build(struct rp_trace *t) {
   rp_trace_free_schedule(t);
   uint32_t nth = t->nthread;
@@ -81,6 +83,7 @@ void rp_schedule_build(struct rp_trace *t) {
       break;
     case RP_CB_START:
       if (e->parent) want_add(&w, t->ev[t->slot[e->parent].line].thread, pos[t->slot[e->parent].line]);
+      /* fallthrough to the per-communicator order, below the switch */
       if (e->group) want_add(&w, t->ev[t->slot[e->group].line].thread, pos[t->slot[e->group].line]);
       break;
     case RP_CB_STOP:
@@ -94,6 +97,11 @@ void rp_schedule_build(struct rp_trace *t) {
     default:
       break;
     }
+    /* A communicator's lines keep their recorded order across threads (not with
+     * --threads-free): what the plugin decides from the order of an op's issue and of
+     * other ops' completions (core/judge.h) is then what it decided when recorded. */
+    if (!rp_schedule_free && e->ctx != RP_NO_CTX && e->cb != RP_CB_INIT && e->cb != RP_CB_FINALIZE)
+      for (uint32_t o = 0; o < nth; o++) want_add(&w, o, last[(size_t)e->ctx * nth + o]);
     want_flush(t, &w, e);
     if (e->ctx != RP_NO_CTX) last[(size_t)e->ctx * nth + th] = seen[th];
     seen[th]++;

@@ -1,0 +1,84 @@
+/*
+ * judge.h - the dump thread's half of "whose timestamps?" (core/op.c): for each
+ * GPU-timed record, can its channels hold the timestamps of a later op?
+ *
+ * NCCL's kernel keeps INS_NCCL_PROFILER_SLOTS (64) timestamp slots per channel, and
+ * its proxy thread hands an op whatever its slot holds once the slot's work counter
+ * has reached the op's: the 64th work after the op on that channel, if that work has
+ * started. It cannot have started before the application issued it. So an op whose
+ * every channel saw fewer than 64 works issued after its own (counted from the start
+ * of its application group to its completion) has its own timestamps, or an earlier
+ * op's, which core/op.c leaves out as the op completes. That count is all the judge
+ * needs, and it is exact only per channel:
+ *
+ *  - op.c's fast test counts every API call (ABI v4: every op) of the communicator:
+ *    when at most 64 were made, the record is right, and goes on at once. It is the
+ *    common case: the host is rarely 64 ops ahead of the GPU.
+ *  - Otherwise the judge counts, for each of the record's channels, the ops issued in
+ *    that span that used the channel (their records' chan_mask), plus every op it has
+ *    no record of (filtered, dropped, or never reported by NCCL: a Broadcast on the
+ *    AllGatherV path, an API call without an op) as if it used every channel, plus
+ *    the API calls that made no op. A Send and a Recv of one group with one peer share
+ *    a work (NCCL counts the pair once), so they count once. At most 64 works on each
+ *    channel: right. More: the record is left out and counted as `unverified` (the
+ *    proxy thread may have been 64 works behind: its timestamps can be a later op's).
+ *
+ * Holding back: a record that op.c could not clear waits until the records of every
+ * op in its span have arrived, or until an op issued INS_JUDGE_SETTLE after the span
+ * has (what is still missing then was never recorded), or until the communicator's
+ * last drain; at most INS_JUDGE_WINDOW ops are remembered (a span longer than that is
+ * unverified at once) and INS_JUDGE_HOLD_MAX records held (then the oldest is decided
+ * with what is known). Records leave in the order they came, so a record behind a held
+ * one waits with it. Memory: the window (24 bytes an op) is allocated at the first
+ * record that needs it; held records take their ring cell's size.
+ *
+ * Owned by whoever holds the communicator's drain lock (sink/dump.c). No thread, no
+ * lock, no I/O; deterministic: tests drive it directly (tests/unit/test_judge.c).
+ */
+#ifndef INS_JUDGE_H
+#define INS_JUDGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/record.h"
+
+#define INS_JUDGE_WINDOW 4096   /* ops remembered: a power of two */
+#define INS_JUDGE_SETTLE 64     /* ops past a span before its missing ops count as never recorded */
+#define INS_JUDGE_HOLD_MAX 8192 /* records held back at most */
+
+struct ins_judge_op; /* judge.c */
+
+struct ins_judge {
+  struct ins_judge_op *recent; /* by op_idx % INS_JUDGE_WINDOW; NULL until needed */
+  uint32_t newest;             /* the latest op_idx seen (valid when `seen_any`) */
+  bool seen_any;
+  unsigned char *held;         /* FIFO of records waiting, `slot` bytes each */
+  size_t slot, held_head, held_n, held_cap;
+  bool verbose;                /* records carry their verbose trace (record.h) */
+  bool emit_unverified;        /* hand the unverified on too, marked (judge.h) */
+  uint64_t unverified[2];      /* records left out, by enum ins_kind */
+  uint64_t cleared_late[2];    /* records cleared by the per-channel count */
+};
+
+/* Where decided records go, in arrival order: the right ones, and (with `unverified` set
+ * in ins_judge_init) the unverified ones too, their timing INS_TIMING_UNVERIFIED. */
+typedef void (*ins_judge_emit_fn)(void *arg, struct ins_record *r);
+
+/* For records of verbose rings or not; emit_unverified: see ins_judge_emit_fn. */
+void ins_judge_init(struct ins_judge *j, bool verbose, bool emit_unverified);
+void ins_judge_free(struct ins_judge *j);
+
+/* A record out of a ring: emitted now if it needs no other record and none is held,
+ * else held back (copied) until the next settle. */
+void ins_judge_take(struct ins_judge *j, struct ins_record *r, ins_judge_emit_fn emit, void *arg);
+
+/* After a drain of both rings: emit what can be decided; `final` (the communicator's last drain):
+ * decide everything with what is known. */
+void ins_judge_settle(struct ins_judge *j, bool final, ins_judge_emit_fn emit, void *arg);
+
+/* The fast test alone (op.c's): true when the record needs no other record. */
+bool ins_judge_clear_alone(const struct ins_record *r);
+
+#endif

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# tools/validate/truth/run.sh OUT NCCL_TGZ [SET]
+#
+# The GPU truth harness: builds NCCL (2.30+, from the source tarball NCCL_TGZ: its src/,
+# makefiles/, Makefile and plugins/profiler/inspector/), this plugin and NVIDIA's Inspector
+# plugin, then runs truth_driver.cu's workloads under each, quiet and with a busy CPU, with
+# and without trace mode, and judges every record against CUPTI's kernel times
+# (compare.py). Results: OUT/table.md (the table docs/VALIDATION.md quotes), OUT/results.json,
+# and OUT/runs-*.tgz (each run's kernels, ops, logs and traces: a traced run is a fixture
+# that tests/test_gpu_truth.py can replay).
+#
+# SET: "full" (default: every workload below) or "quick" (one of each kind). Ranks: two on
+# GPU 0 (NCCL_MULTI_RANK_GPU_ENABLE=1), or TRUTH_DEVICES (e.g. 0,1) for one rank per GPU.
+# Busy CPU: 2 x cores spinning processes, for the length of the run.
+set -uo pipefail
+OUT=${1:?usage: run.sh OUT NCCL_TGZ [SET]}
+TGZ=${2:?usage: run.sh OUT NCCL_TGZ [SET]}
+SET=${3:-full}
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../../.." && pwd)
+W=${TRUTH_WORK:-/tmp/truth-work}
+mkdir -p "$OUT" "$W"
+export PATH=/usr/local/cuda/bin:$PATH
+# NVLink multicast stays off on shared hosts (tools/validate/gpu_common.sh)
+export NCCL_NVLS_ENABLE=0 NCCL_MULTI_RANK_GPU_ENABLE=1
+export TRUTH_DEVICES=${TRUTH_DEVICES:-0,0}
+CUPTI=/usr/local/cuda/extras/CUPTI
+t0=$(date +%s)
+log() { echo "truth: $(($(date +%s) - t0)) s: $*" | tee -a "$OUT/log.txt"; }
+
+# ---- builds -------------------------------------------------------------------------------
+if [ ! -f "$W/nccl/build/lib/libnccl.so" ]; then
+  mkdir -p "$W/nccl" && tar xzf "$TGZ" -C "$W/nccl"
+  log "building NCCL (sm_90, the functions the workloads use)"
+  (cd "$W/nccl" && make -j"$(nproc)" src.build NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" \
+     ONLY_FUNCS="AllReduce Sum f32 * *|AllGather * *|Broadcast * *|SendRecv" >"$OUT/nccl-build.log" 2>&1) ||
+    { tail -30 "$OUT/nccl-build.log"; exit 1; }
+fi
+NCCL=$W/nccl/build
+log "building the plugin"
+cmake -S "$ROOT" -B "$W/plugin" -DCMAKE_BUILD_TYPE=Release -DINSPECTOR_BUILD_TOOLS=OFF \
+  -DBUILD_TESTING=OFF >"$OUT/plugin-build.log" 2>&1 &&
+  cmake --build "$W/plugin" -j"$(nproc)" >>"$OUT/plugin-build.log" 2>&1 || { tail -30 "$OUT/plugin-build.log"; exit 1; }
+OURS=$W/plugin/lib/libnccl-profiler-inspector.so
+NV=""
+if [ -d "$W/nccl/plugins/profiler/inspector" ]; then
+  log "building NVIDIA's Inspector plugin"
+  if make -C "$W/nccl/plugins/profiler/inspector" -j"$(nproc)" >"$OUT/nvidia-build.log" 2>&1; then
+    NV=$(find "$W/nccl/plugins/profiler/inspector" -name 'libnccl-profiler*.so' | head -1)
+  fi
+  [ -n "$NV" ] || log "NVIDIA's plugin did not build (see nvidia-build.log): its rows are left out"
+fi
+log "building the driver"
+for v in 11 10 9 8; do # CUPTI's kernel record version this CUDA has
+  nvcc -O2 -arch=sm_90 -DKERNEL_RECORD_VERSION=$v -I"$NCCL/include" -I"$CUPTI/include" \
+    -L"$NCCL/lib" -L"$CUPTI/lib64" -o "$W/truth_driver" "$HERE/truth_driver.cu" -lnccl -lcupti -lcuda \
+    2>"$OUT/driver-build.log" && break
+done
+[ -x "$W/truth_driver" ] || { cat "$OUT/driver-build.log"; exit 1; }
+
+# ---- runs ---------------------------------------------------------------------------------
+SPIN=()
+busy_on() { for _ in $(seq $((2 * $(nproc)))); do (while :; do :; done) & SPIN+=($!); done; }
+busy_off() { [ ${#SPIN[@]} -gt 0 ] && kill "${SPIN[@]}" 2>/dev/null; wait "${SPIN[@]}" 2>/dev/null; SPIN=(); }
+trap busy_off EXIT
+
+# run NAME PLUGIN(ours|nvidia) CPU(quiet|busy) TRACE(0|1) WORKLOAD ITERS BYTES SYNC_EVERY
+run() {
+  local name=$1 plugin=$2 cpu=$3 trace=$4; shift 4
+  local d=$OUT/runs/$name so=$OURS
+  [ "$plugin" = nvidia ] && { [ -n "$NV" ] || return 0; so=$NV; }
+  mkdir -p "$d/logs"
+  printf '{"name":"%s","plugin":"%s","cpu":"%s","trace":%s,"workload":"%s","iters":%s,"bytes":%s,"sync_every":%s,"devices":"%s","dump_unverified":%s,"env":"%s"}\n' \
+    "$name" "$plugin" "$cpu" "$trace" "$1" "$2" "$3" "$4" "$TRUTH_DEVICES" \
+    "$([ "$plugin" = ours ] && echo true || echo false)" "${EXTRA_ENV:-}" >"$d/run.json"
+  [ "$cpu" = busy ] && busy_on
+  # ours also writes the ops it leaves out (marked "unverified", not records), so that the
+  # ops NCCL gave right are known without a trace
+  local env=(LD_LIBRARY_PATH="$NCCL/lib:$CUPTI/lib64" NCCL_PROFILER_PLUGIN="$so"
+             NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$d/logs" NCCL_INSPECTOR_DUMP_UNVERIFIED=1
+             ${EXTRA_ENV:-})
+  # NVIDIA's plugin writes nothing in JSON mode without an interval
+  [ "$plugin" = nvidia ] && env+=(NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=1000)
+  [ "$trace" = 1 ] && env+=(NCCL_INSPECTOR_TRACE_DIR="$d/trace")
+  env "${env[@]}" timeout 120 "$W/truth_driver" "$d" "$@" >"$d/stdout.txt" 2>"$d/stderr.txt"
+  local rc=$?
+  busy_off
+  log "$name: rc $rc, $(wc -l <"$d/kernels.csv") kernels, $(cat "$d"/logs/*.log 2>/dev/null | wc -l) log lines"
+}
+
+M=$((1 << 20))
+if [ "$SET" = quick ]; then
+  run ar1m-b2b-quiet ours quiet 0 ar 1000 $M 0
+  run ar1m-b2b-busy-trace ours busy 1 ar 1000 $M 0
+  run mix-b2b-busy ours busy 0 ar,p2p,bc,ag 400 $((4 * M)) 0
+else
+  for cpu in quiet busy; do
+    for tr in 0 1; do
+      sfx=$cpu; [ $tr = 1 ] && sfx=$cpu-trace
+      run ar4m-b2b-$sfx ours $cpu $tr ar 300 $((4 * M)) 0
+      run ar1m-b2b-$sfx ours $cpu $tr ar 1000 $M 0
+      run ar4m-sync20-$sfx ours $cpu $tr ar 400 $((4 * M)) 20
+      run mix-b2b-$sfx ours $cpu $tr ar,p2p,bc,ag 400 $((4 * M)) 0
+      run mix256k-b2b-$sfx ours $cpu $tr ar,p2p,bc 600 $((256 << 10)) 0
+    done
+    # Broadcasts off NCCL's AllGatherV path: NCCL reports them again
+    EXTRA_ENV=NCCL_ALLGATHERV_ENABLE=0 run bcplain-b2b-$cpu ours $cpu 0 ar,bc 400 $((4 * M)) 0
+    run nv-ar1m-b2b-$cpu nvidia $cpu 0 ar 1000 $M 0
+    run nv-ar4m-sync20-$cpu nvidia $cpu 0 ar 400 $((4 * M)) 20
+    run nv-mix-b2b-$cpu nvidia $cpu 0 ar,p2p,bc,ag 400 $((4 * M)) 0
+  done
+fi
+
+# ---- judging --------------------------------------------------------------------------------
+log "judging"
+python3 "$HERE/compare.py" --json "$OUT/results.json" "$OUT"/runs/* >"$OUT/table.md" 2>"$OUT/compare.err"
+cat "$OUT/table.md"
+gzip -rq "$OUT"/runs/*/trace "$OUT"/runs/*/logs 2>/dev/null
+# a device machine gives back at most 8 files of 16 MiB: the runs in two archives (quiet and
+# busy CPU), the build logs in a third, beside table.md, results.json and log.txt
+mkdir -p "$OUT/builds" && mv "$OUT"/*-build.log "$OUT"/compare.err "$OUT/builds/" 2>/dev/null
+(cd "$OUT/runs" && tar czf "$OUT/runs-quiet.tgz" $(ls | grep -v busy) 2>/dev/null;
+ tar czf "$OUT/runs-busy.tgz" $(ls | grep busy) 2>/dev/null)
+(cd "$OUT" && tar czf builds.tgz builds)
+rm -rf "$OUT/runs" "$OUT/builds"
+log "done"
