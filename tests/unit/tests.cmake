@@ -27,6 +27,8 @@ if(TARGET inspector_core)
   ins_unit_test(utf8 test_utf8.c 60 "unit")
   # the GPU timer's unit (RCCL ticks or ns): snap, evidence, conversion
   ins_unit_test(timer test_timer.c 60 "unit")
+  # whose timestamps: the judge's counts, holding back in order, the unverified
+  ins_unit_test(judge test_judge.c 60 "unit")
   # the OTLP sink: exponential histogram buckets, the OpenTelemetry SDK variables
   ins_unit_test(otlp_sink test_otlp_sink.c 60 "unit;otlp")
 endif()

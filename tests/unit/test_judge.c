@@ -1,0 +1,240 @@
+/*
+ * test_judge.c - can a record's timestamps be a later op's? (core/judge.h), each rule
+ * on records built by hand: the count of API calls alone, the count per channel, the
+ * ops it has no record of, Send/Recv pairs, API calls that made no op, holding back in
+ * order, the last drain, the hold bound, and the unverified ones marked on request.
+ * The expected verdicts are worked from the rule as judge.h states it.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "core/judge.h"
+#include "core/names.h"
+
+#define MAX_OUT 20000
+
+static struct ins_record g_out[MAX_OUT];
+static int g_nout;
+
+static void collect(void *arg, struct ins_record *r) {
+  (void)arg;
+  if (g_nout < MAX_OUT) g_out[g_nout++] = *r;
+}
+
+/* A GPU-timed collective record: op_idx, its group's first op, ops issued at completion,
+ * API calls from its group's start to its completion, channels. */
+static struct ins_record rec(uint32_t idx, uint32_t gfirst, uint32_t issued, uint32_t lag,
+                             uint64_t mask) {
+  struct ins_record r;
+  memset(&r, 0, sizeof r);
+  r.kind = INS_KIND_COLL;
+  r.timing = INS_TIMING_KERNEL_GPU;
+  r.func = INS_FUNC_ALLREDUCE;
+  r.op_idx = idx;
+  r.sn = idx;
+  r.group = idx + 1000; /* one op per group unless a test says otherwise */
+  r.group_before = (uint8_t)(idx - gfirst);
+  r.issued_after = (uint16_t)(issued - idx);
+  r.lag = (uint16_t)lag;
+  r.chan_mask = mask;
+  r.peer = -1;
+  return r;
+}
+
+static void take(struct ins_judge *j, struct ins_record r) { ins_judge_take(j, &r, collect, NULL); }
+
+/* Ops [from, to) each in its own group on `mask`, completed with `ahead` ops issued after. */
+static void run(struct ins_judge *j, uint32_t from, uint32_t to, uint32_t ahead, uint64_t mask) {
+  for (uint32_t i = from; i < to; i++) take(j, rec(i, i, i + 1 + ahead, 1 + ahead, mask));
+}
+
+static int found(uint64_t sn) {
+  for (int i = 0; i < g_nout; i++)
+    if (g_out[i].sn == sn) return 1;
+  return 0;
+}
+
+static void test_alone(void) {
+  struct ins_judge j;
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  /* 64 API calls from its group's start to its completion: no 64th later work on any
+   * channel can have been issued: out at once */
+  take(&j, rec(0, 0, 64, 64, 0xff));
+  CHECK_EQ_U(g_nout, 1);
+  struct ins_record r = rec(1, 1, 65, 64, 0xff);
+  CHECK(ins_judge_clear_alone(&r));
+  r = rec(1, 1, 66, 65, 0xff); /* 65: it needs the others */
+  CHECK(!ins_judge_clear_alone(&r));
+  r = rec(1, 1, 60, 70, 0xff); /* 70 API calls for 59 ops: the others made no op */
+  CHECK(!ins_judge_clear_alone(&r));
+  /* host-timed records are not judged */
+  r = rec(2, 2, 500, 500, 0xff);
+  r.timing = INS_TIMING_KERNEL_CPU;
+  take(&j, r);
+  CHECK_EQ_U(g_nout, 2);
+  ins_judge_free(&j);
+}
+
+static void test_per_channel(void) {
+  struct ins_judge j;
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  /* op 0 on channels 0-7 completed with 100 ops issued after it (lag 101), and those ops are
+   * all on channels 8-15: at most one work on each of its channels (its own): right */
+  take(&j, rec(0, 0, 101, 101, 0xff));
+  CHECK_EQ_U(g_nout, 0); /* held: the others' records may be in the other ring */
+  run(&j, 1, 101, 0, 0xff00);
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK(found(0));
+  CHECK_EQ_U(j.cleared_late[INS_KIND_COLL], 1);
+  CHECK_EQ_U(j.unverified[INS_KIND_COLL], 0);
+  /* the order kept: op 0 first */
+  CHECK_EQ_U(g_out[0].sn, 0);
+  ins_judge_free(&j);
+
+  /* the same with 64 of those ops on channel 3: 65 works there, its own included */
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  take(&j, rec(0, 0, 101, 101, 0xff));
+  run(&j, 1, 65, 0, 0x8);
+  run(&j, 65, 101, 0, 0xff00);
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK(!found(0));
+  CHECK_EQ_U(j.unverified[INS_KIND_COLL], 1);
+  /* 63 of them: 64 works, still right */
+  ins_judge_free(&j);
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  take(&j, rec(0, 0, 101, 101, 0xff));
+  run(&j, 1, 64, 0, 0x8);
+  run(&j, 64, 101, 0, 0xff00);
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK(found(0));
+  ins_judge_free(&j);
+}
+
+static void test_absent_and_unseen(void) {
+  struct ins_judge j;
+  /* ops with no record (filtered, dropped) may have used any channel: 70 of them between
+   * op 0 and its completion make 71 works on each of its channels */
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  take(&j, rec(0, 0, 71, 71, 0x1));
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK_EQ_U(g_nout, 0); /* waits for them */
+  run(&j, 71 + INS_JUDGE_SETTLE, 72 + INS_JUDGE_SETTLE, 0, 0x2); /* an op well past the span */
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK(!found(0));
+  CHECK_EQ_U(j.unverified[INS_KIND_COLL], 1);
+  ins_judge_free(&j);
+
+  /* API calls that made no op (a Broadcast NCCL never reported): 80 calls, 20 ops on
+   * other channels: 60 unseen works may be on its channel, 61 with its own: right; 
+   * 100 calls: 81: unverified */
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  take(&j, rec(0, 0, 20, 80, 0x1));
+  run(&j, 1, 20, 0, 0x2);
+  take(&j, rec(20, 20, 40, 100, 0x1));
+  run(&j, 21, 40, 0, 0x2);
+  ins_judge_settle(&j, true, collect, NULL);
+  CHECK(found(0));
+  CHECK(!found(20));
+  ins_judge_free(&j);
+}
+
+static void test_p2p_pairs(void) {
+  struct ins_judge j;
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  /* op 0 on channel 16; then 40 groups of a Send and a Recv with one peer on channel 16:
+   * one work a group (NCCL counts the pair once): 41 works, right. With the Recv from
+   * another peer, two works a group: 81, unverified. */
+  take(&j, rec(0, 0, 81, 81, 1ull << 16));
+  for (uint32_t g = 0; g < 40; g++) {
+    struct ins_record s = rec(1 + 2 * g, 1 + 2 * g, 2 + 2 * g, 1, 1ull << 16);
+    struct ins_record r = rec(2 + 2 * g, 1 + 2 * g, 3 + 2 * g, 2, 1ull << 16);
+    s.kind = r.kind = INS_KIND_P2P;
+    s.group = r.group = 5000 + g;
+    s.peer = r.peer = 1;
+    take(&j, s);
+    take(&j, r);
+  }
+  ins_judge_settle(&j, true, collect, NULL);
+  CHECK(found(0));
+  ins_judge_free(&j);
+
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  take(&j, rec(0, 0, 81, 81, 1ull << 16));
+  for (uint32_t g = 0; g < 40; g++) {
+    struct ins_record s = rec(1 + 2 * g, 1 + 2 * g, 2 + 2 * g, 1, 1ull << 16);
+    struct ins_record r = rec(2 + 2 * g, 1 + 2 * g, 3 + 2 * g, 2, 1ull << 16);
+    s.kind = r.kind = INS_KIND_P2P;
+    s.group = r.group = 5000 + g;
+    s.peer = 1;
+    r.peer = 3;
+    take(&j, s);
+    take(&j, r);
+  }
+  ins_judge_settle(&j, true, collect, NULL);
+  CHECK(!found(0));
+  ins_judge_free(&j);
+}
+
+static void test_order_final_and_marks(void) {
+  struct ins_judge j;
+  ins_judge_init(&j, false, true); /* the unverified handed on, marked */
+  g_nout = 0;
+  /* a held record, then records that need nothing: they wait behind it, in order */
+  take(&j, rec(0, 0, 200, 200, 0x1));
+  take(&j, rec(1, 1, 2, 1, 0x1));
+  take(&j, rec(2, 2, 3, 1, 0x1));
+  CHECK_EQ_U(g_nout, 0);
+  ins_judge_settle(&j, true, collect, NULL); /* the last drain: what is known decides */
+  CHECK_EQ_U(g_nout, 3);
+  CHECK_EQ_U(g_out[0].sn, 0);
+  CHECK_EQ_U(g_out[0].timing, INS_TIMING_UNVERIFIED); /* 198 ops unknown: any channel */
+  CHECK_EQ_U(g_out[1].sn, 1);
+  CHECK_EQ_U(g_out[1].timing, INS_TIMING_KERNEL_GPU);
+  CHECK_EQ_U(g_out[2].sn, 2);
+  ins_judge_free(&j);
+
+  /* a span longer than the window: unverified at once, with no window allocated */
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  take(&j, rec(0, 0, 60000, 60000, 0x1));
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK_EQ_U(j.unverified[INS_KIND_COLL], 1);
+  ins_judge_free(&j);
+}
+
+static void test_settle_bound(void) {
+  struct ins_judge j;
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  /* a record waiting for an op that never comes (op 1: filtered, or lost): it waits until an
+   * op INS_JUDGE_SETTLE past its span has come, then op 1 counts on every channel */
+  take(&j, rec(0, 0, 300, 300, 0x1));
+  for (uint32_t i = 2; i < 300 + INS_JUDGE_SETTLE; i++) take(&j, rec(i, i, i + 1, 1, 0x2));
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK_EQ_U(g_nout, 0); /* everything waits behind op 0, in order */
+  take(&j, rec(300 + INS_JUDGE_SETTLE, 300 + INS_JUDGE_SETTLE, 301 + INS_JUDGE_SETTLE, 1, 0x2));
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK_EQ_U(j.unverified[INS_KIND_COLL], 0);
+  /* 298 records on channel 1 and op 1 on any channel: 2 works on channel 0: right */
+  CHECK(found(0));
+  CHECK_EQ_U(g_nout, 300 + INS_JUDGE_SETTLE);
+  ins_judge_free(&j);
+}
+
+int main(void) {
+  test_alone();
+  test_per_channel();
+  test_absent_and_unseen();
+  test_p2p_pairs();
+  test_order_final_and_marks();
+  test_settle_bound();
+  return check_report("test_judge");
+}
