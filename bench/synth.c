@@ -17,7 +17,8 @@ static uint32_t line(struct rp_trace *t, uint8_t cb, uint32_t type, uint32_t slo
 
 static uint32_t start(struct rp_trace *t, uint32_t type, uint32_t parent, uint32_t group) {
   uint32_t slot = rp_trace_new_slot(t, type, 0);
-  struct rp_event *e = &t->ev[line(t, RP_CB_START, type, slot)];
+  uint32_t i = line(t, RP_CB_START, type, slot); /* before t->ev: line() may move it */
+  struct rp_event *e = &t->ev[i];
   e->parent = parent;
   e->group = group;
   return slot;

@@ -17,7 +17,9 @@ Standard library only; python3 >= 3.9.  Run as a script to print the expected re
 """
 
 import argparse
+import bisect
 import gzip
+import itertools
 import json
 import sys
 from dataclasses import dataclass, field
@@ -45,7 +47,6 @@ DTYPE_SIZE = {
 
 # [C2 "Whose timestamps"]
 SLOTS = 64          # NCCL's timestamp slots per channel (MAX_PROFILER_EVENTS_PER_CHANNEL)
-KERNEL_GAP = 2000   # pTimer units between two kernels' channels (ns under NCCL)
 JUDGE_WINDOW = 4096 # ops the plugin remembers; a longer span is unverified
 JUDGE_SETTLE = 64
 
@@ -79,7 +80,6 @@ class Config:
     p2p: bool = True              # NCCL_INSPECTOR_ENABLE_P2P
     require_kernel: bool = True   # NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING
     abi: Optional[str] = None
-    kernel_gap: int = KERNEL_GAP  # in the trace's pTimer units [C2 "Whose timestamps", 1c]
 
 
 # ---------------------------------------------------------------------------
@@ -97,6 +97,8 @@ class Context:
     name: str
     ver: int
     p2p_starts: int = 0   # P2p start events seen so far (for p2p_sn)
+    # KernelCh starts of no op the plugin is given (line, ptimer): they raise the floor
+    orphan_starts: list = field(default_factory=list)
 
 
 @dataclass
@@ -109,6 +111,7 @@ class Kernel:
     recorded: bool = False    # a `record` with state 22 was seen
     stopped: bool = False     # a `stop` was seen
     last_line: int = 0        # line index of its last event
+    start_line: int = 0       # line index of its start
 
 
 @dataclass
@@ -134,6 +137,7 @@ class Op:
     group: int = 0            # its application group's number
     group_first: int = 0      # Coll/P2p starts of the context when its group began
     api_base: int = 0         # API calls of the context when its group began
+    api_at: Optional[int] = None  # API calls of the context when it started (None: no API events)
 
 
 @dataclass
@@ -197,11 +201,15 @@ def parse_trace(path, undelivered=frozenset(), abi=None):
             elif cb == "start":
                 if ev["id"] in undelivered and ev["type"] in (TYPE_COLL, TYPE_P2P):
                     continue
+                if ev["type"] == TYPE_KERNEL_CH and ev.get("parent") not in ops and \
+                        ev.get("parent") not in undelivered and ev.get("ctx") in contexts:
+                    contexts[ev["ctx"]].orphan_starts.append((lineno, int(ev.get("ptimer", 0))))
                 c = counts.get(ev.get("ctx"))
                 if c is not None and _on_issue(ev, c, contexts[ev["ctx"]], abi):
                     history[ev["ctx"]].append((lineno, Counts(**vars(c))))
                 if ev["type"] in (TYPE_COLL, TYPE_P2P) and c is not None:
-                    ev = dict(ev, _place=(c.ops - 1, c.group, c.group_first, c.api_base))
+                    ev = dict(ev, _place=(c.ops - 1, c.group, c.group_first, c.api_base,
+                                          c.api if c.api_seen else None))
                 _on_start(ev, lineno, contexts, ops, kernels)
             elif cb == "record":
                 k = kernels.get(ev["id"])
@@ -263,14 +271,14 @@ def counts_at(history, line) -> Counts:
 
 def _on_start(ev, lineno, contexts, ops, kernels):
     t = ev["type"]
-    place = ev.get("_place", (0, 0, 0, 0))
+    place = ev.get("_place", (0, 0, 0, 0, None))
     if t == TYPE_COLL:
         # coll_sn = NCCL's seqNumber [C2].
         ops[ev["id"]] = Op(id=ev["id"], ctx=ev["ctx"], kind="coll", func=ev["func"],
                            count=int(ev["count"]), dtype=ev["dtype"], nch=int(ev["nch"]),
                            sn=int(ev["seq"]), algo=ev.get("algo"), proto=ev.get("proto"),
                            start_line=lineno, idx=place[0], group=place[1],
-                           group_first=place[2], api_base=place[3])
+                           group_first=place[2], api_base=place[3], api_at=place[4])
     elif t == TYPE_P2P:
         # p2p_sn = 0-based index of this P2p among all P2p start events of that
         # communicator context, filtered ones included [C2].
@@ -280,12 +288,13 @@ def _on_start(ev, lineno, contexts, ops, kernels):
         ops[ev["id"]] = Op(id=ev["id"], ctx=ev["ctx"], kind="p2p", func=ev["func"],
                            count=int(ev["count"]), dtype=ev["dtype"], nch=int(ev["nch"]),
                            sn=sn, peer=int(ev["peer"]), start_line=lineno, idx=place[0],
-                           group=place[1], group_first=place[2], api_base=place[3])
+                           group=place[1], group_first=place[2], api_base=place[3],
+                           api_at=place[4])
     elif t == TYPE_KERNEL_CH:
         # A KernelCh belongs to the op whose event id is its parent [FIX "Line format";
         # ABI: the parent may already be stopped].
         k = Kernel(id=ev["id"], ch=int(ev["ch"]), start_ptimer=int(ev.get("ptimer", 0)),
-                   last_line=lineno)
+                   last_line=lineno, start_line=lineno)
         kernels[ev["id"]] = k
         parent = ops.get(ev["parent"])
         if parent is not None:
@@ -324,23 +333,6 @@ def kernel_has_gpu_times(k: Kernel) -> bool:
     return k.start_ptimer > 0 and k.recorded and k.stop_ptimer > 0
 
 
-
-
-def other_kernels(kernels, gap=KERNEL_GAP):
-    """[C2 "Whose timestamps", 1c] Sorted by start, the channels split into runs where a start
-    comes more than `gap` after every earlier channel's stop; the largest run (the later one
-    on a tie) is the op's kernel. Returns the channels outside it."""
-    ks = sorted(kernels, key=lambda k: k.start_ptimer)
-    runs, stopped = [], None
-    for k in ks:
-        if stopped is None or (k.start_ptimer > stopped and k.start_ptimer - stopped > gap):
-            runs.append([])
-        runs[-1].append(k)
-        stopped = k.stop_ptimer if stopped is None else max(stopped, k.stop_ptimer)
-    if not runs:
-        return []
-    best = max(range(len(runs)), key=lambda i: (len(runs[i]), i))
-    return [k for i, r in enumerate(runs) if i != best for k in r]
 
 
 # NCCL's MAXCHANNELS (64): an op runs on at most that many channels (ids 0..63).
@@ -463,35 +455,43 @@ def expected_header(ctx: Context) -> dict:
 UNTIMED = ("unverified", "handed_over", "no_gpu_timer", "lost_events", "incomplete")
 
 
-def judge_context(ops, history, cfg):
+def judge_context(ops, history, cfg, foreign=()):
     """[C2 "Whose timestamps"] For the tracked ops of one context, in completion order: which
     channels are left out, which ops are handed over (no channel left), and which records
     are unverified. Sets op.left_out and returns {op id: verdict} ("ok", "handed_over",
-    "unverified") for the kernel_gpu ops."""
+    "unverified") for the kernel_gpu ops. foreign: (line, ptimer) of the KernelCh starts of
+    ops the plugin does not track, which raise the floor too."""
     timed = sorted(ops, key=completion_line)
+    foreign = sorted(foreign)
+    foreign_lines = [l for l, _ in foreign]
+    foreign_max = list(itertools.accumulate((p for _, p in foreign), max))
     floor_by_line = []          # (completion line, latest stop): the floor's history
     latest = 0
     chan_last = {}              # channel -> (op idx, group, stop) of the newest certain op
+    last_all = None             # (op idx, latest kept stop) of the newest certain op of all
     verdict, place = {}, {}
     for op in timed:
         line = completion_line(op)
         # 1a. no channel can start at or before a timestamp delivered before the op's start
         floor = max([f for (l, f) in floor_by_line if l < op.start_line], default=0)
+        i = bisect.bisect_left(foreign_lines, op.start_line)
+        floor = max(floor, foreign_max[i - 1] if i else 0)
         c = counts_at(history, line)
         span = c.ops - op.group_first
         lag = (c.api - op.api_base) if c.api_seen else span
         certain = max(lag, span) <= SLOTS
         bad = []
+        # 1b, for every channel: after the newest certain op of all, issued before its group
+        # (a communicator's kernels run one after another)
+        last_end = last_all[1] if last_all and last_all[0] < op.group_first else 0
         for k in op.kernels:
-            if k.start_ptimer <= floor:
+            if k.start_ptimer <= floor or k.start_ptimer < last_end:
                 bad.append(k)
                 continue
             last = chan_last.get(k.ch)
             # 1b. after the stop of the newest certain op on the channel issued before it
             if last and last[0] < op.idx and last[1] != op.group and k.start_ptimer < last[2]:
                 bad.append(k)
-        rest = [k for k in op.kernels if k not in bad]
-        bad += other_kernels(rest, cfg.kernel_gap)       # 1c
         op.left_out = bad
         kept = [k for k in op.kernels if k not in bad]
         latest = max([latest] + [k.stop_ptimer for k in op.kernels])
@@ -501,6 +501,8 @@ def judge_context(ops, history, cfg):
                 prev = chan_last.get(k.ch)
                 if not prev or prev[0] < op.idx:
                     chan_last[k.ch] = (op.idx, op.group, k.stop_ptimer)
+            if kept and (not last_all or last_all[0] < op.idx):
+                last_all = (op.idx, max(k.stop_ptimer for k in kept))
         verdict[op.id] = "ok" if kept else "handed_over"
         place[op.id] = (certain, lag, c.ops)
     # 2. records that may hold a later op's timestamps: counted per channel over the span
@@ -534,6 +536,71 @@ def judge_context(ops, history, cfg):
                 works[ch] += 1
         if any(w > SLOTS for w in works.values()):
             verdict[op.id] = "unverified"
+    # 3. an unverified op's channel is its own when an op issued after it, right on every
+    # channel, ran on that channel after the op's whole interval, fewer than 64 works
+    # after it there (counted to the end of that op's group): a work 64 after the op's
+    # would come after that op's. Newest first: a vouched-for op vouches in turn. Works
+    # after the op's group: those of the ops there, or at most the API calls there.
+    def interval(y):
+        kept = [k for k in y.kernels if k not in y.left_out]
+        return min(k.start_ptimer for k in kept), max(k.stop_ptimer for k in kept)
+
+    def can_vouch(y):
+        return verdict.get(y.id) == "ok" and not y.left_out
+
+    def chans_of(i, lo):
+        y = by_idx.get(i)
+        m = {k.ch for k in y.kernels} if y else set(range(MAX_CHANNELS))
+        if y and y.kind == "p2p":
+            for j in range(i - 1, lo - 1, -1):
+                pz = by_idx.get(j)
+                if not pz or pz.group != y.group:
+                    break
+                if pz.kind == "p2p" and pz.peer == y.peer:
+                    m -= {k.ch for k in pz.kernels}
+        return m
+
+    issued_at = {op.idx: place[op.id][2] for op in timed}
+    for op in sorted(timed, key=lambda o: -o.idx):
+        if verdict[op.id] != "unverified":
+            continue
+        certain, lag, issued = place[op.id]
+        lo = op.idx - min(op.idx - op.group_first, 255)
+        span = issued - lo
+        if span > JUDGE_WINDOW - JUDGE_SETTLE:
+            continue
+        x_end = interval(op)[1]
+        chans = {k.ch for k in op.kernels}
+        base = max(0, min(lag, 65535) - span)
+        g1 = {ch: 0 for ch in chans}      # works of the op's group, its own included
+        rest = {ch: 0 for ch in chans}    # works of the ops after its group
+        in_g1 = True
+        pending = set(chans)
+        for i in range(lo, issued):
+            z = by_idx.get(i)
+            if in_g1 and z and z.group != op.group and i > op.idx:
+                in_g1 = False
+            if z and i > op.idx and can_vouch(z) and interval(z)[0] > x_end:
+                zch = {k.ch for k in z.kernels}
+                extra = {ch: 0 for ch in chans}
+                for k in range(i + 1, min(issued_at[i], i + 65535)):
+                    q = by_idx.get(k)
+                    if q and q.group != z.group:
+                        break
+                    for ch in chans_of(k, lo) & zch & chans:
+                        extra[ch] += 1
+                for ch in zch & pending:
+                    after = base + rest[ch] + extra[ch]
+                    if not in_g1 and op.api_at is not None and z.api_at is not None and lag < 0x7fff:
+                        after = min(after, z.api_at - op.api_at)
+                    if g1[ch] + after <= SLOTS:
+                        pending.discard(ch)
+            for ch in chans_of(i, lo) & chans:
+                (g1 if in_g1 else rest)[ch] += 1
+            if not pending:
+                break
+        if not pending or all(base + g1[ch] + rest[ch] <= SLOTS for ch in pending):
+            verdict[op.id] = "ok"
     return verdict
 
 
@@ -568,7 +635,13 @@ def expected_records(path: str, cfg: Optional[Config] = None, undelivered=frozen
             gpu_ops[op.ctx].append(op)
     verdict = {}
     for c, lst in gpu_ops.items():
-        verdict.update(judge_context(lst, history[c], cfg))
+        # (with P2P off the plugin's mask leaves P2p events out, and the replay their
+        # kernels: NCCL itself starts them whenever KernelCh is asked for)
+        foreign = list(contexts[c].orphan_starts) + [
+            (k.start_line, k.start_ptimer) for op in ops
+            if op.ctx == c and not wanted(op, contexts[c], cfg) and (cfg.p2p or op.kind != "p2p")
+            for k in op.kernels]
+        verdict.update(judge_context(lst, history[c], cfg, foreign))
     for op in ops:
         if op.id not in sources:
             continue

@@ -302,8 +302,6 @@ def timer_case(name, fixtures, khz=None, hip_khz=None, expect=None, threads=Fals
 
             cfg = harness.RunConfig(env).oracle_config()
             scaled = bool(khz) and expect == "ticks"
-            if khz:  # the plugin's kernel gap is in pTimer units: ticks here [C2]
-                cfg.kernel_gap = oracle.KERNEL_GAP * (1e6 / khz if scaled else 1)
             # ns trace, or no HIP: the oracle of the trace replayed, exactly; ticks with HIP:
             # the oracle of the original ns trace, times within a tick or 1%.
             ctxs, recs = [], []

@@ -16,9 +16,17 @@
  * that an event timed just before another thread's, but committed after it, still
  * comes first; a thread held longer than that between its clock read and its commit
  * writes its line out of order (its t is then raised to the line before: replay reads t
- * as the host clock). A thread TBUF_EVENTS callbacks ahead of the trace thread waits for
- * it (a trace with holes does not replay): trace mode holds the job then, and only then;
- * after FULL_WAIT_NS it loses the line instead, counted and reported at exit.
+ * as the host clock).
+ *
+ * Bursts: NCCL's proxy threads make several million callbacks a second while a GPU runs
+ * small ops back to back, more than one thread can format. A thread's buffer is a chain
+ * of segments that grows while the trace thread is behind (the segments it has written
+ * come back to the same thread, so a steady job reuses them), up to TRACE_MAX_BYTES for
+ * the process. Only past that does a callback wait for the trace thread (a trace with
+ * holes does not replay): trace mode holds the job then, and only then; after
+ * FULL_WAIT_NS it loses the line instead, counted and reported at exit. A fixed ring of
+ * 64 K callbacks a thread made NCCL's proxy wait in 1 MiB AllReduce bursts, fall 64
+ * works behind the GPU, and hand its ops other ops' timestamps (docs/VALIDATION.md).
  *
  * Handles: NCCL is given a wrapper per event (its id in the trace, and the tracker's
  * handle), kept until exit since NCCL may name any event as a parent later. Wrappers
@@ -26,6 +34,7 @@
  */
 #include "abi/trace.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -45,15 +54,14 @@
 
 #define TAG_WRAPPER 0xA3
 #define TRACE_BUF (1u << 20)     /* the trace thread's write buffer */
-#define TBUF_EVENTS (1u << 16)   /* callbacks a thread may be ahead of the trace thread */
-#define FULL_NAP_NS 20000        /* a thread that is that far ahead waits in naps of this */
+#define SEG_CELLS 16384          /* 64-byte cells in one segment of a thread's buffer (1 MiB) */
+#define TRACE_MAX_BYTES (1ull << 30) /* every thread's segments together, at most */
+#define FULL_NAP_NS 20000        /* a thread that finds none left waits in naps of this */
 #define FULL_WAIT_NS 1000000000ull /* and at most this long, then loses the line */
 #define WRAP_CHUNK 4096          /* wrappers a thread takes at a time */
 #define IDLE_SLEEP_NS 200000     /* the trace thread's nap when nothing is old enough */
 #define MERGE_LAG_NS 2000000ull  /* events younger than this wait for the next pass */
 #define FINALIZE_WAIT_NS 2000000000ull /* a finalize waits this long for its lines */
-
-_Static_assert((TBUF_EVENTS & (TBUF_EVENTS - 1)) == 0, "a power of two");
 
 struct wrapper {
   uint8_t tag;
@@ -76,24 +84,51 @@ union trace_u {
   struct prof_ce_batch ce_batch;
 };
 
-enum { EV_INIT, EV_START, EV_STOP, EV_RECORD, EV_FINALIZE };
+enum { EV_INIT, EV_START, EV_STOP, EV_RECORD, EV_FINALIZE, EV_SKIP };
 
+/* One callback: a cache line, the line a callback writes (three lines a callback made
+ * NCCL's proxy thread slower than the GPU: docs/VALIDATION.md). A start whose line needs
+ * the descriptor's union has it in the cells after (`ncells` in all); a kernel-channel
+ * start, most of them, keeps its channel in `state` and its pTimer in `ptimer`. */
 struct trace_ev {
   uint64_t t;                       /* CLOCK_MONOTONIC ns */
+  uint64_t id, parent_id, pgroup_id;
+  union {
+    uint64_t ptimer;                /* a kernel channel's start or stop */
+    char *init_line;                /* EV_INIT: its text (the name is not NCCL's constant) */
+  };
+  uint32_t type;                    /* a start's PROF_EV_* */
+  int32_t ctx, rank, state;
   uint8_t what;                     /* EV_* */
-  int ctx, rank, state, has_ptimer;
-  uint64_t id, type, parent_id, pgroup_id, ptimer;
-  char *init_line;                  /* EV_INIT: its text (the name is not NCCL's constant) */
-  union trace_u u;
+  uint8_t has_ptimer;
+  uint16_t ncells;                  /* this cell and the union's; EV_SKIP: to the segment's end */
+};
+_Static_assert(sizeof(struct trace_ev) == 64, "one cache line");
+
+/* A run of one thread's events. */
+struct seg {
+  _Alignas(64) struct trace_ev ev[SEG_CELLS];
+  _Atomic(struct seg *) next;       /* the producer sets it before any cell beyond is committed */
+  struct seg *free_next;            /* in the thread's free list */
 };
 
-/* One thread's events: it writes cells and `head`, the trace thread reads them and
- * writes `tail`. */
+/* One thread's events: it writes cells and `head` (cells committed so far), the trace
+ * thread reads them, in the same order, through its own cursor. Invariants: a
+ * segment's `next` is set before any cell beyond it is committed, so the reader, having
+ * seen `head` pass a segment's end, finds `next` set; the reader hands a segment back
+ * (to `free`) only after reading past it, and the writer had moved past it before. */
 struct tbuf {
-  struct trace_ev *ev;
+  /* the writer's */
+  struct seg *wseg;                 /* the segment being filled */
+  unsigned widx;                    /* its next cell */
   _Alignas(64) _Atomic uint64_t head;
-  uint64_t tail_seen;               /* the producer's copy of tail */
-  _Alignas(64) _Atomic uint64_t tail;
+  /* written segments back to the writer: the trace thread pushes, the writer pops (one
+   * pusher and one popper: no ABA) */
+  _Alignas(64) _Atomic(struct seg *) free;
+  /* the reader's (the trace thread's) */
+  _Alignas(64) struct seg *rseg;
+  unsigned ridx;
+  uint64_t tail;                    /* cells read */
   uint64_t ids;                     /* this thread's events so far (its ids' low bits) */
   uint32_t idx;                     /* this thread's number (its ids' high bits) */
   long tid;
@@ -106,6 +141,7 @@ atomic_int g_ins_trace_on;
 static atomic_int g_next_ctx;
 static _Atomic(struct tbuf *) g_bufs;
 static _Atomic uint32_t g_nbufs;
+static _Atomic uint64_t g_nsegs;      /* segments made, every thread's */
 static _Atomic uint64_t g_lines_lost; /* a buffer full, or the file failed */
 static __thread struct tbuf *t_buf;
 static pthread_mutex_t g_chunks_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -146,18 +182,43 @@ static bool keep(void *p) {
   return true;
 }
 
+/* A new segment, within TRACE_MAX_BYTES (NULL: none). */
+static struct seg *seg_new(void) {
+  if ((atomic_fetch_add(&g_nsegs, 1) + 1) * sizeof(struct seg) > TRACE_MAX_BYTES) {
+    atomic_fetch_sub(&g_nsegs, 1);
+    return NULL;
+  }
+  struct seg *sg = aligned_alloc(64, sizeof *sg);
+  if (!sg || !keep(sg)) {
+    free(sg);
+    atomic_fetch_sub(&g_nsegs, 1);
+    return NULL;
+  }
+  atomic_init(&sg->next, NULL);
+  return sg;
+}
+
+/* A segment the trace thread has written, back to its thread (NULL: none yet). */
+static struct seg *seg_reuse(struct tbuf *b) {
+  struct seg *h = atomic_load_explicit(&b->free, memory_order_acquire);
+  while (h && !atomic_compare_exchange_weak_explicit(&b->free, &h, h->free_next,
+                                                      memory_order_acquire, memory_order_acquire))
+    ;
+  if (h) atomic_store_explicit(&h->next, NULL, memory_order_relaxed);
+  return h;
+}
+
 /* The calling thread's buffer, made at its first event (NULL without memory). */
 static struct tbuf *my_buf(void) {
   struct tbuf *b = t_buf;
   if (__builtin_expect(b != NULL, 1)) return b;
   b = calloc(1, sizeof *b);
-  if (!b) return NULL;
-  b->ev = malloc(TBUF_EVENTS * sizeof *b->ev);
-  if (!b->ev || !keep(b) || !keep(b->ev)) {
-    free(b->ev);
+  struct seg *sg = b ? seg_new() : NULL;
+  if (!sg || !keep(b)) {
     free(b);
     return NULL;
   }
+  b->wseg = b->rseg = sg;
   b->tid = (long)syscall(SYS_gettid);
   b->idx = atomic_fetch_add(&g_nbufs, 1) + 1;
   struct tbuf *h = atomic_load(&g_bufs);
@@ -189,19 +250,33 @@ void *ins_trace_unwrap(void *h) {
   return w && w->tag == TAG_WRAPPER ? w->inner : h;
 }
 
-/* ---- the callbacks' side: take a cell of the thread's buffer, fill it, commit it ---- */
+/* ---- the callbacks' side: take cells of the thread's buffer, fill them, commit ---- */
 
-static struct trace_ev *take_cell(struct tbuf *b) {
+static void commit(struct tbuf *b, unsigned n) {
+  b->widx += n;
+  atomic_store_explicit(&b->head, atomic_load_explicit(&b->head, memory_order_relaxed) + n,
+                        memory_order_release);
+}
+
+/* n cells in a row (an event never straddles two segments), timed now. */
+static struct trace_ev *take_cells(struct tbuf *b, unsigned n) {
   if (!b) {
     atomic_fetch_add_explicit(&g_lines_lost, 1, memory_order_relaxed);
     return NULL;
   }
-  uint64_t head = atomic_load_explicit(&b->head, memory_order_relaxed);
-  if (__builtin_expect(head - b->tail_seen >= TBUF_EVENTS, 0)) {
-    /* Full: wait for the trace thread (a trace with holes does not replay), as long as
-     * it runs, and at most FULL_WAIT_NS. */
-    uint64_t t0 = 0;
-    while (head - (b->tail_seen = atomic_load_explicit(&b->tail, memory_order_acquire)) >= TBUF_EVENTS) {
+  if (__builtin_expect(b->widx + n > SEG_CELLS, 0)) {
+    if (b->widx < SEG_CELLS) { /* the rest of this segment: a skip */
+      struct trace_ev *skip = &b->wseg->ev[b->widx];
+      skip->what = EV_SKIP;
+      skip->ncells = (uint16_t)(SEG_CELLS - b->widx);
+      commit(b, skip->ncells);
+    }
+    /* The segment is full: one the trace thread has written, else a new one; with
+     * TRACE_MAX_BYTES in use, wait for the trace thread (a trace with holes does not
+     * replay), as long as it runs, and at most FULL_WAIT_NS. */
+    struct seg *sg = seg_reuse(b);
+    if (!sg) sg = seg_new();
+    for (uint64_t t0 = 0; !sg; sg = seg_reuse(b)) {
       uint64_t now = ins_mono_ns();
       if (!t0) t0 = now;
       if (!g_thread_running || atomic_load(&g_stop) || now - t0 > FULL_WAIT_NS) {
@@ -211,16 +286,22 @@ static struct trace_ev *take_cell(struct tbuf *b) {
       struct timespec ts = {0, FULL_NAP_NS};
       nanosleep(&ts, NULL);
     }
+    /* before any cell of sg is committed (the release of commit() publishes it) */
+    atomic_store_explicit(&b->wseg->next, sg, memory_order_relaxed);
+    b->wseg = sg;
+    b->widx = 0;
   }
-  struct trace_ev *e = &b->ev[head & (TBUF_EVENTS - 1)];
+  struct trace_ev *e = &b->wseg->ev[b->widx];
+  /* a later callback's line, from wherever it is (the trace thread read it last) */
+  if (b->widx + 2 < SEG_CELLS) __builtin_prefetch(e + 2, 1);
   e->t = ins_mono_ns();
-  e->init_line = NULL;
+  e->ncells = (uint16_t)n;
+  e->has_ptimer = 0;
   return e;
 }
 
-static void commit(struct tbuf *b) {
-  atomic_store_explicit(&b->head, atomic_load_explicit(&b->head, memory_order_relaxed) + 1,
-                        memory_order_release);
+static struct trace_ev *take_cell(struct tbuf *b) {
+  return take_cells(b, 1);
 }
 
 /* How many bytes of the union tracefmt reads for an event type (a v4 descriptor's union
@@ -242,8 +323,14 @@ static size_t union_size(uint64_t type) {
   }
 }
 
-void *ins_trace_start_begin(void) {
-  return take_cell(my_buf());
+/* Cells a start of this type takes. */
+static unsigned start_cells(uint64_t type) {
+  size_t n = type == PROF_EV_KERNEL_CH ? 0 : union_size(type);
+  return 1 + (unsigned)((n + sizeof(struct trace_ev) - 1) / sizeof(struct trace_ev));
+}
+
+void *ins_trace_start_begin(uint64_t type) {
+  return take_cells(my_buf(), start_cells(type));
 }
 
 void *ins_trace_start(void *cell, int ctx, uint64_t type, void *parent, int rank,
@@ -255,11 +342,19 @@ void *ins_trace_start(void *cell, int ctx, uint64_t type, void *parent, int rank
   struct trace_ev *e = cell;
   if (e) {
     e->what = EV_START;
-    e->ctx = ctx, e->id = id, e->type = type, e->rank = rank;
+    e->ctx = ctx, e->id = id, e->type = (uint32_t)type, e->rank = rank;
     e->parent_id = id_of(parent), e->pgroup_id = id_of(pgroup);
-    size_t n = union_size(type);
-    if (n && u) memcpy(&e->u, u, n);
-    commit(b);
+    if (type == PROF_EV_KERNEL_CH) {
+      const struct prof_kernel_ch *k = u;
+      e->state = k ? k->channelId : 0;
+      e->ptimer = k ? k->pTimer : 0;
+    } else {
+      size_t n = union_size(type);
+      assert(e->ncells == start_cells(type));
+      if (n && u) memcpy(e + 1, u, n);
+      else if (n) memset(e + 1, 0, n);
+    }
+    commit(b, e->ncells);
   }
   return w ? (void *)w : inner;
 }
@@ -270,7 +365,7 @@ void *ins_trace_stop(void *h) {
   if (e) {
     e->what = EV_STOP;
     e->id = id_of(h);
-    commit(b);
+    commit(b, 1);
   }
   return ins_trace_unwrap(h);
 }
@@ -283,7 +378,7 @@ void *ins_trace_record(void *h, int state, const union prof_state_args *args) {
     e->id = id_of(h), e->state = state;
     e->has_ptimer = state == PROF_STATE_KERNEL_CH_STOP && args;
     e->ptimer = e->has_ptimer ? args->kernelCh.pTimer : 0;
-    commit(b);
+    commit(b, 1);
   }
   return ins_trace_unwrap(h);
 }
@@ -407,9 +502,9 @@ static bool fast_line(const struct trace_ev *e, long tid, uint64_t t) {
     p = PUT_LIT(p, ",\"rank\":");
     p = put_i64(p, e->rank);
     p = PUT_LIT(p, ",\"ch\":");
-    p = put_u64(p, e->u.kernel_ch.channelId);
+    p = put_u64(p, (uint64_t)(uint32_t)e->state);
     p = PUT_LIT(p, ",\"ptimer\":");
-    p = put_u64(p, e->u.kernel_ch.pTimer);
+    p = put_u64(p, e->ptimer);
   }
   p = PUT_LIT(p, "}\n");
   g_len = (size_t)(p - g_buf);
@@ -427,8 +522,9 @@ static void format_ev(const struct trace_ev *e, long tid) {
       free(e->init_line);
       return;
     case EV_START:
+      /* the union in the cells after e (a kernel-channel start never comes here) */
       if (ins_tracefmt_start(body, sizeof body, e->ctx, e->id, e->type, e->parent_id, e->rank,
-                             &e->u, e->pgroup_id) < 0)
+                             (const union trace_u *)(e + 1), e->pgroup_id) < 0)
         body[0] = 0;
       break;
     case EV_STOP:
@@ -444,9 +540,36 @@ static void format_ev(const struct trace_ev *e, long tid) {
     case EV_FINALIZE:
       snprintf(body, sizeof body, "\"cb\":\"finalize\",\"ctx\":%d", e->ctx);
       break;
+    default:
+      return;
   }
   put_line(e->t, tid, body);
   if (e->what == EV_FINALIZE) atomic_fetch_add_explicit(&g_finalized, 1, memory_order_release);
+}
+
+/* Past a thread's next event (the trace thread's). */
+static void advance(struct tbuf *b, unsigned n) {
+  b->ridx += n, b->tail += n;
+}
+
+/* A thread's next event to write (NULL: none yet). The trace thread's. */
+static const struct trace_ev *peek(struct tbuf *b) {
+  for (;;) {
+    if (b->tail == atomic_load_explicit(&b->head, memory_order_acquire)) return NULL;
+    if (b->ridx == SEG_CELLS) { /* read to its end: on to the next, this one back */
+      struct seg *done = b->rseg;
+      b->rseg = atomic_load_explicit(&done->next, memory_order_relaxed);
+      assert(b->rseg != NULL); /* set before a cell beyond was committed */
+      b->ridx = 0;
+      done->free_next = atomic_load_explicit(&b->free, memory_order_relaxed);
+      while (!atomic_compare_exchange_weak_explicit(&b->free, &done->free_next, done,
+                                                    memory_order_release, memory_order_relaxed))
+        ;
+    }
+    const struct trace_ev *e = &b->rseg->ev[b->ridx];
+    if (e->what != EV_SKIP) return e;
+    advance(b, e->ncells);
+  }
 }
 
 /* The oldest event not yet written, among every thread's, if it is older than `before`:
@@ -455,10 +578,8 @@ static struct tbuf *oldest(uint64_t before) {
   struct tbuf *best = NULL;
   uint64_t best_t = before;
   for (struct tbuf *b = atomic_load(&g_bufs); b; b = b->next) {
-    uint64_t tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
-    if (tail == atomic_load_explicit(&b->head, memory_order_acquire)) continue;
-    const struct trace_ev *e = &b->ev[tail & (TBUF_EVENTS - 1)];
-    if (e->t < best_t) {
+    const struct trace_ev *e = peek(b);
+    if (e && e->t < best_t) {
       best = b;
       best_t = e->t;
     }
@@ -471,9 +592,9 @@ static bool drain(uint64_t before) {
   bool any = false;
   struct tbuf *b;
   while ((b = oldest(before))) {
-    uint64_t tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
-    format_ev(&b->ev[tail & (TBUF_EVENTS - 1)], b->tid);
-    atomic_store_explicit(&b->tail, tail + 1, memory_order_release);
+    const struct trace_ev *e = peek(b);
+    format_ev(e, b->tid);
+    advance(b, e->ncells);
     any = true;
   }
   return any;
@@ -536,7 +657,7 @@ int ins_trace_init(uint64_t comm_id, const char *name, int nnodes, int nranks, i
   if (e) {
     e->what = EV_INIT;
     e->init_line = strdup(body); /* NULL: a bare init line, and the replay says so */
-    commit(b);
+    commit(b, 1);
   }
   return ctx;
 }
@@ -548,7 +669,7 @@ void ins_trace_finalize(int ctx) {
   e->what = EV_FINALIZE;
   e->ctx = ctx;
   uint64_t before = atomic_load_explicit(&g_finalized, memory_order_acquire);
-  commit(b);
+  commit(b, 1);
   /* Its lines are in the file when the finalize returns (a process may end without
    * exiting normally after it): wait for the thread, a bounded time. Finalizes that
    * run at once may see each other's line written instead: as good. */
@@ -571,7 +692,7 @@ void ins_trace_flush(void) {
   flush_buf();
   uint64_t lost = atomic_load(&g_lines_lost);
   if (lost)
-    ins_warn("trace mode: %llu callback lines could not be written to %s (a thread was %u "
-             "callbacks ahead of the trace thread, or see the earlier warning): the trace is "
-             "incomplete", (unsigned long long)lost, g_path, TBUF_EVENTS);
+    ins_warn("trace mode: %llu callback lines could not be written to %s (the threads were "
+             "%llu MiB of callbacks ahead of the trace thread, or see the earlier warning): the "
+             "trace is incomplete", (unsigned long long)lost, g_path, TRACE_MAX_BYTES >> 20);
 }

@@ -34,7 +34,7 @@ void ins_trace_finalize(int ctx);
  * event: _begin takes a cell (NULL: the ring is full, the line is lost and counted);
  * then, with the tracker's handle, ins_trace_start logs it and returns the wrapper NCCL
  * gets. */
-void *ins_trace_start_begin(void);
+void *ins_trace_start_begin(uint64_t type);
 void *ins_trace_start(void *cell, int ctx, uint64_t type, void *parent, int rank,
                       const void *u, void *pgroup, void *inner);
 /* The tracker's handle behind what NCCL passes back (a wrapper, or NULL). */

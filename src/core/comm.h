@@ -65,6 +65,11 @@ struct ins_comm {
   struct {
     _Atomic uint64_t stop, place;
   } chan_last[INS_MAX_CHANNELS];
+  /* The last op of all whose timestamps are certain: its op_idx + 1 (0: none yet) and the
+   * latest stop of its kept channels. Writers raise `last_idx` first (CAS), then store
+   * `last_end`; a reader loads last_end, then last_idx: the pair it sees has an end no
+   * later than that op's (op.c). */
+  _Atomic uint64_t last_idx, last_end;
   /* Collectives the application called (CollApi events) that NCCL never reported (no
    * Coll event): NCCL 2.28+ sends none for a Broadcast on its AllGatherV path. By enum
    * ins_func: each application group's calls and reports are counted while it is open,

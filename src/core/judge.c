@@ -9,14 +9,26 @@
 
 #include "core/op.h"
 
-/* What the judge remembers of an op: enough to count its works per channel. */
+/* What the judge remembers of an op: enough to count its works per channel, and to
+ * vouch for the ops before it. */
 struct ins_judge_op {
   uint64_t mask;  /* channels it used */
+  uint64_t start, end; /* its GPU interval (when `state` is RIGHT) */
   uint32_t idx;   /* its op_idx (the slot is idx % window: tells a stale slot) */
   uint32_t group;
   int32_t peer;
+  uint16_t issued_after; /* the record's: its group's ops were all issued by then */
+  uint16_t api_at;       /* the record's (record.h) */
   uint8_t kind;
   uint8_t seen;   /* a record of it arrived */
+  uint8_t state;  /* enum op_state */
+};
+
+/* Where a remembered op's record stands. */
+enum op_state {
+  OP_WAITING = 0, /* held, not yet decided */
+  OP_RIGHT,       /* GPU-timed, every channel its own: it can vouch for earlier ops */
+  OP_OTHER        /* decided: unverified, host-timed, or with channels left out */
 };
 
 _Static_assert((INS_JUDGE_WINDOW & (INS_JUDGE_WINDOW - 1)) == 0, "a power of two");
@@ -32,8 +44,10 @@ void ins_judge_init(struct ins_judge *j, bool verbose, bool emit_unverified) {
 void ins_judge_free(struct ins_judge *j) {
   free(j->recent);
   free(j->held);
+  free(j->held_state);
   j->recent = NULL;
   j->held = NULL;
+  j->held_state = NULL;
   j->held_n = j->held_cap = 0;
 }
 
@@ -53,62 +67,147 @@ static uint32_t span_hi(const struct ins_record *r) { return r->op_idx + r->issu
 /* a is after b, in op_idx order (modulo 2^32: spans are far shorter) */
 static bool after(uint32_t a, uint32_t b) { return (int32_t)(a - b) > 0; }
 
+static struct ins_judge_op *remembered(const struct ins_judge *j, uint32_t idx) {
+  struct ins_judge_op *o = &j->recent[idx & (INS_JUDGE_WINDOW - 1)];
+  return o->seen && o->idx == idx ? o : NULL;
+}
+
 static void note(struct ins_judge *j, const struct ins_record *r) {
   if (!j->seen_any || after(r->op_idx, j->newest)) j->newest = r->op_idx;
   j->seen_any = true;
   if (!j->recent) return;
   struct ins_judge_op *o = &j->recent[r->op_idx & (INS_JUDGE_WINDOW - 1)];
-  *o = (struct ins_judge_op){r->chan_mask, r->op_idx, r->group, r->peer, r->kind, 1};
+  *o = (struct ins_judge_op){r->chan_mask, 0, 0, r->op_idx, r->group, r->peer, r->issued_after,
+                             r->api_at, r->kind, 1, OP_WAITING};
 }
 
-static const struct ins_judge_op *remembered(const struct ins_judge *j, uint32_t idx) {
-  const struct ins_judge_op *o = &j->recent[idx & (INS_JUDGE_WINDOW - 1)];
-  return o->seen && o->idx == idx ? o : NULL;
+/* A decided record's verdict, where the ops before it can read it. */
+static void remember_verdict(struct ins_judge *j, const struct ins_record *r, bool right) {
+  struct ins_judge_op *o = j->recent ? remembered(j, r->op_idx) : NULL;
+  if (!o) return;
+  o->state = right && r->timing == INS_TIMING_KERNEL_GPU && r->stale_channels == 0 ? OP_RIGHT
+                                                                                   : OP_OTHER;
+  o->start = r->start_ns, o->end = r->start_ns + r->exec_ns;
 }
 
-/* Can the record be decided now? Its span's records have all come, or an op well past
- * the span has (the rest will never come), or this is the last drain. */
-static bool ready(const struct ins_judge *j, const struct ins_record *r, bool final) {
-  if (final || ins_judge_clear_alone(r) || r->timing != INS_TIMING_KERNEL_GPU || !j->recent ||
-      span_of(r) > INS_JUDGE_WINDOW - INS_JUDGE_SETTLE)
-    return true;
-  if (j->seen_any && !after(span_hi(r) + INS_JUDGE_SETTLE, j->newest)) return true;
-  for (uint32_t i = span_lo(r); i != span_hi(r); i++)
-    if (!remembered(j, i)) return false;
-  return true;
+/* The channels of op i that add a work to a channel: a Send and a Recv of one group
+ * with one peer are one work (NCCL counts the pair once); the ops of a group are
+ * consecutive in op_idx. No record: it may have used any channel. */
+static uint64_t works_of(const struct ins_judge *j, uint32_t i, uint32_t lo) {
+  const struct ins_judge_op *o = remembered(j, i);
+  if (!o) return ~0ull;
+  uint64_t m = o->mask;
+  if (o->kind == INS_KIND_P2P)
+    for (uint32_t k = i - 1; k != lo - 1; k--) {
+      const struct ins_judge_op *p = remembered(j, k);
+      if (!p || p->group != o->group) break;
+      if (p->kind == INS_KIND_P2P && p->peer == o->peer) m &= ~p->mask;
+    }
+  return m;
 }
 
-/* Per channel of the record: the works its span put there, at most. True when no
- * channel had more than INS_NCCL_PROFILER_SLOTS. */
-static bool clear_by_channel(const struct ins_judge *j, const struct ins_record *r) {
+/* Has op i's record come, or will it never (an op INS_JUDGE_SETTLE past it has)? */
+static bool known(const struct ins_judge *j, uint32_t i, bool final) {
+  return final || remembered(j, i) || !after(i + INS_JUDGE_SETTLE, j->newest);
+}
+
+enum verdict { V_WAIT, V_RIGHT, V_UNVERIFIED };
+
+/* API calls from a's start to b's (both valid, b issued after a, fewer than 2^15 apart). */
+static uint32_t api_between(uint16_t a, uint16_t b) {
+  return (uint32_t)(b - a) & INS_API_AT_MASK;
+}
+
+/*
+ * The record's verdict, from the ops of its span (judge.h). Per channel c of the record
+ * (op X, interval [X.start, X.end], work w on c), the timestamps NCCL gave it on c are
+ * those of work w, or of a work w + 64k issued before X completed. A channel is X's
+ * own when either
+ *  - fewer than 64 works besides X's were issued on c from its group's start to its
+ *    completion (no w + 64 existed), or
+ *  - an op Z issued after X, whose every channel is its own, ran on c after X's whole
+ *    interval (X.end < Z.start), with fewer than 64 works besides X's on c from X's
+ *    group's start to the end of Z's group: a work w + 64 would come after Z's on c,
+ *    so it started after Z did, after X.end; it cannot be what X was given.
+ * An op Z vouched for that way vouches in turn: deep in a backlog, each op that NCCL
+ * gave its own timestamps is vouched for by the next such op, back from the ops the
+ * proxy thread read in time.
+ *
+ * Counting is conservative: a group's ops in any order, ops with no record on every
+ * channel, API calls that made no op (a Broadcast NCCL does not report) too. The works
+ * between X's group and Z's are at most those of the ops there, or (with API events) at
+ * most the API calls there, every work coming from one: the smaller bound counts, so
+ * that unreported calls after Z do not count against it.
+ */
+static enum verdict judge_record(const struct ins_judge *j, const struct ins_record *r, bool final) {
+  if (r->timing != INS_TIMING_KERNEL_GPU || ins_judge_clear_alone(r)) return V_RIGHT;
+  if (!j->recent || span_of(r) > INS_JUDGE_WINDOW - INS_JUDGE_SETTLE) return V_UNVERIFIED;
   uint32_t lo = span_lo(r), hi = span_hi(r), span = span_of(r);
+  uint64_t x_end = r->start_ns + r->exec_ns;
+  bool x_api = (r->api_at & INS_API_AT_VALID) && r->lag < INS_API_AT_MASK;
   /* API calls that made no op: NCCL may still have run work for them, on any channel */
-  uint32_t works[INS_MAX_CHANNELS];
   uint32_t base = r->lag > span ? r->lag - span : 0;
-  for (int c = 0; c < INS_MAX_CHANNELS; c++) works[c] = base;
-  for (uint32_t i = lo; i != hi; i++) {
-    const struct ins_judge_op *o = remembered(j, i);
-    uint64_t m = o ? o->mask : ~0ull; /* no record: it may have used any channel */
-    if (o && o->kind == INS_KIND_P2P) {
-      /* a Send and a Recv of one group with one peer are one work on a channel; the
-       * ops of a group are consecutive in op_idx */
-      for (uint32_t k = i - 1; k != lo - 1; k--) {
-        const struct ins_judge_op *p = remembered(j, k);
-        if (!p || p->group != o->group) break;
-        if (p->kind == INS_KIND_P2P && p->peer == o->peer) m &= ~p->mask;
+  /* per channel: works of X's group (X's own included), and of the ops after it */
+  uint32_t g1[INS_MAX_CHANNELS] = {0}, rest[INS_MAX_CHANNELS] = {0};
+  bool in_g1 = true;         /* still among X's group's ops */
+  uint32_t api_lb = 0;       /* API calls from X to the latest known op after its group */
+  uint64_t pending = r->chan_mask; /* channels not yet shown to be its own */
+  for (uint32_t i = lo; i != hi && pending; i++) {
+    if (!known(j, i, final)) return V_WAIT;
+    const struct ins_judge_op *z = remembered(j, i);
+    if (in_g1 && z && z->group != r->group && after(i, r->op_idx)) in_g1 = false;
+    if (!in_g1 && z && x_api && (z->api_at & INS_API_AT_VALID))
+      api_lb = api_between(r->api_at, z->api_at);
+    if (z && after(i, r->op_idx) && (z->mask & pending)) {
+      if (z->state == OP_WAITING && !final) return V_WAIT; /* it may yet vouch */
+      if (z->state == OP_RIGHT && x_end < z->start) {
+        /* the works of Z's group after Z count too (a group's works in any order; its
+         * last ops may have been issued after X completed, but before Z completed: NCCL
+         * starts the events of a group's ops before it launches the group) */
+        uint32_t extra[INS_MAX_CHANNELS] = {0};
+        for (uint32_t k = i + 1, z_hi = i + z->issued_after; k != z_hi; k++) {
+          if (!known(j, k, final)) return V_WAIT;
+          const struct ins_judge_op *q = remembered(j, k);
+          if (q && q->group != z->group) break;
+          for (uint64_t m = works_of(j, k, lo) & z->mask & pending; m; m &= m - 1)
+            extra[__builtin_ctzll(m)]++;
+        }
+        for (uint64_t m = z->mask & pending; m; m &= m - 1) {
+          int c = __builtin_ctzll(m);
+          uint32_t after_g1 = base + rest[c] + extra[c];
+          if (!in_g1 && x_api && (z->api_at & INS_API_AT_VALID)) {
+            uint32_t calls = api_between(r->api_at, z->api_at);
+            if (calls < after_g1) after_g1 = calls;
+          }
+          if (g1[c] + after_g1 <= INS_NCCL_PROFILER_SLOTS) pending &= ~(1ull << c);
+        }
       }
     }
-    for (m &= r->chan_mask; m; m &= m - 1) works[__builtin_ctzll(m)]++;
+    for (uint64_t m = works_of(j, i, lo) & r->chan_mask; m; m &= m - 1)
+      (in_g1 ? g1 : rest)[__builtin_ctzll(m)]++;
+    /* a channel that no op to come can vouch for: X's timestamps there may be a later op's */
+    for (uint64_t m = pending; m; m &= m - 1) {
+      int c = __builtin_ctzll(m);
+      uint32_t after_g1 = base + rest[c];
+      if (x_api && api_lb < after_g1) after_g1 = api_lb; /* 0 while in X's group */
+      if (g1[c] + after_g1 > INS_NCCL_PROFILER_SLOTS) return V_UNVERIFIED;
+    }
   }
-  for (uint64_t m = r->chan_mask; m; m &= m - 1)
-    if (works[__builtin_ctzll(m)] > INS_NCCL_PROFILER_SLOTS) return false;
-  return true;
+  /* every channel: its own by one rule or the other */
+  for (uint64_t m = pending; m; m &= m - 1) {
+    int c = __builtin_ctzll(m);
+    if (base + g1[c] + rest[c] > INS_NCCL_PROFILER_SLOTS) return V_UNVERIFIED;
+  }
+  return V_RIGHT;
 }
 
-/* Decide one record: out to emit, or counted as unverified. */
-static void decide(struct ins_judge *j, struct ins_record *r, ins_judge_emit_fn emit, void *arg) {
+/* Out to emit, or counted as unverified. */
+static void decide(struct ins_judge *j, struct ins_record *r, enum verdict v,
+                   ins_judge_emit_fn emit, void *arg) {
+  assert(v != V_WAIT);
+  remember_verdict(j, r, v == V_RIGHT);
   if (r->timing == INS_TIMING_KERNEL_GPU && !ins_judge_clear_alone(r)) {
-    if (!j->recent || span_of(r) > INS_JUDGE_WINDOW - INS_JUDGE_SETTLE || !clear_by_channel(j, r)) {
+    if (v == V_UNVERIFIED) {
       j->unverified[r->kind & 1]++;
       if (!j->emit_unverified) return;
       r->timing = INS_TIMING_UNVERIFIED;
@@ -123,27 +222,52 @@ static struct ins_record *held_at(struct ins_judge *j, size_t k) {
   return (struct ins_record *)(j->held + ((j->held_head + k) % j->held_cap) * j->slot);
 }
 
+static unsigned char *state_at(struct ins_judge *j, size_t k) {
+  return &j->held_state[(j->held_head + k) % j->held_cap];
+}
+
 /* Keep a copy at the FIFO's end; false without memory. */
 static bool hold(struct ins_judge *j, const struct ins_record *r, size_t size) {
   assert(size <= j->slot);
   if (j->held_n == j->held_cap) {
     size_t cap = j->held_cap ? 2 * j->held_cap : 64;
-    unsigned char *p = malloc(cap * j->slot);
-    if (!p) return false;
-    for (size_t k = 0; k < j->held_n; k++) memcpy(p + k * j->slot, held_at(j, k), j->slot);
+    unsigned char *p = malloc(cap * j->slot), *st = malloc(cap);
+    if (!p || !st) {
+      free(p);
+      free(st);
+      return false;
+    }
+    for (size_t k = 0; k < j->held_n; k++) {
+      memcpy(p + k * j->slot, held_at(j, k), j->slot);
+      st[k] = *state_at(j, k);
+    }
     free(j->held);
-    j->held = p, j->held_cap = cap, j->held_head = 0;
+    free(j->held_state);
+    j->held = p, j->held_state = st, j->held_cap = cap, j->held_head = 0;
   }
   memcpy(held_at(j, j->held_n), r, size);
+  *state_at(j, j->held_n) = V_WAIT;
   j->held_n++;
   return true;
 }
 
 void ins_judge_settle(struct ins_judge *j, bool final, ins_judge_emit_fn emit, void *arg) {
+  /* Newest first: an op is vouched for by ops after it, so theirs come first. A verdict
+   * reached is remembered (remember_verdict) before the ops before it are judged. */
+  for (size_t k = j->held_n; k-- > 0;) {
+    unsigned char *st = state_at(j, k);
+    if (*st != V_WAIT) continue;
+    struct ins_record *r = held_at(j, k);
+    *st = (unsigned char)judge_record(j, r, final);
+    if (*st != V_WAIT) remember_verdict(j, r, *st == V_RIGHT);
+  }
+  /* Out in arrival order; past INS_JUDGE_HOLD_MAX, the oldest with what is known. */
   while (j->held_n) {
     struct ins_record *r = held_at(j, 0);
-    if (!ready(j, r, final || j->held_n > INS_JUDGE_HOLD_MAX)) break;
-    decide(j, r, emit, arg);
+    unsigned char *st = state_at(j, 0);
+    if (*st == V_WAIT && j->held_n > INS_JUDGE_HOLD_MAX) *st = (unsigned char)judge_record(j, r, true);
+    if (*st == V_WAIT) break;
+    decide(j, r, (enum verdict)*st, emit, arg);
     j->held_head = (j->held_head + 1) % j->held_cap;
     j->held_n--;
   }
@@ -159,11 +283,11 @@ void ins_judge_take(struct ins_judge *j, struct ins_record *r, ins_judge_emit_fn
   /* Decided at once only when it needs no other record: the others of its span may be
    * in the other ring, drained after this one (the drain calls settle when both are). */
   if (!j->held_n && (r->timing != INS_TIMING_KERNEL_GPU || ins_judge_clear_alone(r))) {
-    decide(j, r, emit, arg);
+    decide(j, r, V_RIGHT, emit, arg);
     return;
   }
   if (!hold(j, r, ins_record_size(r, j->verbose))) {
-    decide(j, r, emit, arg); /* no memory to wait: with what is known */
+    decide(j, r, judge_record(j, r, true), emit, arg); /* no memory to wait: with what is known */
     return;
   }
   if (j->held_n > INS_JUDGE_HOLD_MAX) ins_judge_settle(j, false, emit, arg);

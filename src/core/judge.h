@@ -55,6 +55,7 @@ struct ins_judge {
   uint32_t newest;             /* the latest op_idx seen (valid when `seen_any`) */
   bool seen_any;
   unsigned char *held;         /* FIFO of records waiting, `slot` bytes each */
+  unsigned char *held_state;   /* beside each: its verdict, once reached (judge.c) */
   size_t slot, held_head, held_n, held_cap;
   bool verbose;                /* records carry their verbose trace (record.h) */
   bool emit_unverified;        /* hand the unverified on too, marked (judge.h) */

@@ -90,6 +90,7 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
   op->group = LOAD(c->group_seq);
   op->group_first = LOAD(c->group_first_op);
   op->api_base = LOAD(c->group_api_base);
+  op->api_at = LOAD(c->api_seen) ? (uint16_t)(INS_API_AT_VALID | (LOAD(c->api_seq) & INS_API_AT_MASK)) : 0;
   op->floor = atomic_load_explicit(&c->gpu_floor, memory_order_relaxed);
   /* nChannels is only a promise if it is a plausible channel count (RCCL
    * has been seen sending garbage): otherwise count channels as they come. */
@@ -161,10 +162,14 @@ static void release_untrusted(struct ins_comm *c, uint64_t issue);
 /* The channels of op (of mask) whose GPU timestamps are an earlier op's. */
 static uint64_t earlier_channels(struct ins_comm *c, const struct ins_op *op, uint64_t mask) {
   uint64_t bad = 0;
+  /* the last certain op, if it was issued before this op's group (end first: last_idx) */
+  uint64_t last_end = atomic_load_explicit(&c->last_end, memory_order_acquire);
+  uint64_t last_idx = atomic_load_explicit(&c->last_idx, memory_order_relaxed);
+  if (!last_idx || (int32_t)((uint32_t)(last_idx - 1) - (uint32_t)op->group_first) >= 0) last_end = 0;
   for (uint64_t m = mask; m; m &= m - 1) {
     const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
     if (!ch->start_ptimer || ch->stop_ptimer < ch->start_ptimer) continue; /* not GPU-timed */
-    if (ch->start_ptimer <= op->floor) {
+    if (ch->start_ptimer <= op->floor || ch->start_ptimer < last_end) {
       bad |= m & -m;
       continue;
     }
@@ -199,24 +204,38 @@ static struct op_place place_now(struct ins_comm *c, const struct ins_op *op) {
   return p;
 }
 
+/* Every timestamp delivered is a GPU time that has passed: the floor of later ops. */
+static void raise_floor(struct ins_comm *c, uint64_t t) {
+  uint64_t f = atomic_load_explicit(&c->gpu_floor, memory_order_relaxed);
+  while (t > f && !atomic_compare_exchange_weak_explicit(&c->gpu_floor, &f, t, memory_order_relaxed,
+                                                         memory_order_relaxed)) {
+  }
+}
+
 /* If the op's timestamps are certain, its kept channels become the reference of the order
  * test (earlier_channels) for the ops issued after it. Its latest stop, whoever's it was,
  * raises the floor: every timestamp delivered is a GPU time that has passed. */
 static void remember_channels(struct ins_comm *c, const struct ins_op *op, uint64_t kept,
                               int certain, uint64_t latest) {
-  uint64_t place = (uint64_t)op->op_idx << 32 | op->group;
+  uint64_t place = (uint64_t)op->op_idx << 32 | op->group, end = 0;
   for (uint64_t m = certain ? kept : 0; m; m &= m - 1) {
     const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
+    if (ch->stop_ptimer > end) end = ch->stop_ptimer;
     uint64_t had = atomic_load_explicit(&c->chan_last[ch->id].place, memory_order_relaxed);
     if (had && (int32_t)(op->op_idx - (uint32_t)(had >> 32)) <= 0) continue; /* a newer op's */
     atomic_store_explicit(&c->chan_last[ch->id].stop, ch->stop_ptimer, memory_order_relaxed);
     atomic_store_explicit(&c->chan_last[ch->id].place, place, memory_order_relaxed);
   }
-  uint64_t f = atomic_load_explicit(&c->gpu_floor, memory_order_relaxed);
-  while (latest > f && !atomic_compare_exchange_weak_explicit(&c->gpu_floor, &f, latest,
-                                                              memory_order_relaxed,
-                                                              memory_order_relaxed)) {
+  if (end) { /* the last certain op of all, unless a newer one is there already */
+    uint64_t had = atomic_load_explicit(&c->last_idx, memory_order_relaxed);
+    bool newer = true;
+    while ((newer = !had || (int32_t)(op->op_idx - (uint32_t)(had - 1)) > 0) &&
+           !atomic_compare_exchange_weak_explicit(&c->last_idx, &had, (uint64_t)op->op_idx + 1,
+                                                  memory_order_relaxed, memory_order_relaxed)) {
+    }
+    if (newer) atomic_store_explicit(&c->last_end, end, memory_order_release);
   }
+  raise_floor(c, latest);
 }
 
 /*
@@ -276,41 +295,6 @@ static struct op_span channel_span(const struct ins_op *op, uint64_t mask) {
   return (struct op_span){nch, all_gpu, gpu_lo, gpu_hi, start_hi, stop_lo, cpu_lo, cpu_hi};
 }
 
-/*
- * One kernel's channels run together: sorted by start, each starts before the channels
- * before it have all stopped, or within INS_KERNEL_GAP of it (blocks that wait for a
- * multiprocessor start as others finish: gaps of up to 1.1 us were seen on an H200 with
- * two ranks sharing it, tests/data/gpu-truth). Channels split by a longer gap ran
- * different kernels: NCCL 2.28's host and device work counters disagree on some channels
- * (the torch fixtures: channels 1-7 of an op one kernel behind channels 8-23; the floor
- * proves which side was wrong in the op after). The op's own kernel is the side with most
- * of its channels (the later one on a tie): the others are left out. In GPU timer units:
- * ns under NCCL (under RCCL's 100 MHz timer the gap is 20 us; core/timer.h).
- */
-#define INS_KERNEL_GAP 2000
-
-/* The channels of mask outside its largest run (none: 0). */
-static uint64_t other_kernels(const struct ins_op *op, uint64_t mask) {
-  uint64_t st[INS_MAX_CHANNELS], sp[INS_MAX_CHANNELS], bit[INS_MAX_CHANNELS];
-  int n = 0;
-  for (uint64_t m = mask; m; m &= m - 1) { /* insertion sort by start (at most 64) */
-    const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
-    int i = n++;
-    for (; i > 0 && st[i - 1] > ch->start_ptimer; i--)
-      st[i] = st[i - 1], sp[i] = sp[i - 1], bit[i] = bit[i - 1];
-    st[i] = ch->start_ptimer, sp[i] = ch->stop_ptimer, bit[i] = m & -m;
-  }
-  uint64_t run = 0, best = 0, stopped = 0;
-  int run_n = 0, best_n = 0;
-  for (int i = 0; i < n; i++) {
-    if (i && st[i] > stopped && st[i] - stopped > INS_KERNEL_GAP) run = 0, run_n = 0;
-    run |= bit[i];
-    if (++run_n >= best_n) best = run, best_n = run_n; /* >=: the later run on a tie */
-    if (sp[i] > stopped) stopped = sp[i];
-  }
-  return mask & ~best;
-}
-
 /* How the op is timed, and from which channels. */
 struct op_timing {
   enum ins_timing source;
@@ -328,8 +312,6 @@ static struct op_timing choose_timing(struct ins_comm *c, const struct ins_op *o
   if (!s->all_gpu) return (struct op_timing){INS_TIMING_KERNEL_CPU, s->cpu_lo, s->cpu_hi, 0};
   struct op_timing t = {INS_TIMING_KERNEL_GPU, s->gpu_lo, s->gpu_hi, 0};
   uint64_t bad = earlier_channels(c, op, mask);
-  /* some channel stopped before another started: two kernels, maybe */
-  if (__builtin_expect(s->start_hi > s->stop_lo, 0)) bad |= other_kernels(op, mask & ~bad);
   if (__builtin_expect(bad != 0, 0)) {
     struct op_span k = channel_span(op, mask & ~bad);
     t.stale = __builtin_popcountll(bad);
@@ -356,6 +338,7 @@ static void fill_record(struct ins_record *r, const struct ins_comm *c, const st
   r->group_before = p->group_before > UINT8_MAX ? UINT8_MAX : (uint8_t)p->group_before;
   r->issued_after = sat16(p->issued_after);
   r->lag = sat16(p->lag);
+  r->api_at = op->api_at;
   r->op_idx = op->op_idx;
   r->group = op->group;
   /* judge.h counts the ops on each channel: an overtaken op may have used channels that
@@ -487,7 +470,15 @@ void ins_op_complete(struct ins_op *op) { complete(op, 0); }
 
 void *ins_op_kernel_start_slow(struct ins_comm *c, void *parent, uint8_t channel, uint64_t ptimer) {
   struct ins_op *op = parent;
-  if (!c || !op) return NULL;
+  if (!c) return NULL;
+  if (!op) {
+    /* An op of this communicator that is not tracked (below the size filter, P2P off, no
+     * memory): its timestamp is still a GPU time that has passed, and the floor of the
+     * ops issued from now on ("Whose timestamps?"): NCCL's older-timestamp slips were
+     * seen right after small Send/Recv groups that the size filter drops. */
+    raise_floor(c, ptimer);
+    return NULL;
+  }
   if (*(const uint8_t *)parent != INS_TAG_OP) {
     atomic_fetch_add_explicit(&c->refused_parent, 1, memory_order_relaxed);
     return NULL;

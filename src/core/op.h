@@ -97,6 +97,7 @@ struct ins_op {
   uint32_t group;         /* comm->group_seq then */
   uint64_t group_first;   /* comm->ops_seq when its group began */
   uint64_t api_base;      /* comm->api_seq when its group's API calls began */
+  uint16_t api_at;        /* record.h's api_at */
   uint64_t floor;         /* comm->gpu_floor when it started: no channel of it can start sooner */
   struct ins_chan ch[INS_MAX_CHANNELS];
 };

@@ -78,9 +78,15 @@ struct ins_record {
   uint64_t chan_mask; /* the channels that reported (bit c: channel c); all for an overtaken op */
   uint32_t group;     /* its application group's number (ops of one group share it) */
   uint16_t lag;       /* API calls (ABI v4: ops) from its group's start to its completion */
+  /* INS_API_AT_VALID | the communicator's API calls when the op started, its own and its
+   * group's included, mod 2^15; 0 without API events (ABI v4) */
+  uint16_t api_at;
   const char *func_name, *datatype, *algo, *proto; /* NCCL's constants; may be NULL */
   struct ins_record_trace trace[]; /* verbose rings: one; else none */
 };
+
+#define INS_API_AT_VALID 0x8000u
+#define INS_API_AT_MASK 0x7fffu
 
 _Static_assert(sizeof(struct ins_record) == 112, "ring cells of 128 bytes (ring.c: 16-byte header)");
 

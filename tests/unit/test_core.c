@@ -584,19 +584,44 @@ static void test_whose_timestamps(void) {
   struct iv d[] = {{0, T + 25000, T + 29000}, {1, T + 26000, T + 29500}};
   CHECK(!one_op(c, 2, d, 2, &r));
   CHECK_EQ_U(atomic_load(&c->untimed[INS_KIND_COLL][INS_UNTIMED_HANDED_OVER]), 1);
-  /* two kernels in one op: channels 2-4 [T+40000, T+50000], channels 5-6 run 60 us later:
-   * the run with most channels is the op's, the others left out */
+  /* one kernel whose blocks ran in two waves (channels 5-6 waited 60 us for
+   * multiprocessors: a busy GPU): all its own */
   struct iv e[] = {{2, T + 40000, T + 50000}, {3, T + 40100, T + 50100}, {4, T + 40200, T + 49000},
                    {5, T + 110000, T + 120000}, {6, T + 110100, T + 119000}};
-  CHECK(one_op(c, 3, e, 5, &r) && r.start_ns == T + 40000 && r.exec_ns == 10100 &&
-        r.stale_channels == 2);
-  /* blocks that start as others finish (a gap under 2 us) are one kernel */
+  CHECK(one_op(c, 3, e, 5, &r) && r.start_ns == T + 40000 && r.exec_ns == 80000 &&
+        r.stale_channels == 0);
+  /* the order, across channels: ops 4 and 5 issued together (two groups), op 4 then
+   * completes; op 5's channel 7 (which op 4 did not use) starts before op 4 stopped: an
+   * earlier op's timestamps, since a communicator's kernels run one after another. The
+   * floor cannot tell (op 5 was issued before op 4's timestamps came). */
+  ins_op_group_start(c);
+  void *p4 = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 4, -1, 2, NULL, NULL);
+  ins_op_group_start(c);
+  void *p5 = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 5, -1, 3, NULL, NULL);
+  ins_op_event_stop(p4);
+  ins_op_event_stop(p5);
+  const struct iv op4[] = {{0, T + 150000, T + 160000}, {1, T + 150100, T + 160100}};
+  const struct iv op5[] = {{0, T + 170000, T + 180000}, {1, T + 170100, T + 180100}, {7, T + 155000, T + 158000}};
+  for (int i = 0; i < 2; i++) {
+    void *k = ins_op_kernel_start(c, p4, op4[i].ch, op4[i].start);
+    ins_op_kernel_record_stop(k, op4[i].stop);
+    ins_op_event_stop(k);
+  }
+  CHECK(pop(c, 0, &r) && r.sn == 4 && r.stale_channels == 0);
+  for (int i = 0; i < 3; i++) {
+    void *k = ins_op_kernel_start(c, p5, op5[i].ch, op5[i].start);
+    ins_op_kernel_record_stop(k, op5[i].stop);
+    ins_op_event_stop(k);
+  }
+  CHECK(pop(c, 0, &r) && r.sn == 5 && r.start_ns == T + 170000 && r.exec_ns == 10100 &&
+        r.stale_channels == 1);
+  /* blocks that start as others finish are one kernel */
   struct iv f[] = {{0, T + 200000, T + 210000}, {1, T + 211000, T + 220000}};
-  CHECK(one_op(c, 4, f, 2, &r) && r.exec_ns == 20000 && r.stale_channels == 0);
-  /* the record says where the op stands in the issue order (judge.h): op 4 is the fifth
+  CHECK(one_op(c, 6, f, 2, &r) && r.exec_ns == 20000 && r.stale_channels == 0);
+  /* the record says where the op stands in the issue order (judge.h): op 6 is the seventh
    * op, no API events (ABI v4: its Group event began its group), one op issued from its
    * group's start to its completion */
-  CHECK_EQ_U(r.op_idx, 4);
+  CHECK_EQ_U(r.op_idx, 6);
   CHECK_EQ_U(r.issued_after, 1);
   CHECK_EQ_U(r.lag, 1);
   CHECK_EQ_U(r.chan_mask, 0x3);

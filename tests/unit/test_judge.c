@@ -214,19 +214,155 @@ static void test_settle_bound(void) {
   struct ins_judge j;
   ins_judge_init(&j, false, false);
   g_nout = 0;
-  /* a record waiting for an op that never comes (op 1: filtered, or lost): it waits until an
-   * op INS_JUDGE_SETTLE past its span has come, then op 1 counts on every channel */
+  /* a record waiting for an op that never comes (op 1: filtered, or lost): it waits until
+   * an op INS_JUDGE_SETTLE past op 1 has come, then op 1 counts on every channel */
   take(&j, rec(0, 0, 300, 300, 0x1));
-  for (uint32_t i = 2; i < 300 + INS_JUDGE_SETTLE; i++) take(&j, rec(i, i, i + 1, 1, 0x2));
+  for (uint32_t i = 2; i < 1 + INS_JUDGE_SETTLE; i++) take(&j, rec(i, i, i + 1, 1, 0x2));
   ins_judge_settle(&j, false, collect, NULL);
   CHECK_EQ_U(g_nout, 0); /* everything waits behind op 0, in order */
-  take(&j, rec(300 + INS_JUDGE_SETTLE, 300 + INS_JUDGE_SETTLE, 301 + INS_JUDGE_SETTLE, 1, 0x2));
+  for (uint32_t i = 1 + INS_JUDGE_SETTLE; i < 300; i++) take(&j, rec(i, i, i + 1, 1, 0x2));
   ins_judge_settle(&j, false, collect, NULL);
   CHECK_EQ_U(j.unverified[INS_KIND_COLL], 0);
   /* 298 records on channel 1 and op 1 on any channel: 2 works on channel 0: right */
   CHECK(found(0));
-  CHECK_EQ_U(g_nout, 300 + INS_JUDGE_SETTLE);
+  CHECK_EQ_U(g_nout, 299);
+  CHECK_EQ_U(g_out[0].sn, 0);
   ins_judge_free(&j);
+}
+
+/* A record with its GPU interval [start, start + 500). */
+static struct ins_record timed(uint32_t idx, uint32_t issued, uint32_t lag, uint64_t mask,
+                               uint64_t start) {
+  struct ins_record r = rec(idx, idx, issued, lag, mask);
+  r.start_ns = start;
+  r.exec_ns = 500;
+  return r;
+}
+
+static void test_vouched(void) {
+  struct ins_judge j;
+  /* A backlog: 200 ops on channels 0-7, one a group, each run 1000 ns after the one
+   * before; the host was 150 ops ahead when ops 0-129 completed (none clear alone), the
+   * proxy caught up from op 130 on (10 issued after each: clear alone). Op 129 is vouched
+   * for by op 130 (one work between: its own), op 128 by op 129, and so on back: all right.
+   * Op 60 was handed op 124's timestamps (64 works later): ops 61-124 ran before its
+   * "end", op 125 after it but 65 works on from op 60: op 60 is unverified, the rest
+   * right (op 59 is vouched for by op 61). */
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  for (uint32_t i = 0; i < 200; i++) {
+    uint32_t ahead = i < 130 ? 150 : 10;
+    uint64_t start = 1000000 + 1000ull * (i == 60 ? 124 : i);
+    take(&j, timed(i, i + 1 + ahead, 1 + ahead, 0xff, start));
+  }
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK_EQ_U(j.unverified[INS_KIND_COLL], 1);
+  CHECK(!found(60));
+  CHECK(found(59) && found(61) && found(0));
+  CHECK_EQ_U(g_nout, 199);
+  for (int i = 1; i < g_nout; i++) CHECK(g_out[i].sn > g_out[i - 1].sn); /* in order */
+  ins_judge_free(&j);
+
+  /* The voucher too far: op 0 right, then 64 ops on its channel that cannot vouch
+   * (channels left out), then op 65 right and after it: 65 works on channel 0 from op 0
+   * to op 65: a work 64 after op 0's could be before op 65's, so op 65 vouches for
+   * nothing; op 0 unverified. With 63 such ops (op 64 vouching): right. */
+  for (uint32_t n = 63; n <= 64; n++) {
+    ins_judge_init(&j, false, false);
+    g_nout = 0;
+    take(&j, timed(0, 150, 150, 0x1, 1000));
+    for (uint32_t i = 1; i <= n; i++) {
+      struct ins_record r = timed(i, 150, 150 - i, 0x1, 1000 + 1000 * i);
+      r.stale_channels = 1;
+      take(&j, r);
+    }
+    for (uint32_t i = n + 1; i < 150; i++) take(&j, timed(i, i + 5, 5, 0x1, 1000 + 1000 * i));
+    ins_judge_settle(&j, false, collect, NULL);
+    CHECK_EQ_U(found(0), n == 63);
+    ins_judge_free(&j);
+  }
+
+  /* Waiting for a voucher: op 0 held; op 1 (its voucher) held too until op 2 comes and
+   * vouches for it; then both go out, in order. */
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  take(&j, timed(0, 100, 100, 0x1, 1000));
+  take(&j, timed(1, 100, 100, 0x1, 2000));
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK_EQ_U(g_nout, 0);
+  take(&j, timed(2, 3, 1, 0x1, 3000));
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK_EQ_U(g_nout, 3);
+  CHECK_EQ_U(g_out[0].sn, 0);
+  CHECK_EQ_U(j.unverified[INS_KIND_COLL], 0);
+  ins_judge_free(&j);
+
+  /* A voucher on other channels vouches for nothing: op 0 on channel 0, op 1 on channel 1
+   * after it; the rest on channel 1 (op 0 is then right by the count) or on channel 0
+   * without a record that can vouch (70 of them: unverified). */
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  take(&j, timed(0, 100, 100, 0x1, 1000));
+  take(&j, timed(1, 3, 2, 0x2, 2000));
+  for (uint32_t i = 2; i < 72; i++) {
+    struct ins_record r = timed(i, i + 1, 1, 0x1, 1000 + 1000 * i);
+    r.timing = INS_TIMING_KERNEL_CPU;
+    take(&j, r);
+  }
+  for (uint32_t i = 72; i < 100 + INS_JUDGE_SETTLE; i++) take(&j, timed(i, i + 1, 1, 0x2, 1000 + 1000 * i));
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK(!found(0));
+  CHECK_EQ_U(j.unverified[INS_KIND_COLL], 1);
+  ins_judge_free(&j);
+
+  /* The voucher's group: op 0 on channel 0; op 70 right after it, in a group with op 71
+   * (issued after it, its work possibly before op 70's): 63 ops between on channel 0
+   * that cannot vouch, plus op 71: 64 besides op 0's: op 70 cannot vouch; op 72 comes
+   * 72 works on: unverified. Without op 71 in the group, op 70 vouches. */
+  for (int grouped = 0; grouped <= 1; grouped++) {
+    ins_judge_init(&j, false, false);
+    g_nout = 0;
+    take(&j, timed(0, 200, 200, 0x1, 1000));
+    for (uint32_t i = 1; i < 64; i++) {
+      struct ins_record r = timed(i, 200, 200, 0x1, 1000 + 1000 * i);
+      r.stale_channels = 1;
+      take(&j, r);
+    }
+    for (uint32_t i = 64; i < 70; i++) take(&j, timed(i, 200, 200, 0x2, 1000 + 1000 * i));
+    struct ins_record z = timed(70, 72, 2, 0x1, 71000), q = timed(71, 72, 2, 0x1, 71000);
+    z.group = q.group = 7000;
+    if (grouped) z.group_before = 0, q.group_before = 1;
+    else q.group = 7001;
+    take(&j, z);
+    take(&j, q);
+    for (uint32_t i = 72; i < 200 + INS_JUDGE_SETTLE; i++) take(&j, timed(i, i + 1, 1, 0x2, 1000 + 1000 * i));
+    ins_judge_settle(&j, false, collect, NULL);
+    CHECK_EQ_U(found(0), !grouped);
+    ins_judge_free(&j);
+  }
+  /* API calls that made no op after the voucher: op 0 (API call 1) on channel 0, op 1
+   * (API call 2) right after it, read in time (clear alone), then 100 API calls NCCL never
+   * reported, then ops on channel 1; op 0 completed after all that. Its lag counts the
+   * 100 as possible works on its channel, but between op 0's group and op 1's there was
+   * one API call: op 1 vouches. Without API events (ABI v4) nothing places the 100:
+   * unverified. */
+  for (int api = 0; api <= 1; api++) {
+    ins_judge_init(&j, false, false);
+    g_nout = 0;
+    struct ins_record x = timed(0, 30, 130, 0x1, 1000), z = timed(1, 2, 1, 0x1, 2000);
+    if (api) x.api_at = INS_API_AT_VALID | 1, z.api_at = INS_API_AT_VALID | 2;
+    take(&j, x);
+    take(&j, z);
+    for (uint32_t i = 2; i < 30 + INS_JUDGE_SETTLE; i++) {
+      struct ins_record r = timed(i, i + 1, 1, 0x2, 1000 + 1000 * i);
+      if (api) r.api_at = (uint16_t)(INS_API_AT_VALID | (101 + i));
+      take(&j, r);
+    }
+    ins_judge_settle(&j, false, collect, NULL);
+    CHECK_EQ_U(found(0), api);
+    CHECK(found(1));
+    ins_judge_free(&j);
+  }
 }
 
 int main(void) {
@@ -236,5 +372,6 @@ int main(void) {
   test_p2p_pairs();
   test_order_final_and_marks();
   test_settle_bound();
+  test_vouched();
   return check_report("test_judge");
 }

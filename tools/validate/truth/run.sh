@@ -93,6 +93,7 @@ if [ "$SET" = quick ]; then
   run ar1m-b2b-quiet ours quiet 0 ar 1000 $M 0
   run ar1m-b2b-busy-trace ours busy 1 ar 1000 $M 0
   run mix-b2b-busy ours busy 0 ar,p2p,bc,ag 400 $((4 * M)) 0
+  run ddp-busy ours busy 0 ddp 200 $((16 * M)) 1
 else
   for cpu in quiet busy; do
     for tr in 0 1; do
@@ -102,12 +103,14 @@ else
       run ar4m-sync20-$sfx ours $cpu $tr ar 400 $((4 * M)) 20
       run mix-b2b-$sfx ours $cpu $tr ar,p2p,bc,ag 400 $((4 * M)) 0
       run mix256k-b2b-$sfx ours $cpu $tr ar,p2p,bc 600 $((256 << 10)) 0
+      run ddp-$sfx ours $cpu $tr ddp 200 $((16 * M)) 1
     done
     # Broadcasts off NCCL's AllGatherV path: NCCL reports them again
     EXTRA_ENV=NCCL_ALLGATHERV_ENABLE=0 run bcplain-b2b-$cpu ours $cpu 0 ar,bc 400 $((4 * M)) 0
     run nv-ar1m-b2b-$cpu nvidia $cpu 0 ar 1000 $M 0
     run nv-ar4m-sync20-$cpu nvidia $cpu 0 ar 400 $((4 * M)) 20
     run nv-mix-b2b-$cpu nvidia $cpu 0 ar,p2p,bc,ag 400 $((4 * M)) 0
+    run nv-ddp-$cpu nvidia $cpu 0 ddp 200 $((16 * M)) 1
   done
 fi
 

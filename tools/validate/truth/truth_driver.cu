@@ -11,6 +11,10 @@
 //   p2p: every 4th iteration first a Send/Recv ring (rank r to r+1) of BYTES/4
 //   bc:  every 5th, a Broadcast of BYTES from rank 0
 //   ag:  every 7th, an AllGather of BYTES/nranks per rank
+//   ddp: a data-parallel training step instead: a compute kernel (truth_compute, 300 us)
+//        on each rank's stream, then the gradient buckets as separate AllReduces: 2 of
+//        BYTES and 8 of BYTES/64 (PyTorch DDP's 25 MiB buckets cut by layer width), the
+//        host running ahead until SYNC_EVERY makes it wait (the optimizer step)
 // SYNC_EVERY N > 0: the host waits for the GPU after every N iterations (0: never, the
 // host runs as far ahead as CUDA lets it). TRUTH_SLEEP_US: a sleep after each such wait.
 //
@@ -86,6 +90,13 @@ __global__ void truth_clock(unsigned long long *out) {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   *out = t;
 }
+// A training step's compute: the GPU busy for `us` microseconds.
+__global__ void truth_compute(unsigned us) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  while (t - t0 < 1000ull * us);
+}
 // One marker kernel per rank, each its own name (CUPTI records names, not arguments).
 template <int R> __global__ void truth_rank() {}
 static void mark_rank(int r, cudaStream_t s) {
@@ -135,7 +146,7 @@ int main(int argc, char **argv) {
   const char *dl = getenv("TRUTH_DEVICES") ? getenv("TRUTH_DEVICES") : "0,0";
   for (const char *p = dl; *p && nranks < MAX_RANKS; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
     devs[nranks++] = atoi(p);
-  bool p2p = strstr(wl, "p2p"), bc = strstr(wl, "bc"), ag = strstr(wl, "ag");
+  bool p2p = strstr(wl, "p2p"), bc = strstr(wl, "bc"), ag = strstr(wl, "ag"), ddp = strstr(wl, "ddp");
 
   g_kernels = open_out(out, "kernels.csv");
   struct ops_log L = {open_out(out, "ops.csv"), {0}};
@@ -194,17 +205,28 @@ int main(int argc, char **argv) {
     for (int r = 0; r < nranks; r++) CK(cudaStreamSynchronize(s[r]));
   }
   for (int it = 0; it < iters; it++) {
-    if (p2p && it % 4 == 0)
-      OP("SendRecv", bytes / 4, {
-        NK(ncclSend(sb[r], cnt / 4, ncclFloat, (r + 1) % nranks, comm[r], s[r]));
-        NK(ncclRecv(rb[r], cnt / 4, ncclFloat, (r + nranks - 1) % nranks, comm[r], s[r]));
-      });
-    if (bc && it % 5 == 2)
-      OP("Broadcast", bytes, NK(ncclBroadcast(sb[r], rb[r], cnt, ncclFloat, 0, comm[r], s[r])));
-    if (ag && it % 7 == 3)
-      OP("AllGather", bytes / nranks,
-         NK(ncclAllGather(sb[r], rb[r], cnt / nranks, ncclFloat, comm[r], s[r])));
-    OP("AllReduce", bytes, NK(ncclAllReduce(sb[r], rb[r], cnt, ncclFloat, ncclSum, comm[r], s[r])));
+    if (ddp) {
+      for (int r = 0; r < nranks; r++) {
+        CK(cudaSetDevice(devs[r]));
+        truth_compute<<<1, 1, 0, s[r]>>>(300);
+      }
+      for (int b = 0; b < 10; b++) {
+        size_t bb = b < 2 ? bytes : bytes / 64;
+        OP("AllReduce", bb, NK(ncclAllReduce(sb[r], rb[r], bb / sizeof(float), ncclFloat, ncclSum, comm[r], s[r])));
+      }
+    } else {
+      if (p2p && it % 4 == 0)
+        OP("SendRecv", bytes / 4, {
+          NK(ncclSend(sb[r], cnt / 4, ncclFloat, (r + 1) % nranks, comm[r], s[r]));
+          NK(ncclRecv(rb[r], cnt / 4, ncclFloat, (r + nranks - 1) % nranks, comm[r], s[r]));
+        });
+      if (bc && it % 5 == 2)
+        OP("Broadcast", bytes, NK(ncclBroadcast(sb[r], rb[r], cnt, ncclFloat, 0, comm[r], s[r])));
+      if (ag && it % 7 == 3)
+        OP("AllGather", bytes / nranks,
+           NK(ncclAllGather(sb[r], rb[r], cnt / nranks, ncclFloat, comm[r], s[r])));
+      OP("AllReduce", bytes, NK(ncclAllReduce(sb[r], rb[r], cnt, ncclFloat, ncclSum, comm[r], s[r])));
+    }
     if ((it + 1) % CLOCK_EVERY == 0) CLOCK_MARK();
     if (sync_every > 0 && (it + 1) % sync_every == 0) {
       for (int r = 0; r < nranks; r++) CK(cudaStreamSynchronize(s[r]));
