@@ -119,11 +119,15 @@ log "judging"
 python3 "$HERE/compare.py" --json "$OUT/results.json" "$OUT"/runs/* >"$OUT/table.md" 2>"$OUT/compare.err"
 cat "$OUT/table.md"
 gzip -rq "$OUT"/runs/*/trace "$OUT"/runs/*/logs 2>/dev/null
-# a device machine gives back at most 8 files of 16 MiB: the runs in two archives (quiet and
-# busy CPU), the build logs in a third, beside table.md, results.json and log.txt
+# a device machine gives back at most 8 files of 16 MiB: the runs in four archives (quiet
+# and busy CPU, traced or not), the build logs in a fifth, beside table.md, results.json and
+# log.txt
 mkdir -p "$OUT/builds" && mv "$OUT"/*-build.log "$OUT"/compare.err "$OUT/builds/" 2>/dev/null
-(cd "$OUT/runs" && tar czf "$OUT/runs-quiet.tgz" $(ls | grep -v busy) 2>/dev/null;
- tar czf "$OUT/runs-busy.tgz" $(ls | grep busy) 2>/dev/null)
+(cd "$OUT/runs" &&
+ for cpu in quiet busy; do
+   tar czf "$OUT/runs-$cpu.tgz" $(ls | grep -- "-$cpu\$") 2>/dev/null
+   tar czf "$OUT/runs-$cpu-trace.tgz" $(ls | grep -- "-$cpu-trace\$") 2>/dev/null
+ done)
 (cd "$OUT" && tar czf builds.tgz builds)
 rm -rf "$OUT/runs" "$OUT/builds"
 log "done"
