@@ -467,12 +467,11 @@ def judge_context(ops, history, cfg, foreign=()):
     foreign_max = list(itertools.accumulate((p for _, p in foreign), max))
     floor_by_line = []          # (completion line, latest stop): the floor's history
     latest = 0
-    chan_last = {}              # channel -> (op idx, group, stop) of the newest certain op
     last_all = None             # (op idx, latest kept stop) of the newest certain op of all
     verdict, place = {}, {}
     for op in timed:
         line = completion_line(op)
-        # 1a. no channel can start at or before a timestamp delivered before the op's start
+        # 1. no channel can start at or before a timestamp delivered before the op's start
         floor = max([f for (l, f) in floor_by_line if l < op.start_line], default=0)
         i = bisect.bisect_left(foreign_lines, op.start_line)
         floor = max(floor, foreign_max[i - 1] if i else 0)
@@ -481,26 +480,17 @@ def judge_context(ops, history, cfg, foreign=()):
         lag = (c.api - op.api_base) if c.api_seen else span
         certain = max(lag, span) <= SLOTS
         bad = []
-        # 1b, for every channel: after the newest certain op of all, issued before its group
+        # 1, every channel: after the newest certain op of all, issued before its group
         # (a communicator's kernels run one after another)
         last_end = last_all[1] if last_all and last_all[0] < op.group_first else 0
         for k in op.kernels:
             if k.start_ptimer <= floor or k.start_ptimer < last_end:
-                bad.append(k)
-                continue
-            last = chan_last.get(k.ch)
-            # 1b. after the stop of the newest certain op on the channel issued before it
-            if last and last[0] < op.idx and last[1] != op.group and k.start_ptimer < last[2]:
                 bad.append(k)
         op.left_out = bad
         kept = [k for k in op.kernels if k not in bad]
         latest = max([latest] + [k.stop_ptimer for k in op.kernels])
         floor_by_line.append((line, latest))
         if certain:
-            for k in kept:
-                prev = chan_last.get(k.ch)
-                if not prev or prev[0] < op.idx:
-                    chan_last[k.ch] = (op.idx, op.group, k.stop_ptimer)
             if kept and (not last_all or last_all[0] < op.idx):
                 last_all = (op.idx, max(k.stop_ptimer for k in kept))
         verdict[op.id] = "ok" if kept else "handed_over"

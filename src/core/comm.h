@@ -60,11 +60,6 @@ struct ins_comm {
   /* The latest GPU stop timestamp of an op completed so far: a later op cannot start
    * before it on the GPU (op.c, "older timestamps"). */
   _Atomic uint64_t gpu_floor;
-  /* Per channel, the last op whose timestamps are certain (op.c): its stop, and its place
-   * (op_idx << 32 | group). Written as ops complete. */
-  struct {
-    _Atomic uint64_t stop, place;
-  } chan_last[INS_MAX_CHANNELS];
   /* The last op of all whose timestamps are certain: its op_idx + 1 (0: none yet) and the
    * latest stop of its kept channels. Writers raise `last_idx` first (CAS), then store
    * `last_end`; a reader loads last_end, then last_idx: the pair it sees has an end no
@@ -78,6 +73,7 @@ struct ins_comm {
    * unsampled group gets no Coll events by design). Application thread; unreported is
    * read by the dump thread. */
   uint32_t group_calls[INS_FUNC_COUNT], group_reports[INS_FUNC_COUNT];
+  uint32_t group_funcs; /* bit f: group_calls[f] or group_reports[f] may be non-zero */
   _Atomic uint64_t unreported[INS_FUNC_COUNT];
   _Atomic uint64_t overtaken_recorded; /* ops finished by a newer op (op.h): recorded partial */
   struct ins_op *_Atomic inflight[INS_INFLIGHT_SLOTS]; /* by issue % slots */

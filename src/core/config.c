@@ -215,10 +215,11 @@ void ins_config_describe(const struct ins_config *cfg, char *buf, int len) {
            "ENABLE_P2P=%d DUMP_THREAD_ENABLE=%d DUMP_THREAD_INTERVAL_MICROSECONDS=%lld "
            "DUMP_VERBOSE=%d DUMP_MIN_SIZE_BYTES=%llu REQUIRE_KERNEL_TIMING=%d "
            "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u PROM_DUMP=%d PROM_DUMP_STATS=%d JSON_DUMP=%d OTLP_EXPORT=%d "
-           "DUMP_DIR=%s%s%s%s",
+           "DUMP_DIR=%s%s%s%s%s",
            cfg->enable_p2p, cfg->dump_thread_enable, cfg->interval_us, cfg->verbose,
            (unsigned long long)cfg->min_size_bytes, cfg->require_kernel_timing,
            cfg->coll_ring_size, cfg->p2p_ring_size, cfg->prom_dump, cfg->prom_dump_stats, cfg->json_dump,
            cfg->otlp_export, cfg->dump_dir,
-           cfg->trace_dir[0] ? " TRACE_DIR=" : "", cfg->trace_dir, sample);
+           cfg->trace_dir[0] ? " TRACE_DIR=" : "", cfg->trace_dir,
+           cfg->dump_unverified ? " DUMP_UNVERIFIED=1" : "", sample);
 }

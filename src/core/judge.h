@@ -2,14 +2,13 @@
  * judge.h - the dump thread's half of "whose timestamps?" (core/op.c): for each
  * GPU-timed record, can its channels hold the timestamps of a later op?
  *
- * NCCL's kernel keeps INS_NCCL_PROFILER_SLOTS (64) timestamp slots per channel, and
- * its proxy thread hands an op whatever its slot holds once the slot's work counter
- * has reached the op's: the 64th work after the op on that channel, if that work has
- * started. It cannot have started before the application issued it. So an op whose
- * every channel saw fewer than 64 works issued after its own (counted from the start
- * of its application group to its completion) has its own timestamps, or an earlier
- * op's, which core/op.c leaves out as the op completes. That count is all the judge
- * needs, and it is exact only per channel:
+ * NCCL's kernel keeps INS_NCCL_PROFILER_SLOTS (64) timestamp slots per channel, and its
+ * proxy thread hands an op whatever its slot holds once the slot's work counter has
+ * reached the op's: the timestamps of the 64th work after the op on that channel (or
+ * the 128th...), if that work has started. It cannot have started before the application
+ * issued it. So an op whose every channel saw fewer than 64 works issued after its own
+ * (counted from the start of its application group to its completion) has its own
+ * timestamps, or an earlier op's, which core/op.c leaves out as the op completes.
  *
  *  - op.c's fast test counts every API call (ABI v4: every op) of the communicator:
  *    when at most 64 were made, the record is right, and goes on at once. It is the
@@ -17,20 +16,26 @@
  *  - Otherwise the judge counts, for each of the record's channels, the ops issued in
  *    that span that used the channel (their records' chan_mask), plus every op it has
  *    no record of (filtered, dropped, or never reported by NCCL: a Broadcast on the
- *    AllGatherV path, an API call without an op) as if it used every channel, plus
- *    the API calls that made no op. A Send and a Recv of one group with one peer share
- *    a work (NCCL counts the pair once), so they count once. At most 64 works on each
- *    channel: right. More: the record is left out and counted as `unverified` (the
- *    proxy thread may have been 64 works behind: its timestamps can be a later op's).
+ *    AllGatherV path) as if it used every channel, plus the API calls that made no op.
+ *    A Send and a Recv of one group with one peer share a work (NCCL counts the pair
+ *    once), so they count once. At most 64 works on a channel: its own.
+ *  - Or a later op vouches for the channel: an op Z of a later group, itself right on
+ *    every channel, that used the channel and started after the record's whole interval,
+ *    with at most 64 works on the channel from the record's group to the end of Z's: a
+ *    work 64 after the record's would come after Z's there, so start after Z did, after
+ *    the record ended; it cannot be what the record holds. Deep in a backlog (the proxy
+ *    thread hundreds of works behind) this is what proves ops right: each by the next
+ *    one NCCL gave right, back from those the proxy read in time (judge.c).
+ *  A record with a channel shown neither way is left out and counted as `unverified`.
  *
- * Holding back: a record that op.c could not clear waits until the records of every
- * op in its span have arrived, or until an op issued INS_JUDGE_SETTLE after the span
- * has (what is still missing then was never recorded), or until the communicator's
- * last drain; at most INS_JUDGE_WINDOW ops are remembered (a span longer than that is
- * unverified at once) and INS_JUDGE_HOLD_MAX records held (then the oldest is decided
- * with what is known). Records leave in the order they came, so a record behind a held
- * one waits with it. Memory: the window (24 bytes an op) is allocated at the first
- * record that needs it; held records take their ring cell's size.
+ * Holding back: a record that op.c could not clear waits until the records it counts or
+ * could be vouched for by have come (an op missing when one INS_JUDGE_SETTLE past it has
+ * come never will: it counts on every channel), or until the communicator's last drain;
+ * at most INS_JUDGE_WINDOW ops are remembered (a longer span is unverified at once) and
+ * INS_JUDGE_HOLD_MAX records held (then the oldest is decided with what is known).
+ * Records leave in the order they came, so a record behind a held one waits with it.
+ * Memory: the window (48 bytes an op) is allocated at the first record that needs it;
+ * held records take their ring cell's size and a byte.
  *
  * Owned by whoever holds the communicator's drain lock (sink/dump.c). No thread, no
  * lock, no I/O; deterministic: tests drive it directly (tests/unit/test_judge.c).

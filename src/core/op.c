@@ -38,11 +38,13 @@ void ins_op_group_start(struct ins_comm *c) {
 
 void ins_op_close_group(struct ins_comm *c) {
   if (!c) return;
-  for (int f = 0; f < INS_FUNC_COUNT; f++) {
+  for (uint32_t m = c->group_funcs; m; m &= m - 1) {
+    int f = __builtin_ctz(m);
     if (c->group_calls[f] > c->group_reports[f] && !ins_sampler_active)
       STORE(c->unreported[f], LOAD(c->unreported[f]) + (c->group_calls[f] - c->group_reports[f]));
     c->group_calls[f] = c->group_reports[f] = 0;
   }
+  c->group_funcs = 0;
 }
 
 void ins_op_api_call(struct ins_comm *c, int coll, const char *func) {
@@ -57,7 +59,11 @@ void ins_op_api_call(struct ins_comm *c, int coll, const char *func) {
   }
   STORE(c->api_seq, LOAD(c->api_seq) + 1);
   if (!LOAD(c->api_seen)) STORE(c->api_seen, true);
-  if (coll) c->group_calls[ins_func_id(func)]++;
+  if (coll) {
+    enum ins_func fid = ins_func_id(func);
+    c->group_calls[fid]++;
+    c->group_funcs |= 1u << fid;
+  }
 }
 
 void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
@@ -70,7 +76,10 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
   STORE(c->ops_seq, op_idx + 1);
   STORE(c->in_api_calls, false);
   enum ins_func fid = ins_func_id(func);
-  if (kind == INS_KIND_COLL) c->group_reports[fid]++;
+  if (kind == INS_KIND_COLL) {
+    c->group_reports[fid]++;
+    c->group_funcs |= 1u << fid;
+  }
   if (kind == INS_KIND_P2P) {
     /* p2p_sn counts every P2p of the context, so filtered ones leave gaps. */
     seq = atomic_fetch_add_explicit(&c->p2p_seq, 1, memory_order_relaxed);
@@ -146,38 +155,37 @@ static void release_untrusted(struct ins_comm *c, uint64_t issue);
  *   core/judge.h refines it with the channels the later ops used, on the dump thread,
  *   and holds back or leaves out what stays uncertain.
  * - Earlier: no channel of the op can start on the GPU before a timestamp NCCL had
- *   already delivered when the op was issued (op->floor), nor, in issue order, before
- *   the stop of the last op on that channel whose timestamps are certain, unless both
- *   ops are of one group (a group's ops share kernel launches: their channels' works
- *   run in the order NCCL schedules them, not the order they were issued). A channel
- *   that fails either test has an earlier op's timestamps: it is left out of the time
- *   (the record's stale_channels), and an op with no channel left is counted as handed
- *   over (c->untimed), not recorded.
+ *   already delivered when the op was issued (op->floor: every stop of a completed op,
+ *   every kernel start of an op not tracked), nor, in issue order, before the latest
+ *   kept stop of the last op whose timestamps are certain (a communicator's kernels run
+ *   one after another), unless that op is of the same group (a group's ops share kernel
+ *   launches: their channels' works run in the order NCCL schedules them, not the order
+ *   they were issued). A channel that fails a test has an earlier op's timestamps: it is
+ *   left out of the time (the record's stale_channels), and an op with no channel left
+ *   is counted as handed over (c->untimed), not recorded. (A per-channel version of the
+ *   order test, kept beside it for a while, left out no channel the two tests above did
+ *   not, on any recording here, and cost a store per channel per op.)
  *
- * This one rule replaces the earlier "stale group" test (channels separated by a long
- * idle gap: the earlier group left out), which kept the later group; under the overwrite
- * it is the later group that is wrong.
+ * These replace two shape tests that guessed from the channels alone: "the group of
+ * channels before a long idle gap is stale" kept the later group, which under the
+ * overwrite is the wrong one, and "the largest group of channels is the op's" cut kernels
+ * whose blocks ran in two waves (two ranks on one GPU, compute beside NCCL) to a part.
  */
 
-/* The channels of op (of mask) whose GPU timestamps are an earlier op's. */
-static uint64_t earlier_channels(struct ins_comm *c, const struct ins_op *op, uint64_t mask) {
-  uint64_t bad = 0;
+/* The channels of op (of mask) whose GPU timestamps are an earlier op's; gpu_lo: their
+ * earliest start (when none starts that early, no channel needs a look). */
+static uint64_t earlier_channels(struct ins_comm *c, const struct ins_op *op, uint64_t mask,
+                                 uint64_t gpu_lo) {
   /* the last certain op, if it was issued before this op's group (end first: last_idx) */
   uint64_t last_end = atomic_load_explicit(&c->last_end, memory_order_acquire);
   uint64_t last_idx = atomic_load_explicit(&c->last_idx, memory_order_relaxed);
   if (!last_idx || (int32_t)((uint32_t)(last_idx - 1) - (uint32_t)op->group_first) >= 0) last_end = 0;
+  if (__builtin_expect(gpu_lo > op->floor && gpu_lo >= last_end, 1)) return 0;
+  uint64_t bad = 0;
   for (uint64_t m = mask; m; m &= m - 1) {
     const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
     if (!ch->start_ptimer || ch->stop_ptimer < ch->start_ptimer) continue; /* not GPU-timed */
-    if (ch->start_ptimer <= op->floor || ch->start_ptimer < last_end) {
-      bad |= m & -m;
-      continue;
-    }
-    uint64_t place = atomic_load_explicit(&c->chan_last[ch->id].place, memory_order_relaxed);
-    if (place && (int32_t)(op->op_idx - (uint32_t)(place >> 32)) > 0 &&
-        (uint32_t)place != op->group &&
-        ch->start_ptimer < atomic_load_explicit(&c->chan_last[ch->id].stop, memory_order_relaxed))
-      bad |= m & -m;
+    if (ch->start_ptimer <= op->floor || ch->start_ptimer < last_end) bad |= m & -m;
   }
   return bad;
 }
@@ -212,21 +220,13 @@ static void raise_floor(struct ins_comm *c, uint64_t t) {
   }
 }
 
-/* If the op's timestamps are certain, its kept channels become the reference of the order
- * test (earlier_channels) for the ops issued after it. Its latest stop, whoever's it was,
- * raises the floor: every timestamp delivered is a GPU time that has passed. */
-static void remember_channels(struct ins_comm *c, const struct ins_op *op, uint64_t kept,
+/* If the op's timestamps are certain, the latest stop of its kept channels (end, 0 for
+ * none) becomes the reference of the order test (earlier_channels) for the ops of later
+ * groups. Its latest stop, whoever's it was, raises the floor: every timestamp delivered
+ * is a GPU time that has passed. */
+static void remember_channels(struct ins_comm *c, const struct ins_op *op, uint64_t end,
                               int certain, uint64_t latest) {
-  uint64_t place = (uint64_t)op->op_idx << 32 | op->group, end = 0;
-  for (uint64_t m = certain ? kept : 0; m; m &= m - 1) {
-    const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
-    if (ch->stop_ptimer > end) end = ch->stop_ptimer;
-    uint64_t had = atomic_load_explicit(&c->chan_last[ch->id].place, memory_order_relaxed);
-    if (had && (int32_t)(op->op_idx - (uint32_t)(had >> 32)) <= 0) continue; /* a newer op's */
-    atomic_store_explicit(&c->chan_last[ch->id].stop, ch->stop_ptimer, memory_order_relaxed);
-    atomic_store_explicit(&c->chan_last[ch->id].place, place, memory_order_relaxed);
-  }
-  if (end) { /* the last certain op of all, unless a newer one is there already */
+  if (certain && end) { /* the last certain op of all, unless a newer one is there already */
     uint64_t had = atomic_load_explicit(&c->last_idx, memory_order_relaxed);
     bool newer = true;
     while ((newer = !had || (int32_t)(op->op_idx - (uint32_t)(had - 1)) > 0) &&
@@ -274,7 +274,8 @@ struct op_span {
   uint64_t cpu_lo, cpu_hi;    /* host times of the channels without GPU timers */
 };
 
-static struct op_span channel_span(const struct ins_op *op, uint64_t mask) {
+static inline __attribute__((always_inline)) struct op_span channel_span(const struct ins_op *op,
+                                                                        uint64_t mask) {
   uint64_t gpu_lo = UINT64_MAX, gpu_hi = 0, cpu_lo = UINT64_MAX, cpu_hi = 0;
   uint64_t start_hi = 0, stop_lo = UINT64_MAX;
   int nch = 0, all_gpu = 1;
@@ -311,7 +312,7 @@ static struct op_timing choose_timing(struct ins_comm *c, const struct ins_op *o
     return (struct op_timing){INS_TIMING_COLLECTIVE_CPU, op->host_start_ns, op->host_stop_ns, 0};
   if (!s->all_gpu) return (struct op_timing){INS_TIMING_KERNEL_CPU, s->cpu_lo, s->cpu_hi, 0};
   struct op_timing t = {INS_TIMING_KERNEL_GPU, s->gpu_lo, s->gpu_hi, 0};
-  uint64_t bad = earlier_channels(c, op, mask);
+  uint64_t bad = earlier_channels(c, op, mask, s->gpu_lo);
   if (__builtin_expect(bad != 0, 0)) {
     struct op_span k = channel_span(op, mask & ~bad);
     t.stale = __builtin_popcountll(bad);
@@ -320,7 +321,7 @@ static struct op_timing choose_timing(struct ins_comm *c, const struct ins_op *o
     if (!k.nch)
       atomic_fetch_add_explicit(&c->untimed[op->kind][INS_UNTIMED_HANDED_OVER], 1, memory_order_relaxed);
   }
-  remember_channels(c, op, mask & ~bad, certain, s->gpu_hi);
+  remember_channels(c, op, t.end, certain, s->gpu_hi);
   return t;
 }
 
