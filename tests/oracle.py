@@ -497,6 +497,21 @@ def judge_context(ops, history, cfg, foreign=()):
         place[op.id] = (certain, lag, c.ops)
     # 2. records that may hold a later op's timestamps: counted per channel over the span
     by_idx = {op.idx: op for op in ops if verdict.get(op.id) == "ok"}
+
+    def chans_of(i, lo):
+        """The channels op i adds a work to (an op with no record: every channel; a Send
+        and a Recv of one group with one peer are one work on a channel)."""
+        y = by_idx.get(i)
+        m = {k.ch for k in y.kernels} if y else set(range(MAX_CHANNELS))
+        if y and y.kind == "p2p":
+            for j in range(i - 1, lo - 1, -1):
+                pz = by_idx.get(j)
+                if not pz or pz.group != y.group:
+                    break
+                if pz.kind == "p2p" and pz.peer == y.peer:
+                    m -= {k.ch for k in pz.kernels}
+        return m
+
     for op in timed:
         if verdict[op.id] != "ok":
             continue
@@ -512,17 +527,7 @@ def judge_context(ops, history, cfg, foreign=()):
         chans = {k.ch for k in op.kernels}
         works = {ch: base for ch in chans}
         for i in range(lo, issued):
-            y = by_idx.get(i)
-            m = {k.ch for k in y.kernels} if y else set(range(MAX_CHANNELS))
-            if y and y.kind == "p2p":
-                # a Send and a Recv of one group with one peer are one work on a channel
-                for j in range(i - 1, lo - 1, -1):
-                    pz = by_idx.get(j)
-                    if not pz or pz.group != y.group:
-                        break
-                    if pz.kind == "p2p" and pz.peer == y.peer:
-                        m -= {k.ch for k in pz.kernels}
-            for ch in m & chans:
+            for ch in chans_of(i, lo) & chans:
                 works[ch] += 1
         if any(w > SLOTS for w in works.values()):
             verdict[op.id] = "unverified"
@@ -537,18 +542,6 @@ def judge_context(ops, history, cfg, foreign=()):
 
     def can_vouch(y):
         return verdict.get(y.id) == "ok" and not y.left_out
-
-    def chans_of(i, lo):
-        y = by_idx.get(i)
-        m = {k.ch for k in y.kernels} if y else set(range(MAX_CHANNELS))
-        if y and y.kind == "p2p":
-            for j in range(i - 1, lo - 1, -1):
-                pz = by_idx.get(j)
-                if not pz or pz.group != y.group:
-                    break
-                if pz.kind == "p2p" and pz.peer == y.peer:
-                    m -= {k.ch for k in pz.kernels}
-        return m
 
     issued_at = {op.idx: place[op.id][2] for op in timed}
     for op in sorted(timed, key=lambda o: -o.idx):

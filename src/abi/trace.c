@@ -2,10 +2,12 @@
  * trace.c - trace mode: one line per NCCL callback (see trace.h).
  *
  * A callback copies what its line needs (the descriptor's union: NCCL's strings are
- * constants, kept by pointer) into its own thread's buffer, a single-producer ring, and
+ * constants, kept by pointer) into its own thread's buffer, a single-producer queue, and
  * timestamps it; the trace thread merges the threads' buffers by time, formats the lines
- * and writes them. A callback takes no lock, makes no system call and touches no cache
- * line another thread writes (the ids and wrappers are per thread too). The first
+ * and writes them. A callback touches no cache line another thread writes (the ids and
+ * wrappers are per thread too), and takes a lock or allocates only when its thread needs
+ * a new wrapper chunk (every 4096 starts) or segment (every 16384 cells, only while the
+ * buffer grows: a steady job reuses its segments). The first
  * version took a process-wide mutex and formatted each line in the callback; the second
  * shared one ring between threads: both slowed NCCL's proxy thread enough, at 192
  * callbacks per 4 MiB AllReduce on 64 channels, that it fell 64 works behind the GPU and
@@ -514,7 +516,7 @@ static bool fast_line(const struct trace_ev *e, long tid, uint64_t t) {
 static void format_ev(const struct trace_ev *e, long tid) {
   uint64_t t = e->t < g_last_t ? g_last_t : e->t;
   g_last_t = t;
-  if (fast_line(e, tid, t)) return;
+  if (fast_line(e, tid, t)) return; /* every stop, record and kernel-channel start */
   char body[2048];
   switch (e->what) {
     case EV_INIT:
@@ -526,16 +528,6 @@ static void format_ev(const struct trace_ev *e, long tid) {
       if (ins_tracefmt_start(body, sizeof body, e->ctx, e->id, e->type, e->parent_id, e->rank,
                              (const union trace_u *)(e + 1), e->pgroup_id) < 0)
         body[0] = 0;
-      break;
-    case EV_STOP:
-      snprintf(body, sizeof body, "\"cb\":\"stop\",\"id\":%" PRIu64, e->id);
-      break;
-    case EV_RECORD:
-      if (e->has_ptimer)
-        snprintf(body, sizeof body, "\"cb\":\"record\",\"id\":%" PRIu64 ",\"state\":%d,\"ptimer\":%" PRIu64,
-                 e->id, e->state, e->ptimer);
-      else
-        snprintf(body, sizeof body, "\"cb\":\"record\",\"id\":%" PRIu64 ",\"state\":%d", e->id, e->state);
       break;
     case EV_FINALIZE:
       snprintf(body, sizeof body, "\"cb\":\"finalize\",\"ctx\":%d", e->ctx);

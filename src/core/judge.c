@@ -56,8 +56,7 @@ static uint32_t span_of(const struct ins_record *r) {
 }
 
 bool ins_judge_clear_alone(const struct ins_record *r) {
-  uint32_t span = span_of(r);
-  return (r->lag > span ? r->lag : span) <= INS_NCCL_PROFILER_SLOTS;
+  return ins_op_certain(r->lag, span_of(r));
 }
 
 /* The first op of the record's span, and one past its last. */

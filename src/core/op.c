@@ -207,8 +207,7 @@ static struct op_place place_now(struct ins_comm *c, const struct ins_op *op) {
   p.lag = atomic_load_explicit(&c->api_seen, memory_order_relaxed)
               ? (uint32_t)(atomic_load_explicit(&c->api_seq, memory_order_relaxed) - op->api_base)
               : p.group_before + p.issued_after;
-  uint32_t span = p.group_before + p.issued_after;
-  p.certain = (p.lag > span ? p.lag : span) <= INS_NCCL_PROFILER_SLOTS;
+  p.certain = ins_op_certain(p.lag, p.group_before + p.issued_after);
   return p;
 }
 
@@ -224,7 +223,7 @@ static void raise_floor(struct ins_comm *c, uint64_t t) {
  * none) becomes the reference of the order test (earlier_channels) for the ops of later
  * groups. Its latest stop, whoever's it was, raises the floor: every timestamp delivered
  * is a GPU time that has passed. */
-static void remember_channels(struct ins_comm *c, const struct ins_op *op, uint64_t end,
+static void remember_certain(struct ins_comm *c, const struct ins_op *op, uint64_t end,
                               int certain, uint64_t latest) {
   if (certain && end) { /* the last certain op of all, unless a newer one is there already */
     uint64_t had = atomic_load_explicit(&c->last_idx, memory_order_relaxed);
@@ -240,9 +239,9 @@ static void remember_channels(struct ins_comm *c, const struct ins_op *op, uint6
 
 /*
  * Completing an op, in named steps. complete() runs once per op, not per callback, and
- * gcc inlines every step into it: the same instructions as the single function it
- * replaced (make bench's callgrind: 53.71 per callback on the fixture mix, 53.74 before;
- * synthetic 70.80 both). Three shapes cost more and were undone, per callback: the
+ * gcc inlines every step into it (channel_span is forced inline: called twice, gcc kept
+ * it out of line, +1.7 instructions per callback on the fixture mix; make bench's
+ * callgrind, docs/BENCHMARKS.md). Three shapes cost more and were undone, per callback: the
  * channel loop updating a struct rather than locals (gcc kept one more register move
  * per channel: +0.25), steps reloading op->comm after the ring's CAS rather than taking
  * the communicator (+0.11), and a zero-initialised timing overwritten (+0.05).
@@ -270,14 +269,12 @@ struct op_span {
   int nch;                    /* channels */
   int all_gpu;                /* every one gave both GPU timers */
   uint64_t gpu_lo, gpu_hi;    /* earliest GPU start, latest GPU stop */
-  uint64_t start_hi, stop_lo; /* latest GPU start, earliest GPU stop (earlier_kernel) */
   uint64_t cpu_lo, cpu_hi;    /* host times of the channels without GPU timers */
 };
 
 static inline __attribute__((always_inline)) struct op_span channel_span(const struct ins_op *op,
                                                                         uint64_t mask) {
   uint64_t gpu_lo = UINT64_MAX, gpu_hi = 0, cpu_lo = UINT64_MAX, cpu_hi = 0;
-  uint64_t start_hi = 0, stop_lo = UINT64_MAX;
   int nch = 0, all_gpu = 1;
   for (uint64_t m = mask; m; m &= m - 1) {
     const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
@@ -285,15 +282,13 @@ static inline __attribute__((always_inline)) struct op_span channel_span(const s
     if (ch->start_ptimer && ch->stop_ptimer && ch->stop_ptimer >= ch->start_ptimer) {
       if (ch->start_ptimer < gpu_lo) gpu_lo = ch->start_ptimer;
       if (ch->stop_ptimer > gpu_hi) gpu_hi = ch->stop_ptimer;
-      if (ch->start_ptimer > start_hi) start_hi = ch->start_ptimer;
-      if (ch->stop_ptimer < stop_lo) stop_lo = ch->stop_ptimer;
     } else {
       all_gpu = 0;
       if (ch->host_start_ns < cpu_lo) cpu_lo = ch->host_start_ns;
       if (ch->host_stop_ns > cpu_hi) cpu_hi = ch->host_stop_ns;
     }
   }
-  return (struct op_span){nch, all_gpu, gpu_lo, gpu_hi, start_hi, stop_lo, cpu_lo, cpu_hi};
+  return (struct op_span){nch, all_gpu, gpu_lo, gpu_hi, cpu_lo, cpu_hi};
 }
 
 /* How the op is timed, and from which channels. */
@@ -321,7 +316,7 @@ static struct op_timing choose_timing(struct ins_comm *c, const struct ins_op *o
     if (!k.nch)
       atomic_fetch_add_explicit(&c->untimed[op->kind][INS_UNTIMED_HANDED_OVER], 1, memory_order_relaxed);
   }
-  remember_channels(c, op, t.end, certain, s->gpu_hi);
+  remember_certain(c, op, t.end, certain, s->gpu_hi);
   return t;
 }
 
