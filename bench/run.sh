@@ -69,6 +69,15 @@ if command -v valgrind >/dev/null; then
       rm -rf "$SHM/cg" "$out"
     done
   done
+  # trace mode (NCCL_INSPECTOR_TRACE_DIR): what a traced callback costs NCCL's threads
+  echo "bench: callgrind, mix, trace mode..." >&2
+  out=$SHM/callgrind.out
+  env "${base[@]}" NCCL_INSPECTOR_DUMP_DIR="$SHM/cg" NCCL_INSPECTOR_TRACE_DIR="$SHM/cg/trace" "${big[@]}" \
+    valgrind --tool=callgrind --callgrind-out-file="$out" --collect-atstart=no \
+    --instr-atstart=no "${toggles[@]}" \
+    "$BIN" calls --callgrind mix --plugin "$INS" $FIX 2>/dev/null | sed 's/^callgrind[.]mix[.]inspector/callgrind.mixtrace.inspector/' >> "$RES"
+  echo "callgrind.mixtrace.inspector.instructions $(awk '/^totals:/ {print $2}' "$out")" >> "$RES"
+  rm -rf "$SHM/cg" "$out"
 fi
 
 get() { awk -v k="$1" '$1 == k {print $2}' "$RES" | tail -1; }
@@ -88,6 +97,8 @@ for what in mix synth; do
     echo "| instructions per callback, $what (callgrind) | $ii | $nn | $(diff_ "$ii" "$nn") |"
   fi
 done
+i=$(get callgrind.mixtrace.inspector.instructions); ic=$(get callgrind.mixtrace.inspector.calls)
+[ -n "$i" ] && echo "| instructions per callback, mix, trace mode on (callgrind) | $(ratio "$i" "$ic") | | |"
 for k in mix synth threads; do
   i=$(get $k.inspector.ns_per_call); n=$(get $k.null.ns_per_call)
   echo "| ns per callback, $k (median of $RUNS) | $i | $n | $(diff_ "$i" "$n") |"

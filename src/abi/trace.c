@@ -145,7 +145,10 @@ static _Atomic(struct tbuf *) g_bufs;
 static _Atomic uint32_t g_nbufs;
 static _Atomic uint64_t g_nsegs;      /* segments made, every thread's */
 static _Atomic uint64_t g_lines_lost; /* a buffer full, or the file failed */
-static __thread struct tbuf *t_buf;
+/* initial-exec: read at a fixed offset from the thread pointer, not through
+ * __tls_get_addr (a call on every traced callback, 15 of its ~230 instructions); the
+ * 8 bytes fit in the static TLS glibc keeps spare for libraries loaded by dlopen. */
+static __thread __attribute__((tls_model("initial-exec"))) struct tbuf *t_buf;
 static pthread_mutex_t g_chunks_lock = PTHREAD_MUTEX_INITIALIZER;
 static void **g_chunks;               /* wrapper chunks and buffers, freed at exit */
 static size_t g_nchunks, g_chunks_cap;
@@ -260,39 +263,45 @@ static void commit(struct tbuf *b, unsigned n) {
                         memory_order_release);
 }
 
+/* The segment is full (or has fewer than n cells left): close it with a skip and move to
+ * the next one, the trace thread's written one or else a new one; with TRACE_MAX_BYTES in
+ * use, wait for the trace thread (a trace with holes does not replay), as long as it runs,
+ * and at most FULL_WAIT_NS. Out of line: the common path of take_cells stays short (its
+ * registers spilled for this path cost 12 instructions a callback). False: the line is
+ * lost (counted). */
+static __attribute__((noinline, cold)) bool next_segment(struct tbuf *b) {
+  if (b->widx < SEG_CELLS) { /* the rest of this segment: a skip */
+    struct trace_ev *skip = &b->wseg->ev[b->widx];
+    skip->what = EV_SKIP;
+    skip->ncells = (uint16_t)(SEG_CELLS - b->widx);
+    commit(b, skip->ncells);
+  }
+  struct seg *sg = seg_reuse(b);
+  if (!sg) sg = seg_new();
+  for (uint64_t t0 = 0; !sg; sg = seg_reuse(b)) {
+    uint64_t now = ins_mono_ns();
+    if (!t0) t0 = now;
+    if (!g_thread_running || atomic_load(&g_stop) || now - t0 > FULL_WAIT_NS) {
+      atomic_fetch_add_explicit(&g_lines_lost, 1, memory_order_relaxed);
+      return false;
+    }
+    struct timespec ts = {0, FULL_NAP_NS};
+    nanosleep(&ts, NULL);
+  }
+  /* before any cell of sg is committed (the release of commit() publishes it) */
+  atomic_store_explicit(&b->wseg->next, sg, memory_order_relaxed);
+  b->wseg = sg;
+  b->widx = 0;
+  return true;
+}
+
 /* n cells in a row (an event never straddles two segments), timed now. */
-static struct trace_ev *take_cells(struct tbuf *b, unsigned n) {
-  if (!b) {
+static inline struct trace_ev *take_cells(struct tbuf *b, unsigned n) {
+  if (__builtin_expect(!b, 0)) {
     atomic_fetch_add_explicit(&g_lines_lost, 1, memory_order_relaxed);
     return NULL;
   }
-  if (__builtin_expect(b->widx + n > SEG_CELLS, 0)) {
-    if (b->widx < SEG_CELLS) { /* the rest of this segment: a skip */
-      struct trace_ev *skip = &b->wseg->ev[b->widx];
-      skip->what = EV_SKIP;
-      skip->ncells = (uint16_t)(SEG_CELLS - b->widx);
-      commit(b, skip->ncells);
-    }
-    /* The segment is full: one the trace thread has written, else a new one; with
-     * TRACE_MAX_BYTES in use, wait for the trace thread (a trace with holes does not
-     * replay), as long as it runs, and at most FULL_WAIT_NS. */
-    struct seg *sg = seg_reuse(b);
-    if (!sg) sg = seg_new();
-    for (uint64_t t0 = 0; !sg; sg = seg_reuse(b)) {
-      uint64_t now = ins_mono_ns();
-      if (!t0) t0 = now;
-      if (!g_thread_running || atomic_load(&g_stop) || now - t0 > FULL_WAIT_NS) {
-        atomic_fetch_add_explicit(&g_lines_lost, 1, memory_order_relaxed);
-        return NULL;
-      }
-      struct timespec ts = {0, FULL_NAP_NS};
-      nanosleep(&ts, NULL);
-    }
-    /* before any cell of sg is committed (the release of commit() publishes it) */
-    atomic_store_explicit(&b->wseg->next, sg, memory_order_relaxed);
-    b->wseg = sg;
-    b->widx = 0;
-  }
+  if (__builtin_expect(b->widx + n > SEG_CELLS, 0) && !next_segment(b)) return NULL;
   struct trace_ev *e = &b->wseg->ev[b->widx];
   /* a later callback's line, from wherever it is (the trace thread read it last) */
   if (b->widx + 2 < SEG_CELLS) __builtin_prefetch(e + 2, 1);

@@ -9,7 +9,8 @@
 # and OUT/runs-*.tgz (each run's kernels, ops, logs and traces: a traced run is a fixture
 # that tests/test_gpu_truth.py can replay).
 #
-# SET: "full" (default: every workload below) or "quick" (one of each kind). Ranks: two on
+# SET: "full" (default: every workload below), "quick" (one of each kind) or "torch" (a real
+# PyTorch DDP job, torch_ddp.py, with this NCCL preloaded in place of PyTorch's). Ranks: two on
 # GPU 0 (NCCL_MULTI_RANK_GPU_ENABLE=1), or TRUTH_DEVICES (e.g. 0,1) for one rank per GPU.
 # Busy CPU: 2 x cores spinning processes, for the length of the run.
 set -uo pipefail
@@ -88,8 +89,44 @@ run() {
   log "$name: rc $rc, $(wc -l <"$d/kernels.csv") kernels, $(cat "$d"/logs/*.log 2>/dev/null | wc -l) log lines"
 }
 
+# torch_run NAME PLUGIN CPU TRACE(0|1) STEPS: torch_ddp.py under torch.distributed.run, one
+# process per rank; a traced run's per-process traces are joined into one trace.jsonl
+torch_run() {
+  local name=$1 plugin=$2 cpu=$3 trace=$4 steps=$5
+  local d=$OUT/runs/$name so=$OURS
+  [ "$plugin" = nvidia ] && { [ -n "$NV" ] || return 0; so=$NV; }
+  mkdir -p "$d/logs"
+  printf '{"name":"%s","plugin":"%s","cpu":"%s","trace":%s,"workload":"torch-ddp","iters":%s,"devices":"%s","dump_unverified":%s}\n' \
+    "$name" "$plugin" "$cpu" "$([ "$trace" = 1 ] && echo true || echo false)" "$steps" "$TRUTH_DEVICES" "$([ "$plugin" = ours ] && echo true || echo false)" >"$d/run.json"
+  [ "$cpu" = busy ] && busy_on
+  local env=(LD_PRELOAD="$NCCL/lib/libnccl.so.2" NCCL_PROFILER_PLUGIN="$so" TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+             NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$d/logs" NCCL_INSPECTOR_DUMP_UNVERIFIED=1)
+  [ "$plugin" = nvidia ] && env+=(NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=1000)
+  [ "$trace" = 1 ] && env+=(NCCL_INSPECTOR_TRACE_DIR="$d/trace")
+  env "${env[@]}" timeout 300 python3 -m torch.distributed.run --nproc-per-node 2 \
+    "$HERE/torch_ddp.py" "$d" "$steps" >"$d/stdout.txt" 2>"$d/stderr.txt"
+  local rc=$?
+  busy_off
+  cat "$d"/kernels-r*.csv >"$d/kernels.csv" 2>/dev/null
+  cat "$d"/ops-r*.csv >"$d/ops.csv" 2>/dev/null
+  cat "$d"/clock-r*.csv >"$d/clock.csv" 2>/dev/null
+  rm -f "$d"/kernels-r*.csv "$d"/ops-r*.csv "$d"/clock-r*.csv
+  [ "$trace" = 1 ] && cat "$d"/trace/*.trace.jsonl >"$d/trace.jsonl" 2>/dev/null && rm -rf "$d/trace"
+  log "$name: rc $rc, $(wc -l <"$d/kernels.csv") kernels, $(cat "$d"/logs/*.log 2>/dev/null | wc -l) log lines"
+  [ $rc = 0 ] || tail -20 "$d/stderr.txt" | tee -a "$OUT/log.txt"
+}
+
 M=$((1 << 20))
-if [ "$SET" = quick ]; then
+if [ "$SET" = torch ]; then
+  # TORCH_TRACE="0 1" (default): untraced and traced; TORCH_NV=0 leaves NVIDIA's plugin out
+  for cpu in quiet busy; do
+    for tr in ${TORCH_TRACE:-0 1}; do
+      sfx=$cpu; [ "$tr" = 1 ] && sfx=$cpu-trace
+      torch_run torch-ddp-$sfx ours $cpu "$tr" "${TORCH_STEPS:-800}"
+    done
+    [ "${TORCH_NV:-1}" = 1 ] && torch_run nv-torch-ddp-$cpu nvidia $cpu 0 "${TORCH_STEPS:-800}"
+  done
+elif [ "$SET" = quick ]; then
   run ar1m-b2b-quiet ours quiet 0 ar 1000 $M 0
   run ar1m-b2b-busy-trace ours busy 1 ar 1000 $M 0
   run mix-b2b-busy ours busy 0 ar,p2p,bc,ag 400 $((4 * M)) 0
