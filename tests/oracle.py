@@ -33,6 +33,10 @@ from typing import Dict, List, Optional
 TYPE_COLL = 2
 TYPE_P2P = 4
 TYPE_KERNEL_CH = 64
+# A copy-engine collective [ABI: v6 only, CeColl 4096]: the plugin asks for it through v6
+# and treats it as a collective no kernel event will come for [C2 "copy-engine"].
+TYPE_CE_COLL = 4096
+OPS = (TYPE_COLL, TYPE_P2P, TYPE_CE_COLL)
 
 # recordEventState state carrying the kernel's stop pTimer [ABI "States that matter here"].
 STATE_KERNEL_CH_STOP = 22
@@ -138,6 +142,7 @@ class Op:
     group_first: int = 0      # Coll/P2p starts of the context when its group began
     api_base: int = 0         # API calls of the context when its group began
     api_at: Optional[int] = None  # API calls of the context when it started (None: no API events)
+    copy_engine: bool = False # a CeColl: no kernel event ever comes; complete at its stop
 
 
 @dataclass
@@ -199,7 +204,7 @@ def parse_trace(path, undelivered=frozenset(), abi=None):
                 counts[ev["ctx"]] = Counts()
                 history[ev["ctx"]] = [(lineno, Counts())]
             elif cb == "start":
-                if ev["id"] in undelivered and ev["type"] in (TYPE_COLL, TYPE_P2P):
+                if ev["id"] in undelivered and ev["type"] in OPS:
                     continue
                 if ev["type"] == TYPE_KERNEL_CH and ev.get("parent") not in ops and \
                         ev.get("parent") not in undelivered and ev.get("ctx") in contexts:
@@ -207,7 +212,7 @@ def parse_trace(path, undelivered=frozenset(), abi=None):
                 c = counts.get(ev.get("ctx"))
                 if c is not None and _on_issue(ev, c, contexts[ev["ctx"]], abi):
                     history[ev["ctx"]].append((lineno, Counts(**vars(c))))
-                if ev["type"] in (TYPE_COLL, TYPE_P2P) and c is not None:
+                if ev["type"] in OPS and c is not None:
                     ev = dict(ev, _place=(c.ops - 1, c.group, c.group_first, c.api_base,
                                           c.api if c.api_seen else None))
                 _on_start(ev, lineno, contexts, ops, kernels)
@@ -250,7 +255,7 @@ def _on_issue(ev, c: Counts, ctx: Context, abi) -> bool:
         c.api += 1
         c.api_seen = True
         return True
-    if t in (TYPE_COLL, TYPE_P2P):
+    if t in OPS:
         c.ops += 1
         c.in_api_calls = False
         return True
@@ -279,6 +284,13 @@ def _on_start(ev, lineno, contexts, ops, kernels):
                            sn=int(ev["seq"]), algo=ev.get("algo"), proto=ev.get("proto"),
                            start_line=lineno, idx=place[0], group=place[1],
                            group_first=place[2], api_base=place[3], api_at=place[4])
+    elif t == TYPE_CE_COLL:
+        # coll_sn = its seqNumber, as a Coll's; count and datatype as NCCL gives them
+        ops[ev["id"]] = Op(id=ev["id"], ctx=ev["ctx"], kind="coll", func=ev["func"],
+                           count=int(ev["count"]), dtype=ev["dtype"], nch=0,
+                           sn=int(ev["seq"]), algo="CE", proto="unknown", start_line=lineno, idx=place[0], group=place[1],
+                           group_first=place[2], api_base=place[3], api_at=place[4],
+                           copy_engine=True)
     elif t == TYPE_P2P:
         # p2p_sn = 0-based index of this P2p among all P2p start events of that
         # communicator context, filtered ones included [C2].
@@ -611,6 +623,8 @@ def expected_records(path: str, cfg: Optional[Config] = None, undelivered=frozen
             nch = op.nch if channel_count_known(op) else len(op.kernels)
             whole = op.stopped and len(op.kernels) == nch and nch > 0 and \
                 all(k.stopped for k in op.kernels)
+            if op.copy_engine:  # complete at its stop, with no GPU timer
+                whole = op.stopped
             untimed[op.ctx][op.kind]["no_gpu_timer" if whole else "incomplete"] += 1
             continue
         sources[op.id] = source

@@ -136,7 +136,10 @@ def oracle_invariants(a):
         ctxs, ops, _ = oracle.parse_trace(t)
         cfg = oracle.Config(min_size=0)
         cx, recs = oracle.expected_records(t, cfg)
-        n_coll = sum(1 for o in ops if o.kind == "coll")
+        n_coll = sum(1 for o in ops if o.kind == "coll" and not o.copy_engine)
+        # copy-engine collectives (CeColl): no kernel, so no GPU timer: each left out as
+        # no_gpu_timer when GPU timing is required [C2]
+        n_ce = sum(1 for o in ops if o.copy_engine)
         n_p2p_other = sum(1 for o in ops if o.kind == "p2p" and o.peer != ctxs[o.ctx].rank)
         name = os.path.basename(t)
         # README: every op of the recordings completed with both pTimers on every channel,
@@ -146,6 +149,11 @@ def oracle_invariants(a):
                 for k in ("coll", "p2p")}
         other = sum(c["untimed"][k][w] for c in cx for k in ("coll", "p2p")
                     for w in oracle.UNTIMED if w not in ("handed_over", "unverified"))
+        no_timer = sum(c["untimed"]["coll"]["no_gpu_timer"] for c in cx)
+        if n_ce and no_timer != n_ce:
+            problems.append("%s: %d copy-engine collectives, %d left out as no_gpu_timer"
+                            % (name, n_ce, no_timer))
+        other -= n_ce
         if other and "gpu-truth" not in t:
             problems.append("%s: %d ops left out for reasons other than whose timestamps"
                             % (name, other))

@@ -5,7 +5,8 @@
   nop2p.*            NCCL_INSPECTOR_ENABLE_P2P=0: no p2p record at all, every collective
   nokernreq.*        NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING=0 on traces whose every op has GPU
                      timing: same records, all still kernel_gpu (no CPU-timed duplicates);
-                     ce_ag (copy-engine collectives, no Coll events): nothing
+                     ce_ag (copy-engine collectives: CeColl events, no kernel): every one
+                     host-timed (collective_cpu, coll_algo "CE")
 """
 import os
 import sys

@@ -22,16 +22,33 @@ histograms' counts; records with stale channels counted as excluded, not aggrega
   otlp.two-processes   two replays at once into one receiver with a path in the endpoint and
                        headers with '=' and ',' in their values: both processes' totals arrive,
                        headers intact
+  otlp.silent-dns      the endpoint a name, the resolver one that never answers (a network and
+                       mount namespace of the test's own: loopback only, a private resolv.conf
+                       naming a UDP socket that reads nothing, 30 s x 2 attempts x 3 names): the
+                       job exits within the exporter's 3 s bound, not after the resolver's
+                       minutes (skipped, with the reason, where namespaces cannot be made)
+  otlp.endless-interim a server answering "HTTP/1.1 100 Continue" without end, as fast as it is
+                       read: the job exits within the bound, one warning naming the interim answers
+  otlp.endless-body    a 200 whose chunked body never ends: each request ends at its 2 s timeout,
+                       the job exits within the bound
+  otlp.redacted-urls   endpoints with user:password@ and ?token=...: every warning shows them
+                       redacted, no secret on stderr
+  otlp.reserved-headers  Host, Content-Length, Transfer-Encoding and Connection in
+                       OTEL_EXPORTER_OTLP_HEADERS: one warning naming them (no value), the
+                       receiver sees one Host and one Content-Length, ours, and the totals arrive
 """
 import collections
 import glob
 import json
 import os
+import re
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -467,6 +484,295 @@ def two_processes_case():
     return harness.Case("otlp.two-processes", fn, labels=["otlp"], timeout=120)
 
 
+# ---- hardening: a resolver that never answers, answers that never end, secrets, headers ------
+
+# The exporter's whole say at exit (src/sink/otlp.c STOP_DEADLINE_MS) and slack for a slow or
+# sanitized machine; without the bounds each of these runs is held for minutes (killed at
+# HELD_S). The job itself replays in about a second.
+EXIT_BOUND_S = 3 + 9
+HELD_S = 40
+
+# Run inside `unshare --net --mount`: loopback up, the private resolv.conf bound over
+# /etc/resolv.conf, a UDP (and TCP) socket on 127.0.0.1:53 that nobody reads, handed to the
+# job (inheritable): the resolver's queries go there and are never answered. A first lookup
+# that has not come back after 1.5 s proves it; exit 77 (skip) with the reason otherwise.
+NS_HELPER = r"""
+import ctypes, fcntl, os, socket, struct, sys, threading
+resolv, name, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+def skip(why):
+    print("SKIP-REASON: " + why, flush=True)
+    sys.exit(77)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    ifr = fcntl.ioctl(u, 0x8913, struct.pack("16sH22x", b"lo", 0))  # SIOCGIFFLAGS
+    flags = struct.unpack("16sH22x", ifr)[1]
+    fcntl.ioctl(u, 0x8914, struct.pack("16sH22x", b"lo", flags | 1))  # SIOCSIFFLAGS, IFF_UP
+except OSError as e:
+    skip("cannot bring up loopback in the namespace: %s" % e)
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.mount(resolv.encode(), b"/etc/resolv.conf", None, 4096, None) != 0:  # MS_BIND
+    skip("cannot bind a private /etc/resolv.conf: %s" % os.strerror(ctypes.get_errno()))
+try:
+    u.bind(("127.0.0.1", 53))
+    t = socket.socket()
+    t.bind(("127.0.0.1", 53))
+    t.listen(64)
+except OSError as e:
+    skip("cannot bind 127.0.0.1:53 in the namespace: %s" % e)
+done = []
+def probe():
+    try:
+        socket.getaddrinfo(name, 4318)
+    except OSError:
+        pass
+    done.append(1)
+th = threading.Thread(target=probe, daemon=True)
+th.start()
+th.join(1.5)
+if done:
+    skip("a lookup of %s came back at once: this machine's resolver does not wait on DNS "
+         "(/etc/nsswitch.conf without dns?)" % name)
+os.set_inheritable(u.fileno(), True)
+os.set_inheritable(t.fileno(), True)
+os.execv(argv[0], argv)
+"""
+
+
+def silent_dns_case():
+    def fn(a):
+        unshare = shutil.which("unshare")
+        if not unshare:
+            return True, "SKIP otlp.silent-dns: no unshare(1) (util-linux) to make a namespace"
+        name = "collector.otlp-test.example"
+        with harness.Workdir(a.keep, "otlp") as wd:
+            os.makedirs(wd.dump)
+            resolv = os.path.join(wd.path, "resolv.conf")
+            with open(resolv, "w") as f:  # glibc's longest waits: minutes per lookup
+                f.write("nameserver 127.0.0.1\noptions timeout:30 attempts:2\n"
+                        "search a.otlp-test.example b.otlp-test.example\n")
+            env = harness.make_env(env_for(0, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://%s:4318" % name}),
+                                   dump_dir=wd.dump)
+            env.pop("LOCALDOMAIN", None)
+            env.pop("RES_OPTIONS", None)
+            cmd = [unshare, "--net", "--mount", sys.executable, "-B", "-c", NS_HELPER, resolv, name] + \
+                harness.replay_cmd(a.replay, a.plugin, [harness.fixture(t) for t in TORCH], abi="trace")
+            t0 = time.monotonic()
+            r = harness.run(cmd, env, wd.cwd, HELD_S)
+            took = time.monotonic() - t0
+            if r.rc == 77 or (r.rc and "SKIP-REASON" not in r.stdout and
+                              re.search(r"unshare: .*(Operation not permitted|Permission denied)", r.stderr)):
+                reason = [l for l in (r.stdout + r.stderr).splitlines() if "SKIP-REASON" in l or "unshare" in l]
+                return True, "SKIP otlp.silent-dns: %s" % (reason[0] if reason else "no namespace")
+            problems = []
+            if r.timed_out:
+                problems.append("the job was held past %d s by a resolver that never answers" % HELD_S)
+            elif r.rc:
+                problems.append("replay rc %s: %s" % (r.rc, r.stderr[-500:]))
+            if took > EXIT_BOUND_S:
+                problems.append("the job took %.1f s (bound %d s)" % (took, EXIT_BOUND_S))
+            tot, _, _ = log_totals(wd.dump)
+            if not tot:
+                problems.append("no JSON log: the job itself did not run")
+            problems += harness.sanitizer_reports(r.stderr)
+            if problems:
+                wd.failed = True
+                return False, "FAIL otlp.silent-dns: %s" % "; ".join(problems)
+            return True, "OK otlp.silent-dns: the job exited after %.1f s with a resolver that never " \
+                "answers (each lookup would wait minutes)" % took
+    return harness.Case("otlp.silent-dns", fn, labels=["otlp"], timeout=HELD_S + 30)
+
+
+class EndlessServer:
+    """On 127.0.0.1: reads each request's head, then sends `head` once and `unit` over and over
+    (1 MiB at a time, as fast as the client reads) until the client goes, stop(), or HELD_S + 20 s
+    (a bound only a client that never gives up reaches)."""
+
+    def __init__(self, head, unit):
+        self.head, self.block = head, unit * ((1 << 20) // len(unit))
+        self.lsock = socket.socket()
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(16)
+        self.lsock.settimeout(0.1)
+        self.port = self.lsock.getsockname()[1]
+        self.done = False
+        self.conns = 0
+        self.end = time.monotonic() + HELD_S + 20
+        self.t = threading.Thread(target=self.serve, daemon=True)
+        self.t.start()
+
+    def serve(self):
+        while not self.done and time.monotonic() < self.end:
+            try:
+                c, _ = self.lsock.accept()
+            except socket.timeout:
+                continue
+            self.conns += 1
+            threading.Thread(target=self.one, args=(c,), daemon=True).start()
+
+    def one(self, c):
+        c.settimeout(0.5)
+        try:
+            got = b""
+            while b"\r\n\r\n" not in got and not self.done:
+                try:
+                    b = c.recv(65536)
+                except socket.timeout:
+                    continue
+                if not b:
+                    return
+                got += b
+            c.sendall(self.head)
+            off = 0  # a send cut short goes on where it stopped: the stream stays whole
+            while not self.done and time.monotonic() < self.end:
+                try:
+                    off = (off + c.send(self.block[off:] if off else self.block)) % len(self.block)
+                except socket.timeout:
+                    continue
+        except OSError:
+            pass  # the client went away: what a bounded client does
+        finally:
+            c.close()
+
+    def stop(self):
+        self.done = True
+        self.t.join(5)
+        self.lsock.close()
+
+
+def endless_case(name, head, unit, want_warn):
+    def fn(a):
+        with harness.Workdir(a.keep, "otlp") as wd:
+            os.makedirs(wd.dump)
+            srv = EndlessServer(head, unit)
+            try:
+                env = harness.make_env(env_for(srv.port, {"OTEL_EXPORTER_OTLP_TIMEOUT": "2000"}),
+                                       dump_dir=wd.dump)
+                cmd = harness.replay_cmd(a.replay, a.plugin, [harness.fixture(t) for t in TORCH], abi="trace") \
+                    + ["--repeat", "40", "--pace-us", "1000"]  # about 5 s: a request times out in it
+                # the same job without OTLP first: how long the job itself takes on this machine
+                t0 = time.monotonic()
+                base = harness.run(cmd, dict(env, NCCL_INSPECTOR_OTLP_EXPORT="0"), wd.cwd, HELD_S)
+                job = time.monotonic() - t0
+                shutil.rmtree(wd.dump)
+                os.makedirs(wd.dump)
+                t0 = time.monotonic()
+                r = harness.run(cmd, env, wd.cwd, HELD_S)
+                took = time.monotonic() - t0
+            finally:
+                srv.stop()
+            problems = []
+            if base.rc:
+                problems.append("the job without OTLP: rc %s" % base.rc)
+            if r.timed_out:
+                problems.append("the job was held past %d s by an answer that never ends" % HELD_S)
+            elif r.rc:
+                problems.append("replay rc %s: %s" % (r.rc, r.stderr[-500:]))
+            if took > job + EXIT_BOUND_S:
+                problems.append("the job took %.1f s, %.1f s without OTLP (bound: %d s more)" % (
+                    took, job, EXIT_BOUND_S))
+            if not srv.conns:
+                problems.append("the exporter never connected")
+            warns = [l for l in r.stderr.splitlines() if "cannot deliver metrics" in l]
+            if len(warns) != 1 or want_warn not in warns[0]:
+                problems.append("expected one 'cannot deliver' warning saying %r: %s" % (want_warn, warns[:3]))
+            problems += harness.sanitizer_reports(r.stderr)
+            if problems:
+                wd.failed = True
+                return False, "FAIL %s: %s" % (name, "; ".join(problems))
+            return True, "OK %s: the job exited after %.1f s (%.1f s without OTLP); %s" % (
+                name, took, job, warns[0].split("OTLP")[-1][:160])
+    return harness.Case(name, fn, labels=["otlp"], timeout=HELD_S + 30)
+
+
+SECRETS = ("PASSWORD", "TOKEN", "s3cr3t")
+
+
+def redacted_urls_case():
+    """Three runs, one warning each: a URL the exporter cannot use (user:password@), a wrong
+    scheme (METRICS_ENDPOINT), a base too long; each shows the URL redacted, no secret."""
+    runs = [({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://user:PASSWORD@127.0.0.1:4318?token=TOKEN"},
+             "http://***@127.0.0.1:4318/v1/metrics?token=***"),
+            ({"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "grpc://u:PASSWORD@collector:4317/?token=TOKEN&k=s3cr3t"},
+             "'grpc://***@collector:4317/?token=***&k=***'"),
+            ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector/" + "p" * 2100 + "?token=TOKEN"},
+             "'http://collector/ppp")]
+
+    def fn(a):
+        problems, shown = [], []
+        for extra, want in runs:
+            with harness.Workdir(a.keep, "otlp") as wd:
+                os.makedirs(wd.dump)
+                env = harness.make_env(dict({"NCCL_INSPECTOR_OTLP_EXPORT": "1",
+                                             "OTEL_METRIC_EXPORT_INTERVAL": "200"}, **extra), dump_dir=wd.dump)
+                cmd = harness.replay_cmd(a.replay, a.plugin, [harness.fixture("2.28.9/ar")], abi="trace")
+                r = harness.run(cmd, env, wd.cwd, a.timeout)
+                out = r.stdout + r.stderr
+                if r.rc:
+                    problems.append("replay rc %s" % r.rc)
+                leaks = [s for s in SECRETS if s in out]
+                if leaks:
+                    problems.append("%s printed: %s" % (leaks, [l for l in out.splitlines()
+                                                                if any(s in l for s in leaks)][:2]))
+                hits = [l for l in out.splitlines() if want in l]
+                if not hits:
+                    problems.append("no warning shows %r" % want)
+                else:
+                    shown.append(hits[0][hits[0].find(want):][:90])
+                problems += harness.sanitizer_reports(r.stderr)
+        if problems:
+            return False, "FAIL otlp.redacted-urls: %s" % "; ".join(problems)
+        return True, "OK otlp.redacted-urls: shown as %s" % shown
+    return harness.Case("otlp.redacted-urls", fn, labels=["otlp"], timeout=120)
+
+
+def reserved_headers_case():
+    def fn(a):
+        if not shutil.which("protoc"):
+            return True, "SKIP otlp.reserved-headers: protoc not installed"
+        with harness.Workdir(a.keep, "otlp") as wd:
+            os.makedirs(wd.dump)
+            rec = Receiver(os.path.join(wd.path, "recv"))
+            try:
+                env = harness.make_env(env_for(rec.port, {
+                    "OTEL_EXPORTER_OTLP_HEADERS": "Host=evil.example,Content-Length=7,x-scope=team%3Done,"
+                                                  "Transfer-Encoding=chunked,connection=close"}),
+                    dump_dir=wd.dump)
+                cmd = harness.replay_cmd(a.replay, a.plugin, [harness.fixture(t) for t in TORCH], abi="trace")
+                r = harness.run(cmd, env, wd.cwd, a.timeout)
+            finally:
+                rec.stop()
+            exports, problems = last_exports(rec, False)
+            if r.rc:
+                problems.append("replay rc %s: %s" % (r.rc, r.stderr[-500:]))
+            problems += compare(wd.dump, exports)[0]
+            reqs = rec.requests()
+            if not reqs:
+                problems.append("no request arrived")
+            for q in reqs:
+                lines = open(os.path.join(rec.dir, "%d.headers" % q["seq"])).read().splitlines()
+                names = [l.split(":", 1)[0].lower() for l in lines]
+                host = [l for l in lines if l.lower().startswith("host:")]
+                if names.count("host") != 1 or names.count("content-length") != 1 or \
+                        "transfer-encoding" in names or "connection" in names or \
+                        host != ["Host: 127.0.0.1:%d" % rec.port] or "x-scope: team=one" not in \
+                        [l.lower() for l in lines]:
+                    problems.append("request %d's headers: %s" % (q["seq"], lines))
+                    break
+            warns = [l for l in r.stderr.splitlines() if "OTEL_EXPORTER_OTLP_HEADERS" in l]
+            if len(warns) != 1 or not all(n in warns[0] for n in
+                                          ("Host", "Content-Length", "Transfer-Encoding", "connection")):
+                problems.append("expected one warning naming the four headers: %s" % warns)
+            if "evil.example" in r.stderr or "chunked" in r.stderr:
+                problems.append("a dropped header's value was printed")
+            problems += harness.sanitizer_reports(r.stderr)
+            if problems:
+                wd.failed = True
+                return False, "FAIL otlp.reserved-headers: %s" % "; ".join(problems[:6])
+            return True, "OK otlp.reserved-headers: %d requests, one Host and one Content-Length each, " \
+                "totals equal to the log; %s" % (len(reqs), warns[0].split("Inspector:")[-1][:150])
+    return harness.Case("otlp.reserved-headers", fn, labels=["otlp"], timeout=120)
+
+
 def cases():
     return [replay_case("otlp.protobuf", TORCH, {}),
             replay_case("otlp.json", TORCH, {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, json_mode=True),
@@ -476,7 +782,13 @@ def cases():
             replay_case("otlp.synonym", TORCH, {"NCCL_INSPECTOR_OTLP_EXPORT": "0",
                                                 "NCCL_INSPECTOR_OTEL_EXPORT": "1",
                                                 "NCCL_INSPECTOR_JSON_DUMP": "0"}, expect_log=False),
-            collector_down_case(), comes_back_case(), two_processes_case()]
+            collector_down_case(), comes_back_case(), two_processes_case(),
+            silent_dns_case(),
+            endless_case("otlp.endless-interim", b"HTTP/1.1 100 Continue\r\n\r\n",
+                         b"HTTP/1.1 100 Continue\r\n\r\n", "interim"),
+            endless_case("otlp.endless-body", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                         b"1\r\nx\r\n", "did not complete within the timeout"),
+            redacted_urls_case(), reserved_headers_case()]
 
 
 if __name__ == "__main__":

@@ -47,6 +47,10 @@ static inline void *ins_adapter_start(void *context, uint64_t type, void *parent
       return ins_op_start(context, INS_KIND_P2P, e->func, e->datatype, e->count, 0, e->peer,
                           e->nChannels, NULL, NULL);
     }
+    case PROF_EV_CE_COLL: { /* v6 only: the union is the descriptor's ceColl */
+      const struct prof_ce_coll *e = u;
+      return ins_op_start_copy_engine(context, e->func, e->datatype, e->count, e->seqNumber);
+    }
     case PROF_EV_KERNEL_CH: {
       const struct prof_kernel_ch *e = u;
       return ins_op_kernel_start(context, parent, e->channelId, e->pTimer);
@@ -64,7 +68,7 @@ static inline void *ins_adapter_start(void *context, uint64_t type, void *parent
       if (__builtin_expect(ins_sampler_active && ((const struct prof_group_api *)u)->graphCaptured, 0))
         ins_sampler_graph_captured();
       return ins_sampler_group_start(1);
-    default: /* other API, proxy, network and CE events: not ours, ignored */
+    default: /* other API, proxy, network and CE sync/batch events: not ours, ignored */
       return NULL;
   }
 }

@@ -1,6 +1,6 @@
 /*
  * adapter_v6.c - the exported ncclProfiler_v6 table.
- * v6 (NCCL 2.29+): v5 plus copy-engine collective events (ignored here).
+ * v6 (NCCL 2.29+): v5 plus copy-engine collective events (CeColl: core/op.h).
  */
 #include "abi/adapter.h"
 #include "abi/lifecycle.h"

@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "core/comm.h"
@@ -17,7 +18,9 @@
 #include "core/log.h"
 #include "core/op.h"
 #include "core/sampler.h"
+#include "sink/device.h"
 #include "sink/dump.h"
+#include "sink/writer.h"
 #include "abi/trace.h"
 
 #ifndef INSPECTOR_VERSION
@@ -29,12 +32,18 @@
 
 static struct ins_config g_cfg;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_exit_once = PTHREAD_ONCE_INIT; /* exit_register */
+static atomic_int g_exited;                            /* exit_flush has run */
+static void exit_register(void);
 static atomic_int g_first_abi;
 static atomic_int g_live; /* tracked contexts not yet finalized */
 
-/* What the plugin asks NCCL for when an op is to be timed. */
+/* What the plugin asks NCCL for when an op is to be timed; through ABI v6, copy-engine
+ * collectives too (host events only, no kernel: cheap; without them such a collective
+ * is only an API call NCCL never reported). */
 static int full_mask(void) {
-  return PROF_EV_COLL | PROF_EV_KERNEL_CH | (g_cfg.enable_p2p ? PROF_EV_P2P : 0);
+  return PROF_EV_COLL | PROF_EV_KERNEL_CH | (g_cfg.enable_p2p ? PROF_EV_P2P : 0) |
+         (atomic_load(&g_first_abi) >= 6 ? PROF_EV_CE_COLL : 0);
 }
 
 static pid_t g_pid; /* the process that started the threads */
@@ -55,6 +64,11 @@ static void process_init(void) {
   if (g_cfg.trace_dir[0]) ins_trace_open(g_cfg.trace_dir, g_cfg.hostname);
   ins_sampler_start(&g_cfg, full_mask(), abi);
   ins_dump_start(&g_cfg);
+  /* A child forked from the job holds no plugin lock, leaves the parent's records to the
+   * parent, and records its own communicators (sink/dump.c, "fork()"). */
+  if (pthread_atfork(ins_dump_fork_prepare, ins_dump_fork_parent, ins_dump_fork_child) != 0)
+    ins_warn("cannot register the fork handlers: a process forked from this one may hang if it "
+             "creates a communicator");
 }
 
 prof_result_t ins_lifecycle_comm_init(void **context, uint64_t comm_id, int *activation_mask,
@@ -65,6 +79,7 @@ prof_result_t ins_lifecycle_comm_init(void **context, uint64_t comm_id, int *act
   int none = 0;
   atomic_compare_exchange_strong(&g_first_abi, &none, abi_version);
   pthread_once(&g_once, process_init);
+  pthread_once(&g_exit_once, exit_register); /* after process_init: see exit_register */
   if (!g_cfg.enable || !context) {
     /* Inert: ask for nothing, explicitly (NCCL's starting value need not be 0). */
     if (activation_mask) __atomic_store_n(activation_mask, 0, __ATOMIC_RELAXED);
@@ -126,15 +141,66 @@ prof_result_t ins_lifecycle_comm_finalize(void *context) {
   return PROF_SUCCESS;
 }
 
-/* Process exit or library unload: nothing completed is lost. Runs before
- * the code is unmapped, so the dump thread is joined here. */
-__attribute__((destructor)) static void process_exit(void) {
+/* Process exit or library unload: nothing completed is lost. Once per load (g_exited),
+ * from whichever comes first of the atexit handler and the destructor below. */
+static void exit_flush(void) {
   /* A child forked from the job (without exec) has none of the parent's threads, and
    * may have inherited locks held at the fork: joining or draining would hang it. It
    * holds no communicator of its own, so there is nothing to write. */
   if (g_pid && getpid() != g_pid) return;
+  if (atomic_exchange(&g_exited, 1)) return;
   ins_log_detach(); /* NCCL's logger may be gone already: stderr from here on */
   ins_sampler_shutdown();
   ins_dump_shutdown();
   if (ins_tracing()) ins_trace_flush();
+}
+
+/* glibc's atexit in a shared object, spelled out (C++'s ABI, which glibc implements):
+ * a handler tied to this object by its __dso_handle. Called directly because a
+ * sanitizer's atexit interceptor (TSan's) registers without the handle, for exit only:
+ * after a dlclose it would call into unmapped code. */
+extern void *__dso_handle __attribute__((visibility("hidden")));
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void exit_handler(void *arg) {
+  (void)arg;
+  exit_flush();
+}
+
+/*
+ * With OTLP on, the exit flush runs from an atexit handler, not from the destructor
+ * alone: its last export may need a new TLS handshake (https: libcurl and OpenSSL), and
+ * OpenSSL frees its locks in its own atexit handler (OPENSSL_cleanup), which runs before
+ * any destructor: an export from the destructor then crashed in RAND_status. atexit
+ * handlers run in the reverse order of registration, and OpenSSL registers its handler
+ * at its first initialisation: at the latest in curl_global_init, which the OTLP sink's
+ * start ran in process_init (otlp_http.c, on the init thread); a host that initialised
+ * OpenSSL before us (Python's ssl module) registered it earlier still. So a handler
+ * registered after process_init runs before OpenSSL's.
+ *
+ * A plugin that NCCL unloads (dlclose, after its last communicator): a handler registered
+ * with __cxa_atexit and the object's handle (what glibc's atexit does in a shared object)
+ * is run by dlclose after the object's destructors (__cxa_finalize), never later from
+ * exit. So at unload the destructor does the flush (libcurl and OpenSSL are still whole:
+ * the process is not exiting) and the handler finds it done; at exit the handler does
+ * it, and the destructor finds it done and uses no library of the exiting process, only
+ * frees.
+ * Without OTLP nothing at exit needs another library: the destructor alone does it, as
+ * ever (later, so that atexit handlers registered before us, such as C++ static
+ * destructors finalizing communicators, still find the sinks there).
+ */
+static void exit_register(void) {
+  if (g_cfg.enable && g_cfg.otlp_export && __cxa_atexit(exit_handler, NULL, &__dso_handle) != 0)
+    ins_warn("cannot register the exit handler: the last OTLP export is made from the library's "
+             "destructor, too late for https:// (OpenSSL may be gone)");
+}
+
+/* Process exit or library unload. Runs before the code is unmapped, so the threads are
+ * joined here (or were, by the atexit handler); then what the writer and the device
+ * lookup hold is released, so that a plugin loaded and unloaded again leaks nothing. */
+__attribute__((destructor)) static void process_exit(void) {
+  if (g_pid && getpid() != g_pid) return; /* a forked child: see exit_flush */
+  exit_flush();
+  ins_writer_close();
+  ins_device_release();
 }

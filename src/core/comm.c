@@ -1,6 +1,7 @@
 /*
  * comm.c - creation and destruction of communicator contexts, and the
- * registry (a mutex-protected list) the dump thread walks.
+ * registry (a mutex-protected list) the dump thread walks; in a forked
+ * child, the inherited contexts marked foreign.
  */
 #include "core/comm.h"
 
@@ -60,6 +61,14 @@ void ins_registry_add(struct ins_comm *c) {
   c->next = g_registry;
   g_registry = c;
   ins_registry_unlock();
+}
+
+void ins_registry_fork_child(bool locked) {
+  for (struct ins_comm *c = g_registry; c; c = c->next) c->foreign = true;
+  if (locked)
+    pthread_mutex_unlock(&g_registry_lock);
+  else
+    pthread_mutex_init(&g_registry_lock, NULL);
 }
 
 void ins_registry_remove(struct ins_comm *c) {

@@ -6,6 +6,7 @@
  * one communicator has two. Event callbacks touch only their own context
  * (its pool, rings and atomic counters); the registry lock is taken by
  * init, finalize and the dump thread, never by an event callback.
+ * A forked child inherits the parent's contexts as foreign (comm.foreign).
  */
 #ifndef INS_COMM_H
 #define INS_COMM_H
@@ -90,6 +91,12 @@ struct ins_comm {
   void *ext_drain;                  /* sink/dump.c: the consumer's state (timer, held records) */
   void *ext_sink[INS_COMM_EXT_SINKS]; /* sink/sink.h: each active sink's, by its place */
 
+  /* A context this process inherited through fork(): its records, written or not, are
+   * the parent's (the parent writes them). Set in the child by ins_registry_fork_child
+   * (and on a child's own contexts when the fork left it unable to record: sink/dump.c);
+   * nothing drains or writes such a context, and its finalize writes nothing. */
+  bool foreign;
+
   struct ins_comm *next;            /* registry link */
 };
 
@@ -106,5 +113,13 @@ void ins_registry_remove(struct ins_comm *c);
 void ins_registry_lock(void);
 void ins_registry_unlock(void);
 struct ins_comm *ins_registry_first(void); /* with the registry locked */
+
+/* fork(): the atfork handlers (sink/dump.c) take the lock (ins_registry_lock) after the
+ * dump layer's gate, so that no dump pass holds it, and release it in the parent. In the
+ * child, this: every context is the parent's and is marked foreign (it stays in the list,
+ * skipped by its walkers, until the child finalizes it); the lock is released if `locked`
+ * (taken before the fork), else made anew (its holder was a thread that does not exist in
+ * the child; the list is consistent: adds and removes are single stores). */
+void ins_registry_fork_child(bool locked);
 
 #endif

@@ -66,9 +66,12 @@ void ins_op_api_call(struct ins_comm *c, int coll, const char *func) {
   }
 }
 
-void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
-                   const char *datatype, uint64_t count, uint64_t seq, int peer,
-                   uint8_t nchannels, const char *algo, const char *proto) {
+/* ins_op_start, and with no_kernel ins_op_start_copy_engine: inlined into each, so that
+ * the flag costs the common path nothing. */
+static inline __attribute__((always_inline)) void *
+op_start(struct ins_comm *c, enum ins_kind kind, const char *func, const char *datatype,
+         uint64_t count, uint64_t seq, int peer, uint8_t nchannels, const char *algo,
+         const char *proto, bool no_kernel) {
   if (!c) return NULL;
   /* Every Coll and P2p takes its place in the issue order, kept or not: filtered ops
    * run on the GPU too, and judge.h counts them. */
@@ -116,13 +119,17 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
   op->algo = kind == INS_KIND_COLL ? algo : NULL;
   op->proto = kind == INS_KIND_COLL ? proto : NULL;
   atomic_store_explicit(&op->chan_mask, 0, memory_order_relaxed);
-  atomic_store_explicit(&op->token_returned, 0, memory_order_relaxed);
+  /* no kernel: no token either (release_untrusted must not settle it), before it is
+   * published in its in-flight slot */
+  atomic_store_explicit(&op->token_returned, no_kernel, memory_order_relaxed);
   atomic_store_explicit(&op->host_stopped, 0, memory_order_relaxed);
   atomic_store_explicit(&op->zombie, 0, memory_order_relaxed);
   uint64_t issue = atomic_fetch_add_explicit(&c->issue_seq, 1, memory_order_relaxed);
   atomic_store_explicit(&op->issue, issue, memory_order_relaxed);
-  /* host stop + expected kernel stops; untrusted count: host stop + a token (op.h) */
-  atomic_store_explicit(&op->pending, 1 + (op->expected ? op->expected : 1), memory_order_relaxed);
+  /* host stop + expected kernel stops; untrusted count: host stop + a token (op.h); no
+   * kernel: the host stop alone */
+  atomic_store_explicit(&op->pending, no_kernel ? 1 : 1 + (op->expected ? op->expected : 1),
+                        memory_order_relaxed);
   op->host_start_ns = op->host_clock ? ins_wall_ns() : 0;
   op->host_stop_ns = 0;
   op->start_sn = c->verbose ? next_sn(c) : 0;
@@ -130,6 +137,18 @@ void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
   op->tag = INS_TAG_OP;
   atomic_store_explicit(&c->inflight[issue & (INS_INFLIGHT_SLOTS - 1)], op, memory_order_release);
   return op;
+}
+
+void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
+                   const char *datatype, uint64_t count, uint64_t seq, int peer,
+                   uint8_t nchannels, const char *algo, const char *proto) {
+  return op_start(c, kind, func, datatype, count, seq, peer, nchannels, algo, proto, false);
+}
+
+void *ins_op_start_copy_engine(struct ins_comm *c, const char *func, const char *datatype,
+                               uint64_t count, uint64_t seq) {
+  /* coll_algo "CE" says how it ran (NCCL gives no algorithm or protocol for it) */
+  return op_start(c, INS_KIND_COLL, func, datatype, count, seq, -1, 0, "CE", NULL, true);
 }
 
 /* inflight[] is indexed by issue & (slots - 1), and an op overtaken INS_OVERTAKE_WINDOW

@@ -115,6 +115,12 @@ void ins_op_close_group(struct ins_comm *comm);
 void *ins_op_start(struct ins_comm *comm, enum ins_kind kind, const char *func,
                    const char *datatype, uint64_t count, uint64_t seq, int peer,
                    uint8_t nchannels, const char *algo, const char *proto);
+/* A copy-engine collective (ABI v6 CeColl: NCCL 2.29+ moves the data with the GPU's copy
+ * engines, no kernel): a collective no kernel event will ever come for. It takes its place
+ * in the issue order, completes at its stop, and is host-timed (collective_cpu) or, when
+ * GPU timing is required, counted as untimed no_gpu_timer. */
+void *ins_op_start_copy_engine(struct ins_comm *comm, const char *func, const char *datatype,
+                               uint64_t count, uint64_t seq);
 static inline void *ins_op_kernel_start(struct ins_comm *comm, void *parent, uint8_t channel,
                                      uint64_t ptimer);
 static inline void ins_op_kernel_record_stop(void *handle, uint64_t ptimer);

@@ -6,7 +6,8 @@
  * CUDA driver (RCCL the HIP runtime) long before it calls the profiler's
  * init, so we only borrow it; a process without one (replay, tests) is not
  * made to load a GPU runtime by us, and gets the fallback. No CUDA or HIP
- * header is used: the few prototypes are declared here.
+ * header is used: the few prototypes are declared here. The handles are kept
+ * until the library is unloaded (ins_device_release).
  */
 #include "sink/device.h"
 
@@ -23,6 +24,7 @@ typedef int (*get_uuid_fn)(ins_uuid16 *uuid, int dev); /* cuDeviceGetUuid(_v2) /
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static get_device_fn g_get_device;
 static get_uuid_fn g_get_uuid;
+static void *g_rt_handle, *g_hip_handle; /* what the functions above come from */
 
 static void load_runtime(void) {
   static const struct { const char *lib, *dev, *uuid, *uuid_old; } rt[] = {
@@ -38,6 +40,7 @@ static void load_runtime(void) {
     if (!uuid && rt[i].uuid_old) uuid = (get_uuid_fn)(void (*)(void))dlsym(h, rt[i].uuid_old);
     if (dev && uuid) {
       g_get_device = dev, g_get_uuid = uuid; /* the handle stays open: we keep its functions */
+      g_rt_handle = h;
       return;
     }
     dlclose(h);
@@ -60,6 +63,7 @@ static void load_hip(void) {
     get_attr_fn attr = (get_attr_fn)(void (*)(void))dlsym(h, "hipDeviceGetAttribute");
     if (dev && attr) {
       g_hip_get_device = dev, g_hip_get_attr = attr; /* kept open, as above */
+      g_hip_handle = h;
       return;
     }
     dlclose(h);
@@ -75,6 +79,17 @@ uint32_t ins_device_timer_rate_khz(void) {
       g_hip_get_attr(&khz, HIP_ATTR_WALL_CLOCK_RATE, dev) != 0 || khz <= 0)
     return 0;
   return (uint32_t)khz;
+}
+
+void ins_device_release(void) {
+  pthread_mutex_lock(&g_lock);
+  if (g_rt_handle) dlclose(g_rt_handle);
+  if (g_hip_handle) dlclose(g_hip_handle);
+  g_rt_handle = g_hip_handle = NULL;
+  g_get_device = g_hip_get_device = NULL;
+  g_get_uuid = NULL;
+  g_hip_get_attr = NULL;
+  pthread_mutex_unlock(&g_lock);
 }
 
 int ins_device_fallback_ordinal(int rank, int nranks, int nnodes) {

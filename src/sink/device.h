@@ -36,6 +36,9 @@ void ins_device_identify(struct ins_device_id *d, const char *hostname, int rank
 /* The wall-clock rate (kHz) HIP reports for the current device when the HIP runtime is
  * in the process (RCCL's kernel timer: core/timer.h); 0 without HIP. Init thread only. */
 uint32_t ins_device_timer_rate_khz(void);
+/* Library unload: the GPU runtime's handles, taken with RTLD_NOLOAD, given back (each
+ * holds a reference; a plugin loaded and unloaded again must not add one per load). */
+void ins_device_release(void);
 /* The fallback ordinal alone (exposed for unit tests). */
 int ins_device_fallback_ordinal(int rank, int nranks, int nnodes);
 

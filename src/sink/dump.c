@@ -6,8 +6,9 @@
  * interval, each drainer's batch and stash, the per-communicator consumer
  * state (the GPU timer's unit and the records held back until it is known:
  * core/timer.h), the records/dropped accounting reported to the sinks, and
- * handing line sinks' text to the writer (wqueue.h, writer.h). It never asks
- * which format a sink writes (sink.h).
+ * handing line sinks' text to the writer (wqueue.h, writer.h), and what a
+ * fork() does to all of these (the fork handlers, below). It never asks which
+ * format a sink writes (sink.h).
  */
 #include "sink/dump.h"
 
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/clock.h"
 #include "core/comm.h"
@@ -57,6 +59,9 @@ struct drain_comm {
   uint64_t partial[2];    /* records written without some of their channels */
   /* what the sinks were last told (report_counts) */
   uint64_t told_untimed[2][INS_UNTIMED_REASONS], told_unreported[INS_FUNC_COUNT], told_partial[2];
+  /* An inherited context finalized in a forked child (forget): its sinks' states, kept */
+  void *left_sink[INS_COMM_EXT_SINKS];
+  struct drain_comm *left_next;
 };
 
 static const struct ins_config *g_cfg;
@@ -69,6 +74,41 @@ static atomic_bool g_stop;
 static atomic_int g_warned_drop, g_warned_channel;
 static atomic_int g_said_unit[3]; /* the GPU timer's unit logged once per process, per unit */
 static struct drainer g_thread_drainer; /* owned by the dump thread */
+
+/*
+ * fork(). A child forked from the job (a data loader, a helper that may create
+ * communicators of its own) has one thread: the plugin's threads are gone, and a lock
+ * one of them held at the fork stays held in the child forever (a child creating a
+ * communicator hung on the registry lock, 4 forks in 150). So, around every fork
+ * (pthread_atfork):
+ *  - prepare waits until no plugin thread is inside the plugin's locked work: first the
+ *    gate, which every drain, attach and window end holds for reading (dump passes,
+ *    finalizes, inits, exit: the sinks' locks are taken only inside it), then the
+ *    registry lock (inits and finalizes take it outside the gate, briefly), then the
+ *    writer queue's lock with no batch in writing (the writer thread holds the log
+ *    file's lock then). The order the work itself takes them: no deadlock.
+ *  - the parent releases them. The child releases them too (the gate it makes anew),
+ *    marks every context it inherited foreign (its records are the parent's: the child writing them at
+ *    finalize put 2,440 duplicates in 60 children's files), and starts its own dump and
+ *    writer threads at its first communicator of its own, whose records go to its own
+ *    file (<host>-pid<childpid>.log: writer.c).
+ * The gate is writer-preferring: a busy dump thread would otherwise keep a fork out
+ * indefinitely. The wait is bounded (FORK_WAIT_MS): a write stuck on a hung file system
+ * must not stop the job's fork. Past the bound the child cannot know which locks the
+ * plugin's threads held (a sink's among them), so it records nothing: its communicators
+ * are foreign from their init, with one warning.
+ */
+#define FORK_WAIT_MS 1000
+static pthread_rwlock_t g_gate = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+static _Thread_local struct {
+  bool gate, registry, queue, idle;
+} t_fork; /* what this thread's fork prepare took (two threads may fork at once) */
+static atomic_int g_fork_waiting; /* forks waiting for the gate: passes end early */
+static bool g_fork_off;         /* a child forked past the bound: records nothing */
+static atomic_bool g_restart;   /* a child whose parent ran the dump thread: start ours */
+static struct drain_comm *_Atomic g_left; /* forget() */
+static atomic_int g_warned_fork;
+void (*ins_dump_test_hook)(enum ins_dump_hook_at at);
 
 /* Write d's batch: queued for the writer thread, or directly after what is queued.
  * A direct writer (finalize, exit) waits for the queue even with nothing of its own:
@@ -267,7 +307,11 @@ static void drain(struct ins_comm *c, struct drainer *d, bool final) {
   struct ins_record *r;
   for (int kind = 0; kind < 2; kind++) {
     for (;;) {
-      ins_stash_take(&d->stash, &c->ring[kind], g_cfg->verbose);
+      /* A fork waits for this pass (g_gate): what is in the stash is finished, the ring's
+       * rest waits for the next pass. A busy job's ring never empties: the pass would not
+       * end in time. (The last drain's producers are done: it always ends.) */
+      if (final || !atomic_load_explicit(&g_fork_waiting, memory_order_relaxed))
+        ins_stash_take(&d->stash, &c->ring[kind], g_cfg->verbose);
       if (!(r = ins_stash_head(&d->stash))) break;
       take(c, d, r);
       ins_stash_pop(&d->stash);
@@ -285,7 +329,9 @@ static void drain(struct ins_comm *c, struct drainer *d, bool final) {
 static void dump_pass(struct drainer *d, bool final) {
   begin_pass(d);
   ins_registry_lock();
+  if (ins_dump_test_hook) ins_dump_test_hook(INS_DUMP_HOOK_PASS);
   for (struct ins_comm *c = ins_registry_first(); c; c = c->next) {
+    if (c->foreign) continue; /* the parent's (a forked child) */
     pthread_mutex_lock(&c->drain_lock);
     drain(c, d, final);
     pthread_mutex_unlock(&c->drain_lock);
@@ -301,7 +347,7 @@ static bool any_wake_wanted(void) {
   bool yes = false;
   ins_registry_lock();
   for (struct ins_comm *c = ins_registry_first(); c && !yes; c = c->next)
-    yes = ins_wake_wanted(&c->ring[0]) || ins_wake_wanted(&c->ring[1]);
+    yes = !c->foreign && (ins_wake_wanted(&c->ring[0]) || ins_wake_wanted(&c->ring[1]));
   ins_registry_unlock();
   return yes;
 }
@@ -331,13 +377,27 @@ static void *dump_thread(void *arg) {
     if (!atomic_load(&g_stop) && !any_wake_wanted() && wait != 0)
       ins_wake_wait(&g_ins_wake, seq, wait);
     ins_wake_done(&g_ins_wake);
+    pthread_rwlock_rdlock(&g_gate);
     dump_pass(&g_thread_drainer, false);
     if (interval > 0 && ins_mono_ns() >= window_end) {
       end_window();
       window_end = ins_mono_ns() + (uint64_t)interval * 1000;
     }
+    pthread_rwlock_unlock(&g_gate);
   }
   return NULL;
+}
+
+/* The dump thread, and the writer thread for line sinks (at process init, and in a
+ * forked child at its first communicator). */
+static void start_thread(void) {
+  /* Lines go to a writer thread, so that a slow write never stops the draining. */
+  g_thread_drainer.queued = g_lines && ins_wqueue_start();
+  if (pthread_create(&g_thread, NULL, dump_thread, NULL) != 0) {
+    ins_warn("cannot start the dump thread: records are written at teardown only");
+    return;
+  }
+  g_thread_running = true;
 }
 
 void ins_dump_start(const struct ins_config *cfg) {
@@ -364,20 +424,15 @@ void ins_dump_start(const struct ins_config *cfg) {
     return;
   }
   drainer_init(&g_thread_drainer, STASH_BYTES);
-  /* Lines go to a writer thread, so that a slow write never stops the draining. */
-  g_thread_drainer.queued = g_lines && ins_wqueue_start();
-  if (pthread_create(&g_thread, NULL, dump_thread, NULL) != 0) {
-    ins_warn("cannot start the dump thread: records are written at teardown only");
-    return;
-  }
-  g_thread_running = true;
+  start_thread();
+  if (!g_thread_running) return;
   if (cfg->interval_us < 0)
     ins_info("dump thread started: writing at communicator teardown (and whenever a ring is half full)");
   else
     ins_info("dump thread started: interval %lld us", cfg->interval_us);
 }
 
-int ins_dump_attach(struct ins_comm *c) {
+static int attach(struct ins_comm *c) {
   struct drain_comm *dc = calloc(1, sizeof *dc);
   if (!dc) return -1;
   /* Under RCCL the pTimers may be ticks: measure which (core/timer.h). On the init
@@ -396,6 +451,22 @@ int ins_dump_attach(struct ins_comm *c) {
   return 0;
 }
 
+int ins_dump_attach(struct ins_comm *c) {
+  if (g_fork_off) {
+    /* forked past the bound: a sink's lock may be held by a thread that is gone */
+    c->foreign = true;
+    ins_warn_once(&g_warned_fork, "this process was forked while the plugin's dump or writer "
+                  "thread was busy for over %d ms (a slow or hung file system?): its "
+                  "communicators are not recorded", FORK_WAIT_MS);
+    return 0;
+  }
+  pthread_rwlock_rdlock(&g_gate);
+  if (atomic_exchange(&g_restart, false)) start_thread();
+  int rc = attach(c);
+  pthread_rwlock_unlock(&g_gate);
+  return rc;
+}
+
 /* Drain one context now, on the calling thread (it holds no other drain lock). */
 static void drain_now(struct ins_comm *c, bool final) {
   struct drainer d;
@@ -409,7 +480,10 @@ static void drain_now(struct ins_comm *c, bool final) {
 }
 
 void ins_dump_comm_drain(struct ins_comm *c) {
-  if (g_cfg && c->ext_drain) drain_now(c, false);
+  if (!g_cfg || !c->ext_drain || c->foreign) return;
+  pthread_rwlock_rdlock(&g_gate);
+  drain_now(c, false);
+  pthread_rwlock_unlock(&g_gate);
 }
 
 /* At teardown, in the log: what left no record, and why (the outputs count it too). */
@@ -426,7 +500,9 @@ static void say_untimed(const struct ins_comm *c) {
   if (n)
     ins_info("communicator 0x%llx rank %d: ops left without a record: %s (unverified: NCCL's "
              "proxy thread may have been 64 works behind the GPU, so their timestamps may be a "
-             "later op's; handed_over: every channel had an earlier op's; docs/reference.md)",
+             "later op's; handed_over: every channel had an earlier op's; no_gpu_timer: no kernel "
+             "timestamps, as copy-engine collectives never have: NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING=0 "
+             "keeps them host-timed; docs/reference.md)",
              (unsigned long long)c->id, c->rank, why);
   n = 0;
   for (int f = 0; f < INS_FUNC_COUNT; f++) {
@@ -442,8 +518,26 @@ static void say_untimed(const struct ins_comm *c) {
              (unsigned long long)c->id, c->rank, why);
 }
 
+/* An inherited context finalized in a forked child: nothing of it is written, and its
+ * sinks are not told (a sink's detach may write the parent's files: the Prometheus
+ * sink rewrites or removes its GPU's). Its state and the sinks' stay allocated, and
+ * reachable, for the child's life: a few hundred bytes each. */
+static void forget(struct ins_comm *c) {
+  struct drain_comm *dc = c->ext_drain;
+  memcpy(dc->left_sink, c->ext_sink, sizeof dc->left_sink);
+  dc->left_next = atomic_load(&g_left);
+  while (!atomic_compare_exchange_weak(&g_left, &dc->left_next, dc)) {
+  }
+  c->ext_drain = NULL;
+}
+
 void ins_dump_comm_final(struct ins_comm *c) {
   if (!g_cfg || !c->ext_drain) return;
+  if (c->foreign) {
+    forget(c);
+    return;
+  }
+  pthread_rwlock_rdlock(&g_gate);
   drain_now(c, true);
   say_untimed(c);
   for (int i = 0; i < g_nsinks; i++) g_sinks[i]->detach(c, c->ext_sink[i]);
@@ -452,6 +546,7 @@ void ins_dump_comm_final(struct ins_comm *c) {
   free(dc->held);
   free(dc);
   c->ext_drain = NULL;
+  pthread_rwlock_unlock(&g_gate);
 }
 
 void ins_dump_shutdown(void) {
@@ -464,14 +559,62 @@ void ins_dump_shutdown(void) {
     g_thread_running = false;
   }
   ins_wqueue_stop(); /* what the dump thread queued is written first */
+  /* after the joins: a thread joined while we held the gate could wait on it behind a fork */
+  pthread_rwlock_rdlock(&g_gate);
   struct drainer d;
   drainer_init(&d, 0);
   dump_pass(&d, true);
   drainer_free(&d);
   drainer_free(&g_thread_drainer);
   for (int i = 0; i < g_nsinks; i++) g_sinks[i]->shutdown();
+  pthread_rwlock_unlock(&g_gate);
   unsigned long long lost = ins_writer_unwritten();
   if (lost)
     ins_warn("%llu records could not be written to %s (see the earlier warning)", lost,
              g_cfg->dump_dir);
+}
+
+/* ---- fork() (see above g_gate) ------------------------------------------------ */
+
+void ins_dump_fork_prepare(void) {
+  t_fork.gate = t_fork.registry = t_fork.queue = t_fork.idle = false;
+  if (ins_dump_test_hook) ins_dump_test_hook(INS_DUMP_HOOK_FORK_PREPARE);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += FORK_WAIT_MS / 1000;
+  until.tv_nsec += (long)(FORK_WAIT_MS % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+  atomic_fetch_add(&g_fork_waiting, 1);
+  int rc = pthread_rwlock_timedwrlock(&g_gate, &until);
+  atomic_fetch_sub(&g_fork_waiting, 1);
+  if (rc != 0) return;
+  t_fork.gate = true;
+  ins_registry_lock(); /* held briefly, outside the gate only by inits and finalizes */
+  t_fork.registry = true;
+  t_fork.idle = ins_wqueue_fork_prepare(&until) == 0;
+  t_fork.queue = true;
+}
+
+void ins_dump_fork_parent(void) {
+  if (t_fork.queue) ins_wqueue_fork_parent();
+  if (t_fork.registry) ins_registry_unlock();
+  if (t_fork.gate) pthread_rwlock_unlock(&g_gate);
+}
+
+void ins_dump_fork_child(void) {
+  ins_wqueue_fork_child(t_fork.queue);
+  ins_registry_fork_child(t_fork.registry);
+  /* Made anew, never unlocked: glibc knows its writer by thread id, which the child's
+   * thread does not share with the parent's (an unlock here broke the lock); and past
+   * the bound its holders are threads that are gone. */
+  pthread_rwlockattr_t a;
+  pthread_rwlockattr_init(&a);
+  pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  pthread_rwlock_init(&g_gate, &a);
+  pthread_rwlockattr_destroy(&a);
+  if (!t_fork.gate || !t_fork.idle) g_fork_off = true;
+  if (g_thread_running) { /* gone with the fork */
+    g_thread_running = false;
+    atomic_store(&g_restart, true);
+  }
 }

@@ -26,4 +26,18 @@ void ins_dump_comm_drain(struct ins_comm *c);
 /* Process exit / library unload: stop the thread, drain every live context. */
 void ins_dump_shutdown(void);
 
+/* fork() (pthread_atfork, registered by abi/lifecycle.c at process init): prepare waits,
+ * for a bounded time, until no plugin thread holds a plugin lock; the child starts clean
+ * (inherited contexts foreign: comm.h; the threads restarted by its first own context).
+ * dump.c says how. */
+void ins_dump_fork_prepare(void);
+void ins_dump_fork_parent(void);
+void ins_dump_fork_child(void);
+
+/* Tests only (tests/unit/test_fork_locks.c): called, when set, on the dump thread inside
+ * each pass with the registry lock held, and in the fork's prepare before it waits. Set
+ * before the first init. */
+enum ins_dump_hook_at { INS_DUMP_HOOK_PASS, INS_DUMP_HOOK_FORK_PREPARE };
+extern void (*ins_dump_test_hook)(enum ins_dump_hook_at at);
+
 #endif

@@ -76,3 +76,9 @@ int ins_files_dir_writable(const char *dir) {
   if (ins_files_mkdir_p(dir) != 0) return -1;
   return access(dir, W_OK | X_OK);
 }
+
+bool ins_files_gone(int fd, const char *path) {
+  struct stat st, at;
+  if (fstat(fd, &st) != 0 || st.st_nlink > 0) return false;
+  return lstat(path, &at) != 0 || at.st_ino != st.st_ino || at.st_dev != st.st_dev;
+}

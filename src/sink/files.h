@@ -16,7 +16,9 @@
  *    descriptor of what we just created, never through a path that could
  *    have been swapped for a link since;
  *  - directories that already exist (links the user set up included) are
- *    used as they are, and never chmodded.
+ *    used as they are, and never chmodded;
+ *  - a file deleted while we write it (or its directory) is noticed
+ *    (ins_files_gone), and its writer creates a new one by these rules.
  */
 #ifndef INS_FILES_H
 #define INS_FILES_H
@@ -44,5 +46,11 @@ int ins_files_create_temp(const char *dir, const char *prefix, char *path, size_
 
 /* Is dir (creating it if needed) a directory we can create files in? 0, or -1 with errno. */
 int ins_files_dir_writable(const char *dir);
+
+/* Has the file open at fd, created at path, lost every name (deleted while we write, or
+ * its directory)? Then what is written to fd reaches no one. One fstat; a path lookup
+ * only when the file reports no link, so that a file system that reports none for a
+ * file still at its name does not make us start new files. */
+bool ins_files_gone(int fd, const char *path);
 
 #endif

@@ -5,13 +5,21 @@
  * and never freed before shutdown: cumulative metrics must keep counting after
  * a communicator is destroyed (its totals stay true), and the number of series
  * is bounded by the job's distinct (communicator, rank, op, algorithm, size
- * bucket) sets, not by its length.
+ * bucket) sets, not by its length. Shutdown (after the last export) frees all
+ * of it, so that a plugin NCCL unloads and loads again leaks nothing; a
+ * communicator still attached then is a no-op for this sink from there on
+ * (nothing could be exported any more).
  *
- * A snapshot is encoded under the lock, into bodies of at most
- * INS_OTLP_MAX_BODY bytes: the series are split in halves until each body
- * fits (the per-GPU counters go with the first). Encoding a few thousand
- * series takes well under a millisecond; the draining threads wait that long
- * at most, and NCCL's threads never take this lock.
+ * An export is encoded under the lock, in order of the series' creation, into
+ * bodies of at most INS_OTLP_MAX_BODY bytes (the per-GPU counters go with the
+ * first): each body takes as many series as the last body's bytes per series
+ * say fit, fewer when it comes out too large. The exporter asks for a
+ * queueful of bodies at a time (ins_otlp_collect_fn: an export of thousands
+ * of communicators is tens of bodies), and the cursor below remembers where
+ * the export in progress goes on; series created meanwhile come at its end.
+ * Every body of one export has the export's time. Encoding a queueful takes
+ * milliseconds at most; the draining threads wait that long at most, and
+ * NCCL's threads never take this lock.
  */
 #include "sink/otlp.h"
 
@@ -71,6 +79,7 @@ struct device {
 /* A communicator's fixed attributes, made once at attach. */
 struct comm_state {
   struct device *dev;
+  unsigned gen; /* the sink's start it was attached under (g_gen) */
   char id[24], name[128], ranks[16], nodes[16], rank[16];
 };
 
@@ -83,9 +92,24 @@ static struct ins_otlp_config g_cfg;
 static struct ins_otlp_kv g_resource[INS_OTLP_MAX_ATTRS + 8];
 static int g_nresource;
 static char g_host[256], g_job[512], g_cluster[512];
-static struct ins_otlp_exporter *g_exporter;
+/* Published after the exporter thread is running, read by that thread's collect: atomic
+ * (that first collect may come before the store). */
+static _Atomic(struct ins_otlp_exporter *) g_exporter;
 static uint64_t g_start_ns;
-static atomic_int g_warned_mem;
+static atomic_int g_warned_mem, g_warned_encode;
+/* The sink is started and not yet shut down; g_gen counts starts, so that a communicator
+ * attached before a shutdown never touches what the shutdown freed. */
+static bool g_live;
+static unsigned g_gen;
+/* The export in progress (collect's cursor): the next series, whether the counters were
+ * sent, the export's time. Exporter thread, under g_lock. */
+struct export_cursor {
+  bool open, counters_sent;
+  size_t next;
+  uint64_t time_ns;
+};
+static struct export_cursor g_exp;
+static size_t g_per_series; /* bytes per series in the last body: how many fit the next */
 /* INS_OTLP_MAX_BODY; INSPECTOR_OTLP_MAX_BODY_BYTES lowers it so that the tests can see a
  * snapshot split without tens of thousands of series (tests/test_otlp.py, otlp.split). */
 static size_t g_max_body = INS_OTLP_MAX_BODY;
@@ -111,6 +135,10 @@ static void resource_add(const char *key, const char *s, int64_t i, bool is_int)
 
 static void otlp_start(const struct ins_config *cfg) {
   pthread_mutex_lock(&g_lock);
+  g_live = true;
+  g_gen++;
+  g_exp.open = false;
+  g_per_series = 0;
   ins_otlp_config_load(&g_cfg);
   snprintf(g_host, sizeof g_host, "%s", cfg->hostname);
   snprintf(g_job, sizeof g_job, "%s", cfg->job_id);
@@ -126,14 +154,17 @@ static void otlp_start(const struct ins_config *cfg) {
       resource_add(g_cfg.attrs[i].key, g_cfg.attrs[i].value, 0, false);
   g_start_ns = now_ns();
   const char *mb = getenv("INSPECTOR_OTLP_MAX_BODY_BYTES");
-  if (mb && atoll(mb) > 0) g_max_body = (size_t)atoll(mb);
+  g_max_body = mb && atoll(mb) > 0 ? (size_t)atoll(mb) : INS_OTLP_MAX_BODY;
   pthread_mutex_unlock(&g_lock);
   /* outside the lock: the exporter's first collect takes it */
-  g_exporter = ins_otlp_exporter_start(&g_cfg.ep, g_cfg.interval_ms, QUEUE_MAX, ins_otlp_collect, NULL);
-  /* the URL without its query: a query string may carry a token */
-  int shown = (int)strcspn(g_cfg.ep.url, "?#");
-  if (g_exporter)
-    ins_info("exporting OTLP metrics to %.*s every %u ms (%s%s)", shown, g_cfg.ep.url, g_cfg.interval_ms,
+  struct ins_otlp_exporter *e =
+      ins_otlp_exporter_start(&g_cfg.ep, g_cfg.interval_ms, QUEUE_MAX, ins_otlp_collect, NULL);
+  atomic_store(&g_exporter, e);
+  /* the URL redacted: userinfo and query values may carry credentials */
+  char shown[INS_OTLP_URL_SHOWN];
+  if (e)
+    ins_info("exporting OTLP metrics to %s every %u ms (%s%s)",
+             ins_otlp_url_redact(g_cfg.ep.url, shown, sizeof shown), g_cfg.interval_ms,
              g_cfg.ep.json ? "http/json" : "http/protobuf", g_cfg.ep.gzip ? ", gzip" : "");
 }
 
@@ -162,15 +193,21 @@ static int otlp_attach(struct ins_comm *c, void **state) {
   snprintf(s->nodes, sizeof s->nodes, "%d", c->nnodes);
   snprintf(s->rank, sizeof s->rank, "%d", c->rank);
   pthread_mutex_lock(&g_lock);
-  s->dev = device_get(id.uuid);
+  s->gen = g_gen;
+  bool live = g_live; /* after shutdown: a state that records nothing (nothing is exported) */
+  if (live) s->dev = device_get(id.uuid);
   pthread_mutex_unlock(&g_lock);
-  if (!s->dev) {
+  if (live && !s->dev) {
     free(s);
     return -1;
   }
   *state = s;
   return 0;
 }
+
+/* s may use the sink's state (g_lock held): attached since the sink's last start, which
+ * has not been shut down. */
+static bool state_live(const struct comm_state *s) { return g_live && s->gen == g_gen && s->dev; }
 
 /* The series of a record's attribute set, created on first use (g_lock held). */
 static struct series *series_get(const struct comm_state *s, const struct ins_record *r) {
@@ -232,6 +269,10 @@ static int otlp_record(struct ins_sink_batch *b, const struct ins_comm *c, void 
   if (!s) return -1;
   if (r->timing == INS_TIMING_UNVERIFIED) return 0; /* not a record (core/judge.h) */
   pthread_mutex_lock(&g_lock);
+  if (!state_live(s)) { /* after shutdown: nothing more can be exported */
+    pthread_mutex_unlock(&g_lock);
+    return 0;
+  }
   if (r->stale_channels > 0) { /* a time from a subset of the channels: counted, not used */
     s->dev->excluded[r->kind == INS_KIND_COLL ? 0 : 1]++;
     pthread_mutex_unlock(&g_lock);
@@ -257,6 +298,10 @@ static int otlp_counts(struct ins_sink_batch *b, const struct ins_comm *c, void 
   struct comm_state *s = state;
   if (!s) return 0;
   pthread_mutex_lock(&g_lock);
+  if (!state_live(s)) {
+    pthread_mutex_unlock(&g_lock);
+    return 0;
+  }
   for (int i = 0; i < 2; i++) {
     s->dev->dropped[i] += k->dropped_since[i];
     for (int r = 0; r < INS_UNTIMED_REASONS; r++) s->dev->untimed[i][r] += k->untimed_since[i][r];
@@ -337,7 +382,7 @@ static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters,
         k++, q++;
       }
     *exp_drop = (struct ins_otlp_point){.start_ns = g_start_ns, .time_ns = now,
-                                        .value = g_exporter ? (int64_t)ins_otlp_exporter_dropped(g_exporter) : 0};
+                                        .value = (int64_t)ins_otlp_exporter_dropped(atomic_load(&g_exporter))};
     /* after the first three: untimed ops by kind and reason, unreported collectives */
     struct ins_otlp_point *unt = exp_drop + 1, *unrep = unt + 2 * INS_UNTIMED_REASONS * ndev;
     struct ins_otlp_kv *at = &kv[3 * 4 * ndev];
@@ -386,35 +431,95 @@ out:
   return rc;
 }
 
-/* Bodies for series [a, b): halved until each fits INS_OTLP_MAX_BODY. Returns bodies made. */
-static int encode_split(struct ins_buf *bodies, int max, size_t a, size_t b, bool counters, uint64_t now) {
-  if (max <= 0) return 0;
-  struct ins_buf *body = &bodies[0];
-  body->len = 0;
-  if (encode_range(body, a, b, counters, now) != 0) {
-    ins_buf_free(body);
-    return 0;
-  }
-  if (body->len <= g_max_body || b - a <= 1) return 1;
-  ins_buf_free(body);
-  size_t mid = a + (b - a) / 2;
-  int n = encode_split(bodies, max, a, mid, counters, now);
-  return n + encode_split(bodies + n, max - n, mid, b, false, now);
+/* How many series from `a` (of `left`) the next body takes: as many as the last body's
+ * bytes per series say fit in 7/8 of the limit (room for series larger than the mean);
+ * a first guess of 256 before any body was made. */
+static size_t chunk_for(size_t left) {
+  size_t k = g_per_series ? (g_max_body - g_max_body / 8) / g_per_series : 256;
+  if (k < 1) k = 1;
+  return k < left ? k : left; /* 0 with no series left: the counters alone */
 }
 
-int ins_otlp_collect(void *arg, struct ins_buf *bodies, int max) {
+/* One body of the export in progress, from series g_exp.next on (g_lock held): as many
+ * series as fit under g_max_body; a single series that does not fit goes alone. Returns
+ * 0 with *body made, or -1 when even one series could not be encoded (out of memory):
+ * that series is skipped, *body left empty. g_exp.next moves past what the body holds. */
+static int encode_next(struct ins_buf *body) {
+  size_t a = g_exp.next, left = g_nseries - a, k = chunk_for(left);
+  bool counters = !g_exp.counters_sent;
+  for (;;) {
+    body->len = 0;
+    int rc = encode_range(body, a, a + k, counters, g_exp.time_ns);
+    if (rc == 0 && (body->len <= g_max_body || k <= 1)) break;
+    if (rc != 0 && k <= 1) { /* out of memory for a single series */
+      ins_buf_free(body);
+      g_exp.next = a + (left ? 1 : 0);
+      g_exp.counters_sent = true;
+      return -1;
+    }
+    /* too large (or out of memory): fewer series, in proportion to the overshoot */
+    size_t fit = rc == 0 ? (size_t)((double)k * (double)g_max_body / (double)body->len * 0.9) : k / 2;
+    k = fit < 1 ? 1 : fit < k ? fit : k - 1;
+  }
+  if (k) g_per_series = body->len / k;
+  g_exp.next = a + k;
+  g_exp.counters_sent = true;
+  return 0;
+}
+
+int ins_otlp_collect(void *arg, struct ins_buf *bodies, int max, bool fresh, bool *more) {
   (void)arg;
+  int n = 0;
   pthread_mutex_lock(&g_lock);
-  int n = encode_split(bodies, max, 0, g_nseries, true, now_ns());
+  if (fresh && g_live) g_exp = (struct export_cursor){.open = true, .time_ns = now_ns()};
+  size_t unmade = 0;
+  while (g_exp.open && n < max) {
+    if (encode_next(&bodies[n]) != 0) unmade++; /* left empty: counted as dropped */
+    n++;
+    if (g_exp.next >= g_nseries) g_exp.open = false; /* every series of the export is out */
+  }
+  *more = g_exp.open;
   pthread_mutex_unlock(&g_lock);
+  if (unmade)
+    ins_warn_once(&g_warned_encode, "out of memory encoding OTLP metrics: %zu series left out of an export "
+                  "(counted in nccl.inspector.otlp.exports_dropped; later ones are not logged)", unmade);
   return n;
+}
+
+/* Everything the sink holds, freed (g_lock held): after the last export. */
+static void free_state(void) {
+  for (size_t i = 0; i < g_nseries; i++) {
+    struct series *x = g_list[i];
+    for (int k = 0; k < x->nattrs; k++) free(x->strs[k]);
+    free(x->sig);
+    free(x);
+  }
+  free(g_list);
+  g_list = NULL;
+  g_nseries = g_cap = 0;
+  memset(g_table, 0, sizeof g_table);
+  while (g_devs) {
+    struct device *d = g_devs;
+    g_devs = d->next;
+    free(d);
+  }
+  ins_otlp_config_free(&g_cfg);
+  g_exp.open = false;
 }
 
 static void otlp_shutdown(void) {
   /* the last export: what the final drains added (bounded: the job is exiting) */
   uint32_t deadline = g_cfg.ep.timeout_ms < STOP_DEADLINE_MS ? g_cfg.ep.timeout_ms : STOP_DEADLINE_MS;
-  if (g_exporter) ins_otlp_exporter_stop(g_exporter, deadline);
-  g_exporter = NULL;
+  struct ins_otlp_exporter *e = atomic_exchange(&g_exporter, NULL);
+  if (e) ins_otlp_exporter_stop(e, deadline); /* its thread has ended: no collect from here on */
+  pthread_mutex_lock(&g_lock);
+  if (g_exp.open && g_exp.next < g_nseries)
+    ins_warn("OTLP: the last export was cut short by its %u ms deadline at exit: %zu of the %zu series "
+             "were not in it (their latest totals are lost; the collector has those of earlier exports)",
+             deadline, g_nseries - g_exp.next, g_nseries);
+  g_live = false;
+  free_state();
+  pthread_mutex_unlock(&g_lock);
 }
 
 const struct ins_sink ins_otlp_sink = {

@@ -12,8 +12,9 @@
  * counts of records dropped and of records excluded (timed from a subset of
  * their channels: *_stale_channels > 0, as the Prometheus sink leaves them out
  * too). The exporter thread (otlp_export.h) snapshots all of it every
- * OTEL_METRIC_EXPORT_INTERVAL and delivers it; the exports it had to drop are
- * counted and that count is exported too.
+ * OTEL_METRIC_EXPORT_INTERVAL and delivers it, in as many bodies as it takes;
+ * the bodies it had to drop are counted and that count is exported too. The
+ * last export is made at shutdown, after which the sink frees its state.
  *
  * Metric names and attributes: README.md, section OTLP. One mutex serialises
  * the state; it is taken by draining threads and the exporter thread, never in
@@ -26,8 +27,10 @@
 
 extern const struct ins_sink ins_otlp_sink;
 
-/* The encoded bodies of one export, as the exporter thread asks for them (exposed for
- * unit tests: they call it without an exporter). Returns how many bodies. */
-int ins_otlp_collect(void *arg, struct ins_buf *bodies, int max);
+/* The encoded bodies of an export, up to max at a time, as the exporter thread asks for
+ * them (ins_otlp_collect_fn, otlp_export.h: fresh starts an export, *more says that it
+ * has more bodies). Exposed for unit tests: they call it without an exporter. Returns
+ * how many bodies. */
+int ins_otlp_collect(void *arg, struct ins_buf *bodies, int max, bool fresh, bool *more);
 
 #endif

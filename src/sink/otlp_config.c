@@ -6,7 +6,13 @@
  * W3C Baggage-like form the spec gives: comma-separated key=value pairs,
  * whitespace around them ignored, values percent-decoded; a pair that does
  * not parse is skipped with a warning that says which one (by position, never
- * by content for headers).
+ * by content for headers). A header the exporter writes itself (Host,
+ * Content-Length, ...: ins_otlp_header_reserved) is dropped, with one warning
+ * naming such headers, never their values.
+ *
+ * Also the one place that turns a URL into text for a message
+ * (ins_otlp_url_redact): an endpoint may carry credentials in its userinfo or
+ * its query string, and every warning that shows one goes through it.
  */
 #include "sink/otlp_config.h"
 
@@ -19,6 +25,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "sink/otlp_http.h"
 
 #define DEFAULT_BASE "http://localhost:4318"
 #define METRICS_PATH "/v1/metrics"
@@ -53,6 +60,62 @@ int ins_otlp_url_decode(const char *s, size_t n, char *out, size_t cap) {
   return 0;
 }
 
+/* Appends the n bytes of s to out (cap bytes, o used), control characters as '?' (a
+ * URL from the environment must not be able to start a new log line); stops at the end
+ * of room. */
+static void put(char *out, size_t cap, size_t *o, const char *s, size_t n) {
+  for (size_t i = 0; i < n && *o + 1 < cap; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    out[(*o)++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+  }
+  out[*o] = '\0';
+}
+
+const char *ins_otlp_url_redact(const char *url, char *out, size_t cap) {
+  if (!cap) return "";
+  size_t o = 0;
+  out[0] = '\0';
+  if (!url) return out;
+  /* scheme://authority/path?query#fragment (RFC 3986); a text without "://" is taken as
+   * starting with its authority (a scheme-less value is a mistake worth showing) */
+  const char *sep = strstr(url, "://");
+  const char *a = sep && strcspn(url, "/?#") > (size_t)(sep - url) ? sep + 3 : url;
+  put(out, cap, &o, url, (size_t)(a - url));
+  size_t alen = strcspn(a, "/?#");
+  const char *at = NULL; /* the last '@' of the authority ends the userinfo */
+  for (const char *p = a; p < a + alen; p++)
+    if (*p == '@') at = p;
+  if (at) {
+    put(out, cap, &o, "***", 3);
+    put(out, cap, &o, at, (size_t)(a + alen - at));
+  } else {
+    put(out, cap, &o, a, alen);
+  }
+  const char *p = a + alen;
+  size_t plen = strcspn(p, "?#");
+  put(out, cap, &o, p, plen);
+  p += plen;
+  if (*p == '?') { /* every value replaced; the names stay (they say what was given) */
+    put(out, cap, &o, "?", 1);
+    p++;
+    while (*p && *p != '#') {
+      size_t n = strcspn(p, "&;#");
+      const char *eq = memchr(p, '=', n);
+      if (eq) {
+        put(out, cap, &o, p, (size_t)(eq - p) + 1);
+        put(out, cap, &o, "***", 3);
+      } else if (n) { /* a bare value ("?TOKEN") */
+        put(out, cap, &o, "***", 3);
+      }
+      p += n;
+      if (*p == '&' || *p == ';') put(out, cap, &o, p++, 1);
+    }
+  }
+  if (*p == '#') put(out, cap, &o, "#***", 4); /* never sent, but may hold anything */
+  if (o + 1 >= cap && cap > 4) memcpy(out + cap - 4, "...", 4); /* cut: say so */
+  return out;
+}
+
 static bool is_scheme_ok(const char *url) {
   return !strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8);
 }
@@ -64,21 +127,25 @@ static void endpoint(struct ins_otlp_config *c) {
       snprintf(c->ep.url, sizeof c->ep.url, "%s", url);
       return;
     }
+    char shown[INS_OTLP_URL_SHOWN];
     ins_warn("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT='%s' is not an http:// or https:// URL (or is too "
-             "long); using " DEFAULT_BASE METRICS_PATH, url);
+             "long); using " DEFAULT_BASE METRICS_PATH, ins_otlp_url_redact(url, shown, sizeof shown));
     snprintf(c->ep.url, sizeof c->ep.url, DEFAULT_BASE METRICS_PATH);
     return;
   }
   const char *base = getenv("OTEL_EXPORTER_OTLP_ENDPOINT");
   if (!base || !*base) base = DEFAULT_BASE;
   if (!is_scheme_ok(base) || strlen(base) + sizeof METRICS_PATH >= sizeof c->ep.url) {
+    char shown[INS_OTLP_URL_SHOWN];
     ins_warn("OTEL_EXPORTER_OTLP_ENDPOINT='%s' is not an http:// or https:// URL (or is too long); "
-             "using " DEFAULT_BASE, base);
+             "using " DEFAULT_BASE, ins_otlp_url_redact(base, shown, sizeof shown));
     base = DEFAULT_BASE;
   }
-  size_t n = strlen(base);
+  /* the path is appended to the base's path, before a query ("http://h:4318?tenant=a") */
+  size_t n = strcspn(base, "?#");
+  const char *after = base + n;
   while (n && base[n - 1] == '/') n--; /* "http://h:4318/" + "/v1/metrics": one slash */
-  snprintf(c->ep.url, sizeof c->ep.url, "%.*s" METRICS_PATH, (int)n, base);
+  snprintf(c->ep.url, sizeof c->ep.url, "%.*s" METRICS_PATH "%s", (int)n, base, after);
 }
 
 /*
@@ -87,7 +154,11 @@ static void endpoint(struct ins_otlp_config *c) {
  */
 static void pairs(const char *name, const char *list, bool secret,
                   void (*fn)(void *arg, const char *k, const char *v), void *arg) {
-  int pos = 0;
+  /* one warning for all the bad entries, naming the first: a list of thousands must not
+   * log thousands of lines */
+  int pos = 0, bad = 0, first_pos = 0;
+  const char *first = NULL;
+  size_t first_len = 0;
   for (const char *p = list; *p;) {
     const char *end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -106,21 +177,31 @@ static void pairs(const char *name, const char *list, bool secret,
       memcpy(key, ks, (size_t)(ke - ks));
       key[ke - ks] = 0;
       fn(arg, key, val);
-    } else if (len) {
-      if (secret)
-        ins_warn("%s: entry %d is not key=value (URL-encoded); it is skipped", name, pos);
-      else
-        ins_warn("%s: entry %d '%.*s' is not key=value (URL-encoded); it is skipped", name, pos, (int)len, p);
+    } else if (len && !bad++) {
+      first = p, first_len = len, first_pos = pos;
     }
     p += len;
     if (*p == ',') p++;
   }
+  if (bad == 1 && secret)
+    ins_warn("%s: entry %d is not key=value (URL-encoded); it is skipped", name, first_pos);
+  else if (bad == 1)
+    ins_warn("%s: entry %d '%.*s' is not key=value (URL-encoded); it is skipped", name, first_pos,
+             (int)first_len, first);
+  else if (bad && secret)
+    ins_warn("%s: %d entries are not key=value (URL-encoded), the first entry %d; they are skipped", name,
+             bad, first_pos);
+  else if (bad)
+    ins_warn("%s: %d entries are not key=value (URL-encoded), the first entry %d '%.*s'; they are skipped",
+             name, bad, first_pos, (int)first_len, first);
 }
 
 struct hdr_acc {
   char *buf;
   size_t len;
   const char *name;
+  char reserved[256]; /* the names of the reserved headers dropped, for one warning */
+  size_t nres;
 };
 
 static void add_header(void *arg, const char *k, const char *v) {
@@ -130,6 +211,16 @@ static void add_header(void *arg, const char *k, const char *v) {
     if (*p == ':' || *p == '\r' || *p == '\n' || isspace((unsigned char)*p)) goto bad;
   for (const char *p = v; *p; p++)
     if (*p == '\r' || *p == '\n') goto bad;
+  if (ins_otlp_header_reserved(k, strlen(k))) { /* named in one warning at the end */
+    size_t used = strlen(h->reserved);
+    /* names only (a key has no secret; the value may); ", ..." when they do not all fit */
+    if (used + strlen(k) + 8 < sizeof h->reserved)
+      snprintf(h->reserved + used, sizeof h->reserved - used, "%s%s", used ? ", " : "", k);
+    else if (!strstr(h->reserved, ", ..."))
+      snprintf(h->reserved + used, sizeof h->reserved - used, ", ...");
+    h->nres++;
+    return;
+  }
   size_t more = strlen(k) + strlen(v) + 4;
   char *nb = realloc(h->buf, h->len + more + 1);
   if (!nb) return;
@@ -140,11 +231,19 @@ bad:
   ins_warn("%s: a header name or value holds a character a header cannot carry; it is skipped", h->name);
 }
 
+/* The attributes past INS_OTLP_MAX_ATTRS are counted for one warning at the end, not
+ * one each (a list of 5,000 gave 4,968 lines). */
+struct attr_acc {
+  struct ins_otlp_config *c;
+  int skipped;
+  char first[128]; /* the first skipped key */
+};
+
 static void add_attr(void *arg, const char *k, const char *v) {
-  struct ins_otlp_config *c = arg;
+  struct attr_acc *a = arg;
+  struct ins_otlp_config *c = a->c;
   if (c->nattrs == INS_OTLP_MAX_ATTRS) {
-    ins_warn("OTEL_RESOURCE_ATTRIBUTES: more than %d attributes; '%s' and later ones are skipped",
-             INS_OTLP_MAX_ATTRS, k);
+    if (!a->skipped++) snprintf(a->first, sizeof a->first, "%s", k);
     return;
   }
   snprintf(c->attrs[c->nattrs].key, sizeof c->attrs[0].key, "%s", k);
@@ -172,6 +271,9 @@ void ins_otlp_config_load(struct ins_otlp_config *c) {
     struct hdr_acc h = {.name = name};
     pairs(name, s, true, add_header, &h);
     c->ep.headers = h.buf;
+    if (h.nres)
+      ins_warn("%s: %s: the OTLP exporter writes these headers itself (or they frame the request); "
+               "sent twice they would corrupt it, so they are dropped (values not logged)", name, h.reserved);
   }
   s = env2("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", &name);
   if (s && !strcmp(s, "http/json")) c->ep.json = true;
@@ -183,7 +285,13 @@ void ins_otlp_config_load(struct ins_otlp_config *c) {
   c->ep.timeout_ms = env_ms("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", DEFAULT_TIMEOUT_MS);
   c->interval_ms = env_ms("OTEL_METRIC_EXPORT_INTERVAL", NULL, DEFAULT_INTERVAL_MS);
   s = getenv("OTEL_RESOURCE_ATTRIBUTES");
-  if (s && *s) pairs("OTEL_RESOURCE_ATTRIBUTES", s, false, add_attr, c);
+  if (s && *s) {
+    struct attr_acc acc = {.c = c};
+    pairs("OTEL_RESOURCE_ATTRIBUTES", s, false, add_attr, &acc);
+    if (acc.skipped)
+      ins_warn("OTEL_RESOURCE_ATTRIBUTES: more than %d attributes: the %d from '%s' on are skipped",
+               INS_OTLP_MAX_ATTRS, acc.skipped, acc.first);
+  }
   s = getenv("OTEL_SERVICE_NAME");
   /* OTEL_SERVICE_NAME wins over a service.name in OTEL_RESOURCE_ATTRIBUTES (the SDK spec) */
   const char *from_attrs = NULL;

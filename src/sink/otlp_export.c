@@ -21,6 +21,12 @@
  * the collector is away the oldest bodies are the least worth keeping; a
  * body in backoff is the oldest, and goes first when the queue is full. The
  * queue is a ring of queue_max slots allocated at start: it never grows.
+ * An export larger than the queue (thousands of communicators: more bodies
+ * than slots) is taken from the sink in turns, a queueful at a time: its
+ * next bodies once the last are delivered, or, with the collector slow or
+ * away, at the next interval, which goes on with that export instead of
+ * starting a fresh one, so that every series is sent in its turn. Memory
+ * stays at queue_max bodies whatever the number of series.
  *
  * Messages, because thousands of ranks may log the same thing: one warning
  * when delivery starts failing (with the reason), one INFO when it works
@@ -55,6 +61,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "sink/otlp_config.h" /* ins_otlp_url_redact */
 #include "sink/otlp_http.h"
 
 /* ============================================================================
@@ -192,6 +199,7 @@ struct ins_otlp_exporter {
   struct queued *q;
   int qhead, qcount;
   struct ins_buf *scratch; /* handed to collect */
+  bool more;               /* the sink has more bodies of the export in progress */
   unsigned failures;       /* consecutive attempts without an answer or with a retryable one */
   bool failing;            /* warned that delivery fails; an INFO when it works again */
   uint64_t next_try_ns;    /* the head's next attempt */
@@ -252,15 +260,19 @@ static bool gzip_body(struct ins_otlp_exporter *e, const struct ins_buf *in, str
   return true;
 }
 
-/* This interval's bodies from the sink, into the queue (compressed when asked). */
-static void collect_bodies(struct ins_otlp_exporter *e) {
+/* Bodies from the sink, into the queue (compressed when asked): a new export's first
+ * (fresh), or the next ones of the export in progress. */
+static void collect_bodies(struct ins_otlp_exporter *e, bool fresh) {
   memset(e->scratch, 0, (size_t)e->queue_max * sizeof *e->scratch);
-  int n = e->collect(e->arg, e->scratch, e->queue_max);
+  bool more = false;
+  int n = e->collect(e->arg, e->scratch, e->queue_max, fresh, &more);
   if (n < 0) n = 0;
   if (n > e->queue_max) n = e->queue_max; /* NEVER: collect fills at most max */
+  e->more = more && n > 0; /* a sink that made nothing has nothing more either */
   for (int i = 0; i < e->queue_max; i++) {
     struct queued b = {e->scratch[i], false};
     if (i >= n || !b.body.len) {
+      if (i < n) atomic_fetch_add(&e->dropped, 1); /* the sink could not make it */
       ins_buf_free(&b.body);
       continue;
     }
@@ -380,15 +392,21 @@ static int ms_until(uint64_t t, uint64_t now) {
   return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
-/* After stop: one last export, then delivery until the queue is empty or stop's
- * deadline. Our own backoff is skipped (the collector may be back by now: one more
- * try is worth it); a Retry-After the collector gave is not. */
+/* After stop: one last export, whole (a fresh one, its bodies made as the queue
+ * empties), then delivery until the queue is empty or stop's deadline. Our own backoff
+ * is skipped (the collector may be back by now: one more try is worth it); a
+ * Retry-After the collector gave is not. */
 static void final_delivery(struct ins_otlp_exporter *e) {
-  collect_bodies(e);
+  collect_bodies(e, true);
   uint64_t deadline = atomic_load(&e->stop_ns);
   if (e->next_try_ns > e->not_before_ns) e->next_try_ns = e->not_before_ns;
-  while (e->qcount) {
+  while (e->qcount || e->more) {
     uint64_t now = ins_mono_ns();
+    if (!e->qcount) { /* the last export's next bodies */
+      if (now >= deadline) break;
+      collect_bodies(e, false);
+      continue;
+    }
     if (now >= deadline || e->next_try_ns >= deadline) break;
     if (now < e->next_try_ns) {
       poll(NULL, 0, ms_until(e->next_try_ns, now));
@@ -401,6 +419,11 @@ static void final_delivery(struct ins_otlp_exporter *e) {
   while (e->qcount) {
     drop(e, &e->q[e->qhead]);
     pop_head(e);
+  }
+  if (e->more) { /* bodies the sink never made: one, at least */
+    atomic_fetch_add(&e->dropped, 1);
+    left++;
+    e->more = false;
   }
   uint64_t dropped = atomic_load(&e->dropped);
   if (dropped)
@@ -416,9 +439,15 @@ static void *exporter_thread(void *arg) {
   while (!atomic_load(&e->stop_ns)) {
     uint64_t now = ins_mono_ns();
     if (now >= next_collect) {
-      collect_bodies(e);
+      /* an export not finished by now goes on (every series gets its turn, however slow
+       * the collector); a finished one is followed by a fresh one */
+      collect_bodies(e, !e->more);
       next_collect += interval;
       if (next_collect <= now) next_collect = now + interval; /* late (a long delivery): no burst */
+      continue;
+    }
+    if (e->more && !e->qcount) { /* this export's next bodies, now that the last are out */
+      collect_bodies(e, false);
       continue;
     }
     if (e->qcount && now >= e->next_try_ns) {
@@ -471,9 +500,10 @@ struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint
   }
   struct ins_otlp_url url;
   if (ins_otlp_url_parse(&url, ep->url, why, sizeof why) != 0) {
-    /* the query may hold a token: left out */
-    ins_warn("OTLP exporter: the endpoint %.*s is not a URL we can use: %s; the OTLP exporter is off",
-             (int)strcspn(ep->url, "?#"), ep->url, why);
+    /* the userinfo and the query may hold credentials: redacted */
+    char shown[INS_OTLP_URL_SHOWN];
+    ins_warn("OTLP exporter: the endpoint %s is not a URL we can use: %s; the OTLP exporter is off",
+             ins_otlp_url_redact(ep->url, shown, sizeof shown), why);
     return NULL;
   }
   if (!headers_ok(ep->headers)) {

@@ -32,9 +32,14 @@ struct ins_otlp_endpoint {
   uint32_t timeout_ms;   /* per request */
 };
 
-/* Fills up to `max` bodies for this export (each an encoded request, owned by the
- * exporter afterwards); returns how many, 0 for none. Runs on the exporter thread. */
-typedef int (*ins_otlp_collect_fn)(void *arg, struct ins_buf *bodies, int max);
+/* Fills up to `max` bodies of an export (each an encoded request, owned by the exporter
+ * afterwards); returns how many, 0 for none. A body left empty (len 0) among them is one
+ * the sink could not make (out of memory): counted as dropped. An export may need more
+ * bodies than the queue holds (thousands of communicators): the sink then sets *more, and
+ * the exporter asks again with fresh = false for the same export's next bodies once it
+ * has delivered these, or at its next interval if it could not; fresh = true starts a new
+ * export (the sink's snapshot from its first series). Runs on the exporter thread. */
+typedef int (*ins_otlp_collect_fn)(void *arg, struct ins_buf *bodies, int max, bool fresh, bool *more);
 
 struct ins_otlp_exporter;
 
@@ -42,8 +47,9 @@ struct ins_otlp_exporter;
 struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint *ep, uint32_t interval_ms,
                                                   int queue_max, ins_otlp_collect_fn collect, void *arg);
 
-/* A last export and its delivery, bounded by deadline_ms in all (retries included);
- * then the thread ends and e is freed. Whatever is left is counted as dropped. */
+/* A last export (fresh, every body of it) and its delivery, bounded by deadline_ms in all
+ * (retries included); then the thread ends and e is freed. Whatever is left is counted as
+ * dropped, bodies the sink had still to make as one. */
 void ins_otlp_exporter_stop(struct ins_otlp_exporter *e, uint32_t deadline_ms);
 
 /* Bodies dropped so far (queue full, answer not retryable, or left at stop). Any thread. */

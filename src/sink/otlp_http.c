@@ -8,10 +8,15 @@
  * - plain http://: our own HTTP/1.1 client on libc alone. One request at a
  *   time on one keep-alive connection (the exporter never has two in flight,
  *   so pipelining would buy nothing). Non-blocking sockets and poll() bound
- *   every step by the request's deadline. Name lookup goes through glibc's
- *   getaddrinfo_a, waited for in slices, because getaddrinfo itself cannot be
- *   bounded (a resolver that does not answer holds it for timeout x attempts x
- *   search domains: tens of seconds); numeric hosts never look anything up.
+ *   every step by the request's deadline, and every read and write looks at
+ *   it first, not only when it would block: a server that always has the next
+ *   byte ready (an answer without end, interim 1xx answers without end, which
+ *   are also counted) never makes a call block. Name lookup goes through
+ *   glibc's getaddrinfo_a (libc's own since 2.34, libanl.so.1 before), waited
+ *   for in slices, because getaddrinfo itself cannot be bounded (a resolver
+ *   that does not answer holds it for timeout x attempts x search domains:
+ *   tens of seconds, minutes at worst); numeric hosts never look anything up.
+ *   Only without getaddrinfo_a (a libc other than glibc) is it getaddrinfo.
  * - https://: libcurl, loaded with dlopen at run time so that the plugin links
  *   nothing beyond libc and a job without https never loads it. The multi
  *   interface rather than curl_easy_perform, because curl_multi_wait also
@@ -418,6 +423,7 @@ void ins_otlp_resp_init(struct ins_otlp_resp *r) {
   r->content_length = -1;
   r->left = 0;
   r->head_bytes = 0;
+  r->interim = 0;
   r->retry_after[0] = r->content_type[0] = '\0';
   r->error = NULL;
   r->line_len = 0;
@@ -517,9 +523,17 @@ static void resp_field(struct ins_otlp_resp *r, char *l) {
 static void resp_head_end(struct ins_otlp_resp *r) {
   if (r->status < 200) { /* 1xx: an interim answer; the final one follows */
     if (r->status == 101) { resp_fail(r, "101 Switching Protocols"); return; }
+    /* A server that sends interim answers without end would hold the request as long
+     * as it likes: their number is bounded, and their header bytes count towards the
+     * answer's (neither is reset with the rest of the state). */
+    unsigned interim = r->interim + 1;
+    size_t head_bytes = r->head_bytes;
     bool http11 = r->http11;
     ins_otlp_resp_init(r);
     r->http11 = http11;
+    r->interim = interim;
+    r->head_bytes = head_bytes;
+    if (interim > INS_OTLP_RESP_MAX_INTERIM) resp_fail(r, "too many interim (1xx) answers");
     return;
   }
   r->keep_alive = !r->conn_close && (r->http11 || r->conn_keep);
@@ -639,6 +653,11 @@ void ins_otlp_resp_eof(struct ins_otlp_resp *r) {
  * Waiting, bounded by the deadline and by stop
  * ========================================================================= */
 
+/* The transport's clock (CLOCK_MONOTONIC); a test may put its own in (the hooks). */
+static uint64_t now_ns(void) {
+  return ins_otlp_test_hooks.now_ns ? ins_otlp_test_hooks.now_ns() : ins_mono_ns();
+}
+
 /* The deadline in force: the request's, or stop's when that is sooner. */
 static uint64_t cut_deadline(const struct ins_otlp_cut *cut, uint64_t deadline, bool *stopping) {
   uint64_t s = cut && cut->stop_ns ? atomic_load(cut->stop_ns) : 0;
@@ -657,7 +676,7 @@ static int ms_until(uint64_t deadline, uint64_t now) {
 static int wait_fd(int fd, short ev, const struct ins_otlp_cut *cut, uint64_t deadline) {
   for (;;) {
     bool stopping;
-    uint64_t d = cut_deadline(cut, deadline, &stopping), now = ins_mono_ns();
+    uint64_t d = cut_deadline(cut, deadline, &stopping), now = now_ns();
     if (now >= d) return 0;
     struct pollfd p[2] = {{.fd = fd, .events = ev}, {.fd = cut ? cut->wake_fd : -1, .events = POLLIN}};
     int np = !stopping && cut && cut->wake_fd >= 0 ? 2 : 1;
@@ -667,13 +686,26 @@ static int wait_fd(int fd, short ev, const struct ins_otlp_cut *cut, uint64_t de
   }
 }
 
+/* The deadline (or stop's) has passed. Looked at before every read and write, not
+ * only when one would block: a peer that always has the next byte ready (an endless
+ * answer, interim answers without end) never makes a socket call block. */
+static bool past_deadline(const struct ins_otlp_cut *cut, uint64_t deadline) {
+  bool stopping;
+  return now_ns() >= cut_deadline(cut, deadline, &stopping);
+}
+
 /* ============================================================================
  * The plain HTTP/1.1 client
  * ========================================================================= */
 
 /* glibc's asynchronous lookup: in libc itself since 2.34, in libanl.so.1 before.
- * Looked up at run time so that the plugin needs neither at link time; without it
- * (another libc) the lookup is a plain, unbounded getaddrinfo. */
+ * Looked up at run time so that the plugin needs neither at link time: first in the
+ * process's global scope (RTLD_DEFAULT: libc >= 2.34, or a program linked with
+ * libanl), then in libanl.so.1, which stays loaded (RTLD_NODELETE: its helper threads
+ * may outlive any request of ours). Only where neither has it (a libc other than
+ * glibc) is the lookup a plain getaddrinfo, which nothing can bound: the exporter's
+ * thread, and stop, then wait for the resolver's own timeouts. g_anl.source says which
+ * (tests read it through ins_otlp_lookup_kind). */
 typedef int (*gai_a_fn)(int, struct gaicb *[], int, struct sigevent *);
 typedef int (*gai_suspend_fn)(const struct gaicb *const[], int, const struct timespec *);
 typedef int (*gai_job_fn)(struct gaicb *);
@@ -682,18 +714,42 @@ static struct {
   gai_a_fn start;
   gai_suspend_fn suspend;
   gai_job_fn error, cancel;
-} g_anl = {.once = PTHREAD_ONCE_INIT};
+  const char *source;
+} g_anl = {.once = PTHREAD_ONCE_INIT, .source = "getaddrinfo"};
+
+/* The four functions from one handle (RTLD_DEFAULT or libanl's); false if any is missing. */
+static bool anl_take(void *h) {
+  void *s[4] = {dlsym(h, "getaddrinfo_a"), dlsym(h, "gai_suspend"), dlsym(h, "gai_error"),
+                dlsym(h, "gai_cancel")};
+  if (!s[0] || !s[1] || !s[2] || !s[3]) return false;
+  /* object to function pointer: POSIX allows (as for libcurl's symbols) */
+  memcpy(&g_anl.start, &s[0], sizeof s[0]);
+  memcpy(&g_anl.suspend, &s[1], sizeof s[1]);
+  memcpy(&g_anl.error, &s[2], sizeof s[2]);
+  memcpy(&g_anl.cancel, &s[3], sizeof s[3]);
+  return true;
+}
 
 static void anl_load(void) {
-  void *h = RTLD_DEFAULT;
-  if (!dlsym(h, "getaddrinfo_a")) h = dlopen("libanl.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (!h) return;
-  gai_a_fn start = (gai_a_fn)dlsym(h, "getaddrinfo_a");
-  gai_suspend_fn suspend = (gai_suspend_fn)dlsym(h, "gai_suspend");
-  gai_job_fn error = (gai_job_fn)dlsym(h, "gai_error"), cancel = (gai_job_fn)dlsym(h, "gai_cancel");
-  if (start && suspend && error && cancel) {
-    g_anl.start = start, g_anl.suspend = suspend, g_anl.error = error, g_anl.cancel = cancel;
+#if defined(__SANITIZE_THREAD__)
+  /* ThreadSanitizer builds (tests only): getaddrinfo_a's thread is started inside glibc,
+   * where TSan cannot see it, and it crashes in the interceptors; the plain, unbounded
+   * lookup is used there (the bound itself is tested in the other builds). */
+  return;
+#endif
+  const char *lib = ins_otlp_test_hooks.anl_lib;
+  /* RTLD_DEFAULT is the null handle: it must not be mistaken for a failed dlopen */
+  if (!lib && anl_take(RTLD_DEFAULT)) {
+    g_anl.source = "getaddrinfo_a (libc)";
+    return;
   }
+  void *h = dlopen(lib ? lib : "libanl.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (h && anl_take(h)) g_anl.source = "getaddrinfo_a (libanl.so.1)";
+}
+
+const char *ins_otlp_lookup_kind(void) {
+  pthread_once(&g_anl.once, anl_load);
+  return g_anl.source;
 }
 
 /* A lookup in flight. Heap-allocated and never freed while libc may still write into
@@ -763,7 +819,7 @@ static int resolve(struct ins_otlp_conn *c, const struct ins_otlp_cut *cut, uint
   const struct gaicb *const list[1] = {&c->dns->cb};
   while ((e = g_anl.error(&c->dns->cb)) == EAI_INPROGRESS) {
     bool stopping;
-    uint64_t d = cut_deadline(cut, deadline, &stopping), now = ins_mono_ns();
+    uint64_t d = cut_deadline(cut, deadline, &stopping), now = now_ns();
     if (now >= d) {
       why_timeout(res, "the name lookup did not finish within the timeout");
       return -1; /* c->dns stays: the next request waits for this lookup */
@@ -846,13 +902,35 @@ static int plain_connect(struct ins_otlp_conn *c, const struct ins_otlp_cut *cut
   return 0;
 }
 
+/* The fields this client writes itself (build_head, curl_headers) and the ones that
+ * say how a message is framed or carried hop by hop (RFC 9110 7.6.1, RFC 9112 6-7). */
+static const char *const k_reserved[] = {
+    "Host", "Content-Length", "Transfer-Encoding", "Connection", "Content-Type", "Content-Encoding",
+    "User-Agent", "Expect", "Keep-Alive", "TE", "Trailer", "Upgrade", "Proxy-Connection",
+};
+
+bool ins_otlp_header_reserved(const char *name, size_t len) {
+  for (size_t i = 0; i < sizeof k_reserved / sizeof *k_reserved; i++)
+    if (strlen(k_reserved[i]) == len && !strncasecmp(name, k_reserved[i], len)) return true;
+  return false;
+}
+
+/* A "Name: value" line (n bytes) whose name is reserved. */
+static bool line_reserved(const char *line, size_t n) {
+  const char *colon = memchr(line, ':', n);
+  size_t len = colon ? (size_t)(colon - line) : n;
+  while (len && (line[len - 1] == ' ' || line[len - 1] == '\t')) len--;
+  return ins_otlp_header_reserved(line, len);
+}
+
 static int build_head(struct ins_otlp_conn *c, const struct ins_otlp_req *req) {
   const char *h = req->headers ? req->headers : "";
   size_t hl = strlen(h);
-  bool crlf = hl >= 2 && h[hl - 2] == '\r' && h[hl - 1] == '\n';
   c->head.len = 0;
   size_t fixed = strlen(c->u.path) + strlen(c->u.host_hdr) + strlen(req->content_type) + strlen(USER_AGENT);
-  if (ins_buf_reserve(&c->head, fixed + hl + 256)) return -1; /* 256: the names, CRLFs, a length */
+  /* 256: the names, CRLFs, a length; 2 * hl: each extra line ends in CRLF as it is
+   * copied, even one that ended in a bare LF or nothing */
+  if (ins_buf_reserve(&c->head, fixed + 2 * hl + 256)) return -1;
   struct ins_buf *b = &c->head;
   ins_buf_lit(b, "POST ");
   ins_buf_mem(b, c->u.path, strlen(c->u.path));
@@ -864,8 +942,15 @@ static int build_head(struct ins_otlp_conn *c, const struct ins_otlp_req *req) {
   ins_buf_lit(b, "\r\nContent-Length: ");
   ins_buf_u64(b, req->len);
   ins_buf_lit(b, "\r\n");
-  ins_buf_mem(b, h, hl);
-  if (hl && !crlf) ins_buf_lit(b, "\r\n");
+  for (const char *line = h; *line;) {
+    size_t n = strcspn(line, "\r\n");
+    if (n && !line_reserved(line, n)) {
+      ins_buf_mem(b, line, n);
+      ins_buf_lit(b, "\r\n");
+    }
+    line += n;
+    line += strspn(line, "\r\n");
+  }
   ins_buf_lit(b, "\r\n");
   return 0;
 }
@@ -876,6 +961,7 @@ static int plain_send(struct ins_otlp_conn *c, const struct ins_otlp_req *req, c
   struct iovec iov[2] = {{c->head.data, c->head.len}, {(void *)req->body, req->len}};
   struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
   while (m.msg_iovlen) {
+    if (past_deadline(cut, deadline)) return -2;
     ssize_t n = sendmsg(c->fd, &m, MSG_NOSIGNAL); /* a closed peer is an error, not SIGPIPE */
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -912,6 +998,7 @@ static int plain_recv(struct ins_otlp_conn *c, const struct ins_otlp_cut *cut, u
   char buf[16384];
   ins_otlp_resp_init(&c->resp);
   for (;;) {
+    if (past_deadline(cut, deadline)) return -2;
     ssize_t n = recv(c->fd, buf, sizeof buf, 0);
     if (n > 0) {
       *got = true;
@@ -1152,7 +1239,7 @@ static struct ins_curl_slist *curl_headers(const struct ins_otlp_req *req) {
   }
   for (const char *h = req->headers; h && *h;) {
     size_t n = strcspn(h, "\r\n");
-    if (n) {
+    if (n && !line_reserved(h, n)) {
       char *one = strndup(h, n);
       t = one ? g_curl.slist_append(l, one) : NULL;
       free(one);
@@ -1176,7 +1263,7 @@ static void curl_post(struct ins_otlp_conn *c, const struct ins_otlp_req *req, c
     return;
   }
   bool stopping;
-  uint64_t now = ins_mono_ns(), d = cut_deadline(cut, deadline, &stopping);
+  uint64_t now = now_ns(), d = cut_deadline(cut, deadline, &stopping);
   long ms = now < d ? ms_until(d, now) : 1;
   void *e = c->easy;
   g_curl.easy_setopt(e, CURLOPT_URL_, c->url);
@@ -1204,7 +1291,7 @@ static void curl_post(struct ins_otlp_conn *c, const struct ins_otlp_req *req, c
     while ((m = g_curl.multi_info_read(c->multi, &q)))
       if (m->msg == CURLMSG_DONE_ && m->easy == e) result = m->data.result;
     if (result >= 0 || !running) break;
-    now = ins_mono_ns();
+    now = now_ns();
     d = cut_deadline(cut, deadline, &stopping);
     if (now >= d) {
       result = CURLE_OPERATION_TIMEDOUT_;

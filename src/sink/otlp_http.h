@@ -2,7 +2,7 @@
  * otlp_http.h - the OTLP exporter's transport: one keep-alive connection to a
  * collector, over which a request body is POSTed and the answer classified.
  * Internal to the exporter (otlp_export.c) and its tests; the sink sees only
- * otlp_export.h.
+ * otlp_export.h, and its configuration (otlp_config.c) the rule for extra headers.
  *
  * Owns: parsing the endpoint URL, the plain HTTP/1.1 client (libc only: name
  * lookup, non-blocking sockets, poll(), the response parser), the https
@@ -54,7 +54,11 @@ int64_t ins_otlp_retry_after_ms(const char *v, int64_t now_unix_s);
 
 #define INS_OTLP_RESP_KEEP 4096  /* body bytes kept: a Status or partial success is far smaller */
 #define INS_OTLP_RESP_LINE 8192  /* the longest status, header or chunk-size line */
-#define INS_OTLP_RESP_HEAD (64 * 1024) /* the most header bytes accepted in a response */
+#define INS_OTLP_RESP_HEAD (64 * 1024) /* the most header bytes accepted in a response, interim
+                                          * (1xx) answers included */
+/* The most interim (1xx) answers before the final one: a real server sends one or two
+ * (100 Continue, 103 Early Hints); more is a server holding the request open. */
+#define INS_OTLP_RESP_MAX_INTERIM 8
 
 enum ins_otlp_resp_state {
   INS_RESP_HEAD,      /* status line and headers */
@@ -80,6 +84,7 @@ struct ins_otlp_resp {
   int64_t content_length; /* -1: none */
   uint64_t left;          /* of the body or of the current chunk */
   size_t head_bytes;
+  unsigned interim;       /* interim (1xx) answers before this one */
   char retry_after[64];   /* the header's value, "" when absent */
   char content_type[96];
   const char *error;      /* why INS_RESP_ERROR, for messages */
@@ -120,10 +125,20 @@ struct ins_otlp_result {
 struct ins_otlp_req {
   const char *content_type; /* application/x-protobuf or application/json */
   bool gzip;                /* Content-Encoding: gzip */
-  const char *headers;      /* "Key: value\r\n" each, sent as given; NULL for none */
+  const char *headers;      /* "Key: value\r\n" each, sent as given (but for the reserved
+                             * ones: below); NULL for none */
   const char *body;
   size_t len;
 };
+
+/* A header the transport writes itself, or one that says how the request is framed
+ * or carried (Host, Content-Length, Transfer-Encoding, Connection, Content-Type,
+ * Content-Encoding, User-Agent, Expect and the other hop-by-hop fields; any case).
+ * Given again among the extra headers it would stand beside ours and desynchronise
+ * the request (two lengths, two hosts, a chunked claim over a counted body): the
+ * configuration drops such headers with a warning, and the transport never sends
+ * them (a caller that did not ask the configuration). name: len bytes, no colon. */
+bool ins_otlp_header_reserved(const char *name, size_t len);
 
 struct ins_otlp_conn;
 
@@ -132,7 +147,10 @@ struct ins_otlp_conn;
  * cannot be loaded, or without memory. */
 struct ins_otlp_conn *ins_otlp_conn_new(const struct ins_otlp_url *u, bool use_curl, char *why,
                                         size_t whylen);
-/* POSTs one body, bounded by deadline_ns (CLOCK_MONOTONIC) and the cut. Fills res:
+/* POSTs one body, bounded by deadline_ns (CLOCK_MONOTONIC) and the cut: every step
+ * (name lookup, connect, send, each read of the answer) looks at the deadline, so a
+ * resolver that never answers, or a server that sends without end (an answer that
+ * never completes, interim answers) cannot hold it longer. Fills res:
  * a status, or status 0 and why. Reuses the open connection; a reused connection
  * that fails before any byte of an answer (the server closed it while idle) is
  * replaced once, at once, as HTTP clients do. */
@@ -189,7 +207,16 @@ struct ins_otlp_test_hooks {
   uint32_t backoff_base_ms;   /* a faster retry schedule (the rule is the same) */
   uint32_t backoff_cap_ms;
   uint64_t (*random)(void);   /* the jitter's random source */
+  uint64_t (*now_ns)(void);   /* the transport's clock (CLOCK_MONOTONIC ns): every deadline
+                               * the transport checks reads it */
+  const char *anl_lib;        /* the asynchronous lookup from this library only (not libc's):
+                               * a name dlopen cannot find is the plain-getaddrinfo fallback */
 };
 extern struct ins_otlp_test_hooks ins_otlp_test_hooks;
+
+/* How names are looked up in this process: "getaddrinfo_a (libc)", "getaddrinfo_a
+ * (libanl.so.1)" (both bounded by the request's deadline), or "getaddrinfo" (no
+ * asynchronous lookup found: unbounded). Decided once, at the first lookup or call. */
+const char *ins_otlp_lookup_kind(void);
 
 #endif

@@ -1,5 +1,8 @@
 /*
- * prom_file.c - writing one device's .prom file (see prom_file.h).
+ * prom_file.c - writing one device's .prom file (see prom_file.h). No descriptor
+ * is kept between windows: a file or dump directory deleted while the job runs
+ * is made again (sink/files.h) at the next window's write, and a window that
+ * cannot be written is said once.
  */
 #include "sink/prom_file.h"
 

@@ -18,6 +18,10 @@
  * Order: a line written by another thread (a communicator's finalize, exit)
  * must come after the lines of its context already queued, so such writers
  * call ins_wqueue_sync() first.
+ *
+ * fork(): the writer thread does not survive it, and what it had queued is the
+ * parent's to write; a child starts its own thread and queue (sink/dump.c says
+ * when).
  */
 #ifndef INS_WQUEUE_H
 #define INS_WQUEUE_H
@@ -38,5 +42,17 @@ void ins_wqueue_push(struct ins_buf *b, uint64_t records);
 void ins_wqueue_sync(void);
 /* Write what is queued, stop the thread, free the buffers. */
 void ins_wqueue_stop(void);
+
+/* fork(), in the parent before it: the queue's lock, and no batch in writing (the writer
+ * thread then holds the log file's lock, writer.c), waited for until `deadline`
+ * (CLOCK_REALTIME). 0; -1 if a batch was still in writing then. The lock is held either
+ * way, until ins_wqueue_fork_parent / ins_wqueue_fork_child. */
+struct timespec;
+int ins_wqueue_fork_prepare(const struct timespec *deadline);
+void ins_wqueue_fork_parent(void);
+/* In the child: no writer thread; the batches queued or in writing are the parent's,
+ * freed at the child's ins_wqueue_start. `locked`: ins_wqueue_fork_prepare ran (else the
+ * lock is made anew: its holder does not exist here). */
+void ins_wqueue_fork_child(bool locked);
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * writer.c - lazily opened log file with kill-safe line layout (see writer.h).
+ * writer.c - lazily opened log file with kill-safe line layout (see writer.h),
+ * closed (and its layout buffer freed) at library unload.
  */
 #include "sink/writer.h"
 
@@ -27,9 +28,12 @@ static int g_fd = -1;
 static off_t g_off;    /* end of file: we are its only writer (we created it) */
 static pid_t g_fd_pid; /* a forked child must not write to its parent's file */
 static bool g_open_failed; /* the file could not be created: every later batch is lost */
+static bool g_closed;      /* ins_writer_close: the library is going away */
 static char *g_out;    /* layout buffer */
 static size_t g_out_cap;
 static atomic_int g_warned_write;
+static char g_path[PATH_MAX + 320]; /* the open file's path: is it still there? (files.h) */
+static atomic_int g_warned_gone;
 
 void ins_writer_configure(const char *dir, const char *hostname) {
   pthread_mutex_lock(&g_lock);
@@ -79,6 +83,7 @@ static int open_locked(void) {
   }
   g_off = 0;
   g_fd_pid = getpid();
+  snprintf(g_path, sizeof g_path, "%s", path);
   if (renamed)
     ins_warn("'%s/%s.log' already exists (a file left by an earlier process with this pid, or a "
              "link planted there): it is left alone, and records go to %s", g_dir, stem, path);
@@ -134,12 +139,10 @@ static int pad_last_line(size_t pad) {
   return -1;
 }
 
-uint64_t ins_writer_append(const char *data, size_t len, uint64_t records) {
-  if (!len) return 0;
+static uint64_t append_locked(const char *data, size_t len, uint64_t records) {
   uint64_t lost = 0;
-  pthread_mutex_lock(&g_lock);
   if (g_fd >= 0 && g_fd_pid != getpid()) g_fd = -1; /* forked: start our own file */
-  if (g_fd < 0 && !g_open_failed && open_locked() != 0) g_open_failed = true;
+  if (g_fd < 0 && !g_open_failed && !g_closed && open_locked() != 0) g_open_failed = true;
   if (g_fd < 0) {
     lost = records;
     goto done;
@@ -167,6 +170,24 @@ uint64_t ins_writer_append(const char *data, size_t len, uint64_t records) {
   /* Exact: the record lines past what the file kept, whatever stats lines are among them. */
   if (kept < n) lost = ins_json_count_records(text + kept, n - kept);
 done:
+  return lost;
+}
+
+uint64_t ins_writer_append(const char *data, size_t len, uint64_t records) {
+  if (!len) return 0;
+  pthread_mutex_lock(&g_lock);
+  uint64_t lost = append_locked(data, len, records);
+  /* The file was deleted (or its directory) before or while this batch was written: the
+   * batch reached no one. A new file (created as safely as the first, directory
+   * included: sink/files.h) gets it again; one fstat per batch. */
+  if (g_fd >= 0 && ins_files_gone(g_fd, g_path)) {
+    if (!ins_warn_once(&g_warned_gone, "the log file %s was deleted while the job ran: records "
+                       "go to a new file", g_path))
+      ins_info("the log file %s was deleted again: records go to a new file", g_path);
+    close(g_fd);
+    g_fd = -1;
+    lost = append_locked(data, len, records);
+  }
   pthread_mutex_unlock(&g_lock);
   return lost;
 }
@@ -182,3 +203,14 @@ void ins_writer_append_records(const char *data, size_t len, uint64_t records) {
 }
 
 uint64_t ins_writer_unwritten(void) { return atomic_load(&g_unwritten); }
+
+void ins_writer_close(void) {
+  pthread_mutex_lock(&g_lock);
+  if (g_fd >= 0 && g_fd_pid == getpid()) close(g_fd); /* a forked child's is its parent's */
+  g_fd = -1;
+  g_closed = true;
+  free(g_out);
+  g_out = NULL;
+  g_out_cap = 0;
+  pthread_mutex_unlock(&g_lock);
+}

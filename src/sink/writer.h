@@ -35,6 +35,10 @@ uint64_t ins_writer_append(const char *data, size_t len, uint64_t records);
 void ins_writer_append_records(const char *data, size_t len, uint64_t records);
 /* Records of batches that could not be written, so far. */
 uint64_t ins_writer_unwritten(void);
+/* Library unload or the end of exit, after the last write: the file closed, the layout
+ * buffer freed (a plugin NCCL loads and unloads again must not keep either). A later
+ * append writes nothing and counts its records as unwritten. */
+void ins_writer_close(void);
 /* Lay out lines so that none straddles a page boundary when written at
  * file offset `off`: a pure function, exposed for unit tests. Writes into
  * out (capacity cap) and returns the output length; *pad_prev receives the

@@ -660,7 +660,42 @@ static void test_whose_timestamps(void) {
   ins_comm_destroy(c);
 }
 
+/* Copy-engine collectives (ABI v6 CeColl): no kernel event ever comes. Each completes at
+ * its own stop, without waiting for a later op; host-timed when CPU timing is kept, else
+ * counted as no_gpu_timer; their API calls are reported (not "unreported"); and a later
+ * op completing does not settle them a second time (no token: op.h). */
+static void test_copy_engine(void) {
+  struct ins_config cfg = test_cfg();
+  struct ins_record r;
+  for (int keep = 0; keep < 2; keep++) {
+    cfg.require_kernel_timing = !keep;
+    struct ins_comm *c = ins_comm_create(&cfg, 11, "ce", 1, 2, 0);
+    ins_op_api_call(c, 1, "AllGather");
+    ins_op_group_start(c);
+    void *ce = ins_op_start_copy_engine(c, "AllGather", "ncclInt8", 1 << 20, 0);
+    CHECK(ce != NULL);
+    CHECK(!pop(c, 0, &r)); /* not before its stop */
+    ins_op_event_stop(ce);
+    if (keep) {
+      CHECK(pop(c, 0, &r) && r.sn == 0 && r.timing == INS_TIMING_COLLECTIVE_CPU && r.nchannels == 0 &&
+            r.bytes == 1 << 20 && r.algo && !strcmp(r.algo, "CE"));
+    } else {
+      CHECK(!pop(c, 0, &r));
+      CHECK_EQ_U(atomic_load(&c->untimed[INS_KIND_COLL][INS_UNTIMED_NO_GPU_TIMER]), 1);
+    }
+    /* a kernel collective after it completes as usual and settles nothing of the CE op */
+    struct iv a[] = {{0, 1000000, 1010000}};
+    CHECK(one_op(c, 1, a, 1, &r) && r.sn == 1 && r.timing == INS_TIMING_KERNEL_GPU && r.exec_ns == 10000);
+    CHECK(!pop(c, 0, &r));
+    ins_op_api_call(c, 1, "AllReduce"); /* closes the groups: nothing unreported */
+    CHECK_EQ_U(atomic_load(&c->unreported[INS_FUNC_ALLGATHER]), 0);
+    CHECK_EQ_U(atomic_load(&c->untimed[INS_KIND_COLL][INS_UNTIMED_INCOMPLETE]), 0);
+    ins_comm_destroy(c);
+  }
+}
+
 int main(void) {
+  test_copy_engine();
   test_whose_timestamps();
   test_overtaken();
   test_wake_policy();

@@ -11,13 +11,17 @@
  * tests/otlp_receiver.py on 127.0.0.1, which records every request (with its
  * connection, for keep-alive) and answers as the test says while it runs.
  *
- * Nothing here judges how long something took, with one coarse exception
- * that a slow machine cannot fail: stop() with a collector that never
- * answers must return long before the request's own 60 s timeout. The one
+ * Nothing here judges how long something took, with coarse exceptions that a
+ * slow machine cannot fail: stop() with a collector that never answers must
+ * return long before the request's own 60 s timeout, and a request to a
+ * server of the test's own that answers without end must end within its
+ * timeout and 3 s, not the server's 20 s (where the rule can be held exactly,
+ * answer_ready_past_deadline does it on an injected clock). The one
  * rule about time between requests (Retry-After) is checked as "not earlier
  * than", on the receiver's clock. Waits for an event poll with a generous
  * bound that only a failure reaches. Temporary directories are removed.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -42,6 +47,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "sink/buf.h"
+#include "sink/otlp_config.h"
 #include "sink/otlp_export.h"
 #include "sink/otlp_http.h"
 
@@ -138,8 +144,9 @@ static int supply_left(void) {
   return n;
 }
 
-static int collect(void *arg, struct ins_buf *bodies, int max) {
-  (void)arg;
+static int collect(void *arg, struct ins_buf *bodies, int max, bool fresh, bool *more) {
+  (void)arg, (void)fresh;
+  *more = false; /* each call's bodies are an export of their own */
   int n = 0;
   pthread_mutex_lock(&g_supply.lock);
   while (n < max && g_supply.count) {
@@ -1346,6 +1353,388 @@ static void case_start_refusals(void) {
   CHECK_EQ_U(ins_otlp_exporter_dropped(NULL), 0);
 }
 
+/* ============================================================================
+ * Hardening: hostile answers, a resolver that never answers, credentials in
+ * messages, headers that would corrupt the request
+ * ========================================================================= */
+
+/* Interim (1xx) answers are bounded: INS_OTLP_RESP_MAX_INTERIM of them, then the final
+ * answer, parse; one more is an error (a server sending them without end would hold
+ * the request for as long as it likes). */
+static void case_interim_answers_bounded(void) {
+  static struct ins_otlp_resp w, b;
+  static char text[4096];
+  size_t used, n = 0;
+  for (int i = 0; i < INS_OTLP_RESP_MAX_INTERIM; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n, "HTTP/1.1 100 Continue\r\n\r\n");
+  snprintf(text + n, sizeof text - n, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  parse_both_ways(text, &w, &b, &used);
+  CHECK(w.state == INS_RESP_DONE && b.state == INS_RESP_DONE);
+  CHECK_EQ_U(w.status, 200);
+  CHECK_EQ_U(w.interim, INS_OTLP_RESP_MAX_INTERIM);
+  n = 0;
+  for (int i = 0; i < INS_OTLP_RESP_MAX_INTERIM + 1; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n, "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n");
+  snprintf(text + n, sizeof text - n, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  parse_both_ways(text, &w, &b, &used);
+  CHECK(w.state == INS_RESP_ERROR && b.state == INS_RESP_ERROR);
+  CHECK(w.error && strstr(w.error, "interim"));
+  /* the next response starts afresh */
+  ins_otlp_resp_init(&w);
+  CHECK_EQ_U(w.interim, 0);
+}
+
+/* A server of the test's own (a thread): after the request it sends `head` once, then
+ * `unit` over and over, as fast as the socket takes it, until the client goes away, the
+ * test ends, or 20 s pass (a bound only a failing client reaches). */
+struct endless {
+  int lfd, port;
+  const char *head, *unit;
+  bool burst;           /* head and one block at once, then the end of the stream (FIN) */
+  _Atomic bool stop, sent;
+  pthread_t thread;
+};
+
+/* Burst: at accept, before the request is read, so that all of it (and the FIN) is in the
+ * client's socket before the client reads anything; then the request is read and dropped
+ * until the test ends. */
+static void burst(struct endless *s, int fd) {
+  static char block[8192];
+  memset(block, 'z', sizeof block);
+  if (send(fd, s->head, strlen(s->head), MSG_NOSIGNAL) < 0 || send(fd, block, sizeof block, MSG_NOSIGNAL) < 0)
+    return;
+  shutdown(fd, SHUT_WR);
+  atomic_store(&s->sent, true);
+  char sink[4096];
+  while (!atomic_load(&s->stop)) {
+    ssize_t n = recv(fd, sink, sizeof sink, 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) break;
+  }
+}
+
+static void *endless_main(void *arg) {
+  struct endless *s = arg;
+  int fd = accept(s->lfd, NULL, NULL);
+  if (fd < 0) return NULL;
+  struct timeval tv = {0, 100000}; /* sends wake every 100 ms to look at stop */
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (s->burst) {
+    burst(s, fd);
+    goto out;
+  }
+  char req[8192];
+  size_t got = 0;
+  uint64_t t0 = ins_mono_ns();
+  while (!memmem(req, got, "\r\n\r\n", 4) && got < sizeof req && !atomic_load(&s->stop) &&
+         ins_mono_ns() - t0 < 20000000000ull) {
+    ssize_t n = recv(fd, req + got, sizeof req - got, 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) goto out;
+    if (n > 0) got += (size_t)n;
+  }
+  static char block[64 * 1024];
+  size_t ul = strlen(s->unit), bl = 0;
+  while (bl + ul <= sizeof block) memcpy(block + bl, s->unit, ul), bl += ul;
+  if (send(fd, s->head, strlen(s->head), MSG_NOSIGNAL) < 0) goto out;
+  size_t off = 0; /* a send cut by its timeout goes on where it stopped: the stream stays whole */
+  while (!atomic_load(&s->stop) && ins_mono_ns() - t0 < 20000000000ull) {
+    ssize_t n = send(fd, block + off, bl - off, MSG_NOSIGNAL);
+    if (n > 0) off = (off + (size_t)n) % bl;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) break; /* the client left */
+  }
+out:
+  close(fd);
+  return NULL;
+}
+
+static bool endless_start(struct endless *s, const char *head, const char *unit, bool burst_mode) {
+  memset(s, 0, sizeof *s);
+  s->head = head, s->unit = unit, s->burst = burst_mode;
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t al = sizeof a;
+  s->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&a, sizeof a) || listen(s->lfd, 4) ||
+      getsockname(s->lfd, (struct sockaddr *)&a, &al))
+    return false;
+  s->port = ntohs(a.sin_port);
+  return pthread_create(&s->thread, NULL, endless_main, s) == 0;
+}
+
+static void endless_stop(struct endless *s) {
+  atomic_store(&s->stop, true);
+  shutdown(s->lfd, SHUT_RDWR); /* wakes an accept that never got its client */
+  pthread_join(s->thread, NULL);
+  close(s->lfd);
+}
+
+/* One POST to the endless server with a timeout of timeout_ms; how long it took (s). */
+static double post_to_endless(struct endless *s, uint32_t timeout_ms, struct ins_otlp_result *res) {
+  char url[64], why[200];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/metrics", s->port);
+  struct ins_otlp_url u;
+  CHECK(ins_otlp_url_parse(&u, url, why, sizeof why) == 0);
+  struct ins_otlp_conn *c = ins_otlp_conn_new(&u, false, why, sizeof why);
+  CHECK(c != NULL);
+  if (!c) return -1;
+  struct ins_otlp_req req = {.content_type = "application/x-protobuf", .body = "body", .len = 4};
+  uint64_t t0 = ins_mono_ns();
+  ins_otlp_conn_post(c, &req, NULL, t0 + (uint64_t)timeout_ms * 1000000ull, res);
+  double took = (double)(ins_mono_ns() - t0) / 1e9;
+  ins_otlp_conn_free(c);
+  fprintf(stderr, "post took %.3f s: status %d, timed out %d, %s\n", took, res->status, res->timed_out,
+          res->why);
+  return took;
+}
+
+/* "HTTP/1.1 100 Continue" without end: the answer is refused after a few interim answers,
+ * long before the timeout (before the bound, it held until the server stopped: a read
+ * that never has to wait never looked at the deadline). */
+static void case_endless_interim_answers(void) {
+  struct endless s;
+  CHECK(endless_start(&s, "HTTP/1.1 100 Continue\r\n\r\n", "HTTP/1.1 100 Continue\r\n\r\n", false));
+  static struct ins_otlp_result res;
+  double took = post_to_endless(&s, 2000, &res);
+  endless_stop(&s);
+  CHECK_EQ_U(res.status, 0);
+  CHECK(strstr(res.why, "interim") != NULL);
+  CHECK(took >= 0 && took < 2.0 + 3.0); /* the bound is the behaviour: 20 s without it */
+  CHECK_EQ_U(ins_otlp_verdict_of(&res), INS_OTLP_RETRY);
+}
+
+/* A 200 whose chunked body never ends (one byte per chunk, sent as fast as it is read):
+ * the request ends at its timeout, as a timeout. */
+static void case_endless_answer_body(void) {
+  struct endless s;
+  CHECK(endless_start(&s, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "1\r\nx\r\n", false));
+  static struct ins_otlp_result res;
+  double took = post_to_endless(&s, 1000, &res);
+  endless_stop(&s);
+  CHECK_EQ_U(res.status, 0);
+  CHECK(res.timed_out);
+  CHECK(strstr(res.why, "did not complete within the timeout") != NULL);
+  CHECK(took >= 0.9 && took < 1.0 + 3.0); /* the bound is the behaviour: 20 s without it */
+}
+
+/* The clock of answer_ready_past_deadline: its first call (the connect's wait) waits
+ * until the server has sent the whole stream and its end, and a moment for the kernel to
+ * hand them to the client's socket; the first two calls say the real time, every later
+ * one two hours on: past the request's deadline (an hour away). */
+static struct endless *g_burst_srv;
+static _Atomic int g_burst_calls;
+static uint64_t burst_clock(void) {
+  if (atomic_fetch_add(&g_burst_calls, 1) == 0) {
+    for (int i = 0; i < WAIT_S * 100 && !atomic_load(&g_burst_srv->sent); i++) sleep_ms(10);
+    sleep_ms(50);
+  }
+  return ins_mono_ns() + (atomic_load(&g_burst_calls) > 2 ? 7200000000000ull : 0);
+}
+
+/* The deadline passes while the rest of an answer is already there to be read (the
+ * stream's end included, so no read would ever wait): the read loop looks at the deadline
+ * before every read, not only when one would block, so the request ends as timed out;
+ * before, it read on to the end and never knew (an endless answer: never). */
+static void case_answer_ready_past_deadline(void) {
+  struct endless s;
+  CHECK(endless_start(&s, "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n", "-", true));
+  g_burst_srv = &s;
+  ins_otlp_test_hooks.now_ns = burst_clock;
+  static struct ins_otlp_result res;
+  char url[64], why[200];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/metrics", s.port);
+  struct ins_otlp_url u;
+  CHECK(ins_otlp_url_parse(&u, url, why, sizeof why) == 0);
+  struct ins_otlp_conn *c = ins_otlp_conn_new(&u, false, why, sizeof why);
+  struct ins_otlp_req req = {.content_type = "application/x-protobuf", .body = "body", .len = 4};
+  ins_otlp_conn_post(c, &req, NULL, ins_mono_ns() + 3600000000000ull, &res);
+  ins_otlp_conn_free(c);
+  ins_otlp_test_hooks.now_ns = NULL;
+  endless_stop(&s);
+  fprintf(stderr, "status %d, timed out %d, %s\n", res.status, res.timed_out, res.why);
+  CHECK(atomic_load(&s.sent));
+  CHECK_EQ_U(res.status, 0);
+  CHECK(res.timed_out);
+  CHECK(strstr(res.why, "within the timeout") != NULL);
+}
+
+/* The bounded lookup is the one in use: glibc has getaddrinfo_a (in libc since 2.34, in
+ * libanl.so.1 before); a name still resolves through it. */
+static void case_lookup_is_bounded(void) {
+#ifdef __GLIBC__
+  CHECK(strncmp(ins_otlp_lookup_kind(), "getaddrinfo_a", 13) == 0);
+#endif
+  fprintf(stderr, "lookup: %s\n", ins_otlp_lookup_kind());
+}
+
+/* libanl asked for by name (the path of a glibc before 2.34), or missing (the plain
+ * getaddrinfo fallback): each says so, and a name resolves either way. */
+static void lookup_case(const char *lib, const char *want_kind) {
+  ins_otlp_test_hooks.anl_lib = lib;
+  CHECK_STR(ins_otlp_lookup_kind(), want_kind);
+  struct receiver r;
+  CHECK(receiver_start(&r, NULL));
+  memset(&g_ep, 0, sizeof g_ep);
+  snprintf(g_ep.url, sizeof g_ep.url, "http://localhost:%d/v1/metrics", r.port);
+  g_ep.timeout_ms = 5000;
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("looked up");
+  CHECK(wait_requests(&r, 1));
+  ins_otlp_exporter_stop(e, 5000);
+  CHECK(body_is_str(&r, 1, "looked up"));
+  receiver_stop(&r);
+}
+
+static void case_lookup_through_libanl(void) {
+#if defined(__GLIBC__) && !defined(__SANITIZE_THREAD__) /* TSan builds use the plain lookup */
+  lookup_case("libanl.so.1", "getaddrinfo_a (libanl.so.1)");
+#endif
+}
+
+static void case_lookup_fallback(void) { lookup_case("libanl-missing-for-a-test.so.1", "getaddrinfo"); }
+
+/* ins_otlp_url_redact: no userinfo, no query value, no fragment survives. */
+static void case_url_redact(void) {
+  char out[INS_OTLP_URL_SHOWN];
+  const char *cases[][2] = {
+      {"http://user:PASSWORD@host:4318/v1/metrics", "http://***@host:4318/v1/metrics"},
+      {"https://TOKEN@collector/v1/metrics", "https://***@collector/v1/metrics"},
+      {"https://c/v1/metrics?token=SECRET&tenant=a", "https://c/v1/metrics?token=***&tenant=***"},
+      {"http://c:4318?SECRET", "http://c:4318?***"},
+      {"http://c/p?a=SECRET;b=SECRET&&c#SECRET", "http://c/p?a=***;b=***&&***#***"},
+      {"grpc://u:SECRET@h?key=SECRET", "grpc://***@h?key=***"},
+      {"u:SECRET@h:4318/v1", "***@h:4318/v1"},          /* no scheme: the authority first */
+      {"http://a@b@h/x", "http://***@h/x"},              /* the last '@' ends the userinfo */
+      {"http://h/path@not-userinfo", "http://h/path@not-userinfo"},
+      {"http://h/a\nFORGED", "http://h/a?FORGED"},       /* no new log line */
+      {"http://localhost:4318/v1/metrics", "http://localhost:4318/v1/metrics"},
+      {"", ""},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    CHECK_STR(ins_otlp_url_redact(cases[i][0], out, sizeof out), cases[i][1]);
+  CHECK_STR(ins_otlp_url_redact(NULL, out, sizeof out), "");
+  /* cut to the buffer, and says so; what is cut never shows a secret either */
+  char longurl[1200];
+  snprintf(longurl, sizeof longurl, "http://u:SECRET@h/%0900d?token=SECRET", 0);
+  char small[64];
+  const char *r = ins_otlp_url_redact(longurl, small, sizeof small);
+  CHECK_EQ_U(strlen(r), sizeof small - 1);
+  CHECK(!strcmp(r + strlen(r) - 3, "..."));
+  CHECK(!strncmp(r, "http://***@h/000", 16));
+  r = ins_otlp_url_redact(longurl, out, sizeof out);
+  CHECK(strstr(r, "SECRET") == NULL);
+}
+
+/* Every warning that shows an endpoint shows it redacted: the configuration's (a wrong
+ * scheme, a URL too long) and the exporter's (a URL it cannot use). */
+static void case_endpoint_warnings_redacted(void) {
+  struct ins_otlp_config c;
+  setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "ftp://user:PASSWORD@h:21/v1/metrics?token=TOKEN", 1);
+  ins_otlp_config_load(&c);
+  ins_otlp_config_free(&c);
+  unsetenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
+  static char longbase[2200];
+  snprintf(longbase, sizeof longbase, "http://collector/%02100d?token=TOKEN", 0);
+  setenv("OTEL_EXPORTER_OTLP_ENDPOINT", longbase, 1);
+  ins_otlp_config_load(&c);
+  ins_otlp_config_free(&c);
+  unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+  endpoint(NULL, NULL);
+  snprintf(g_ep.url, sizeof g_ep.url, "http://user:PASSWORD@collector:4318/v1/metrics?token=TOKEN");
+  CHECK(start(4) == NULL);
+  CHECK_EQ_U(count_all_msgs(), 3);
+  CHECK_EQ_U(count_msgs("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT='ftp://***@h:21/v1/metrics?token=***'", NULL), 1);
+  CHECK_EQ_U(count_msgs("OTEL_EXPORTER_OTLP_ENDPOINT='http://collector/000", NULL), 1);
+  CHECK_EQ_U(count_msgs("the endpoint http://***@collector:4318/v1/metrics?token=***", "user:password@",
+                        NULL), 1);
+  CHECK_EQ_U(count_msgs("PASSWORD", NULL), 0);
+  CHECK_EQ_U(count_msgs("TOKEN", NULL), 0);
+}
+
+/* A base endpoint with a query: /v1/metrics goes to the end of its path, not of the query
+ * (which a warning would then show as a value, and the collector would not route). */
+static void case_base_endpoint_with_query(void) {
+  struct ins_otlp_config c;
+  setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/otlp/?tenant=a#f", 1);
+  ins_otlp_config_load(&c);
+  CHECK_STR(c.ep.url, "http://collector:4318/otlp/v1/metrics?tenant=a#f");
+  ins_otlp_config_free(&c);
+  setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318?tenant=a", 1);
+  ins_otlp_config_load(&c);
+  CHECK_STR(c.ep.url, "http://collector:4318/v1/metrics?tenant=a");
+  ins_otlp_config_free(&c);
+  unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+  CHECK_EQ_U(count_all_msgs(), 0);
+}
+
+/* Headers the exporter writes itself are dropped from OTEL_EXPORTER_OTLP_HEADERS with
+ * one warning that names them and shows no value; the others are kept as given. */
+static void case_reserved_headers_dropped(void) {
+  setenv("OTEL_EXPORTER_OTLP_HEADERS",
+         "Host=evil.example,content-length=5,Transfer-Encoding=chunked,x-ok=fine%3Dyes,"
+         "CONNECTION=close,User-Agent=mine,authorization=Bearer%20tok",
+         1);
+  struct ins_otlp_config c;
+  ins_otlp_config_load(&c);
+  CHECK_STR(c.ep.headers, "x-ok: fine=yes\r\nauthorization: Bearer tok\r\n");
+  ins_otlp_config_free(&c);
+  unsetenv("OTEL_EXPORTER_OTLP_HEADERS");
+  CHECK_EQ_U(count_all_msgs(), 1);
+  CHECK_EQ_U(count_msgs("OTEL_EXPORTER_OTLP_HEADERS", "Host, content-length, Transfer-Encoding, CONNECTION, "
+                        "User-Agent", "dropped", NULL), 1);
+  CHECK_EQ_U(count_msgs("evil", NULL) + count_msgs("chunked", NULL) + count_msgs("mine", NULL), 0);
+  CHECK_EQ_U(count_msgs("tok", NULL), 0);
+  /* the rule itself: any case, whole names only */
+  CHECK(ins_otlp_header_reserved("HOST", 4) && ins_otlp_header_reserved("te", 2));
+  CHECK(ins_otlp_header_reserved("Content-Encoding", 16) && ins_otlp_header_reserved("expect", 6));
+  CHECK(!ins_otlp_header_reserved("Hostname", 8) && !ins_otlp_header_reserved("X-Host", 6));
+  CHECK(!ins_otlp_header_reserved("Authorization", 13));
+}
+
+/* Reserved headers handed to the transport directly (not through the configuration) are
+ * never sent: the collector sees one Host and one Content-Length, ours, and the body;
+ * through our client, and through libcurl (which would let a given Host or
+ * Content-Length replace its own) where it is installed. */
+static void reserved_not_sent(bool curl) {
+  ins_otlp_test_hooks.curl_for_http = curl;
+  struct receiver r;
+  CHECK(receiver_start(&r, NULL));
+  endpoint(&r, NULL);
+  g_ep.headers = "Host: evil.example\r\nContent-Length: 99\r\nX-Ok: 1\r\ntransfer-encoding: chunked\r\n"
+                 "Connection: close\r\n";
+  struct ins_otlp_exporter *e = start(8);
+  CHECK(e != NULL);
+  supply_pushf("framed once");
+  CHECK(wait_requests(&r, 1));
+  ins_otlp_exporter_stop(e, 5000);
+  CHECK(body_is_str(&r, 1, "framed once"));
+  char *h = receiver_file(&r, 1, "headers", NULL);
+  CHECK(h != NULL);
+  char host[64];
+  snprintf(host, sizeof host, "\nHost: 127.0.0.1:%d\n", r.port);
+  int hosts = 0, lengths = 0, te = 0, conn = 0;
+  for (const char *p = h; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "") {
+    hosts += !strncasecmp(p, "Host:", 5);
+    lengths += !strncasecmp(p, "Content-Length:", 15);
+    te += !strncasecmp(p, "Transfer-Encoding:", 18);
+    conn += !strncasecmp(p, "Connection:", 11);
+  }
+  CHECK_EQ_U(hosts, 1);
+  CHECK_EQ_U(lengths, 1);
+  CHECK_EQ_U(te + conn, 0);
+  CHECK(h && (strstr(h, host) || !strncmp(h, host + 1, strlen(host + 1))));
+  CHECK(h && strstr(h, "\nContent-Length: 11\n"));
+  CHECK(h && strstr(h, "\nX-Ok: 1\n"));
+  free(h);
+  receiver_stop(&r);
+  ins_otlp_test_hooks.curl_for_http = false;
+}
+
+static void case_reserved_headers_not_sent(void) {
+  reserved_not_sent(false);
+  if (libcurl_here()) reserved_not_sent(true);
+  else fprintf(stderr, "libcurl is not installed: its path is not checked\n");
+}
+
 /* ============================================================================ */
 
 struct test_case {
@@ -1388,6 +1777,18 @@ static const struct test_case k_cases[] = {
     {"headers_intact", case_headers_intact, true},
     {"idle_connection_closed_by_server", case_idle_connection_closed_by_server, true},
     {"fork_child_never_sends", case_fork_child_never_sends, true},
+    {"interim_answers_bounded", case_interim_answers_bounded, false},
+    {"url_redact", case_url_redact, false},
+    {"endpoint_warnings_redacted", case_endpoint_warnings_redacted, false},
+    {"reserved_headers_dropped", case_reserved_headers_dropped, false},
+    {"base_endpoint_with_query", case_base_endpoint_with_query, false},
+    {"lookup_is_bounded", case_lookup_is_bounded, false},
+    {"endless_interim_answers", case_endless_interim_answers, false},
+    {"endless_answer_body", case_endless_answer_body, false},
+    {"answer_ready_past_deadline", case_answer_ready_past_deadline, false},
+    {"lookup_through_libanl", case_lookup_through_libanl, true},
+    {"lookup_fallback", case_lookup_fallback, true},
+    {"reserved_headers_not_sent", case_reserved_headers_not_sent, true},
 };
 
 int main(int argc, char **argv) {

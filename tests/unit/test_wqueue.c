@@ -94,7 +94,7 @@ static int read_lines(const char *dir, char lines[][64], int cap) {
     size_t len = strlen(buf);
     while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) buf[--len] = '\0';
     if (!len) continue;
-    if (n < cap) snprintf(lines[n], 64, "%s", buf);
+    if (n < cap) snprintf(lines[n], 64, "%.63s", buf); /* lines are short: the first 63 bytes tell them apart */
     n++;
   }
   fclose(f);

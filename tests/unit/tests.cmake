@@ -17,6 +17,12 @@ if(TARGET inspector_core)
   ins_unit_test(prom test_prom.c 60 "unit")
   # a child forked from a process running the plugin exits at once
   ins_unit_test(fork test_fork.c 60 "threads;unit")
+  # fork while the plugin's threads hold its locks: no child hangs (a hang is killed)
+  ins_unit_test(fork_locks test_fork_locks.c 600 "threads;unit")
+  # a forked child writes none of the parent's records, and its own to its own file
+  ins_unit_test(fork_records test_fork_records.c 300 "threads;unit")
+  # the log file or its directory deleted while the job runs: a new file, one warning
+  ins_unit_test(writer_deleted test_writer_deleted.c 60 "unit")
   # the writer thread's queue with a stalled file system: depth, waits, order
   ins_unit_test(wqueue test_wqueue.c 60 "threads;unit")
   # dump_stats over several dumps of one communicator: since_last_dump is per dump
@@ -31,6 +37,9 @@ if(TARGET inspector_core)
   ins_unit_test(judge test_judge.c 60 "unit")
   # the OTLP sink: exponential histogram buckets, the OpenTelemetry SDK variables
   ins_unit_test(otlp_sink test_otlp_sink.c 60 "unit;otlp")
+  # the OTLP sink's exports in turns (every series, however many), its state after
+  # shutdown, and the exporter's handle published to its thread (TSan: label threads)
+  ins_unit_test(otlp_collect test_otlp_collect.c 60 "threads;unit;otlp")
 endif()
 
 # inspector-report's line parser, built from its sources (the tool's own target is a program):
@@ -58,6 +67,7 @@ if(TARGET inspector-report)
   add_executable(inspector-unit-report_out ${CMAKE_CURRENT_LIST_DIR}/test_report_out.c
                  ${_rpt}/out_html.c ${_rpt}/out_trace.c ${_rpt}/out_text.c ${_rpt}/qsketch.c ${_rpt}/intern.c
                  ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
+  target_sources(inspector-unit-report_out PRIVATE ${_rpt}/outfile.c) # the writers' safe file creation
   target_include_directories(inspector-unit-report_out PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-report_out PRIVATE _GNU_SOURCE)
   target_link_libraries(inspector-unit-report_out PRIVATE Threads::Threads m)
@@ -101,6 +111,11 @@ if(TARGET inspector_core)
       stop_with_no_collector http_does_not_load_libcurl libcurl_transport
       libcurl_stop_with_silent_collector https_with_libcurl two_processes endpoint_with_path headers_intact
       idle_connection_closed_by_server fork_child_never_sends)
+  # hardening: hostile answers, the bounded name lookup, credentials in messages, reserved headers
+  list(APPEND _otlp_rules interim_answers_bounded url_redact endpoint_warnings_redacted
+       reserved_headers_dropped base_endpoint_with_query lookup_is_bounded)
+  list(APPEND _otlp_delivery endless_interim_answers endless_answer_body answer_ready_past_deadline
+       lookup_through_libanl lookup_fallback reserved_headers_not_sent)
   if(NOT Python3_EXECUTABLE)
     message(STATUS "python3 not found: the OTLP exporter's delivery tests are not registered")
     set(_otlp_delivery "")
@@ -120,4 +135,24 @@ if(TARGET inspector_core)
     endif()
     set_tests_properties(unit_otlp_export.${_case} PROPERTIES TIMEOUT ${_otlp_timeout} LABELS "${_labels}")
   endforeach()
+endif()
+
+# A plugin loaded and unloaded again and again with the JSON log and OTLP on (NCCL unloads
+# it with its last communicator): no memory, descriptor, mapping or exit handler left behind
+# per cycle. Each cycle replays a fixture through the replay driver's engine (tools/replay,
+# less its main and command line); ASan builds add LeakSanitizer's exact check at exit.
+if(TARGET inspector-replay AND TARGET rccl-profiler-inspector)
+  file(GLOB _reload_rp ${PROJECT_SOURCE_DIR}/tools/replay/*.c)
+  list(REMOVE_ITEM _reload_rp ${PROJECT_SOURCE_DIR}/tools/replay/main.c ${PROJECT_SOURCE_DIR}/tools/replay/cli.c)
+  add_executable(inspector-unit-plugin_reload ${CMAKE_CURRENT_LIST_DIR}/test_plugin_reload.c ${_reload_rp})
+  target_include_directories(inspector-unit-plugin_reload PRIVATE ${PROJECT_SOURCE_DIR}/tools/replay
+                             ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-plugin_reload PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-plugin_reload PRIVATE ZLIB::ZLIB PkgConfig::JANSSON Threads::Threads
+                        ${CMAKE_DL_LIBS} m)
+  add_dependencies(inspector-unit-plugin_reload rccl-profiler-inspector)
+  add_test(NAME unit_plugin_reload
+           COMMAND inspector-unit-plugin_reload $<TARGET_FILE:rccl-profiler-inspector>
+                   ${PROJECT_SOURCE_DIR}/tests/data/nccl-2.28.9-h200x2/torch-1735.jsonl.gz 40)
+  set_tests_properties(unit_plugin_reload PROPERTIES TIMEOUT 300 LABELS "threads;unit;otlp")
 endif()

@@ -123,8 +123,10 @@ static uint64_t nz(uint64_t h) { return h ? h : 1; }
 struct lcomm { /* a communicator as one thread saw it */
   uint64_t id;
   char name[128];
-  int nranks, nnodes;
-  struct rpt_rank_info *rank; /* [nranks] or NULL */
+  int nranks, nnodes;           /* the largest its lines gave */
+  int nranks_lo;                /* the smallest n_ranks its lines gave */
+  uint64_t lines, lines_at_max; /* its lines; those that gave n_ranks == nranks */
+  struct rpt_rank_info *rank;   /* [nranks] or NULL */
 };
 
 struct lctx { /* dump_stats of one (communicator, rank): the largest totals seen */
@@ -210,26 +212,64 @@ static int intern_cached(struct rpt_acc *a, const char *s) {
   return id;
 }
 
-static int comm_slot(struct rpt_acc *a, const struct rpt_header *hd) {
-  if (a->last_comm >= 0 && a->comms[a->last_comm].id == hd->comm) return a->last_comm;
-  uint64_t h = nz(mix(hd->comm));
-  long it = -1;
-  int32_t p;
-  while ((p = hindex_next(&a->comm_ix, h, &it)) >= 0)
-    if (a->comms[p].id == hd->comm) return a->last_comm = p;
-  GROW(a->comms, a->ncomms, a->ccomms);
-  struct lcomm *c = &a->comms[a->ncomms];
-  memset(c, 0, sizeof *c);
-  c->id = hd->comm;
-  c->nranks = hd->nranks;
-  c->nnodes = hd->nnodes;
-  snprintf(c->name, sizeof c->name, "%s", hd->name);
-  if (hd->nranks <= RANK_TABLE_MAX) {
-    c->rank = xmalloc((size_t)hd->nranks * sizeof *c->rank);
-    for (int r = 0; r < hd->nranks; r++) c->rank[r] = (struct rpt_rank_info){.host = -1, .clock = -1, .pid = -1};
+static struct rpt_rank_info *new_rank_table(int nranks) {
+  if (nranks > RANK_TABLE_MAX) return NULL;
+  struct rpt_rank_info *t = xmalloc((size_t)nranks * sizeof *t);
+  for (int r = 0; r < nranks; r++) t[r] = (struct rpt_rank_info){.host = -1, .clock = -1, .pid = -1};
+  return t;
+}
+
+/*
+ * One line of communicator c: its n_ranks should be the same on every line, but
+ * logs of two jobs mixed (or a hand-edited one) can give one id two sizes. A rank is
+ * only checked against its own line's n_ranks (parse.c), so the communicator takes
+ * the largest n_ranks any of its lines gave: every rank of every line then lies
+ * inside it, and every table sized by it holds them all. The lines that gave fewer
+ * are counted (lines - lines_at_max) for the warning the merge leads to.
+ */
+static void note_nranks(struct lcomm *c, const struct rpt_header *hd) {
+  c->lines++;
+  if (hd->nnodes > c->nnodes) c->nnodes = hd->nnodes;
+  if (hd->nranks == c->nranks) {
+    c->lines_at_max++;
+    return;
   }
-  hindex_put(&a->comm_ix, h, a->ncomms);
-  return a->last_comm = a->ncomms++;
+  if (hd->nranks < c->nranks) {
+    if (hd->nranks < c->nranks_lo) c->nranks_lo = hd->nranks;
+    return;
+  }
+  /* larger: the rank table grows, what it knew kept */
+  struct rpt_rank_info *t = new_rank_table(hd->nranks);
+  if (t && c->rank) memcpy(t, c->rank, (size_t)c->nranks * sizeof *t);
+  free(c->rank);
+  c->rank = t;
+  c->nranks = hd->nranks;
+  c->lines_at_max = 1;
+}
+
+static int comm_slot(struct rpt_acc *a, const struct rpt_header *hd) {
+  int p = a->last_comm;
+  if (p < 0 || a->comms[p].id != hd->comm) {
+    uint64_t h = nz(mix(hd->comm));
+    long it = -1;
+    do p = hindex_next(&a->comm_ix, h, &it);
+    while (p >= 0 && a->comms[p].id != hd->comm);
+    if (p < 0) {
+      GROW(a->comms, a->ncomms, a->ccomms);
+      struct lcomm *c = &a->comms[a->ncomms];
+      memset(c, 0, sizeof *c);
+      c->id = hd->comm;
+      c->nranks = c->nranks_lo = hd->nranks;
+      c->nnodes = hd->nnodes;
+      snprintf(c->name, sizeof c->name, "%s", hd->name);
+      c->rank = new_rank_table(hd->nranks);
+      hindex_put(&a->comm_ix, h, a->ncomms);
+      p = a->ncomms++;
+    }
+    a->last_comm = p;
+  }
+  note_nranks(&a->comms[p], hd);
+  return p;
 }
 
 static int clock_slot(struct rpt_acc *a, int host, long long pid) {
@@ -474,11 +514,6 @@ static int cmp_pair(const void *x, const void *y) {
   return a->peer - b->peer;
 }
 
-static int cmp_comm(const void *x, const void *y) {
-  const struct rpt_comm *a = x, *b = y;
-  return a->id < b->id ? -1 : a->id > b->id;
-}
-
 static int cmp_clock(const void *x, const void *y) {
   const struct rpt_clock *a = x, *b = y;
   int s = strcmp(rpt_str(a->host), rpt_str(b->host));
@@ -540,9 +575,16 @@ static int find_comm(const struct rpt_job *j, uint64_t id) {
   return -1;
 }
 
+/* j->clocks is sorted by cmp_clock: a binary search. */
 static int find_clock(const struct rpt_job *j, int host, long long pid) {
-  for (int i = 0; i < j->nclocks; i++) /* merge-time only; few processes per job */
-    if (j->clocks[i].host == host && j->clocks[i].pid == pid) return i;
+  const struct rpt_clock key = {.host = host, .pid = pid};
+  int lo = 0, hi = j->nclocks - 1;
+  while (lo <= hi) {
+    int m = (lo + hi) / 2, c = cmp_clock(&key, &j->clocks[m]);
+    if (!c) return m;
+    if (c > 0) lo = m + 1;
+    else hi = m - 1;
+  }
   return -1;
 }
 
@@ -589,45 +631,90 @@ static enum rpt_comm_kind comm_kind(int nranks, int nnodes) {
   return nnodes >= nranks ? RPT_KIND_NETWORK : RPT_KIND_MIXED;
 }
 
+struct comm_ref { /* one thread's communicator, for the union by id */
+  uint64_t id;
+  int t, i;
+};
+
+static int cmp_comm_ref(const void *x, const void *y) {
+  const struct comm_ref *a = x, *b = y;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return a->t != b->t ? a->t - b->t : a->i - b->i;
+}
+
+/*
+ * Communicators: the union by id, sorted by id (a sort of every thread's, then each
+ * run of one id folded; a search of the merged list per communicator made this
+ * quadratic: 40,000 communicators took seconds, 300,000 minutes). The name is the
+ * first thread's; n_ranks and nnodes the largest any line gave (see note_nranks),
+ * and the lines that gave fewer ranks are counted in j->nranks_mixed_*.
+ */
+static void merge_comms(struct rpt_acc **accs, int n, struct rpt_job *j) {
+  size_t total = 0, k = 0;
+  for (int t = 0; t < n; t++) total += (size_t)accs[t]->ncomms;
+  struct comm_ref *refs = xmalloc(total * sizeof *refs);
+  for (int t = 0; t < n; t++)
+    for (int i = 0; i < accs[t]->ncomms; i++) refs[k++] = (struct comm_ref){accs[t]->comms[i].id, t, i};
+  qsort(refs, total, sizeof *refs, cmp_comm_ref);
+  j->comms = xcalloc(total, sizeof *j->comms);
+  for (size_t i = 0; i < total;) {
+    size_t e = i;
+    const struct lcomm *first = &accs[refs[i].t]->comms[refs[i].i];
+    int hi = 0, lo = first->nranks_lo, nnodes = 0;
+    uint64_t lines = 0, at_max = 0;
+    for (; e < total && refs[e].id == refs[i].id; e++) {
+      const struct lcomm *lc = &accs[refs[e].t]->comms[refs[e].i];
+      if (lc->nranks > hi) hi = lc->nranks;
+      if (lc->nranks_lo < lo) lo = lc->nranks_lo;
+      if (lc->nnodes > nnodes) nnodes = lc->nnodes;
+    }
+    for (size_t q = i; q < e; q++) {
+      const struct lcomm *lc = &accs[refs[q].t]->comms[refs[q].i];
+      lines += lc->lines;
+      if (lc->nranks == hi) at_max += lc->lines_at_max;
+    }
+    struct rpt_comm *c = &j->comms[j->ncomms++];
+    c->id = first->id;
+    snprintf(c->name, sizeof c->name, "%s", first->name);
+    c->nranks = hi;
+    c->nnodes = nnodes;
+    c->kind = comm_kind(hi, nnodes);
+    c->covered_lo = 2;
+    c->covered_hi = -1;
+    c->rank = new_rank_table(hi);
+    if (lo < hi) {
+      if (!j->nranks_mixed_comms) { /* the lowest id: the same whatever the threads */
+        j->nranks_mixed_id = c->id;
+        j->nranks_mixed_lo = lo;
+        j->nranks_mixed_hi = hi;
+      }
+      j->nranks_mixed_comms++;
+      j->nranks_mixed_lines += lines - at_max;
+    }
+    i = e;
+  }
+  free(refs);
+}
+
 void rpt_acc_merge(struct rpt_acc **accs, int n, struct rpt_job *j) {
   /* The sample's final share applies to every thread. */
   unsigned shift = atomic_load(&g_shift);
   j->sample_shift = shift;
-  /* communicators: union by id, sorted */
-  int ccap = 0;
-  for (int t = 0; t < n; t++) ccap += accs[t]->ncomms;
-  j->comms = xcalloc((size_t)ccap, sizeof *j->comms);
-  for (int t = 0; t < n; t++)
-    for (int i = 0; i < accs[t]->ncomms; i++) {
-      const struct lcomm *lc = &accs[t]->comms[i];
-      bool seen = false;
-      for (int k = 0; k < j->ncomms && !seen; k++) seen = j->comms[k].id == lc->id;
-      if (seen) continue;
-      struct rpt_comm *c = &j->comms[j->ncomms++];
-      c->id = lc->id;
-      snprintf(c->name, sizeof c->name, "%s", lc->name);
-      c->nranks = lc->nranks;
-      c->nnodes = lc->nnodes;
-      c->kind = comm_kind(lc->nranks, lc->nnodes);
-      c->covered_lo = 2;
-      c->covered_hi = -1;
-      if (lc->rank) {
-        c->rank = xmalloc((size_t)c->nranks * sizeof *c->rank);
-        for (int r = 0; r < c->nranks; r++) c->rank[r] = (struct rpt_rank_info){.host = -1, .clock = -1, .pid = -1};
-      }
-    }
-  qsort(j->comms, (size_t)j->ncomms, sizeof *j->comms, cmp_comm);
-  /* clocks: union by (host, pid), sorted by host name then pid */
+  merge_comms(accs, n, j);
+  /* clocks: union by (host, pid), sorted by host name then pid (a sort, then equal
+   * neighbours folded: one host name is one interned id) */
   int kcap = 0;
   for (int t = 0; t < n; t++) kcap += accs[t]->nclocks;
   j->clocks = xcalloc((size_t)kcap, sizeof *j->clocks);
   for (int t = 0; t < n; t++)
-    for (int i = 0; i < accs[t]->nclocks; i++) {
-      const struct lclock *lk = &accs[t]->clocks[i];
-      if (find_clock(j, lk->host, lk->pid) >= 0) continue;
-      j->clocks[j->nclocks++] = (struct rpt_clock){.host = lk->host, .pid = lk->pid, .component = -1};
-    }
+    for (int i = 0; i < accs[t]->nclocks; i++)
+      j->clocks[j->nclocks++] =
+          (struct rpt_clock){.host = accs[t]->clocks[i].host, .pid = accs[t]->clocks[i].pid, .component = -1};
   qsort(j->clocks, (size_t)j->nclocks, sizeof *j->clocks, cmp_clock);
+  int kn = 0;
+  for (int i = 0; i < j->nclocks; i++)
+    if (!kn || cmp_clock(&j->clocks[kn - 1], &j->clocks[i])) j->clocks[kn++] = j->clocks[i];
+  j->nclocks = kn;
   /* per-thread renumbering tables */
   for (int t = 0; t < n; t++) {
     struct rpt_acc *a = accs[t];

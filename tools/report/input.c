@@ -10,7 +10,14 @@
  *
  * Plain files are mapped (mmap) rather than read: the scanner walks the
  * page cache directly, with no copy; gzip files are inflated by zlib into a
- * buffer, a line carried over between buffers.
+ * buffer, a line carried over between buffers. A stream (a named pipe, or the
+ * /dev/fd/N of a shell's <(...), named on the command line) has no size and can
+ * be read once only: it is one unit, read through zlib as well (which passes
+ * bytes that are not gzip through unchanged), and nothing peeks at it before.
+ *
+ * Nothing found by walking a directory may block the report: only regular files
+ * are read from a walk (a FIFO there has no writer, as often as not), each opened
+ * O_NONBLOCK and checked again through its descriptor.
  */
 #include "input.h"
 
@@ -42,6 +49,7 @@ struct file {
   char *path;
   uint64_t size;
   bool gz;
+  bool stream; /* not a regular file: read once, through zlib, size unknown (0) */
 };
 
 struct unit {
@@ -57,6 +65,7 @@ static struct unit *g_units;
 static int g_nunits;
 static atomic_int g_next_unit;
 static _Atomic uint64_t g_bytes_done, g_records_seen;
+static _Atomic uint64_t g_stream_bytes; /* read from streams, whose size was not known */
 /* The main thread sleeps on this between progress lines; the last worker wakes it. */
 static pthread_mutex_t g_done_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_done_cond = PTHREAD_COND_INITIALIZER;
@@ -72,7 +81,7 @@ static bool is_log_name(const char *name) {
   return false;
 }
 
-static void add_file(const char *path, uint64_t size) {
+static void add_file(const char *path, uint64_t size, bool stream) {
   if (g_nfiles == g_cfiles) {
     g_cfiles = g_cfiles ? 2 * g_cfiles : 64;
     g_files = realloc(g_files, (size_t)g_cfiles * sizeof *g_files);
@@ -82,18 +91,40 @@ static void add_file(const char *path, uint64_t size) {
     fprintf(stderr, "inspector-report: out of memory\n");
     exit(1);
   }
-  /* gzip by content, not by name: a renamed .gz is still read */
+  /* gzip by content, not by name: a renamed .gz is still read (a stream is not
+   * peeked at: what is read from it is gone; zlib tells gzip from plain there) */
   bool gz = false;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = stream ? -1 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd >= 0) {
     unsigned char m[2];
-    gz = read(fd, m, 2) == 2 && m[0] == 0x1f && m[1] == 0x8b;
+    struct stat st;
+    gz = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, m, 2) == 2 && m[0] == 0x1f && m[1] == 0x8b;
     close(fd);
   }
-  g_files[g_nfiles++] = (struct file){.path = p, .size = size, .gz = gz};
+  g_files[g_nfiles++] = (struct file){.path = p, .size = size, .gz = gz, .stream = stream};
 }
 
-static void walk(const char *path, int depth) {
+/* What a walk left out, said once per directory named on the command line. */
+struct walk_skips {
+  long deep;     /* directories more than WALK_DEPTH levels below it */
+  long too_long; /* entries whose path does not fit WALK_PATH */
+};
+
+/* A job's logs lie a few levels deep; the bound keeps a pathological tree (or a loop
+ * through bind mounts) from exhausting the stack or descriptors: 64 open directories,
+ * 4 KB of stack each, at most. What lies deeper is counted and said, never dropped
+ * silently. */
+#define WALK_DEPTH 64
+#define WALK_PATH 4096 /* bytes of a path, its NUL included */
+
+static const char *special_kind(mode_t m) {
+  if (S_ISFIFO(m)) return "a named pipe (FIFO)";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISCHR(m) || S_ISBLK(m)) return "a device";
+  return NULL;
+}
+
+static void walk(const char *path, int depth, struct walk_skips *ws) {
   DIR *d = opendir(path);
   if (!d) {
     fprintf(stderr, "inspector-report: %s: %s\n", path, strerror(errno));
@@ -102,16 +133,26 @@ static void walk(const char *path, int depth) {
   struct dirent *e;
   while ((e = readdir(d))) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    char p[4096];
-    if (snprintf(p, sizeof p, "%s/%s", path, e->d_name) >= (int)sizeof p) continue;
+    char p[WALK_PATH];
+    if (snprintf(p, sizeof p, "%s/%s", path, e->d_name) >= (int)sizeof p) {
+      ws->too_long++;
+      continue;
+    }
     struct stat st;
     if (lstat(p, &st) != 0) continue;
-    if (S_ISDIR(st.st_mode) && depth < 64) {
-      walk(p, depth + 1);
-    } else if (is_log_name(e->d_name)) {
-      if (S_ISLNK(st.st_mode) && (stat(p, &st) != 0 || !S_ISREG(st.st_mode))) continue;
-      if (S_ISREG(st.st_mode)) add_file(p, (uint64_t)st.st_size);
+    if (S_ISDIR(st.st_mode)) {
+      if (depth < WALK_DEPTH) walk(p, depth + 1, ws);
+      else ws->deep++;
+      continue;
     }
+    if (!is_log_name(e->d_name)) continue;
+    if (S_ISLNK(st.st_mode) && stat(p, &st) != 0) continue; /* a dangling link */
+    const char *special = special_kind(st.st_mode);
+    if (S_ISREG(st.st_mode))
+      add_file(p, (uint64_t)st.st_size, false);
+    else if (special) /* a FIFO with no writer would block the report forever */
+      fprintf(stderr, "inspector-report: %s: skipped: %s, not a regular file (name it on the command line to "
+                      "read it as a stream)\n", p, special);
   }
   closedir(d);
 }
@@ -123,11 +164,21 @@ int rpt_input_add(const char *path) {
     return -1;
   }
   if (!S_ISDIR(st.st_mode)) {
-    add_file(path, (uint64_t)st.st_size);
+    /* named on purpose: a regular file is mapped; anything else (a named pipe, the
+     * /dev/fd/N of <(...), a terminal) is read to its end as a stream */
+    bool reg = S_ISREG(st.st_mode);
+    add_file(path, reg ? (uint64_t)st.st_size : 0, !reg);
     return 0;
   }
   int before = g_nfiles;
-  walk(path, 0);
+  struct walk_skips ws = {0, 0};
+  walk(path, 0, &ws);
+  if (ws.deep)
+    fprintf(stderr, "inspector-report: %s: %ld director%s more than %d levels below it not read: logs in them are "
+                    "not in this report\n", path, ws.deep, ws.deep == 1 ? "y" : "ies", WALK_DEPTH);
+  if (ws.too_long)
+    fprintf(stderr, "inspector-report: %s: %ld entr%s with a path longer than %d bytes not read\n", path,
+            ws.too_long, ws.too_long == 1 ? "y" : "ies", WALK_PATH - 1);
   if (g_nfiles == before) {
     fprintf(stderr, "inspector-report: %s: no .log or .jsonl files (plain or .gz) under this directory\n", path);
     return -1;
@@ -168,9 +219,15 @@ static void read_plain(struct rpt_acc *acc, int ui) {
   struct unit *u = &g_units[ui];
   const struct file *f = &g_files[u->file];
   if (f->size == 0) return;
-  int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+  int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     fprintf(stderr, "inspector-report: cannot open %s: %s\n", f->path, strerror(errno));
+    return;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { /* replaced since it was listed */
+    fprintf(stderr, "inspector-report: %s: no longer a regular file: skipped\n", f->path);
+    close(fd);
     return;
   }
   void *m = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -184,13 +241,26 @@ static void read_plain(struct rpt_acc *acc, int ui) {
   munmap(m, f->size);
 }
 
+/* A gzip file, or a stream (gzip or not: zlib passes plain bytes through). A stream's
+ * open waits for a writer when it is a named pipe: it was named on the command line. */
 static void read_gz(struct rpt_acc *acc, int ui) {
   struct unit *u = &g_units[ui];
   const struct file *f = &g_files[u->file];
-  errno = 0;
-  gzFile z = gzopen(f->path, "rb");
+  int fd = open(f->path, O_RDONLY | O_CLOEXEC | (f->stream ? 0 : O_NONBLOCK));
+  if (fd < 0) {
+    fprintf(stderr, "inspector-report: cannot open %s: %s\n", f->path, strerror(errno));
+    return;
+  }
+  struct stat st;
+  if (!f->stream && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    fprintf(stderr, "inspector-report: %s: no longer a regular file: skipped\n", f->path);
+    close(fd);
+    return;
+  }
+  gzFile z = gzdopen(fd, "rb");
   if (!z) {
-    fprintf(stderr, "inspector-report: cannot open %s: %s\n", f->path, errno ? strerror(errno) : "out of memory");
+    close(fd);
+    fprintf(stderr, "inspector-report: cannot open %s: out of memory\n", f->path);
     return;
   }
   gzbuffer(z, 1 << 17);
@@ -214,6 +284,7 @@ static void read_gz(struct rpt_acc *acc, int ui) {
     int got = gzread(z, buf + have, (unsigned)(cap - have));
     if (got <= 0) break;
     have += (size_t)got;
+    if (f->stream) atomic_fetch_add_explicit(&g_stream_bytes, (uint64_t)got, memory_order_relaxed);
     size_t p = 0;
     for (;;) {
       char *nl = memchr(buf + p, '\n', have - p);
@@ -246,7 +317,7 @@ static void *worker_main(void *arg) {
     if (ui >= g_nunits) break;
     g_units[ui].opened = true;
     uint64_t before = rpt_acc_records(w->acc);
-    if (g_files[g_units[ui].file].gz) read_gz(w->acc, ui);
+    if (g_files[g_units[ui].file].gz || g_files[g_units[ui].file].stream) read_gz(w->acc, ui);
     else read_plain(w->acc, ui);
     atomic_fetch_add_explicit(&g_records_seen, rpt_acc_records(w->acc) - before, memory_order_relaxed);
   }
@@ -275,14 +346,14 @@ static void make_units(void) {
   if (env && atoll(env) > 0) g_chunk = (uint64_t)atoll(env);
   int cap = 0;
   for (int i = 0; i < g_nfiles; i++)
-    cap += g_files[i].gz ? 1 : (int)(g_files[i].size / g_chunk + 1);
+    cap += g_files[i].gz || g_files[i].stream ? 1 : (int)(g_files[i].size / g_chunk + 1);
   g_units = calloc((size_t)cap, sizeof *g_units);
   if (!g_units && cap) {
     fprintf(stderr, "inspector-report: out of memory\n");
     exit(1);
   }
   for (int i = 0; i < g_nfiles; i++) {
-    if (g_files[i].gz) {
+    if (g_files[i].gz || g_files[i].stream) {
       g_units[g_nunits++] = (struct unit){.file = i, .off = 0, .len = g_files[i].size};
       continue;
     }
@@ -392,7 +463,7 @@ void rpt_input_read(struct rpt_job *j) {
             (double)total / 1e6, (unsigned long long)atomic_load(&g_records_seen), now_s() - t0);
   show_bad_lines(w, started ? started : 1);
   j->files = g_nfiles;
-  j->bytes_read = total;
+  j->bytes_read = total + atomic_load(&g_stream_bytes);
   struct rpt_acc **accs = malloc((size_t)nw * sizeof *accs);
   if (!accs) exit(1);
   int na = started ? started : 1;

@@ -62,6 +62,18 @@ int rpt_nstrings(void) {
   return n;
 }
 
+bool rpt_is_straggler(const struct rpt_job *j, int comm, int rank) {
+  int lo = 0, hi = j->nstragglers - 1;
+  while (lo <= hi) {
+    int m = (lo + hi) / 2;
+    const struct rpt_straggler *s = &j->stragglers[m];
+    if (s->comm == comm && s->rank == rank) return true;
+    if (s->comm < comm || (s->comm == comm && s->rank < rank)) lo = m + 1;
+    else hi = m - 1;
+  }
+  return false;
+}
+
 const char *rpt_rank_host(const struct rpt_job *j, int comm, int rank) {
   if (comm < 0 || comm >= j->ncomms) return "?";
   const struct rpt_comm *c = &j->comms[comm];

@@ -171,10 +171,16 @@ struct rpt_job {
   uint64_t records_kind[2];    /* collective, P2P */
   uint64_t excluded[RPT_NEXCL];
   uint64_t no_start;           /* kept records without a GPU start time */
+  /* Communicators whose lines disagree on n_ranks (two jobs' logs mixed, or edited ones):
+   * each is read with the largest its lines give (acc.c), so that every rank fits. */
+  int nranks_mixed_comms;
+  uint64_t nranks_mixed_lines; /* their lines that gave fewer ranks than that */
+  uint64_t nranks_mixed_id;    /* the first of them (lowest id): its smallest and largest n_ranks */
+  int nranks_mixed_lo, nranks_mixed_hi;
   char sampling[128];          /* "" when no log was sampled */
   double covered_lo, covered_hi;
   /* what the logs hold */
-  struct rpt_comm *comms;
+  struct rpt_comm *comms;      /* sorted by id; every rank a line gives is < its nranks */
   int ncomms;
   struct rpt_group *groups;    /* sorted: comm, p2p, op, bytes */
   int ngroups;
@@ -190,9 +196,9 @@ struct rpt_job {
   int ncomponents;
   double resid_p50_ns, resid_p95_ns, offset_min_ns, offset_max_ns;
   uint64_t align_ops;
-  struct rpt_rank_stat *rstats;
+  struct rpt_rank_stat *rstats; /* sorted: comm, rank */
   int nrstats;
-  struct rpt_straggler *stragglers;
+  struct rpt_straggler *stragglers; /* in rstats' order: comm, rank */
   int nstragglers;
   struct rpt_link *links;      /* slow ones only */
   int nlinks;
@@ -210,6 +216,9 @@ int rpt_intern(const char *s);
 const char *rpt_str(int id);
 int rpt_nstrings(void); /* ids are 0 .. rpt_nstrings() - 1 */
 void rpt_intern_free(void); /* at exit, after every output */
+
+/* Whether (comm, rank) was named a straggler (a binary search: stragglers are sorted). */
+bool rpt_is_straggler(const struct rpt_job *j, int comm, int rank);
 
 /* The rank's host name, "?" when unknown. */
 const char *rpt_rank_host(const struct rpt_job *j, int comm, int rank);

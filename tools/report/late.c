@@ -10,6 +10,7 @@
  * start of the op's other ranks (for two ranks: the other rank's start), so
  * one straggler does not move its own yardstick.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,15 @@ struct sample { /* one rank in one op */
   int comm, rank, op;
   double late, exec, others_exec, bw_ratio;
   bool last;
+  size_t seq; /* its position as made: a sort keeps each rank's samples in this order */
 };
+
+static int cmp_sample(const void *a, const void *b) {
+  const struct sample *x = a, *y = b;
+  if (x->comm != y->comm) return x->comm < y->comm ? -1 : 1;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
 
 static int cmp_dbl(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -111,7 +120,8 @@ void rpt_late(struct rpt_job *j) {
       s[ns++] = (struct sample){.comm = (int)o->comm, .rank = o->rank, .op = o->op,
                                 .late = st[k] - median_without(sorted_st, n, ps), .exec = ex[k],
                                 .others_exec = median_without(sorted_ex, n, pe),
-                                .bw_ratio = bw_med > 0 ? bw[k] / bw_med : 0, .last = st[k] == maxs};
+                                .bw_ratio = bw_med > 0 ? bw[k] / bw_med : 0, .last = st[k] == maxs,
+                                .seq = ns};
     }
     i = e;
   }
@@ -121,21 +131,33 @@ void rpt_late(struct rpt_job *j) {
   free(ex);
   free(bw);
   free(tmp);
-  /* per (comm, rank): bucket the samples (a counting pass, not a sort of every sample) */
-  int *base = malloc((size_t)(j->ncomms + 1) * sizeof *base);
+  /* per (comm, rank): bucket the samples (a counting pass, not a sort of every sample).
+   * A communicator's buckets run to the largest rank its samples have, not to its
+   * n_ranks: a log's n_ranks may claim 16 M ranks, many communicators' sum would not
+   * fit an int, and a table sized from them alone would trust them to bound the ranks.
+   * Ranks far sparser than the samples (a few high ranks in many communicators) are
+   * sorted instead, into the same order: buckets would cost more than the samples. */
+  size_t *base = calloc((size_t)j->ncomms + 1, sizeof *base);
   if (!base) exit(1);
-  base[0] = 0;
-  for (int c = 0; c < j->ncomms; c++) base[c + 1] = base[c] + j->comms[c].nranks;
-  size_t nb = (size_t)base[j->ncomms];
-  size_t *at = calloc(nb + 1, sizeof *at);
-  struct sample *b = malloc((ns ? ns : 1) * sizeof *b);
-  if (!at || !b) exit(1);
-  for (size_t i = 0; i < ns; i++) at[(size_t)(base[s[i].comm] + s[i].rank) + 1]++;
-  for (size_t q = 0; q < nb; q++) at[q + 1] += at[q];
-  for (size_t i = 0; i < ns; i++) b[at[(size_t)(base[s[i].comm] + s[i].rank)]++] = s[i];
-  free(s);
-  free(at);
-  s = b;
+  for (size_t i = 0; i < ns; i++) {
+    assert(s[i].comm >= 0 && s[i].comm < j->ncomms && s[i].rank >= 0 && s[i].rank < j->comms[s[i].comm].nranks);
+    if ((size_t)s[i].rank + 1 > base[s[i].comm + 1]) base[s[i].comm + 1] = (size_t)s[i].rank + 1;
+  }
+  for (int c = 0; c < j->ncomms; c++) base[c + 1] += base[c];
+  size_t nb = base[j->ncomms];
+  if (nb > 4 * ns + 4096) {
+    qsort(s, ns, sizeof *s, cmp_sample);
+  } else {
+    size_t *at = calloc(nb + 1, sizeof *at);
+    struct sample *b = malloc((ns ? ns : 1) * sizeof *b);
+    if (!at || !b) exit(1);
+    for (size_t i = 0; i < ns; i++) at[base[s[i].comm] + (size_t)s[i].rank + 1]++;
+    for (size_t q = 0; q < nb; q++) at[q + 1] += at[q];
+    for (size_t i = 0; i < ns; i++) b[at[base[s[i].comm] + (size_t)s[i].rank]++] = s[i];
+    free(s);
+    free(at);
+    s = b;
+  }
   j->rstats = NULL;
   j->nrstats = 0;
   int rcap = 0;
@@ -194,7 +216,7 @@ void rpt_late(struct rpt_job *j) {
   free(base);
   free(v);
   free(s);
-  /* stragglers, most often late first */
+  /* stragglers, in rstats' order (comm, rank: rpt_is_straggler searches them so) */
   j->stragglers = calloc((size_t)(j->nrstats ? j->nrstats : 1), sizeof *j->stragglers);
   if (!j->stragglers) exit(1);
   j->nstragglers = 0;

@@ -11,6 +11,9 @@
  * Ops of a named straggler are skipped: its peers' Recv kernels wait for it,
  * which reads as low bandwidth on every link it has.
  */
+#include <assert.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,23 +33,95 @@ static int cmp_lk(const void *x, const void *y) {
   return p->b - q->b;
 }
 
-static bool is_straggler(const struct rpt_job *j, int comm, int rank) {
-  for (int i = 0; i < j->nstragglers; i++)
-    if (j->stragglers[i].comm == comm && j->stragglers[i].rank == rank) return true;
-  return false;
+/*
+ * Links and tallies are found by key through a hash index: a search of the list per
+ * lookup was quadratic in links, and a job of many communicators has a few links per
+ * communicator (10,000 communicators with P2P took seconds, 300,000 hours). The key
+ * of a link within a node holds its communicator (ranks are per communicator); a
+ * cross-node link is one whatever the communicator (comm -1 in the key).
+ */
+struct lkey {
+  int a, b, host, comm;
+};
+
+static struct lkey key_of(int a, int b, int host, int comm) {
+  return (struct lkey){a, b, host, host < 0 ? -1 : comm};
+}
+
+/* Keys in the order they were added (position i: the list's element i), indexed by hash. */
+struct ktable {
+  struct lkey *key;
+  uint64_t *hash;
+  size_t n, cap;
+  int32_t *slot; /* positions, -1 empty */
+  size_t nslots;
+};
+
+static uint64_t key_hash(struct lkey k) {
+  uint64_t x = ((uint64_t)(uint32_t)k.a << 32 | (uint32_t)k.b) ^
+               ((uint64_t)(uint32_t)k.host * 0x100000001b3ULL) ^ ((uint64_t)(uint32_t)k.comm * 0x9e3779b97f4a7c15ULL);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL; /* splitmix64's finaliser */
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+static bool key_eq(struct lkey x, struct lkey y) {
+  return x.a == y.a && x.b == y.b && x.host == y.host && x.comm == y.comm;
+}
+
+/* The key's position, or -1. */
+static int kt_find(const struct ktable *t, struct lkey k) {
+  if (!t->nslots) return -1;
+  for (size_t i = key_hash(k) & (t->nslots - 1); t->slot[i] >= 0; i = (i + 1) & (t->nslots - 1))
+    if (key_eq(t->key[t->slot[i]], k)) return t->slot[i];
+  return -1;
+}
+
+static void kt_place(struct ktable *t, int pos) {
+  size_t i = t->hash[pos] & (t->nslots - 1);
+  while (t->slot[i] >= 0) i = (i + 1) & (t->nslots - 1);
+  t->slot[i] = pos;
+}
+
+/* Adds a key not there yet; returns its position (the next one). */
+static int kt_add(struct ktable *t, struct lkey k) {
+  if (t->n == t->cap) {
+    t->cap = t->cap ? 2 * t->cap : 64;
+    t->key = realloc(t->key, t->cap * sizeof *t->key);
+    t->hash = realloc(t->hash, t->cap * sizeof *t->hash);
+    if (!t->key || !t->hash) exit(1);
+  }
+  if (2 * (t->n + 1) > t->nslots) { /* at most half full */
+    free(t->slot);
+    t->nslots = t->nslots ? 2 * t->nslots : 128;
+    t->slot = malloc(t->nslots * sizeof *t->slot);
+    if (!t->slot) exit(1);
+    for (size_t i = 0; i < t->nslots; i++) t->slot[i] = -1;
+    for (size_t p = 0; p < t->n; p++) kt_place(t, (int)p);
+  }
+  t->key[t->n] = k;
+  t->hash[t->n] = key_hash(k);
+  kt_place(t, (int)t->n);
+  return (int)t->n++;
+}
+
+static void kt_free(struct ktable *t) {
+  free(t->key);
+  free(t->hash);
+  free(t->slot);
 }
 
 /* A slow link being collected: its key and its findings. */
-static struct rpt_link *link_get(struct rpt_job *j, int *cap, const struct lk *k, int comm) {
-  for (int i = 0; i < j->nlinks; i++) {
-    struct rpt_link *l = &j->links[i];
-    if (l->a == k->a && l->b == k->b && l->host == k->host && (k->host < 0 || l->comm == comm)) return l;
-  }
+static struct rpt_link *link_get(struct rpt_job *j, int *cap, struct ktable *kt, const struct lk *k, int comm) {
+  struct lkey key = key_of(k->a, k->b, k->host, comm);
+  int p = kt_find(kt, key);
+  if (p >= 0) return &j->links[p];
   if (j->nlinks == *cap) {
     *cap = *cap ? 2 * *cap : 16;
     j->links = realloc(j->links, (size_t)*cap * sizeof *j->links);
     if (!j->links) exit(1);
   }
+  kt_add(kt, key);
   struct rpt_link *l = &j->links[j->nlinks++];
   memset(l, 0, sizeof *l);
   l->a = k->a;
@@ -70,6 +145,7 @@ void rpt_links(struct rpt_job *j) {
   j->nlinks = 0;
   size_t tcap = 64, nt = 0;
   struct tally *t = malloc(tcap * sizeof *t);
+  struct ktable tkeys = {0}, lkeys = {0}; /* t's keys, j->links' keys: the same positions */
   /* pending findings, kept until the persistence rule is applied */
   struct pend {
     struct lk k;
@@ -91,7 +167,7 @@ void rpt_links(struct rpt_job *j) {
     for (int p = i; p < e; p++) {
       struct rpt_pair *pr = &j->pairs[p];
       if (!c->rank || pr->rank >= c->nranks || pr->peer >= c->nranks || pr->busbw.n == 0) continue;
-      if (is_straggler(j, comm, pr->rank) || is_straggler(j, comm, pr->peer)) continue;
+      if (rpt_is_straggler(j, comm, pr->rank) || rpt_is_straggler(j, comm, pr->peer)) continue;
       int ha = c->rank[pr->rank].host, hb = c->rank[pr->peer].host;
       if (ha < 0 || hb < 0) continue;
       struct lk k = {.p50 = rpt_qs_quantile(&pr->busbw, 0.5), .n = pr->busbw.n};
@@ -129,23 +205,21 @@ void rpt_links(struct rpt_job *j) {
       if (nc < 3) continue; /* no majority to compare with */
       double med = rpt_median(v, (size_t)nc);
       bool any = false;
-      size_t first_tally = nt;
       for (int p = 0; p < nk; p++) {
         if ((ls[p].host < 0) != (cls == 0)) continue;
-        struct tally *tl = NULL;
-        for (size_t q = 0; q < nt && !tl; q++)
-          if (t[q].a == ls[p].a && t[q].b == ls[p].b && t[q].host == ls[p].host &&
-              (ls[p].host < 0 || t[q].comm == comm))
-            tl = &t[q];
-        if (!tl) {
+        struct lkey key = key_of(ls[p].a, ls[p].b, ls[p].host, comm);
+        int q = kt_find(&tkeys, key);
+        if (q < 0) {
           if (nt == tcap) {
             tcap *= 2;
             t = realloc(t, tcap * sizeof *t);
             if (!t) exit(1);
           }
-          tl = &t[nt++];
-          *tl = (struct tally){.a = ls[p].a, .b = ls[p].b, .host = ls[p].host, .comm = comm};
+          q = kt_add(&tkeys, key);
+          assert((size_t)q == nt);
+          t[nt++] = (struct tally){.a = ls[p].a, .b = ls[p].b, .host = ls[p].host, .comm = comm};
         }
+        struct tally *tl = &t[q];
         tl->compared++;
         bool slow = ls[p].n >= 3 && ls[p].p50 < j->opt.slow_link_ratio * med;
         if (!slow) continue;
@@ -161,14 +235,10 @@ void rpt_links(struct rpt_job *j) {
                                             .busbw_p50 = ls[p].p50, .class_p50 = med, .samples = ls[p].n,
                                             .class_links = nc}};
       }
-      (void)first_tally;
       if (any) /* every link of this class in this group had a chance to be slow here */
         for (int p = 0; p < nk; p++) {
           if ((ls[p].host < 0) != (cls == 0)) continue;
-          for (size_t q = 0; q < nt; q++)
-            if (t[q].a == ls[p].a && t[q].b == ls[p].b && t[q].host == ls[p].host &&
-                (ls[p].host < 0 || t[q].comm == comm))
-              t[q].class_groups_with_slow++;
+          t[kt_find(&tkeys, key_of(ls[p].a, ls[p].b, ls[p].host, comm))].class_groups_with_slow++;
         }
     }
     free(v);
@@ -177,58 +247,62 @@ void rpt_links(struct rpt_job *j) {
   }
   /* persistent: slow in at least half of the groups where its class had a slow link */
   for (size_t p = 0; p < npend; p++) {
-    const struct tally *tl = NULL;
-    for (size_t q = 0; q < nt && !tl; q++)
-      if (t[q].a == pend[p].k.a && t[q].b == pend[p].k.b && t[q].host == pend[p].k.host &&
-          (pend[p].k.host < 0 || t[q].comm == pend[p].comm))
-        tl = &t[q];
-    if (!tl || 2 * tl->slow < tl->class_groups_with_slow) continue;
-    struct rpt_link *l = link_get(j, &lcap, &pend[p].k, pend[p].comm);
+    int q = kt_find(&tkeys, key_of(pend[p].k.a, pend[p].k.b, pend[p].k.host, pend[p].comm));
+    if (q < 0 || 2 * t[q].slow < t[q].class_groups_with_slow) continue;
+    struct rpt_link *l = link_get(j, &lcap, &lkeys, &pend[p].k, pend[p].comm);
     l->find = realloc(l->find, (size_t)(l->nfind + 1) * sizeof *l->find);
     if (!l->find) exit(1);
     l->find[l->nfind++] = pend[p].f;
     double ratio = pend[p].f.busbw_p50 / pend[p].f.class_p50;
     if (ratio < l->worst_ratio) l->worst_ratio = ratio;
   }
-  /* slow nodes: hosts with two or more cross-node links, all of them slow */
+  /* slow nodes: hosts with two or more cross-node links, all of them slow; per host
+   * (interned ids) its links, slow links and worst ratio, in one pass over the tallies */
   j->slow_nodes = NULL;
   j->nslow_nodes = 0;
+  int nh = rpt_nstrings();
+  int *h_links = calloc((size_t)nh + 1, sizeof *h_links), *h_slow = calloc((size_t)nh + 1, sizeof *h_slow);
+  double *h_worst = malloc(((size_t)nh + 1) * sizeof *h_worst);
+  bool *h_node = calloc((size_t)nh + 1, sizeof *h_node); /* a slow node already */
+  if (!h_links || !h_slow || !h_worst || !h_node) exit(1);
+  for (int h = 0; h <= nh; h++) h_worst[h] = 1;
+  for (size_t r = 0; r < nt; r++) {
+    if (t[r].host >= 0) continue;
+    int l = kt_find(&lkeys, key_of(t[r].a, t[r].b, -1, -1));
+    for (int side = 0; side < 2; side++) {
+      int h = side ? t[r].b : t[r].a;
+      assert(h >= 0 && h < nh && t[r].a != t[r].b); /* a cross-node link: two hosts */
+      h_links[h]++;
+      if (l < 0) continue;
+      h_slow[h]++;
+      if (j->links[l].worst_ratio < h_worst[h]) h_worst[h] = j->links[l].worst_ratio;
+    }
+  }
+  /* in the order the hosts first appear in the tallies, as before */
   for (size_t q = 0; q < nt; q++) {
     if (t[q].host >= 0) continue;
     for (int side = 0; side < 2; side++) {
       int h = side ? t[q].b : t[q].a;
-      bool done = false;
-      for (int s = 0; s < j->nslow_nodes && !done; s++) done = j->slow_nodes[s].host == h;
-      if (done) continue;
-      int links = 0, slow = 0;
-      double worst = 1;
-      for (size_t r = 0; r < nt; r++) {
-        if (t[r].host >= 0 || (t[r].a != h && t[r].b != h)) continue;
-        links++;
-        for (int l = 0; l < j->nlinks; l++)
-          if (j->links[l].host < 0 && j->links[l].a == t[r].a && j->links[l].b == t[r].b) {
-            slow++;
-            if (j->links[l].worst_ratio < worst) worst = j->links[l].worst_ratio;
-          }
-      }
-      if (links >= 2 && slow == links) {
-        j->slow_nodes = realloc(j->slow_nodes, (size_t)(j->nslow_nodes + 1) * sizeof *j->slow_nodes);
-        if (!j->slow_nodes) exit(1);
-        j->slow_nodes[j->nslow_nodes++] = (struct rpt_slow_node){.host = h, .links = links, .worst_ratio = worst};
-      }
+      if (h_node[h] || h_links[h] < 2 || h_slow[h] != h_links[h]) continue;
+      h_node[h] = true;
+      j->slow_nodes = realloc(j->slow_nodes, (size_t)(j->nslow_nodes + 1) * sizeof *j->slow_nodes);
+      if (!j->slow_nodes) exit(1);
+      j->slow_nodes[j->nslow_nodes++] =
+          (struct rpt_slow_node){.host = h, .links = h_links[h], .worst_ratio = h_worst[h]};
     }
   }
   /* a slow node's links are explained by it: drop them from the link list */
   int k = 0;
   for (int l = 0; l < j->nlinks; l++) {
-    bool by_node = false;
-    for (int s = 0; s < j->nslow_nodes && !by_node; s++)
-      by_node = j->links[l].host < 0 &&
-                (j->links[l].a == j->slow_nodes[s].host || j->links[l].b == j->slow_nodes[s].host);
+    bool by_node = j->links[l].host < 0 && (h_node[j->links[l].a] || h_node[j->links[l].b]);
     if (by_node) free(j->links[l].find);
     else j->links[k++] = j->links[l];
   }
   j->nlinks = k;
+  free(h_links);
+  free(h_slow);
+  free(h_worst);
+  free(h_node);
   /* hosts in name order: "node-002 <-> node-003" whichever was read first */
   for (int l = 0; l < j->nlinks; l++)
     if (j->links[l].host < 0 && strcmp(rpt_str(j->links[l].a), rpt_str(j->links[l].b)) > 0) {
@@ -238,4 +312,6 @@ void rpt_links(struct rpt_job *j) {
     }
   free(t);
   free(pend);
+  kt_free(&tkeys);
+  kt_free(&lkeys);
 }

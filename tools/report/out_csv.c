@@ -4,7 +4,8 @@
  * One file per table, a header row each, RFC 4180 quoting for strings (comm
  * names and hostnames can hold commas and quotes): groups.csv, ranks.csv,
  * stragglers.csv, links.csv, changes.csv, clocks.csv. Figures are the same as
- * --json's, in the same units.
+ * --json's, in the same units. Each file is written beside its name and renamed
+ * over it when complete, never through a link planted there (outfile.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,19 +24,10 @@ static void cstr(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-static FILE *open_table(const char *dir, const char *name, char *path, size_t n) {
+/* DIR may be shared: a table is never written through a link planted at its name (out.h). */
+static FILE *open_table(struct rpt_outfile *o, const char *dir, const char *name, char *path, size_t n) {
   snprintf(path, n, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  if (!f) fprintf(stderr, "inspector-report: cannot write %s: %s\n", path, strerror(errno));
-  return f;
-}
-
-static int close_table(FILE *f, const char *path) {
-  if (ferror(f) | fclose(f)) {
-    fprintf(stderr, "inspector-report: cannot write %s\n", path);
-    return -1;
-  }
-  return 0;
+  return rpt_out_open(o, path);
 }
 
 int rpt_write_csv(struct rpt_job *j, const char *dir) {
@@ -45,7 +37,8 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
   }
   char path[4352];
   int rc = 0;
-  FILE *f = open_table(dir, "groups.csv", path, sizeof path);
+  struct rpt_outfile o;
+  FILE *f = open_table(&o, dir, "groups.csv", path, sizeof path);
   if (!f) return -1;
   fprintf(f, "comm,comm_name,kind,op,bytes,records,kept,excluded_stale_channels,excluded_timing,excluded_ceiling,"
              "time_p50_us,time_p95_us,time_p99_us,busbw_p10_gbs,busbw_p50_gbs,busbw_p90_gbs\n");
@@ -64,8 +57,8 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
     else
       fprintf(f, ",,,,,,\n");
   }
-  rc |= close_table(f, path);
-  if (!(f = open_table(dir, "ranks.csv", path, sizeof path))) return -1;
+  rc |= rpt_out_close(&o, 0);
+  if (!(f = open_table(&o, dir, "ranks.csv", path, sizeof path))) return -1;
   fprintf(f, "comm,rank,hostname,ops,late_ops,last_ops,median_late_us,mean_late_us,median_exec_us,"
              "others_median_exec_us,busbw_ratio\n");
   for (int i = 0; i < j->nrstats; i++) {
@@ -76,8 +69,8 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
             r->med_late_ns / 1e3, r->mean_late_ns / 1e3, r->med_exec_ns / 1e3, r->others_med_exec_ns / 1e3,
             r->busbw_ratio);
   }
-  rc |= close_table(f, path);
-  if (!(f = open_table(dir, "stragglers.csv", path, sizeof path))) return -1;
+  rc |= rpt_out_close(&o, 0);
+  if (!(f = open_table(&o, dir, "stragglers.csv", path, sizeof path))) return -1;
   fprintf(f, "comm,comm_name,rank,hostname,pid,ops,late_ops,late_share,median_late_us,mean_late_us,top_op\n");
   for (int i = 0; i < j->nstragglers; i++) {
     const struct rpt_straggler *s = &j->stragglers[i];
@@ -90,8 +83,8 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
     cstr(f, s->stat->top_op >= 0 ? rpt_str(s->stat->top_op) : "");
     fputc('\n', f);
   }
-  rc |= close_table(f, path);
-  if (!(f = open_table(dir, "links.csv", path, sizeof path))) return -1;
+  rc |= rpt_out_close(&o, 0);
+  if (!(f = open_table(&o, dir, "links.csv", path, sizeof path))) return -1;
   fprintf(f, "between,a,b,hostname,comm,op,bytes,busbw_gbs,class_median_gbs,samples,links_compared\n");
   for (int i = 0; i < j->nlinks; i++) {
     const struct rpt_link *l = &j->links[i];
@@ -119,8 +112,8 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
     cstr(f, rpt_str(j->slow_nodes[i].host));
     fprintf(f, ",,,,,,,,,%d\n", j->slow_nodes[i].links);
   }
-  rc |= close_table(f, path);
-  if (!(f = open_table(dir, "changes.csv", path, sizeof path))) return -1;
+  rc |= rpt_out_close(&o, 0);
+  if (!(f = open_table(&o, dir, "changes.csv", path, sizeof path))) return -1;
   fprintf(f, "comm,op,bytes,t_ns,before_gbs,after_gbs\n");
   for (int i = 0; i < j->nchanges; i++) {
     const struct rpt_change *c = &j->changes[i];
@@ -129,8 +122,8 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
     cstr(f, rpt_str(g->op));
     fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f\n", g->bytes, c->t_ns, c->before_gbs, c->after_gbs);
   }
-  rc |= close_table(f, path);
-  if (!(f = open_table(dir, "clocks.csv", path, sizeof path))) return -1;
+  rc |= rpt_out_close(&o, 0);
+  if (!(f = open_table(&o, dir, "clocks.csv", path, sizeof path))) return -1;
   fprintf(f, "hostname,pid,aligned,component,offset_ns,ops,residual_p95_us\n");
   for (int c = 0; c < j->nclocks; c++) {
     const struct rpt_clock *k = &j->clocks[c];
@@ -138,6 +131,6 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
     fprintf(f, ",%lld,%d,%d,%" PRId64 ",%" PRIu64 ",%.3f\n", k->pid, k->aligned, k->component, k->offset_ns, k->ops,
             k->resid_p95_ns / 1e3);
   }
-  rc |= close_table(f, path);
+  rc |= rpt_out_close(&o, 0);
   return rc ? -1 : 0;
 }

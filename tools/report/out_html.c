@@ -452,12 +452,6 @@ static double bw_log2(const struct rpt_rank_stat *s) {
   return s->busbw_ratio > 0 ? log2(s->busbw_ratio) : NAN;
 }
 
-static bool is_straggler(const struct rpt_job *j, int c, int rank) {
-  for (int i = 0; i < j->nstragglers; i++)
-    if (j->stragglers[i].comm == c && j->stragglers[i].rank == rank) return true;
-  return false;
-}
-
 static void heat_legend(FILE *f, const struct heat *h, int c, int x, int y, int w) {
   char col[16], lb[32];
   fprintf(f, "<defs><linearGradient id=\"%s%d\">", h->id, c);
@@ -516,7 +510,7 @@ static void heat_map(struct page *pg, int c, const struct rpt_rank_stat **by_ran
     int x = lw + (rank % cols) * cell, y = top + (rank / cols) * cell;
     if (isfinite(v)) diverging(h->sign * v / h->scale, col, sizeof col);
     else snprintf(col, sizeof col, "#e4e7eb");
-    bool strag = is_straggler(j, c, rank);
+    bool strag = rpt_is_straggler(j, c, rank);
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"%s data-tip=\"rank %d", x, y, cell,
             cell, col, strag ? " class=\"strag\"" : "", rank);
     if (cm->rank && cm->rank[rank].host >= 0) {
@@ -1131,11 +1125,9 @@ int rpt_write_html(struct rpt_job *j, const char *path) {
   int rc = -1;
   struct page pg = {.j = j};
   int *order = NULL;
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "inspector-report: cannot write %s: %s\n", path, strerror(errno));
-    return -1;
-  }
+  struct rpt_outfile o; /* never through a link planted at path (out.h) */
+  FILE *f = rpt_out_open(&o, path);
+  if (!f) return -1;
   pg.f = f;
   order = malloc((size_t)(j->ncomms ? j->ncomms : 1) * sizeof *order);
   if (!order || page_model(&pg) < 0) {
@@ -1173,11 +1165,5 @@ fail:
   free(pg.comm_g0);
   free(pg.comm_g1);
   free(pg.comm_records);
-  bool werr = ferror(f) != 0;
-  if (fclose(f) != 0) werr = true;
-  if (werr && rc == 0) {
-    fprintf(stderr, "inspector-report: cannot write %s: %s\n", path, strerror(errno));
-    rc = -1;
-  }
-  return rc;
+  return rpt_out_close(&o, rc);
 }

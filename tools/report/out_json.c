@@ -5,6 +5,7 @@
  * before alignment unless named *_aligned. The object's shape is documented
  * in docs/report.md; scripts should read this rather than parse the tables.
  */
+#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -78,7 +79,14 @@ static void rank_stat(FILE *f, const struct rpt_job *j, const struct rpt_rank_st
   fputc('}', f);
 }
 
-static void comm_obj(FILE *f, struct rpt_job *j, int ci) {
+/* A communicator's groups and rank stats: [g, g_end) and [r, r_end) of job.groups and
+ * job.rstats, both sorted by communicator (job.h). The writer walks the two lists once
+ * along the communicators; a search of both per communicator was quadratic. */
+struct cursor {
+  int g, r;
+};
+
+static void comm_obj(FILE *f, struct rpt_job *j, int ci, struct cursor *at) {
   const struct rpt_comm *c = &j->comms[ci];
   fprintf(f, "{\"id\":\"0x%" PRIx64 "\",\"name\":", c->id);
   jstr(f, c->name);
@@ -94,19 +102,17 @@ static void comm_obj(FILE *f, struct rpt_job *j, int ci) {
     fputc('}', f);
   }
   fprintf(f, ",\"groups\":[");
-  int k = 0;
-  for (int g = 0; g < j->ngroups; g++)
-    if (j->groups[g].comm == ci) {
-      if (k++) fputc(',', f);
-      group(f, &j->groups[g]);
-    }
+  assert(at->g == j->ngroups || j->groups[at->g].comm >= ci);
+  for (int k = 0; at->g < j->ngroups && j->groups[at->g].comm == ci; k++, at->g++) {
+    if (k) fputc(',', f);
+    group(f, &j->groups[at->g]);
+  }
   fprintf(f, "],\"ranks\":[");
-  k = 0;
-  for (int i = 0; i < j->nrstats; i++)
-    if (j->rstats[i].comm == ci) {
-      if (k++) fputc(',', f);
-      rank_stat(f, j, &j->rstats[i]);
-    }
+  assert(at->r == j->nrstats || j->rstats[at->r].comm >= ci);
+  for (int k = 0; at->r < j->nrstats && j->rstats[at->r].comm == ci; k++, at->r++) {
+    if (k) fputc(',', f);
+    rank_stat(f, j, &j->rstats[at->r]);
+  }
   fprintf(f, "]}");
 }
 
@@ -228,10 +234,12 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
     fputc('}', f);
   }
   fprintf(f, "],\"communicators\":[");
+  struct cursor at = {0, 0};
   for (int c = 0; c < j->ncomms; c++) {
     if (c) fputc(',', f);
-    comm_obj(f, j, c);
+    comm_obj(f, j, c, &at);
   }
+  assert(at.g == j->ngroups && at.r == j->nrstats && "groups and rank stats sorted by communicator (job.h)");
   fprintf(f, "]}\n");
   return ferror(f) ? -1 : 0;
 }

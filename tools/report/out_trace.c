@@ -174,11 +174,9 @@ int rpt_write_trace(struct rpt_job *j, const char *path) {
   size_t *idx = NULL, n = 0;
   int64_t *offset = NULL;
   struct trace_state st = {.first = true};
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "inspector-report: cannot write %s: %s\n", path, strerror(errno));
-    return -1;
-  }
+  struct rpt_outfile o; /* never through a link planted at path (out.h) */
+  FILE *f = rpt_out_open(&o, path);
+  if (!f) return -1;
   st.f = f;
   offset = calloc((size_t)j->nclocks + 1, sizeof *offset);
   idx = malloc((j->nops ? j->nops : 1) * sizeof *idx);
@@ -250,11 +248,5 @@ fail:
   free(st.lane_tid);
   g_ops = NULL;
   g_offset = NULL;
-  bool werr = ferror(f) != 0;
-  if (fclose(f) != 0) werr = true;
-  if (werr && rc == 0) { /* a full disk: the message names the path once */
-    fprintf(stderr, "inspector-report: cannot write %s: %s\n", path, strerror(errno));
-    rc = -1;
-  }
-  return rc;
+  return rpt_out_close(&o, rc); /* a full disk: the message names the path once */
 }

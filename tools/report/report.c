@@ -128,6 +128,13 @@ int main(int argc, char **argv) {
   rpt_input_read(&job);
   if (job.rejected) fprintf(stderr, "inspector-report: %ld lines rejected\n", job.rejected);
   if (job.not_records) fprintf(stderr, "inspector-report: %ld lines not Inspector records\n", job.not_records);
+  if (job.nranks_mixed_comms)
+    fprintf(stderr, "inspector-report: %llu lines of %d communicator%s give fewer ranks (n_ranks) than other lines "
+                    "of the same communicator (e.g. 0x%llx: %d and %d; logs of different jobs mixed?): each is read "
+                    "with the largest n_ranks its lines give\n",
+            (unsigned long long)job.nranks_mixed_lines, job.nranks_mixed_comms,
+            job.nranks_mixed_comms == 1 ? "" : "s", (unsigned long long)job.nranks_mixed_id, job.nranks_mixed_lo,
+            job.nranks_mixed_hi);
   if (!job.records) {
     /* Nothing to summarise is a failure: a script that runs the report on the wrong
      * directory, or on something that is no log, must notice. */

@@ -1,0 +1,181 @@
+/*
+ * fork_util.h - what the fork tests (test_fork_locks.c, test_fork_records.c) share:
+ * cases run in processes of their own (the plugin reads its configuration once per
+ * process), a collective completed through the v5 ABI, waiting for a child with a
+ * deadline (a hang is killed and reported, never left to CI's timeout), counting a
+ * communicator's records in a process's log file, and the plugin's warnings.
+ */
+#ifndef INS_FORK_UTIL_H
+#define INS_FORK_UTIL_H
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi/profiler_abi.h"
+#include "check.h"
+
+extern struct prof_table_v5 ncclProfiler_v5;
+
+/* A child forked from a multi-threaded process starts threads (the plugin's own, when it
+ * creates a communicator): ThreadSanitizer would end it by default. Only TSan reads this. */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void) { return "die_after_fork=0"; }
+
+static void fu_sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* The plugin's WARN messages in this process, and the last one. */
+static atomic_int fu_warns;
+static char fu_last_warn[1024];
+
+static void fu_logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...) {
+  (void)flags, (void)file, (void)line;
+  if (level != PROF_LOG_WARN) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(fu_last_warn, sizeof fu_last_warn, fmt, ap);
+  va_end(ap);
+  atomic_fetch_add(&fu_warns, 1);
+}
+
+static void *fu_init(uint64_t id) {
+  void *ctx = NULL;
+  int mask = 0;
+  CHECK(ncclProfiler_v5.init(&ctx, id, &mask, "forked", 1, 2, 0, fu_logger) == 0 && ctx);
+  return ctx;
+}
+
+/* One AllReduce of 1 MiB on one channel, complete (as test_fork.c), each later than the
+ * last on the GPU (an op with an earlier op's timestamps is not recorded: core/op.c). */
+static _Atomic uint64_t fu_gpu_ns = 1000000;
+
+static void fu_op(void *ctx) {
+  uint64_t t0 = atomic_fetch_add(&fu_gpu_ns, 20000);
+  struct prof_descr_v5 d;
+  /* in a group of its own: its record is right however many came before (core/judge.h) */
+  memset(&d, 0, sizeof d);
+  d.type = PROF_EV_GROUP;
+  void *group = NULL;
+  ncclProfiler_v5.startEvent(ctx, &group, &d);
+  if (group) ncclProfiler_v5.stopEvent(group);
+  memset(&d, 0, sizeof d);
+  d.type = PROF_EV_COLL;
+  d.coll.func = "AllReduce";
+  d.coll.datatype = "ncclFloat32";
+  d.coll.count = 262144;
+  d.coll.nChannels = 1;
+  d.coll.algo = "RING";
+  d.coll.proto = "SIMPLE";
+  void *op = NULL, *ch = NULL;
+  if (ncclProfiler_v5.startEvent(ctx, &op, &d) != 0 || !op) return;
+  memset(&d, 0, sizeof d);
+  d.type = PROF_EV_KERNEL_CH;
+  d.parentObj = op;
+  d.kernelCh.channelId = 0;
+  d.kernelCh.pTimer = t0;
+  if (ncclProfiler_v5.startEvent(ctx, &ch, &d) == 0 && ch) {
+    union prof_state_args args;
+    memset(&args, 0, sizeof args);
+    args.kernelCh.pTimer = t0 + 12000;
+    ncclProfiler_v5.recordEventState(ch, PROF_STATE_KERNEL_CH_STOP, &args);
+    ncclProfiler_v5.stopEvent(ch);
+  }
+  ncclProfiler_v5.stopEvent(op);
+}
+
+/* Wait for pid until ms have passed; then kill it. Its status, or -1 if it had to be killed. */
+static int fu_wait(pid_t pid, int ms) {
+  int status = 0;
+  for (int waited = 0; waited < ms; waited += 10) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    if (r < 0) return -2;
+    fu_sleep_ms(10);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
+
+/* A child's deadline: generous (sanitizers, a loaded machine); a deadlock never ends. */
+#define FU_CHILD_MS 20000
+
+/* Did the child exit 0 by itself, in time? */
+static int fu_child_ok(pid_t pid) {
+  int st = fu_wait(pid, FU_CHILD_MS);
+  if (st == -1) fprintf(stderr, "child %ld hung: killed after %d ms\n", (long)pid, FU_CHILD_MS);
+  return st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* Lines of <dir>/<anything>-pid<pid>.log that are records of communicator id (0: any). */
+static long fu_records(const char *dir, long pid, uint64_t id) {
+  char suffix[48], idpat[48], path[4096], line[16384];
+  snprintf(suffix, sizeof suffix, "-pid%ld.log", pid);
+  snprintf(idpat, sizeof idpat, "\"id\":\"0x%llx\"", (unsigned long long)id);
+  long n = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    size_t l = strlen(e->d_name), sl = strlen(suffix);
+    if (l < sl || strcmp(e->d_name + l - sl, suffix)) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f))
+      if (strstr(line, "\"coll_perf\":{") && (!id || strstr(line, idpat))) n++;
+    if (f) fclose(f);
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+/* Log files in dir (names ending in .log). */
+static int fu_log_files(const char *dir) {
+  int n = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    size_t l = strlen(e->d_name);
+    n += l > 4 && !strcmp(e->d_name + l - 4, ".log");
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+/* Run fn in a process of its own (its own plugin, configured by the environment it sets),
+ * with a deadline; counts the case as one check. */
+static void fu_case(const char *name, int (*fn)(const char *dir)) {
+  char dir[] = "/tmp/inspector-fork-XXXXXX";
+  if (!mkdtemp(dir)) {
+    CHECK(!"mkdtemp");
+    return;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0); /* its children with it: none outlives the case */
+    setenv("NCCL_INSPECTOR_ENABLE", "1", 1);
+    setenv("NCCL_INSPECTOR_DUMP_DIR", dir, 1);
+    int failed = fn(dir);
+    fflush(NULL);
+    exit(failed ? 1 : 0);
+  }
+  setpgid(pid, pid); /* (either may run first) */
+  int st = fu_wait(pid, 4 * FU_CHILD_MS);
+  kill(-pid, SIGKILL); /* what a hung case left: its children, hung too */
+  int ok = st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  printf("%s: %s\n", name, ok ? "ok" : st == -1 ? "HUNG (killed)" : "FAILED");
+  CHECK(ok);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK(system(cmd) == 0);
+}
+
+#endif

@@ -1,0 +1,198 @@
+/*
+ * test_fork_locks.c - a process forked while the plugin's threads hold its locks: the
+ * child must not inherit a held lock (src/sink/dump.c, "fork()"). Each case forks at a
+ * point made certain, not likely, through two seams: the plugin's test hook (the dump
+ * thread stops inside a pass, with the registry lock held; the fork's prepare says it
+ * is about to wait) and this program's pwrite() (it takes precedence over libc's for the
+ * plugin objects linked in: the writer thread stops inside a write, holding the log
+ * file's lock, as on a slow file system). What was stopped is let go when the plugin's
+ * prepare is about to wait, or else only after fork() has returned: without handlers the
+ * child is made while the lock is held. A child that hangs is killed at a deadline.
+ *   dump_pass       fork while the dump thread is in a pass: the child creates a
+ *                   communicator, records 4 ops, finalizes: its own file holds the 4
+ *   write           fork while the writer thread is in a write: the same
+ *   write_hangs     fork while a write never ends (a hung file system): fork returns
+ *                   after the plugin's bound, and the child, which cannot know what the
+ *                   plugin's threads held, records nothing, says so once, and exits
+ *   busy            20 forks while the dump thread drains a producer's records (the
+ *                   review's reproduction): no child hangs, every record once
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "fork_util.h"
+#include "sink/dump.h"
+
+/* ---- the seams ---------------------------------------------------------------- */
+
+static atomic_int g_hold_pass;   /* the next dump pass stops (once) */
+static atomic_int g_in_pass;     /* ... and has stopped */
+static atomic_int g_hold_write;  /* the next write stops (once) */
+static atomic_int g_in_write;    /* ... and has stopped */
+static atomic_int g_release;     /* what stopped may go on */
+static atomic_int g_release_at_prepare; /* the fork's prepare releases it */
+
+static void wait_release(void) {
+  while (!atomic_load(&g_release)) fu_sleep_ms(1);
+}
+
+static void hook(enum ins_dump_hook_at at) {
+  if (at == INS_DUMP_HOOK_FORK_PREPARE) {
+    if (atomic_load(&g_release_at_prepare)) atomic_store(&g_release, 1);
+  } else if (atomic_exchange(&g_hold_pass, 0)) {
+    atomic_store(&g_in_pass, 1);
+    wait_release();
+  }
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
+  static ssize_t (*real)(int, const void *, size_t, off_t);
+  if (!real) real = (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
+  if (atomic_exchange(&g_hold_write, 0)) {
+    atomic_store(&g_in_write, 1);
+    wait_release();
+  }
+  return real(fd, buf, n, off);
+}
+
+/* Wait (bounded) until flag is set; false if it never was. */
+static bool reached(atomic_int *flag) {
+  for (int i = 0; i < FU_CHILD_MS && !atomic_load(flag); i++) fu_sleep_ms(1);
+  return atomic_load(flag) != 0;
+}
+
+/* ---- a child of the job ----------------------------------------------------------- */
+
+#define CHILD_OPS 4
+#define CHILD_COMM 0xc0ffeeULL
+
+/* Create a communicator, record CHILD_OPS ops, finalize it, exit: 0 if the checks held. */
+static void child_job(bool expect_recorded) {
+  int warns = atomic_load(&fu_warns);
+  void *ctx = fu_init(CHILD_COMM);
+  for (int i = 0; i < CHILD_OPS && ctx; i++) fu_op(ctx);
+  if (ctx) CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  if (!expect_recorded) {
+    CHECK_EQ_U(atomic_load(&fu_warns) - warns, 1);
+    CHECK(strstr(fu_last_warn, "communicators are not recorded") != NULL);
+  } else if (atomic_load(&fu_warns) != warns) {
+    CHECK(!"a warning in the child");
+    fprintf(stderr, "child %ld: %s\n", (long)getpid(), fu_last_warn);
+  }
+  fflush(NULL);
+  exit(g_fail ? 1 : 0);
+}
+
+/* Fork now; let what stopped go once fork() has returned (if the prepare did not). */
+static pid_t fork_job_child(bool expect_recorded) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) child_job(expect_recorded);
+  atomic_store(&g_release, 1);
+  return pid;
+}
+
+static void setup(void) {
+  setenv("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS", "0", 1); /* a pass every ms */
+  ins_dump_test_hook = hook;
+}
+
+/* The parent's 3 records and the child's CHILD_OPS (or none), each in its own file. */
+static void check_files(const char *dir, pid_t child, long child_records) {
+  CHECK_EQ_U(fu_records(dir, getpid(), 0x1234), 3);
+  CHECK_EQ_U(fu_records(dir, getpid(), CHILD_COMM), 0);
+  CHECK_EQ_U(fu_records(dir, child, CHILD_COMM), child_records);
+  CHECK_EQ_U(fu_records(dir, child, 0), child_records);
+}
+
+/* ---- the cases ------------------------------------------------------------------ */
+
+static int case_dump_pass(const char *dir) {
+  setup();
+  void *ctx = fu_init(0x1234);
+  atomic_store(&g_release_at_prepare, 1);
+  atomic_store(&g_hold_pass, 1);
+  for (int i = 0; i < 3; i++) fu_op(ctx);
+  CHECK(reached(&g_in_pass));
+  pid_t child = fork_job_child(true);
+  CHECK(fu_child_ok(child));
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  check_files(dir, child, CHILD_OPS);
+  return g_fail;
+}
+
+static int case_write(const char *dir) {
+  setup();
+  void *ctx = fu_init(0x1234);
+  atomic_store(&g_release_at_prepare, 1);
+  atomic_store(&g_hold_write, 1);
+  for (int i = 0; i < 3; i++) fu_op(ctx);
+  CHECK(reached(&g_in_write));
+  pid_t child = fork_job_child(true);
+  CHECK(fu_child_ok(child));
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  check_files(dir, child, CHILD_OPS);
+  return g_fail;
+}
+
+static int case_write_hangs(const char *dir) {
+  setup();
+  void *ctx = fu_init(0x1234);
+  atomic_store(&g_hold_write, 1); /* released only after fork() returns */
+  for (int i = 0; i < 3; i++) fu_op(ctx);
+  CHECK(reached(&g_in_write));
+  pid_t child = fork_job_child(false);
+  CHECK(fu_child_ok(child));
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  check_files(dir, child, 0);
+  CHECK_EQ_U(fu_log_files(dir), 1);
+  return g_fail;
+}
+
+static atomic_int g_stop, g_produced;
+
+static void *producer(void *ctx) {
+  while (!atomic_load(&g_stop)) {
+    fu_op(ctx);
+    /* paced (5 ops a ms at most): the dump thread keeps up even under ThreadSanitizer,
+     * nothing is dropped */
+    if (atomic_fetch_add(&g_produced, 1) % 5 == 4) fu_sleep_ms(1);
+  }
+  return NULL;
+}
+
+#define BUSY_FORKS 20
+
+static int case_busy(const char *dir) {
+  setenv("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS", "0", 1);
+  void *ctx = fu_init(0x1234);
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, producer, ctx) == 0);
+  pid_t kids[BUSY_FORKS];
+  int ok = 0;
+  for (int i = 0; i < BUSY_FORKS; i++) {
+    int before = atomic_load(&g_produced);
+    while (atomic_load(&g_produced) < before + 200) fu_sleep_ms(1); /* records to drain */
+    fflush(NULL);
+    kids[i] = fork();
+    if (kids[i] == 0) child_job(true);
+    ok += fu_child_ok(kids[i]);
+  }
+  atomic_store(&g_stop, 1);
+  pthread_join(t, NULL);
+  CHECK_EQ_U(ok, BUSY_FORKS);
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  /* every record of the parent once, in its file */
+  CHECK_EQ_U(fu_records(dir, getpid(), 0x1234), atomic_load(&g_produced));
+  for (int i = 0; i < BUSY_FORKS; i++) CHECK_EQ_U(fu_records(dir, kids[i], 0), CHILD_OPS);
+  return g_fail;
+}
+
+int main(void) {
+  fu_case("dump_pass", case_dump_pass);
+  fu_case("write", case_write);
+  fu_case("write_hangs", case_write_hangs);
+  fu_case("busy", case_busy);
+  return check_report("fork_locks");
+}

@@ -1,0 +1,293 @@
+/*
+ * test_otlp_collect.c - the OTLP sink's exports (src/sink/otlp.c) as its
+ * exporter takes them, one behaviour per case:
+ *
+ *   inspector-unit-otlp_collect [CASE...]     (all cases without arguments)
+ *
+ *   in_turns          1,000 series, bodies of at most 64 KiB, 4 bodies a call:
+ *                     an export comes in turns (fresh, then "more" until
+ *                     done) and holds every series exactly once, every body
+ *                     under the limit, all with the export's time, the per-GPU
+ *                     counters in the first body only; a fresh call starts a
+ *                     new export from the first series; a series created
+ *                     mid-export is in that export, at its end
+ *   after_shutdown    a communicator still attached when the sink shuts down
+ *                     (and frees its state) records nothing more and does
+ *                     not touch freed memory; a second start starts empty
+ *   publish_race      the exporter thread collecting every millisecond right
+ *                     after the sink's start, with nothing else taking the
+ *                     sink's lock: the exporter's handle is published so that
+ *                     ThreadSanitizer finds no race (this test's point is its
+ *                     TSan build, labelled "threads")
+ *
+ * The sink is driven through its own table (ins_otlp_sink) with communicators
+ * made by hand; bodies are asked for in http/json and read by searching for
+ * the attribute values this test gave (each series' communicator name).
+ * Nothing is sent anywhere but a port on 127.0.0.1 that nothing listens on.
+ */
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core/comm.h"
+#include "core/config.h"
+#include "core/record.h"
+#include "sink/buf.h"
+#include "sink/otlp.h"
+
+#define NSERIES 1000
+#define BODY_MAX 65536
+#define PER_CALL 4
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* A port on 127.0.0.1 that nothing listens on (the sink's exporter gets refused). */
+static int closed_port(void) {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 &&
+      getsockname(s, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(a.sin_port);
+  if (s >= 0) close(s);
+  return port;
+}
+
+/* The sink started as the plugin starts it, with this export interval. */
+static void sink_start(const char *interval_ms) {
+  char url[64];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d", closed_port());
+  setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url, 1);
+  setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", 1);
+  setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "50", 1); /* the last export at shutdown: refused at once */
+  setenv("OTEL_METRIC_EXPORT_INTERVAL", interval_ms, 1);
+  char max[32];
+  snprintf(max, sizeof max, "%d", BODY_MAX);
+  setenv("INSPECTOR_OTLP_MAX_BODY_BYTES", max, 1);
+  static struct ins_config cfg; /* the sink keeps no pointer into it, but be safe */
+  memset(&cfg, 0, sizeof cfg);
+  snprintf(cfg.hostname, sizeof cfg.hostname, "testhost");
+  snprintf(cfg.job_id, sizeof cfg.job_id, "unknown");
+  snprintf(cfg.cluster, sizeof cfg.cluster, "unknown");
+  ins_otlp_sink.start(&cfg);
+}
+
+struct comm {
+  struct ins_comm *c;
+  void *state;
+};
+
+/* Communicator i: its name "series-<i>" marks its one series in the bodies. */
+static int comm_new(struct comm *k, int i) {
+  k->c = calloc(1, sizeof *k->c);
+  if (!k->c) return -1;
+  k->c->id = 0x1000 + (uint64_t)i;
+  k->c->rank = 0, k->c->nranks = 2, k->c->nnodes = 1;
+  snprintf(k->c->name, sizeof k->c->name, "series-%05d", i);
+  return ins_otlp_sink.attach(k->c, &k->state);
+}
+
+static int comm_record(struct comm *k) {
+  struct ins_record r;
+  memset(&r, 0, sizeof r);
+  r.kind = INS_KIND_COLL;
+  r.timing = INS_TIMING_KERNEL_GPU;
+  r.func = 1; /* INS_FUNC_ALLREDUCE */
+  r.func_name = "AllReduce";
+  r.algo = "RING", r.proto = "SIMPLE";
+  r.bytes = 1 << 20;
+  r.exec_ns = 250000;
+  return ins_otlp_sink.record(NULL, k->c, k->state, &r);
+}
+
+static void comm_free(struct comm *k) {
+  ins_otlp_sink.detach(k->c, k->state);
+  free(k->c);
+}
+
+/* One export's bodies, read: how often each series' name appears, the data points'
+ * times, which bodies hold the per-GPU counters. */
+struct seen {
+  int hits[NSERIES + 1];
+  int bodies, over_limit, with_counters, first_with_counters;
+  size_t bytes;
+  unsigned long long time;
+  int times_differ;
+};
+
+static void read_body(struct seen *s, const struct ins_buf *b) {
+  char *text = malloc(b->len + 1);
+  memcpy(text, b->data, b->len);
+  text[b->len] = '\0';
+  int series_here = 0;
+  for (const char *p = text; (p = strstr(p, "\"series-")); p += 8) {
+    int i = atoi(p + 8);
+    if (i >= 0 && i <= NSERIES) s->hits[i]++, series_here++;
+  }
+  for (const char *p = text; (p = strstr(p, "\"timeUnixNano\":")); p += 15) {
+    unsigned long long t = strtoull(p + 15 + (p[15] == '"'), NULL, 10);
+    if (!s->time) s->time = t;
+    else if (t != s->time) s->times_differ++;
+  }
+  if (strstr(text, "nccl.records.dropped")) {
+    if (!s->with_counters) s->first_with_counters = s->bodies;
+    s->with_counters++;
+  }
+  /* a body over the limit is allowed only for a series that does not fit alone */
+  if (b->len > BODY_MAX && series_here > 4) s->over_limit++;
+  s->bodies++;
+  s->bytes += b->len;
+  free(text);
+}
+
+/* Calls collect as the exporter does (fresh, then while it says more); returns the calls. */
+static int take_export(struct seen *s, bool fresh, int max_calls) {
+  memset(s, 0, sizeof *s);
+  int calls = 0;
+  bool more = true;
+  while (more && calls < max_calls) {
+    struct ins_buf bodies[PER_CALL];
+    memset(bodies, 0, sizeof bodies);
+    int n = ins_otlp_collect(NULL, bodies, PER_CALL, fresh && calls == 0, &more);
+    CHECK(n >= 0 && n <= PER_CALL);
+    for (int i = 0; i < n; i++) read_body(s, &bodies[i]);
+    for (int i = 0; i < PER_CALL; i++) ins_buf_free(&bodies[i]);
+    calls++;
+  }
+  CHECK(!more);
+  return calls;
+}
+
+static int count_hits(const struct seen *s, int from, int to, int want) {
+  int bad = 0;
+  for (int i = from; i < to; i++) bad += s->hits[i] != want;
+  return bad;
+}
+
+static void case_in_turns(void) {
+  sink_start("3600000"); /* the exporter thread collects only at shutdown */
+  static struct comm k[NSERIES + 1];
+  for (int i = 0; i < NSERIES; i++) {
+    CHECK(comm_new(&k[i], i) == 0);
+    CHECK(comm_record(&k[i]) == 0);
+  }
+  /* each series holds 4 data points (operations, bytes, time and bandwidth histograms),
+   * each carrying the series' attributes: its name appears 4 times per export */
+  struct seen s;
+  int calls = take_export(&s, true, 10000);
+  printf("in_turns: %d series in %d bodies over %d calls\n", NSERIES, s.bodies, calls);
+  CHECK(s.bodies > 16); /* more than the exporter's queue: the old limit */
+  CHECK(calls >= s.bodies / PER_CALL);
+  CHECK_EQ_U(count_hits(&s, 0, NSERIES, 4), 0);
+  CHECK_EQ_U(s.over_limit, 0);
+  CHECK(s.bodies <= 2 * (int)(s.bytes / BODY_MAX) + 2); /* filled, not one series each */
+  CHECK_EQ_U(s.times_differ, 0);
+  CHECK(s.time > 0);
+  CHECK_EQ_U(s.with_counters, 1);
+  CHECK_EQ_U(s.first_with_counters, 0);
+  unsigned long long first_time = s.time;
+
+  /* asked again without fresh: nothing is open */
+  struct ins_buf none[PER_CALL];
+  memset(none, 0, sizeof none);
+  bool more = true;
+  CHECK_EQ_U(ins_otlp_collect(NULL, none, PER_CALL, false, &more), 0);
+  CHECK(!more);
+
+  /* a fresh export starts from the first series again; a series created while it is in
+   * progress (after its first call) is in it, at its end */
+  memset(&s, 0, sizeof s);
+  struct ins_buf bodies[PER_CALL];
+  memset(bodies, 0, sizeof bodies);
+  sleep_ms(2); /* a later time (ns clock) */
+  int n = ins_otlp_collect(NULL, bodies, PER_CALL, true, &more);
+  CHECK(n == PER_CALL && more);
+  for (int i = 0; i < n; i++) read_body(&s, &bodies[i]);
+  for (int i = 0; i < PER_CALL; i++) ins_buf_free(&bodies[i]);
+  CHECK(s.hits[0] == 4 && s.first_with_counters == 0);
+  CHECK(comm_new(&k[NSERIES], NSERIES) == 0);
+  CHECK(comm_record(&k[NSERIES]) == 0);
+  while (more) {
+    memset(bodies, 0, sizeof bodies);
+    n = ins_otlp_collect(NULL, bodies, PER_CALL, false, &more);
+    for (int i = 0; i < n; i++) read_body(&s, &bodies[i]);
+    for (int i = 0; i < PER_CALL; i++) ins_buf_free(&bodies[i]);
+  }
+  CHECK_EQ_U(count_hits(&s, 0, NSERIES + 1, 4), 0);
+  CHECK(s.time > first_time);
+  CHECK_EQ_U(s.times_differ, 0);
+  CHECK_EQ_U(s.with_counters, 1);
+
+  for (int i = 0; i <= NSERIES; i++) comm_free(&k[i]);
+  ins_otlp_sink.shutdown();
+}
+
+static void case_after_shutdown(void) {
+  sink_start("3600000");
+  struct comm a, b;
+  CHECK(comm_new(&a, 1) == 0);
+  CHECK(comm_record(&a) == 0);
+  ins_otlp_sink.shutdown(); /* frees the series and the devices a's state points to */
+  /* a communicator finalized after the last export: counted nowhere, no crash (ASan) */
+  CHECK(comm_record(&a) == 0);
+  struct ins_sink_counts counts;
+  memset(&counts, 0, sizeof counts);
+  counts.dropped_since[0] = 3;
+  CHECK(ins_otlp_sink.counts(NULL, a.c, a.state, &counts) == 0);
+  struct ins_buf bodies[PER_CALL];
+  memset(bodies, 0, sizeof bodies);
+  bool more = true;
+  CHECK_EQ_U(ins_otlp_collect(NULL, bodies, PER_CALL, true, &more), 0); /* nothing to export */
+  CHECK(!more);
+  /* a communicator attached after shutdown is kept (not an error) and records nothing */
+  CHECK(comm_new(&b, 2) == 0);
+  CHECK(comm_record(&b) == 0);
+
+  /* started again (a unit test may; the plugin starts once per load): empty, and a's
+   * old state, attached before the shutdown, stays inert */
+  sink_start("3600000");
+  CHECK(comm_record(&a) == 0);
+  struct seen s;
+  take_export(&s, true, 100);
+  CHECK_EQ_U(s.hits[1], 0);
+  CHECK_EQ_U(s.hits[2], 0);
+  CHECK_EQ_U(s.with_counters, 1);
+  comm_free(&a);
+  comm_free(&b);
+  ins_otlp_sink.shutdown();
+}
+
+static void case_publish_race(void) {
+  sink_start("1");
+  sleep_ms(100); /* the exporter collects (and reads its own handle) about 100 times */
+  ins_otlp_sink.shutdown();
+  struct ins_buf bodies[PER_CALL];
+  memset(bodies, 0, sizeof bodies);
+  bool more = true;
+  CHECK_EQ_U(ins_otlp_collect(NULL, bodies, PER_CALL, true, &more), 0); /* shut down: nothing */
+  CHECK(!more);
+}
+
+int main(int argc, char **argv) {
+  static const struct {
+    const char *name;
+    void (*fn)(void);
+  } cases[] = {{"in_turns", case_in_turns}, {"after_shutdown", case_after_shutdown},
+               {"publish_race", case_publish_race}};
+  setenv("NCCL_INSPECTOR_ENABLE", "1", 1);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    bool run = argc < 2;
+    for (int a = 1; a < argc; a++) run |= !strcmp(argv[a], cases[i].name);
+    if (run) cases[i].fn();
+  }
+  return check_report("otlp_collect");
+}

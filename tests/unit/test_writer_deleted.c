@@ -1,0 +1,125 @@
+/*
+ * test_writer_deleted.c - the log file deleted while the job runs (src/sink/writer.c,
+ * files.c), driven through the writer as the writer thread drives it:
+ *  - the file deleted: the next batch goes to a new file at the same path, with one
+ *    warning that names it; the batches after it follow it there;
+ *  - the whole directory deleted: made again, the batch in a new file (said at INFO:
+ *    the warning was given once);
+ *  - the directory cannot be made again (a file took its name): the batch's records are
+ *    counted as not written, with a warning;
+ *  - nothing is counted lost while a new file could be made.
+ */
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core/log.h"
+#include "sink/writer.h"
+
+static int g_warns, g_deleted_warns, g_deleted_infos, g_create_warns;
+static char g_last_deleted[8192];
+
+static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...) {
+  (void)flags, (void)file, (void)line;
+  char msg[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  bool deleted = strstr(msg, "was deleted") != NULL;
+  if (level == PROF_LOG_WARN) {
+    g_warns++;
+    if (deleted) {
+      g_deleted_warns++;
+      snprintf(g_last_deleted, sizeof g_last_deleted, "%s", msg);
+    }
+    if (strstr(msg, "cannot create a log file")) g_create_warns++;
+  } else if (deleted) {
+    g_deleted_infos++;
+  }
+}
+
+/* Append lines "<tag> <i>" as records, i < n; returns how many were not written. */
+static uint64_t append(const char *tag, int n) {
+  char buf[4096];
+  size_t len = 0;
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "{\"coll_perf\":{\"tag\":\"%s %d\"}}\n", tag, i);
+  uint64_t before = ins_writer_unwritten();
+  ins_writer_append_records(buf, len, (uint64_t)n);
+  return ins_writer_unwritten() - before;
+}
+
+/* The tags of the file's records, joined with '|' ("" if there is no file). */
+static const char *tags(const char *path) {
+  static char out[4096];
+  char line[8192];
+  out[0] = '\0';
+  FILE *f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f)) {
+    char *t = strstr(line, "\"tag\":\"");
+    if (!t) continue;
+    t += 7;
+    char *e = strchr(t, '"');
+    if (!e) continue;
+    size_t o = strlen(out);
+    snprintf(out + o, sizeof out - o, "%s%.*s", o ? "|" : "", (int)(e - t), t);
+  }
+  if (f) fclose(f);
+  return out;
+}
+
+int main(void) {
+  char base[] = "/tmp/inspector-deleted-XXXXXX";
+  CHECK(mkdtemp(base) != NULL);
+  char top[4200], dir[4300], path[4400], cmd[4500];
+  snprintf(top, sizeof top, "%s/logs", base);
+  snprintf(dir, sizeof dir, "%s/job", top);
+  snprintf(path, sizeof path, "%s/host-pid%ld.log", dir, (long)getpid());
+  ins_log_set_logger(logger);
+  ins_writer_configure(dir, "host");
+
+  CHECK_EQ_U(append("a", 2), 0);
+  CHECK_STR(tags(path), "a 0|a 1");
+
+  /* the file deleted */
+  CHECK(unlink(path) == 0);
+  CHECK_EQ_U(append("b", 2), 0);
+  CHECK_STR(tags(path), "b 0|b 1");
+  CHECK_EQ_U(g_deleted_warns, 1);
+  CHECK(strstr(g_last_deleted, path) != NULL);
+  CHECK_EQ_U(append("c", 1), 0);
+  CHECK_STR(tags(path), "b 0|b 1|c 0");
+  CHECK_EQ_U(g_deleted_warns, 1);
+
+  /* the whole directory deleted, its parent too */
+  snprintf(cmd, sizeof cmd, "rm -rf %s", top);
+  CHECK(system(cmd) == 0);
+  CHECK_EQ_U(append("d", 3), 0);
+  CHECK_STR(tags(path), "d 0|d 1|d 2");
+  CHECK_EQ_U(g_deleted_warns, 1);
+  CHECK_EQ_U(g_deleted_infos, 1);
+  struct stat st;
+  CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0755);
+  CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644);
+
+  /* deleted, and its directory cannot be made again: a file has the name */
+  CHECK(system(cmd) == 0);
+  FILE *f = fopen(top, "w");
+  CHECK(f != NULL);
+  if (f) fclose(f);
+  int warns = g_warns;
+  CHECK_EQ_U(append("e", 2), 2);
+  CHECK_EQ_U(g_create_warns, 1);
+  CHECK(g_warns - warns >= 1);
+  CHECK_EQ_U(ins_writer_unwritten(), 2);
+
+  snprintf(cmd, sizeof cmd, "rm -rf %s", base);
+  CHECK(system(cmd) == 0);
+  return check_report("writer_deleted");
+}
