@@ -17,14 +17,15 @@
  * queueful of bodies at a time (ins_otlp_collect_fn: an export of thousands
  * of communicators is tens of bodies), and the cursor below remembers where
  * the export in progress goes on; series created meanwhile come at its end.
- * Every body of one export has the export's time. Encoding a queueful takes
- * milliseconds at most; the draining threads wait that long at most, and
- * NCCL's threads never take this lock.
+ * Every body of one export has the export's time. The lock is let go between
+ * bodies, so the draining threads wait at most one body's encoding (milliseconds
+ * for the largest), and NCCL's threads never take this lock.
  */
 #include "sink/otlp.h"
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,6 +478,15 @@ int ins_otlp_collect(void *arg, struct ins_buf *bodies, int max, bool fresh, boo
     if (encode_next(&bodies[n]) != 0) unmade++; /* left empty: counted as dropped */
     n++;
     if (g_exp.next >= g_nseries) g_exp.open = false; /* every series of the export is out */
+    if (g_exp.open && n < max) {
+      /* Between bodies the dump thread may take the lock: with tens of thousands of series
+       * it would otherwise wait for a whole queueful (16 bodies of 4 MiB) and its rings
+       * fill. The cursor is this thread's alone; series created meanwhile are appended and
+       * go in this export's later bodies. */
+      pthread_mutex_unlock(&g_lock);
+      sched_yield();
+      pthread_mutex_lock(&g_lock);
+    }
   }
   *more = g_exp.open;
   pthread_mutex_unlock(&g_lock);
