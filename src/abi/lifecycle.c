@@ -144,9 +144,11 @@ prof_result_t ins_lifecycle_comm_finalize(void *context) {
 /* Process exit or library unload: nothing completed is lost. Once per load (g_exited),
  * from whichever comes first of the atexit handler and the destructor below. */
 static void exit_flush(void) {
-  /* A child forked from the job (without exec) has none of the parent's threads, and
-   * may have inherited locks held at the fork: joining or draining would hang it. It
-   * holds no communicator of its own, so there is nothing to write. */
+  /* A child forked from the job (without exec) has none of the parent's threads (the
+   * sampler's and the trace thread's are not restarted in it), so joining them would
+   * hang it: nothing is flushed here. The records of communicators the child created
+   * itself are written when it finalizes them (sink/dump.c); a child that exits without
+   * finalizing them loses their last unwritten records (a known limit). */
   if (g_pid && getpid() != g_pid) return;
   if (atomic_exchange(&g_exited, 1)) return;
   ins_log_detach(); /* NCCL's logger may be gone already: stderr from here on */
