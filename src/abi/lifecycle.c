@@ -18,9 +18,7 @@
 #include "core/log.h"
 #include "core/op.h"
 #include "core/sampler.h"
-#include "sink/device.h"
 #include "sink/dump.h"
-#include "sink/writer.h"
 #include "abi/trace.h"
 
 #ifndef INSPECTOR_VERSION
@@ -203,6 +201,5 @@ static void exit_register(void) {
 __attribute__((destructor)) static void process_exit(void) {
   if (g_pid && getpid() != g_pid) return; /* a forked child: see exit_flush */
   exit_flush();
-  ins_writer_close();
-  ins_device_release();
+  ins_dump_release();
 }

@@ -549,6 +549,11 @@ void ins_dump_comm_final(struct ins_comm *c) {
   pthread_rwlock_unlock(&g_gate);
 }
 
+void ins_dump_release(void) {
+  ins_writer_close();
+  ins_device_release();
+}
+
 void ins_dump_shutdown(void) {
   if (!g_cfg) return;
   if (g_thread_running) {

@@ -25,6 +25,10 @@ void ins_dump_comm_final(struct ins_comm *c);
 void ins_dump_comm_drain(struct ins_comm *c);
 /* Process exit / library unload: stop the thread, drain every live context. */
 void ins_dump_shutdown(void);
+/* Library unload or process exit, after ins_dump_shutdown: the log file closed and what
+ * the writer and the GPU-runtime lookup hold freed, so that a plugin NCCL loads and
+ * unloads again leaks nothing. */
+void ins_dump_release(void);
 
 /* fork() (pthread_atfork, registered by abi/lifecycle.c at process init): prepare waits,
  * for a bounded time, until no plugin thread holds a plugin lock; the child starts clean

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "closed_port.h"
 #include "core/comm.h"
 #include "core/config.h"
 #include "core/record.h"
@@ -47,19 +48,6 @@
 static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
-}
-
-/* A port on 127.0.0.1 that nothing listens on (the sink's exporter gets refused). */
-static int closed_port(void) {
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t len = sizeof a;
-  int port = -1;
-  if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 &&
-      getsockname(s, (struct sockaddr *)&a, &len) == 0)
-    port = ntohs(a.sin_port);
-  if (s >= 0) close(s);
-  return port;
 }
 
 /* The sink started as the plugin starts it, with this export interval. */

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "closed_port.h"
 #include "log.h"
 #include "plugin.h"
 #include "replay.h"
@@ -71,20 +72,6 @@ static long rss_bytes(void) {
   if (fscanf(f, "%ld %ld", &size, &res) != 2) res = -1;
   fclose(f);
   return res < 0 ? -1 : res * sysconf(_SC_PAGESIZE);
-}
-
-/* A port on 127.0.0.1 that nothing listens on: every export is refused at once, so a
- * cycle's last export costs nothing, and its bodies are still made (the series encoded). */
-static int closed_port(void) {
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t len = sizeof a;
-  int port = -1;
-  if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 &&
-      getsockname(s, (struct sockaddr *)&a, &len) == 0)
-    port = ntohs(a.sin_port);
-  if (s >= 0) close(s);
-  return port;
 }
 
 static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
