@@ -170,14 +170,24 @@ def decode_json(body):
 # ---- the receiver ---------------------------------------------------------------------------
 
 class Receiver:
-    def __init__(self, d, control=None):
+    """otlp_receiver.py in directory d; tls: https, on a certificate made here for 127.0.0.1
+    (needs the openssl tool)."""
+
+    def __init__(self, d, control=None, tls=False):
         self.dir = d
         os.makedirs(d)
         if control is not None:
             with open(os.path.join(d, "control.json"), "w") as f:
                 json.dump(control, f)
+        extra = []
+        if tls:
+            cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                            "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=60)
+            extra = ["--tls-cert", cert, "--tls-key", key]
         self.p = subprocess.Popen([sys.executable, "-B", os.path.join(HERE, "otlp_receiver.py"),
-                                   "--dir", d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                   "--dir", d] + extra, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         port = os.path.join(d, "port")
         for _ in range(500):
             if os.path.exists(port) and open(port).read().strip():

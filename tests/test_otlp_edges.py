@@ -25,9 +25,7 @@ import ctypes
 import os
 import re
 import shutil
-import subprocess
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -46,34 +44,6 @@ def libcurl_loadable():
         return False
 
 
-class TlsReceiver:
-    """otlp_receiver.py with TLS, on a certificate made here for 127.0.0.1."""
-
-    def __init__(self, d):
-        os.makedirs(d)
-        self.dir = d
-        cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
-                        "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=60)
-        self.p = subprocess.Popen([sys.executable, "-B", os.path.join(HERE, "otlp_receiver.py"),
-                                   "--dir", d, "--tls-cert", cert, "--tls-key", key],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port = os.path.join(d, "port")
-        for _ in range(500):
-            if os.path.exists(port) and open(port).read().strip():
-                break
-            time.sleep(0.02)
-        self.port = int(open(port).read())
-
-    def stop(self):
-        self.p.terminate()
-        try:
-            self.p.wait(10)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-
-
 def exit_https_case(name, no_finalize):
     def fn(a):
         if not shutil.which("openssl"):
@@ -82,7 +52,7 @@ def exit_https_case(name, no_finalize):
             return True, "SKIP %s: libcurl.so.4 cannot be loaded (https:// needs it)" % name
         with harness.Workdir(a.keep, "otlp") as wd:
             os.makedirs(wd.dump)
-            rec = TlsReceiver(os.path.join(wd.path, "recv"))
+            rec = test_otlp.Receiver(os.path.join(wd.path, "recv"), tls=True)
             try:
                 env = harness.make_env({"NCCL_INSPECTOR_OTLP_EXPORT": "1",
                                         "OTEL_EXPORTER_OTLP_ENDPOINT": "https://127.0.0.1:%d" % rec.port,
@@ -148,7 +118,7 @@ def exit_https_python_case():
             return True, "SKIP %s: a sanitizer build cannot be loaded into python" % name
         with harness.Workdir(a.keep, "otlp") as wd:
             os.makedirs(wd.dump)
-            rec = TlsReceiver(os.path.join(wd.path, "recv"))
+            rec = test_otlp.Receiver(os.path.join(wd.path, "recv"), tls=True)
             try:
                 env = harness.make_env({"NCCL_INSPECTOR_OTLP_EXPORT": "1",
                                         "OTEL_EXPORTER_OTLP_ENDPOINT": "https://127.0.0.1:%d" % rec.port,
