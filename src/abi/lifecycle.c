@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/comm.h"
@@ -45,6 +46,54 @@ static int full_mask(void) {
 }
 
 static pid_t g_pid; /* the process that started the threads */
+static atomic_bool g_forked; /* a child forked from the job: its threads start at its first init */
+
+/*
+ * fork() (pthread_atfork, registered at process init). Every plugin lock a plugin thread
+ * (or a callback, briefly) may hold is taken before the fork, in the order the work
+ * takes them, all within one bound (INS_FORK_WAIT_MS): the dump layer's and the sinks'
+ * (sink/dump.c, "fork()"), the sampler's time thread's, trace mode's memory lock. So the
+ * child inherits none held. The child has none of the plugin's threads; the dump layer
+ * restarts its own at the child's first communicator, and so does this file the
+ * sampler's and the trace's (child_start), after which the child is a process of its
+ * own: its exit writes what its communicators left, as any process's does.
+ */
+static void fork_prepare(void) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += INS_FORK_WAIT_MS / 1000;
+  until.tv_nsec += (long)(INS_FORK_WAIT_MS % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+  ins_dump_fork_prepare(&until);
+  ins_sampler_fork_prepare(&until);
+  ins_trace_fork_prepare(&until);
+}
+
+static void fork_parent(void) {
+  ins_trace_fork_parent();
+  ins_sampler_fork_parent();
+  ins_dump_fork_parent();
+}
+
+static void fork_child(void) {
+  ins_trace_fork_child();
+  ins_sampler_fork_child();
+  ins_dump_fork_child();
+  atomic_store(&g_forked, true);
+}
+
+/* A forked child's first communicator of its own: its threads, and its exit's flush. */
+static void child_start(void) {
+#if !defined(__SANITIZE_THREAD__)
+  /* Not under ThreadSanitizer: it still counts the parent's threads as live in the child,
+   * and joining a child's thread whose pthread_t reuses a parent's (glibc reuses their
+   * stacks) stops the process ("dup thread with used id"). There the child's exit writes
+   * nothing, as before; its finalizes do. */
+  g_pid = getpid();
+#endif
+  ins_sampler_fork_restart();
+  if (g_cfg.trace_dir[0]) ins_trace_fork_restart(g_cfg.trace_dir, g_cfg.hostname);
+}
 
 static void process_init(void) {
   g_pid = getpid();
@@ -63,8 +112,8 @@ static void process_init(void) {
   ins_sampler_start(&g_cfg, full_mask(), abi);
   ins_dump_start(&g_cfg);
   /* A child forked from the job holds no plugin lock, leaves the parent's records to the
-   * parent, and records its own communicators (sink/dump.c, "fork()"). */
-  if (pthread_atfork(ins_dump_fork_prepare, ins_dump_fork_parent, ins_dump_fork_child) != 0)
+   * parent, and records its own communicators (above, fork_prepare). */
+  if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
     ins_warn("cannot register the fork handlers: a process forked from this one may hang if it "
              "creates a communicator");
 }
@@ -84,6 +133,7 @@ prof_result_t ins_lifecycle_comm_init(void **context, uint64_t comm_id, int *act
     return PROF_SUCCESS;
   }
 
+  if (atomic_exchange(&g_forked, false)) child_start();
   struct ins_comm *c = ins_comm_create(&g_cfg, comm_id, comm_name, nnodes, nranks, rank);
   if (!c) return PROF_SUCCESS;
   /* Here, on the init thread, where the context's GPU is current; before the dump
@@ -142,11 +192,9 @@ prof_result_t ins_lifecycle_comm_finalize(void *context) {
 /* Process exit or library unload: nothing completed is lost. Once per load (g_exited),
  * from whichever comes first of the atexit handler and the destructor below. */
 static void exit_flush(void) {
-  /* A child forked from the job (without exec) has none of the parent's threads (the
-   * sampler's and the trace thread's are not restarted in it), so joining them would
-   * hang it: nothing is flushed here. The records of communicators the child created
-   * itself are written when it finalizes them (sink/dump.c); a child that exits without
-   * finalizing them loses their last unwritten records (a known limit). */
+  /* A child forked from the job (without exec) that made no communicator of its own has
+   * none of the parent's threads, and joining them would hang it; the records are the
+   * parent's: nothing to do. One that did is g_pid from then on (child_start). */
   if (g_pid && getpid() != g_pid) return;
   if (atomic_exchange(&g_exited, 1)) return;
   ins_log_detach(); /* NCCL's logger may be gone already: stderr from here on */

@@ -166,12 +166,28 @@ static size_t g_len;
 static off_t g_off;
 static bool g_failed;
 static char g_path[PATH_MAX + 320];
-static atomic_int g_warned;
+static char g_dir[PATH_MAX], g_stem[300]; /* to make the file again if it is deleted */
+static atomic_int g_warned, g_warned_gone;
+/* The init lines of the contexts not yet finalized, so that a file made again after the
+ * first was deleted starts with them (the replay needs a context's init before its
+ * events). `written`: in a file already (the rest are in the buffer being written). */
+struct init_line {
+  int ctx;
+  bool written, finalized; /* finalized: forgotten once its finalize line is written */
+  char *line;
+};
+static struct init_line *g_inits;
+static size_t g_ninits, g_inits_cap;
 static uint64_t g_last_t; /* lines' t never go back */
-/* The finalize events written so far (a finalize waits for its own). */
+/* The finalize events written to the file so far (a finalize waits for its own), and
+ * those formatted (the trace thread's): published by flush_buf, once in the file. */
 static _Atomic uint64_t g_finalized;
+static uint64_t g_finalized_formatted;
+
+static bool g_keep_off; /* a forked child that could not take g_chunks_lock: no more memory */
 
 static bool keep(void *p) {
+  if (g_keep_off) return false;
   pthread_mutex_lock(&g_chunks_lock);
   if (g_nchunks == g_chunks_cap) {
     size_t cap = g_chunks_cap ? 2 * g_chunks_cap : 64;
@@ -402,22 +418,60 @@ static uint64_t count_lines(const char *p, size_t n) {
   return k;
 }
 
-/* Write the buffer out. */
-static void flush_buf(void) {
+/* write() all of p, n bytes, at the file's end: what was written (short on an error,
+ * *err set). */
+static size_t write_all(const char *p, size_t n, int *err) {
   size_t done = 0;
-  int err = 0;
-  while (!g_failed && done < g_len) {
-    ssize_t w = write(g_fd, g_buf + done, g_len - done);
+  while (done < n) {
+    ssize_t w = write(g_fd, p + done, n - done);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      err = w < 0 ? errno : ENOSPC;
-      const char *nl = done ? memrchr(g_buf, '\n', done) : NULL;
-      done = nl ? (size_t)(nl - g_buf) + 1 : 0;
-      (void)!ftruncate(g_fd, g_off + (off_t)done); /* no torn last line */
-      g_failed = true;
+      *err = w < 0 ? errno : ENOSPC;
       break;
     }
     done += (size_t)w;
+  }
+  return done;
+}
+
+/* The file was deleted (or its directory) while the job ran: make it again (same rules:
+ * sink/files.h) and start it with the init lines of the live contexts. 0, or -1 (the
+ * trace then ends, as on a failed write). */
+static int reopen(void) {
+  bool renamed = false;
+  close(g_fd);
+  g_fd = ins_files_create(g_dir, g_stem, ".trace.jsonl", g_path, sizeof g_path, &renamed);
+  g_off = 0;
+  if (g_fd < 0) return -1;
+  if (!ins_warn_once(&g_warned_gone, "trace mode: the trace file was deleted while the job ran: "
+                     "the trace goes on in %s (starting with the live communicators' init lines)",
+                     g_path))
+    ins_info("trace mode: the trace file was deleted again: the trace goes on in %s", g_path);
+  for (size_t i = 0; i < g_ninits; i++) {
+    if (!g_inits[i].written) continue; /* in the buffer rewritten next */
+    size_t n = strlen(g_inits[i].line);
+    int err = 0;
+    char nl = '\n';
+    if (write_all(g_inits[i].line, n, &err) != n || write_all(&nl, 1, &err) != 1) return -1;
+    g_off += (off_t)n + 1;
+  }
+  return 0;
+}
+
+/* Write the buffer out. */
+static void flush_buf(void) {
+  int err = 0;
+  size_t done = g_failed ? 0 : write_all(g_buf, g_len, &err);
+  /* Deleted before or while this was written: it reached no one. Again, to a new file. */
+  if (!g_failed && done == g_len && g_len && ins_files_gone(g_fd, g_path)) {
+    if (reopen() == 0) done = write_all(g_buf, g_len, &err);
+    else err = errno, done = 0;
+  }
+  if (!g_failed && done < g_len) {
+    const char *nl = done ? memrchr(g_buf, '\n', done) : NULL;
+    done = nl ? (size_t)(nl - g_buf) + 1 : 0;
+    if (g_fd >= 0) (void)!ftruncate(g_fd, g_off + (off_t)done); /* no torn last line */
+    g_failed = true;
   }
   g_off += (off_t)done;
   if (done < g_len) {
@@ -427,6 +481,15 @@ static void flush_buf(void) {
                     "later callbacks are not written", g_path, strerror(err));
   }
   g_len = 0;
+  for (size_t i = 0; i < g_ninits;) {
+    if (g_inits[i].finalized) { /* its finalize line too is in the file */
+      free(g_inits[i].line);
+      g_inits[i] = g_inits[--g_ninits];
+      continue;
+    }
+    g_inits[i++].written = true;
+  }
+  atomic_store_explicit(&g_finalized, g_finalized_formatted, memory_order_release);
 }
 
 /* One line into the buffer: prefix, body, closing brace. */
@@ -522,6 +585,33 @@ static bool fast_line(const struct trace_ev *e, long tid, uint64_t t) {
   return true;
 }
 
+/* A context's init line, as written (prefix included), kept until its finalize; takes
+ * body (malloc'd). Without memory the line is not kept: a file made again lacks it. */
+static void remember_init(int ctx, long tid, char *body) {
+  char pre[64];
+  int np = body ? ins_tracefmt_prefix_at(pre, sizeof pre, g_last_t, tid) : -1;
+  char *line = NULL;
+  if (np > 0 && (size_t)np < sizeof pre && (line = malloc((size_t)np + strlen(body) + 2)))
+    sprintf(line, "%s%s}", pre, body);
+  free(body);
+  if (!line) return;
+  if (g_ninits == g_inits_cap) {
+    size_t cap = g_inits_cap ? 2 * g_inits_cap : 16;
+    struct init_line *q = realloc(g_inits, cap * sizeof *q);
+    if (!q) {
+      free(line);
+      return;
+    }
+    g_inits = q, g_inits_cap = cap;
+  }
+  g_inits[g_ninits++] = (struct init_line){ctx, false, false, line};
+}
+
+static void forget_init(int ctx) {
+  for (size_t i = 0; i < g_ninits; i++)
+    if (g_inits[i].ctx == ctx) g_inits[i].finalized = true;
+}
+
 static void format_ev(const struct trace_ev *e, long tid) {
   uint64_t t = e->t < g_last_t ? g_last_t : e->t;
   g_last_t = t;
@@ -530,7 +620,7 @@ static void format_ev(const struct trace_ev *e, long tid) {
   switch (e->what) {
     case EV_INIT:
       put_line(e->t, tid, e->init_line ? e->init_line : "\"cb\":\"init\"");
-      free(e->init_line);
+      remember_init(e->ctx, tid, e->init_line);
       return;
     case EV_START:
       /* the union in the cells after e (a kernel-channel start never comes here) */
@@ -540,12 +630,13 @@ static void format_ev(const struct trace_ev *e, long tid) {
       break;
     case EV_FINALIZE:
       snprintf(body, sizeof body, "\"cb\":\"finalize\",\"ctx\":%d", e->ctx);
+      forget_init(e->ctx);
       break;
     default:
       return;
   }
   put_line(e->t, tid, body);
-  if (e->what == EV_FINALIZE) atomic_fetch_add_explicit(&g_finalized, 1, memory_order_release);
+  if (e->what == EV_FINALIZE) g_finalized_formatted++;
 }
 
 /* Past a thread's next event (the trace thread's). */
@@ -614,8 +705,12 @@ static void *trace_thread(void *arg) {
 }
 
 void ins_trace_open(const char *dir, const char *hostname) {
+  free(g_buf); /* a forked child's second open: the parent's, not written here */
+  g_buf = NULL;
   char stem[300];
   snprintf(stem, sizeof stem, "%s-pid%ld", hostname, (long)getpid());
+  snprintf(g_dir, sizeof g_dir, "%s", dir);
+  snprintf(g_stem, sizeof g_stem, "%s", stem);
   bool renamed = false;
   g_buf = malloc(TRACE_BUF);
   if (g_buf)
@@ -657,6 +752,7 @@ int ins_trace_init(uint64_t comm_id, const char *name, int nnodes, int nranks, i
   struct trace_ev *e = take_cell(b);
   if (e) {
     e->what = EV_INIT;
+    e->ctx = ctx;
     e->init_line = strdup(body); /* NULL: a bare init line, and the replay says so */
     commit(b, 1);
   }
@@ -671,6 +767,7 @@ void ins_trace_finalize(int ctx) {
   e->ctx = ctx;
   uint64_t before = atomic_load_explicit(&g_finalized, memory_order_acquire);
   commit(b, 1);
+  if (!atomic_load(&g_thread_running)) return; /* a forked child's inherited one: no thread */
   /* Its lines are in the file when the finalize returns (a process may end without
    * exiting normally after it): wait for the thread, a bounded time. Finalizes that
    * run at once may see each other's line written instead: as good. */
@@ -696,4 +793,49 @@ void ins_trace_flush(void) {
     ins_warn("trace mode: %llu callback lines could not be written to %s (the threads were "
              "%llu MiB of callbacks ahead of the trace thread, or see the earlier warning): the "
              "trace is incomplete", (unsigned long long)lost, g_path, TRACE_MAX_BYTES >> 20);
+}
+
+/* ---- fork() (abi/lifecycle.c's handlers) ------------------------------------------ */
+
+/* The callbacks take g_chunks_lock (briefly, for memory): the prepare takes it so that
+ * the child does not inherit it held. The child has no trace thread: what the parent's
+ * threads had not yet written is the parent's and is dropped here; the child's own
+ * callbacks are kept in its buffers until its first communicator opens the child's own
+ * trace file (ins_trace_fork_restart). */
+static _Thread_local bool t_fork_locked;
+static bool g_fork_restart;
+
+void ins_trace_fork_prepare(const struct timespec *until) {
+  t_fork_locked = pthread_mutex_timedlock(&g_chunks_lock, until) == 0;
+}
+
+void ins_trace_fork_parent(void) {
+  if (t_fork_locked) pthread_mutex_unlock(&g_chunks_lock);
+}
+
+void ins_trace_fork_child(void) {
+  pthread_mutex_init(&g_chunks_lock, NULL);
+  if (!t_fork_locked) g_keep_off = true; /* g_chunks may have been mid-change */
+  if (!atomic_load(&g_thread_running)) return;
+  atomic_store(&g_thread_running, false);
+  /* the parent's cells, committed and not yet written: skipped, as the thread would */
+  for (struct tbuf *b = atomic_load(&g_bufs); b; b = b->next)
+    for (const struct trace_ev *e; (e = peek(b));) {
+      if (e->what == EV_INIT) free(e->init_line);
+      advance(b, e->ncells);
+    }
+  while (g_ninits) free(g_inits[--g_ninits].line); /* the parent's contexts */
+  if (g_fd >= 0) close(g_fd); /* the child's copy; the file stays the parent's */
+  g_fd = -1;
+  g_len = 0; /* formatted for the parent's file */
+  g_off = 0;
+  g_failed = false;
+  g_fork_restart = true;
+}
+
+void ins_trace_fork_restart(const char *dir, const char *hostname) {
+  if (!g_fork_restart) return;
+  g_fork_restart = false;
+  atomic_store(&g_stop, false);
+  ins_trace_open(dir, hostname); /* <host>-pid<child>.trace.jsonl, and a thread */
 }

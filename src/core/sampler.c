@@ -189,6 +189,17 @@ void ins_sampler_graph_captured(void) {
 
 /* ---- lifetime ------------------------------------------------------------ */
 
+static void start_thread(void) {
+  if (pthread_create(&g_thread, NULL, time_thread, NULL) != 0) {
+    ins_warn("cannot start the sampling thread: every op is timed (NCCL_INSPECTOR_SAMPLE_* ignored)");
+    g_mode = INS_SAMPLE_ALL;
+    ins_sampler_active = false;
+    atomic_store(&g_state_mask, g_on_mask);
+    return;
+  }
+  g_thread_running = true;
+}
+
 void ins_sampler_start(const struct ins_config *cfg, int full_mask, int abi_version) {
   g_mode = cfg->sample_mode;
   g_window_ms = cfg->sample_window_ms;
@@ -215,14 +226,37 @@ void ins_sampler_start(const struct ins_config *cfg, int full_mask, int abi_vers
   g_t0_ns = g_clock->now();
   time_tick();
   pthread_mutex_unlock(&g_tlock);
-  if (pthread_create(&g_thread, NULL, time_thread, NULL) != 0) {
-    ins_warn("cannot start the sampling thread: every op is timed (NCCL_INSPECTOR_SAMPLE_* ignored)");
-    g_mode = INS_SAMPLE_ALL;
-    ins_sampler_active = false;
-    atomic_store(&g_state_mask, g_on_mask);
-    return;
+  start_thread();
+}
+
+/* fork(): the time thread takes g_tlock, and a dump pass in the child would wait for it
+ * (ins_sampler_stats), so the fork's prepare takes it too. The child has no time thread:
+ * it starts one with its first communicator (ins_sampler_fork_restart), so that its
+ * windows go on turning. */
+static _Thread_local bool t_fork_locked;
+static atomic_bool g_fork_restart;
+
+void ins_sampler_fork_prepare(const struct timespec *until) {
+  t_fork_locked = g_thread_running && pthread_mutex_timedlock(&g_tlock, until) == 0;
+}
+
+void ins_sampler_fork_parent(void) {
+  if (t_fork_locked) pthread_mutex_unlock(&g_tlock);
+}
+
+void ins_sampler_fork_child(void) {
+  /* made anew: held by us, or by the time thread, which is gone (its state is a few
+   * counters, whole enough either way) */
+  pthread_mutex_init(&g_tlock, NULL);
+  pthread_cond_init(&g_tcond, NULL);
+  if (g_thread_running) {
+    g_thread_running = false;
+    atomic_store(&g_fork_restart, true);
   }
-  g_thread_running = true;
+}
+
+void ins_sampler_fork_restart(void) {
+  if (atomic_exchange(&g_fork_restart, false)) start_thread();
 }
 
 void ins_sampler_attach(int *mask_word) {

@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 struct ins_config;
 
@@ -76,6 +77,14 @@ void ins_sampler_stats(struct ins_sample_stats *s);
 
 /* Process exit: stop the thread. */
 void ins_sampler_shutdown(void);
+
+/* fork() (called by abi/lifecycle.c's handlers): the prepare takes the time thread's
+ * lock (waiting until `until` at most), the parent releases it, the child makes it
+ * anew; the child's first own communicator restarts the time thread (fork_restart). */
+void ins_sampler_fork_prepare(const struct timespec *until);
+void ins_sampler_fork_parent(void);
+void ins_sampler_fork_child(void);
+void ins_sampler_fork_restart(void);
 
 /* ---- time windows: the decision and the clock, exposed for unit tests ---- */
 

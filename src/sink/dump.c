@@ -86,22 +86,24 @@ static struct drainer g_thread_drainer; /* owned by the dump thread */
  *    finalizes, inits, exit: the sinks' locks are taken only inside it), then the
  *    registry lock (inits and finalizes take it outside the gate, briefly), then the
  *    writer queue's lock with no batch in writing (the writer thread holds the log
- *    file's lock then). The order the work itself takes them: no deadlock.
+ *    file's lock then), then each sink's own lock that a thread of its own takes
+ *    outside the gate (OTLP's exporter: sink.h fork_prepare). The order the work itself
+ *    takes them: no deadlock.
  *  - the parent releases them. The child releases them too (the gate it makes anew),
  *    marks every context it inherited foreign (its records are the parent's: the child writing them at
  *    finalize put 2,440 duplicates in 60 children's files), and starts its own dump and
  *    writer threads at its first communicator of its own, whose records go to its own
  *    file (<host>-pid<childpid>.log: writer.c).
  * The gate is writer-preferring: a busy dump thread would otherwise keep a fork out
- * indefinitely. The wait is bounded (FORK_WAIT_MS): a write stuck on a hung file system
+ * indefinitely. The wait is bounded (INS_FORK_WAIT_MS): a write stuck on a hung file system
  * must not stop the job's fork. Past the bound the child cannot know which locks the
  * plugin's threads held (a sink's among them), so it records nothing: its communicators
  * are foreign from their init, with one warning.
  */
-#define FORK_WAIT_MS 1000
 static pthread_rwlock_t g_gate = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 static _Thread_local struct {
   bool gate, registry, queue, idle;
+  unsigned sinks; /* bit i: g_sinks[i]'s fork_prepare took its lock */
 } t_fork; /* what this thread's fork prepare took (two threads may fork at once) */
 static atomic_int g_fork_waiting; /* forks waiting for the gate: passes end early */
 static bool g_fork_off;         /* a child forked past the bound: records nothing */
@@ -457,7 +459,7 @@ int ins_dump_attach(struct ins_comm *c) {
     c->foreign = true;
     ins_warn_once(&g_warned_fork, "this process was forked while the plugin's dump or writer "
                   "thread was busy for over %d ms (a slow or hung file system?): its "
-                  "communicators are not recorded", FORK_WAIT_MS);
+                  "communicators are not recorded", INS_FORK_WAIT_MS);
     return 0;
   }
   pthread_rwlock_rdlock(&g_gate);
@@ -550,12 +552,13 @@ void ins_dump_comm_final(struct ins_comm *c) {
 }
 
 void ins_dump_release(void) {
+  if (g_fork_off) return; /* a child forked past the bound: their locks may be held */
   ins_writer_close();
   ins_device_release();
 }
 
 void ins_dump_shutdown(void) {
-  if (!g_cfg) return;
+  if (!g_cfg || g_fork_off) return; /* forked past the bound: it recorded nothing */
   if (g_thread_running) {
     atomic_store(&g_stop, true);
     atomic_store(&g_ins_wake.waiting, 1);
@@ -581,32 +584,40 @@ void ins_dump_shutdown(void) {
 
 /* ---- fork() (see above g_gate) ------------------------------------------------ */
 
-void ins_dump_fork_prepare(void) {
+void ins_dump_fork_prepare(const struct timespec *until) {
   t_fork.gate = t_fork.registry = t_fork.queue = t_fork.idle = false;
+  t_fork.sinks = 0;
   if (ins_dump_test_hook) ins_dump_test_hook(INS_DUMP_HOOK_FORK_PREPARE);
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += FORK_WAIT_MS / 1000;
-  until.tv_nsec += (long)(FORK_WAIT_MS % 1000) * 1000000L;
-  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
   atomic_fetch_add(&g_fork_waiting, 1);
-  int rc = pthread_rwlock_timedwrlock(&g_gate, &until);
+  int rc = pthread_rwlock_timedwrlock(&g_gate, until);
   atomic_fetch_sub(&g_fork_waiting, 1);
   if (rc != 0) return;
   t_fork.gate = true;
   ins_registry_lock(); /* held briefly, outside the gate only by inits and finalizes */
   t_fork.registry = true;
-  t_fork.idle = ins_wqueue_fork_prepare(&until) == 0;
+  t_fork.idle = ins_wqueue_fork_prepare(until) == 0;
   t_fork.queue = true;
+  /* last: a sink's own thread takes its lock alone, never the ones above */
+  for (int i = 0; i < g_nsinks; i++)
+    if (g_sinks[i]->fork_prepare && g_sinks[i]->fork_prepare(until) == 0) t_fork.sinks |= 1u << i;
 }
 
 void ins_dump_fork_parent(void) {
+  for (int i = g_nsinks; i-- > 0;)
+    if (t_fork.sinks & 1u << i) g_sinks[i]->fork_parent();
   if (t_fork.queue) ins_wqueue_fork_parent();
   if (t_fork.registry) ins_registry_unlock();
   if (t_fork.gate) pthread_rwlock_unlock(&g_gate);
 }
 
 void ins_dump_fork_child(void) {
+  bool sinks_taken = true;
+  for (int i = 0; i < g_nsinks; i++) {
+    if (!g_sinks[i]->fork_prepare) continue;
+    bool taken = (t_fork.sinks & 1u << i) != 0;
+    g_sinks[i]->fork_child(taken);
+    sinks_taken &= taken;
+  }
   ins_wqueue_fork_child(t_fork.queue);
   ins_registry_fork_child(t_fork.registry);
   /* Made anew, never unlocked: glibc knows its writer by thread id, which the child's
@@ -617,7 +628,7 @@ void ins_dump_fork_child(void) {
   pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   pthread_rwlock_init(&g_gate, &a);
   pthread_rwlockattr_destroy(&a);
-  if (!t_fork.gate || !t_fork.idle) g_fork_off = true;
+  if (!t_fork.gate || !t_fork.idle || !sinks_taken) g_fork_off = true;
   if (g_thread_running) { /* gone with the fork */
     g_thread_running = false;
     atomic_store(&g_restart, true);

@@ -10,6 +10,8 @@
 #ifndef INS_DUMP_H
 #define INS_DUMP_H
 
+#include <time.h>
+
 struct ins_comm;
 struct ins_config;
 
@@ -31,10 +33,11 @@ void ins_dump_shutdown(void);
 void ins_dump_release(void);
 
 /* fork() (pthread_atfork, registered by abi/lifecycle.c at process init): prepare waits,
- * for a bounded time, until no plugin thread holds a plugin lock; the child starts clean
- * (inherited contexts foreign: comm.h; the threads restarted by its first own context).
- * dump.c says how. */
-void ins_dump_fork_prepare(void);
+ * until `until` at most, until no plugin thread holds a lock of the dump layer or of a
+ * sink; the child starts clean (inherited contexts foreign: comm.h; the threads
+ * restarted by its first own context). dump.c says how. */
+#define INS_FORK_WAIT_MS 1000 /* how long a fork waits for the plugin's threads, at most */
+void ins_dump_fork_prepare(const struct timespec *until);
 void ins_dump_fork_parent(void);
 void ins_dump_fork_child(void);
 

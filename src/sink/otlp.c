@@ -20,6 +20,12 @@
  * Every body of one export has the export's time. The lock is let go between
  * bodies, so the draining threads wait at most one body's encoding (milliseconds
  * for the largest), and NCCL's threads never take this lock.
+ *
+ * fork(): the exporter takes the lock outside the dump layer's gate, so the fork's
+ * prepare takes it too (sink.h fork_prepare). A forked child has no exporter (its
+ * thread is the parent's and is gone; the series are the parent's): the sink is inert
+ * there, and the communicators the child creates are not exported (one warning), only
+ * written to its JSON log and Prometheus files.
  */
 #include "sink/otlp.h"
 
@@ -97,7 +103,21 @@ static char g_host[256], g_job[512], g_cluster[512];
  * (that first collect may come before the store). */
 static _Atomic(struct ins_otlp_exporter *) g_exporter;
 static uint64_t g_start_ns;
-static atomic_int g_warned_mem, g_warned_encode;
+static atomic_int g_warned_mem, g_warned_encode, g_warned_fork;
+/* This process is a child forked after the sink started (fork_child): nothing is
+ * exported; g_fork_clean: the lock was taken at the fork, so the state is whole. */
+static bool g_forked, g_fork_clean;
+void (*ins_otlp_test_hook)(const atomic_int *drains_waiting);
+/* Draining threads waiting for g_lock: between two bodies of an export the exporter lets
+ * them in first (collect), so a drain waits at most one body's encoding. */
+static atomic_int g_drains_waiting;
+#define HANDOFF_NS 50000000ull /* the exporter yields to a waiting drain this long at most */
+
+static void drain_lock(void) {
+  atomic_fetch_add_explicit(&g_drains_waiting, 1, memory_order_relaxed);
+  pthread_mutex_lock(&g_lock);
+  atomic_fetch_sub_explicit(&g_drains_waiting, 1, memory_order_relaxed);
+}
 /* The sink is started and not yet shut down; g_gen counts starts, so that a communicator
  * attached before a shutdown never touches what the shutdown freed. */
 static bool g_live;
@@ -193,7 +213,11 @@ static int otlp_attach(struct ins_comm *c, void **state) {
   snprintf(s->ranks, sizeof s->ranks, "%d", c->nranks);
   snprintf(s->nodes, sizeof s->nodes, "%d", c->nnodes);
   snprintf(s->rank, sizeof s->rank, "%d", c->rank);
-  pthread_mutex_lock(&g_lock);
+  if (g_forked)
+    ins_warn_once(&g_warned_fork, "OTLP: this process was forked from the job after the exporter "
+                  "started: the communicators it creates are not exported over OTLP (the exporter "
+                  "is the parent's), only written to its own log");
+  drain_lock();
   s->gen = g_gen;
   bool live = g_live; /* after shutdown: a state that records nothing (nothing is exported) */
   if (live) s->dev = device_get(id.uuid);
@@ -269,7 +293,7 @@ static int otlp_record(struct ins_sink_batch *b, const struct ins_comm *c, void 
   struct comm_state *s = state;
   if (!s) return -1;
   if (r->timing == INS_TIMING_UNVERIFIED) return 0; /* not a record (core/judge.h) */
-  pthread_mutex_lock(&g_lock);
+  drain_lock();
   if (!state_live(s)) { /* after shutdown: nothing more can be exported */
     pthread_mutex_unlock(&g_lock);
     return 0;
@@ -298,7 +322,7 @@ static int otlp_counts(struct ins_sink_batch *b, const struct ins_comm *c, void 
   (void)b, (void)c;
   struct comm_state *s = state;
   if (!s) return 0;
-  pthread_mutex_lock(&g_lock);
+  drain_lock();
   if (!state_live(s)) {
     pthread_mutex_unlock(&g_lock);
     return 0;
@@ -475,16 +499,23 @@ int ins_otlp_collect(void *arg, struct ins_buf *bodies, int max, bool fresh, boo
   if (fresh && g_live) g_exp = (struct export_cursor){.open = true, .time_ns = now_ns()};
   size_t unmade = 0;
   while (g_exp.open && n < max) {
+    if (ins_otlp_test_hook) ins_otlp_test_hook(&g_drains_waiting);
     if (encode_next(&bodies[n]) != 0) unmade++; /* left empty: counted as dropped */
     n++;
     if (g_exp.next >= g_nseries) g_exp.open = false; /* every series of the export is out */
     if (g_exp.open && n < max) {
-      /* Between bodies the dump thread may take the lock: with tens of thousands of series
-       * it would otherwise wait for a whole queueful (16 bodies of 4 MiB) and its rings
-       * fill. The cursor is this thread's alone; series created meanwhile are appended and
+      /* Between bodies the dump thread takes the lock if it waits: with tens of thousands
+       * of series it would otherwise wait for a whole queueful (16 bodies of 4 MiB) and its
+       * rings fill (56k series at 200 ms dropped half a million records). The cursor is this thread's alone; series created meanwhile are appended and
        * go in this export's later bodies. */
       pthread_mutex_unlock(&g_lock);
-      sched_yield();
+      /* a drain waiting (the dump thread, a finalize): in first, for a bounded time */
+      for (uint64_t t0 = 0; atomic_load_explicit(&g_drains_waiting, memory_order_relaxed) > 0;) {
+        uint64_t t = now_ns();
+        if (!t0) t0 = t;
+        else if (t - t0 > HANDOFF_NS) break;
+        sched_yield();
+      }
       pthread_mutex_lock(&g_lock);
     }
   }
@@ -518,6 +549,14 @@ static void free_state(void) {
 }
 
 static void otlp_shutdown(void) {
+  if (g_forked) { /* no exporter here; the state is only freed if it is whole */
+    struct ins_otlp_exporter *e = atomic_exchange(&g_exporter, NULL);
+    if (e) ins_otlp_exporter_stop(e, 0); /* the parent's: in a child it only closes its descriptor */
+    pthread_mutex_lock(&g_lock);
+    if (g_fork_clean) free_state();
+    pthread_mutex_unlock(&g_lock);
+    return;
+  }
   /* the last export: what the final drains added (bounded: the job is exiting) */
   uint32_t deadline = g_cfg.ep.timeout_ms < STOP_DEADLINE_MS ? g_cfg.ep.timeout_ms : STOP_DEADLINE_MS;
   struct ins_otlp_exporter *e = atomic_exchange(&g_exporter, NULL);
@@ -532,6 +571,21 @@ static void otlp_shutdown(void) {
   pthread_mutex_unlock(&g_lock);
 }
 
+/* fork() (see the top): the exporter's lock, taken in the prepare, released after. */
+static int otlp_fork_prepare(const struct timespec *until) {
+  return pthread_mutex_timedlock(&g_lock, until) == 0 ? 0 : -1;
+}
+
+static void otlp_fork_parent(void) { pthread_mutex_unlock(&g_lock); }
+
+static void otlp_fork_child(bool taken) {
+  /* made anew: held by us (taken), or by the exporter thread, which is gone */
+  pthread_mutex_init(&g_lock, NULL);
+  g_forked = true;
+  g_fork_clean = taken;
+  g_live = false; /* every state, inherited or new, records nothing */
+}
+
 const struct ins_sink ins_otlp_sink = {
     .name = "otlp",
     .writes_lines = false,
@@ -543,4 +597,7 @@ const struct ins_sink ins_otlp_sink = {
     .end_window = NULL,
     .detach = otlp_detach,
     .shutdown = otlp_shutdown,
+    .fork_prepare = otlp_fork_prepare,
+    .fork_parent = otlp_fork_parent,
+    .fork_child = otlp_fork_child,
 };

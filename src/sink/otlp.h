@@ -23,9 +23,15 @@
 #ifndef INS_OTLP_H
 #define INS_OTLP_H
 
+#include <stdatomic.h>
+
 #include "sink/sink.h"
 
 extern const struct ins_sink ins_otlp_sink;
+/* Tests only (tests/unit/test_fork_locks.c, test_otlp_collect.c): called, when set, by
+ * the exporter's collect with the sink's lock held, before each body, with the number of
+ * drains waiting for that lock. Set before the first init. */
+extern void (*ins_otlp_test_hook)(const atomic_int *drains_waiting);
 
 /* The encoded bodies of an export, up to max at a time, as the exporter thread asks for
  * them (ins_otlp_collect_fn, otlp_export.h: fresh starts an export, *more says that it

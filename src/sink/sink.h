@@ -27,6 +27,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "core/comm.h"
 #include "core/names.h"
@@ -86,6 +87,14 @@ struct ins_sink {
   void (*detach)(struct ins_comm *c, void *state);
   /* Process exit, after the last drain. */
   void (*shutdown)(void);
+  /* fork() (NULL: nothing to do; sink/dump.c, "fork()"): a sink whose own thread takes a
+   * lock outside the dump layer's gate (OTLP's exporter) takes that lock before the fork,
+   * waiting until `until` at most: 0 taken, -1 not (the child must then not use the
+   * sink). After the fork it is released in the parent; in the child the sink is left
+   * inert (its thread is gone), told whether it had been taken. */
+  int (*fork_prepare)(const struct timespec *until);
+  void (*fork_parent)(void);
+  void (*fork_child)(bool taken);
 };
 
 /* The sinks the configuration turns on (sinks.c); *n of them. */

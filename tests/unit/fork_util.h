@@ -48,10 +48,11 @@ static void fu_logger(int level, unsigned long flags, const char *file, int line
   atomic_fetch_add(&fu_warns, 1);
 }
 
+static int fu_mask; /* NCCL's activation-mask word: one per process, kept (the sampler writes it) */
+
 static void *fu_init(uint64_t id) {
   void *ctx = NULL;
-  int mask = 0;
-  CHECK(ncclProfiler_v5.init(&ctx, id, &mask, "forked", 1, 2, 0, fu_logger) == 0 && ctx);
+  CHECK(ncclProfiler_v5.init(&ctx, id, &fu_mask, "forked", 1, 2, 0, fu_logger) == 0 && ctx);
   return ctx;
 }
 
@@ -152,15 +153,18 @@ static int fu_log_files(const char *dir) {
 /* Run fn in a process of its own (its own plugin, configured by the environment it sets),
  * with a deadline; counts the case as one check. */
 static void fu_case(const char *name, int (*fn)(const char *dir)) {
+  const char *only = getenv("FU_CASE"); /* one case by name, when debugging */
+  if (only && *only && strcmp(only, name)) return;
   char dir[] = "/tmp/inspector-fork-XXXXXX";
   if (!mkdtemp(dir)) {
     CHECK(!"mkdtemp");
     return;
   }
   fflush(NULL);
-  pid_t pid = fork();
+  pid_t pid = getenv("FU_INPROC") ? 0 : fork(); /* FU_INPROC: in this process (a debugger) */
   if (pid == 0) {
     setpgid(0, 0); /* its children with it: none outlives the case */
+    g_fail = 0;    /* an earlier case's failure is not this one's */
     setenv("NCCL_INSPECTOR_ENABLE", "1", 1);
     setenv("NCCL_INSPECTOR_DUMP_DIR", dir, 1);
     int failed = fn(dir);
@@ -171,6 +175,7 @@ static void fu_case(const char *name, int (*fn)(const char *dir)) {
   int st = fu_wait(pid, 4 * FU_CHILD_MS);
   kill(-pid, SIGKILL); /* what a hung case left: its children, hung too */
   int ok = st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  if (!ok && st >= 0) fprintf(stderr, "case status: %s %d\n", WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
   printf("%s: %s\n", name, ok ? "ok" : st == -1 ? "HUNG (killed)" : "FAILED");
   CHECK(ok);
   char cmd[256];

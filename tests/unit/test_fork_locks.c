@@ -16,13 +16,34 @@
  *                   plugin's threads held, records nothing, says so once, and exits
  *   busy            20 forks while the dump thread drains a producer's records (the
  *                   review's reproduction): no child hangs, every record once
+ *   otlp_collect    fork while the OTLP exporter encodes an export (its sink's lock held,
+ *                   through the sink's test hook), let go when the prepare waits: the
+ *                   child records its 4 ops, warns once that its communicators are not
+ *                   exported over OTLP
+ *   otlp_stuck      the same, the exporter let go only after fork() returns: the fork
+ *                   returns after the plugin's bound, and the child records nothing (a
+ *                   sink's lock may be held), says so once, and exits
+ *   sampler_tick    fork while the time-window sampler's thread decides a window (its lock
+ *                   held, inside this program's clock, let go after fork() returns): the
+ *                   fork returns after the bound, the child makes the lock anew and
+ *                   records its 4 ops (its finalize reads the sampler's coverage, under
+ *                   that lock)
+ *   trace_child     trace mode: the child traces its own communicator to its own
+ *                   <host>-pid<child>.trace.jsonl (init, 4 ops' starts, finalize), and
+ *                   none of the parent's lines; the parent's trace has none of the child's
+ *   exit_unfinalized the child exits without finalizing its communicator: its exit writes
+ *                   the 4 records, as any process's exit does
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "core/clock.h"
+#include "core/sampler.h"
 #include "fork_util.h"
 #include "sink/dump.h"
+#include "sink/otlp.h"
+#include "closed_port.h"
 
 /* ---- the seams ---------------------------------------------------------------- */
 
@@ -67,13 +88,18 @@ static bool reached(atomic_int *flag) {
 #define CHILD_OPS 4
 #define CHILD_COMM 0xc0ffeeULL
 
+static const char *g_child_warning; /* the one warning a recording child gives, if any */
+
 /* Create a communicator, record CHILD_OPS ops, finalize it, exit: 0 if the checks held. */
 static void child_job(bool expect_recorded) {
   int warns = atomic_load(&fu_warns);
   void *ctx = fu_init(CHILD_COMM);
   for (int i = 0; i < CHILD_OPS && ctx; i++) fu_op(ctx);
   if (ctx) CHECK(ncclProfiler_v5.finalize(ctx) == 0);
-  if (!expect_recorded) {
+  if (expect_recorded && g_child_warning) {
+    CHECK_EQ_U(atomic_load(&fu_warns) - warns, 1);
+    CHECK(strstr(fu_last_warn, g_child_warning) != NULL);
+  } else if (!expect_recorded) {
     CHECK_EQ_U(atomic_load(&fu_warns) - warns, 1);
     CHECK(strstr(fu_last_warn, "communicators are not recorded") != NULL);
   } else if (atomic_load(&fu_warns) != warns) {
@@ -189,7 +215,171 @@ static int case_busy(const char *dir) {
   return g_fail;
 }
 
+/* ---- the OTLP exporter's lock ---------------------------------------------------- */
+
+static atomic_int g_hold_collect, g_in_collect;
+
+static void otlp_hook(const atomic_int *drains_waiting) {
+  (void)drains_waiting;
+  if (atomic_exchange(&g_hold_collect, 0)) {
+    atomic_store(&g_in_collect, 1);
+    wait_release();
+  }
+}
+
+static void otlp_setup(void) {
+  setup();
+  char url[64];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d", closed_port());
+  setenv("NCCL_INSPECTOR_OTLP_EXPORT", "1", 1);
+  setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url, 1);
+  setenv("OTEL_METRIC_EXPORT_INTERVAL", "20", 1); /* exports often: refused at once */
+  setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "50", 1);
+  ins_otlp_test_hook = otlp_hook;
+}
+
+static int case_otlp_collect(const char *dir) {
+  otlp_setup();
+  g_child_warning = "not exported over OTLP";
+  void *ctx = fu_init(0x1234);
+  atomic_store(&g_release_at_prepare, 1);
+  atomic_store(&g_hold_collect, 1);
+  for (int i = 0; i < 3; i++) fu_op(ctx);
+  CHECK(reached(&g_in_collect));
+  pid_t child = fork_job_child(true);
+  CHECK(fu_child_ok(child));
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  check_files(dir, child, CHILD_OPS);
+  return g_fail;
+}
+
+static int case_otlp_stuck(const char *dir) {
+  otlp_setup();
+  void *ctx = fu_init(0x1234);
+  atomic_store(&g_hold_collect, 1); /* released only after fork() returns */
+  for (int i = 0; i < 3; i++) fu_op(ctx);
+  CHECK(reached(&g_in_collect));
+  pid_t child = fork_job_child(false);
+  CHECK(fu_child_ok(child));
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  check_files(dir, child, 0);
+  return g_fail;
+}
+
+/* ---- the sampler's lock ------------------------------------------------------------ */
+
+/* Always 0.5 s into a window of the first second of every 30 (every op is timed); the
+ * thread decides every millisecond; the decision of our choosing stops inside now(). */
+static atomic_int g_hold_tick, g_in_tick;
+
+static uint64_t fake_now(void) {
+  if (atomic_exchange(&g_hold_tick, 0)) {
+    atomic_store(&g_in_tick, 1);
+    wait_release();
+  }
+  return 1700000040500000000ull;
+}
+
+static int fake_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t deadline_ns) {
+  (void)deadline_ns;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_nsec += 1000000;
+  if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+  return pthread_cond_timedwait(cond, mutex, &ts);
+}
+
+static const struct ins_sampler_clock g_fake_clock = {fake_now, fake_wait};
+
+static int case_sampler_tick(const char *dir) {
+  setup();
+  setenv("NCCL_INSPECTOR_SAMPLE_WINDOW_MS", "1000", 1);
+  setenv("NCCL_INSPECTOR_SAMPLE_PERIOD_MS", "30000", 1);
+  ins_sampler_set_clock(&g_fake_clock);
+  void *ctx = fu_init(0x1234);
+  /* no record yet: no dump pass asks the sampler (it would wait, and hold the fork) */
+  atomic_store(&g_hold_tick, 1); /* released only after fork() returns */
+  CHECK(reached(&g_in_tick));
+  pid_t child = fork_job_child(true);
+  CHECK(fu_child_ok(child));
+  for (int i = 0; i < 3; i++) fu_op(ctx);
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  check_files(dir, child, CHILD_OPS);
+  return g_fail;
+}
+
+/* ---- trace mode, and a child's exit -------------------------------------------------- */
+
+/* Lines of the trace file of process pid in dir that contain every one of the strings
+ * (NULL-terminated); -1 if there is no such file. */
+static long trace_lines(const char *dir, long pid, const char *a, const char *b) {
+  char suffix[48], path[4096], line[16384];
+  snprintf(suffix, sizeof suffix, "-pid%ld.trace.jsonl", pid);
+  long n = -1;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    size_t l = strlen(e->d_name), sl = strlen(suffix);
+    if (l < sl || strcmp(e->d_name + l - sl, suffix)) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    FILE *f = fopen(path, "r");
+    if (f) n = 0;
+    while (f && fgets(line, sizeof line, f))
+      if (strstr(line, a) && (!b || strstr(line, b))) n++;
+    if (f) fclose(f);
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+static int case_trace_child(const char *dir) {
+  setenv("NCCL_INSPECTOR_TRACE_DIR", dir, 1);
+  void *ctx = fu_init(0x1234);
+  for (int i = 0; i < 3; i++) fu_op(ctx);
+  pid_t child = fork_job_child(true);
+  CHECK(fu_child_ok(child));
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  check_files(dir, child, CHILD_OPS);
+  /* the child's trace: its communicator's init and finalize, 3 starts per op (group,
+   * collective, kernel channel), nothing of the parent's (whose ctx is 1) */
+  CHECK_EQ_U(trace_lines(dir, child, "\"cb\":\"init\"", NULL), 1);
+  CHECK_EQ_U(trace_lines(dir, child, "\"cb\":\"init\"", "\"comm\":\"0xc0ffee\""), 1);
+  CHECK_EQ_U(trace_lines(dir, child, "\"cb\":\"start\"", NULL), 3 * CHILD_OPS);
+  CHECK_EQ_U(trace_lines(dir, child, "\"cb\":\"finalize\"", NULL), 1);
+  CHECK_EQ_U(trace_lines(dir, child, "\"ctx\":1,", NULL), 0);
+  /* the parent's: its own, once (the child's init is not there) */
+  CHECK_EQ_U(trace_lines(dir, getpid(), "\"cb\":\"init\"", NULL), 1);
+  CHECK_EQ_U(trace_lines(dir, getpid(), "\"cb\":\"start\"", NULL), 3 * 3);
+  CHECK_EQ_U(trace_lines(dir, getpid(), "\"cb\":\"finalize\"", NULL), 1);
+  return g_fail;
+}
+
+static int case_exit_unfinalized(const char *dir) {
+#if defined(__SANITIZE_THREAD__)
+  (void)dir; /* not under ThreadSanitizer: see child_start in src/abi/lifecycle.c */
+  return 0;
+#endif
+  setenv("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS", "60000000", 1); /* no pass before exit */
+  void *ctx = fu_init(0x1234);
+  for (int i = 0; i < 3; i++) fu_op(ctx);
+  fflush(NULL);
+  pid_t child = fork();
+  if (child == 0) {
+    void *c = fu_init(CHILD_COMM);
+    for (int i = 0; i < CHILD_OPS && c; i++) fu_op(c);
+    exit(0); /* no finalize: the exit writes them */
+  }
+  CHECK(fu_child_ok(child));
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  check_files(dir, child, CHILD_OPS);
+  return g_fail;
+}
+
 int main(void) {
+  fu_case("otlp_collect", case_otlp_collect);
+  fu_case("otlp_stuck", case_otlp_stuck);
+  fu_case("sampler_tick", case_sampler_tick);
+  fu_case("trace_child", case_trace_child);
+  fu_case("exit_unfinalized", case_exit_unfinalized);
   fu_case("dump_pass", case_dump_pass);
   fu_case("write", case_write);
   fu_case("write_hangs", case_write_hangs);

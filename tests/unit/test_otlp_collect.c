@@ -14,6 +14,15 @@
  *   after_shutdown    a communicator still attached when the sink shuts down
  *                     (and frees its state) records nothing more and does
  *                     not touch freed memory; a second start starts empty
+ *   drains_first      a drain (a record) that waits for the sink's lock while an
+ *                     export is being encoded gets it before the export's next
+ *                     body: the dump thread waits at most one body, never a
+ *                     whole export (56k series at 200 ms starved it: half a
+ *                     million records dropped). Through the sink's test hook,
+ *                     called before each body: at body 1 a helper thread
+ *                     records and the hook waits until it waits for the lock;
+ *                     at body 2 the record must be done (waited for 5 s at
+ *                     most: only a lock held across bodies makes it wait)
  *   publish_race      the exporter thread collecting every millisecond right
  *                     after the sink's start, with nothing else taking the
  *                     sink's lock: the exporter's handle is published so that
@@ -26,6 +35,8 @@
  * Nothing is sent anywhere but a port on 127.0.0.1 that nothing listens on.
  */
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +230,49 @@ static void case_in_turns(void) {
   ins_otlp_sink.shutdown();
 }
 
+static atomic_int g_body, g_helper_done, g_done_by_body2 = -1;
+static struct comm *g_helper_comm;
+static pthread_t g_helper;
+
+static void *helper_record(void *arg) {
+  (void)arg;
+  CHECK(comm_record(g_helper_comm) == 0);
+  atomic_store(&g_helper_done, 1);
+  return NULL;
+}
+
+static void body_hook(const atomic_int *drains_waiting) {
+  int body = atomic_fetch_add(&g_body, 1);
+  if (body == 1) {
+    CHECK(pthread_create(&g_helper, NULL, helper_record, NULL) == 0);
+    for (int ms = 0; ms < 10000 && atomic_load(drains_waiting) == 0; ms++) sleep_ms(1);
+    CHECK(atomic_load(drains_waiting) > 0);
+  } else if (body == 2) {
+    for (int ms = 0; ms < 5000 && !atomic_load(&g_helper_done); ms++) sleep_ms(1);
+    atomic_store(&g_done_by_body2, atomic_load(&g_helper_done));
+  }
+}
+
+static void case_drains_first(void) {
+  sink_start("3600000"); /* the exporter thread collects only at shutdown */
+  static struct comm k[NSERIES];
+  for (int i = 0; i < NSERIES; i++) {
+    CHECK(comm_new(&k[i], i) == 0);
+    CHECK(comm_record(&k[i]) == 0);
+  }
+  g_helper_comm = &k[0];
+  ins_otlp_test_hook = body_hook;
+  struct seen s;
+  take_export(&s, true, 10000);
+  ins_otlp_test_hook = NULL;
+  CHECK(atomic_load(&g_body) > 2);
+  CHECK_EQ_U(atomic_load(&g_done_by_body2), 1);
+  pthread_join(g_helper, NULL);
+  CHECK_EQ_U(count_hits(&s, 0, NSERIES, 4), 0);
+  for (int i = 0; i < NSERIES; i++) comm_free(&k[i]);
+  ins_otlp_sink.shutdown();
+}
+
 static void case_after_shutdown(void) {
   sink_start("3600000");
   struct comm a, b;
@@ -270,6 +324,7 @@ int main(int argc, char **argv) {
     const char *name;
     void (*fn)(void);
   } cases[] = {{"in_turns", case_in_turns}, {"after_shutdown", case_after_shutdown},
+               {"drains_first", case_drains_first},
                {"publish_race", case_publish_race}};
   setenv("NCCL_INSPECTOR_ENABLE", "1", 1);
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -23,6 +23,8 @@ if(TARGET inspector_core)
   ins_unit_test(fork_records test_fork_records.c 300 "threads;unit")
   # the log file or its directory deleted while the job runs: a new file, one warning
   ins_unit_test(writer_deleted test_writer_deleted.c 60 "unit")
+  # trace mode's file deleted while the job runs: a new file that starts with the live inits
+  ins_unit_test(trace_deleted test_trace_deleted.c 60 "unit;trace")
   # the writer thread's queue with a stalled file system: depth, waits, order
   ins_unit_test(wqueue test_wqueue.c 60 "threads;unit")
   # dump_stats over several dumps of one communicator: since_last_dump is per dump
