@@ -774,6 +774,34 @@ static void test_html_heat_map_sizes(void) {
   }
 }
 
+/* Words a reader can act on: a communicator named like another shows its id; separately
+ * aligned sets of processes said plainly; a straggler (busbw x2: the others wait for it)
+ * not drawn as fast on the bandwidth map. */
+static void test_html_wording(void) {
+  struct fake fk;
+  fake_job(&fk);
+  size_t len = 0;
+  char *h = write_html(&fk.j, &len);
+  if (h) CHECK(strstr(h, "(0xc0ffee)</span></span>") == NULL); /* names differ: the id in a tooltip */
+  free(h);
+  snprintf(fk.j.comms[0].name, sizeof fk.j.comms[0].name, "unknown");
+  snprintf(fk.j.comms[1].name, sizeof fk.j.comms[1].name, "unknown");
+  fk.j.ncomponents = 3;
+  fk.j.rstats[3].busbw_ratio = 2.0;
+  h = write_html(&fk.j, &len);
+  if (h) {
+    CHECK(strstr(h, "<span data-tip=\"0xc0ffee\">unknown <span class=\"mut\">(0xc0ffee)</span></span>") != NULL);
+    CHECK(strstr(h, "not aligned to each other") == NULL);
+    CHECK(strstr(h, "clocks are aligned within each group, not between groups") != NULL);
+    /* on the busbw map rank 3 is grey, with the reason; on the lateness map it is coloured */
+    CHECK(strstr(h, "fill=\"#c8ced6\" class=\"strag\" data-tip=\"rank 3") != NULL);
+    CHECK_EQ_U(count_of(h, "its kernels are short because the others wait for it, not fast"), 1);
+    CHECK_EQ_U(count_of(h, "class=\"strag\""), 2);
+  }
+  free(h);
+  free_job(&fk.j);
+}
+
 static void test_html_empty_job(void) {
   struct rpt_job j;
   memset(&j, 0, sizeof j);
@@ -798,6 +826,7 @@ int main(void) {
   test_trace_empty_job();
   test_unwritable_path();
   test_html_escapes_log_strings();
+  test_html_wording();
   test_html_has_charts();
   test_html_heat_map_sizes();
   test_html_empty_job();

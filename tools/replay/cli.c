@@ -23,7 +23,9 @@ static const char k_usage[] =
     "       inspector-replay [--plugin PATH] [--preload LIB]... [--abi 4|5|6] --synthetic [--ranks N] [--nodes N] [--comms N]\n"
     "               [--iters N] [--colls LIST] [--p2p] [--sizes MIN:MAX] [--factor F] [--bw-gbs F]\n"
     "               [--lat-us F] [--channels N] [--late-rank R] [--late-us F] [--late-jitter-us F]\n"
-    "               [--clock-offset-ms F] [--p2p-pattern ring|nodes] [--slow-link A:B] [--slow-factor F]\n"
+    "               [--late-fraction F] [--late-from F] [--late-in all|coll|p2p] [--p2p-wait] [--p2p-comm]\n"
+    "               [--clock-offset-ms F] [--clock-drift-ppm F] [--op-gap-ms F]\n"
+    "               [--p2p-pattern ring|nodes|all] [--slow-link A:B] [--slow-factor F]\n"
     "               [--degrade AT:FACTOR] [--order sizes|iters] [--procs [--max-procs N]]\n"
     "               [--comm-name NAME] [--seed N] [--truth FILE]\n"
     "\n"
@@ -53,6 +55,8 @@ static const char k_usage[] =
     "                  the line being delivered (deterministic host times); traces only\n"
     "  --mask-log FILE for each Coll/P2p start, write the activation mask it was judged\n"
     "                  with (as NCCL tags ops): index tag delivered realtime_ns path\n"
+    "  -h, --help      this text\n"
+    "  --version       the version and git revision, the plugin's of the same build\n"
     "synthetic traffic (defaults in parentheses):\n"
     "  --ranks N (8)  --nodes N (1)  --comms N (1)  --iters N (20)\n"
     "                 rank r is on node floor(r x nodes / ranks); with --procs and --nodes > 1\n"
@@ -60,8 +64,10 @@ static const char k_usage[] =
     "  --colls LIST   of AllReduce,AllGather,ReduceScatter,Broadcast,Reduce\n"
     "                 (AllReduce,AllGather,ReduceScatter,Broadcast)\n"
     "  --p2p          also an exchange: every rank Sends to one peer and Recvs from another\n"
-    "  --p2p-pattern ring|nodes  whom: rank+1 / rank-1 (ring), or the same local rank on\n"
-    "                 the next / previous node (nodes; needs --nodes > 1 dividing --ranks)\n"
+    "  --p2p-pattern ring|nodes|all  whom: rank+1 / rank-1 (ring), or the same local rank on\n"
+    "                 the next / previous node (nodes; needs --nodes > 1 dividing --ranks),\n"
+    "                 or rank+k / rank-k with k moving on by one at every exchange (all:\n"
+    "                 all-pairs, every pair once in ranks-1 exchanges: --iters ranks-1)\n"
     "  --sizes MIN:MAX  bytes, K/M/G suffixes (1K:64M), stepped by --factor F (4)\n"
     "  --order sizes|iters  all iterations of a size back to back (sizes), or the iteration\n"
     "                 loop outermost, as a training loop (iters)\n"
@@ -69,7 +75,21 @@ static const char k_usage[] =
     "  --late-rank R  --late-us F (100): rank R arrives F us late to every op\n"
     "  --late-jitter-us F (0)  the late rank's lateness + U[0,F] us per op, every other\n"
     "                 rank's arrival + U[0,F/10] us\n"
+    "  --late-fraction F (1)  the late rank is late only in a seeded share F of the\n"
+    "                 iterations (a draw per iteration: every op of it), 0 < F <= 1\n"
+    "  --late-from F (0)  ... only in ops from running index ceil(F x total ops) on, 0 <= F < 1\n"
+    "  --late-in all|coll|p2p (all)  ... only in its collectives, or only in its P2P\n"
+    "                 (a pipeline stage posting its Send/Recv late)\n"
+    "  --p2p-wait     a P2P task waits for its peer: it ends at the later of the two ranks'\n"
+    "                 arrivals + its transfer (NCCL's rendezvous; default: its own arrival)\n"
+    "  --p2p-comm     the exchange runs on a communicator of its own, after the --comms\n"
+    "                 ones (pipeline traffic apart from the collectives)\n"
     "  --clock-offset-ms F (0)  node n's GPU timestamps shifted by a seeded U[-F,F] ms\n"
+    "  --clock-drift-ppm F (0)  node n's GPU clock runs at a seeded rate 1 + U[-F,F] x 1e-6\n"
+    "                 (<= 1000), from the run's first op on: true time t reads\n"
+    "                 t0 + (t - t0) x (1 + ppm x 1e-6) + offset (t0: the first op's start)\n"
+    "  --op-gap-ms F (0)  each op starts F ms (+ 3..5 us) after the previous one ends: a long\n"
+    "                 run in few ops (host time; the replay itself does not wait)\n"
     "  --slow-link A:B  P2P transfers between nodes A and B (either way; repeatable, 8) take\n"
     "                 lat + F x bytes/bw, F = --slow-factor (4)\n"
     "  --degrade AT:FACTOR  ops from running index AT x (total ops) on (0 <= AT <= 1) transfer\n"
@@ -143,10 +163,13 @@ static uint64_t parse_size(const char *v, const char **end_out) {
 enum {
   O_PLUGIN = 256, O_ABI, O_THREADS, O_THREADS_FREE, O_PROCS, O_REPEAT, O_QUIET, O_HELP, O_SYNTHETIC, O_PACE,
   O_MASK_LOG, O_LOGGER_DIES, O_NO_FINALIZE, O_PRELOAD, O_PACE_RECORDED, O_RECORDED_CLOCK, O_MAX_PROCS,
+  O_VERSION,
   /* from here on: options of --synthetic only */
   O_RANKS, O_NODES, O_COMMS, O_ITERS, O_COLLS, O_P2P, O_SIZES, O_FACTOR, O_BW, O_LAT,
   O_CHANNELS, O_LATE_RANK, O_LATE_US, O_COMM_NAME, O_SEED, O_TRUTH, O_LATE_JITTER, O_CLOCK_OFFSET,
-  O_P2P_PATTERN, O_SLOW_LINK, O_SLOW_FACTOR, O_DEGRADE, O_ORDER
+  O_P2P_PATTERN, O_SLOW_LINK, O_SLOW_FACTOR, O_DEGRADE, O_ORDER,
+  O_CLOCK_DRIFT, O_OP_GAP,
+  O_LATE_FRACTION, O_LATE_FROM, O_LATE_IN, O_P2P_WAIT, O_P2P_COMM
 };
 
 static const struct option k_opts[] = {
@@ -155,6 +178,7 @@ static const struct option k_opts[] = {
     {"procs", no_argument, NULL, O_PROCS},
     {"repeat", required_argument, NULL, O_REPEAT},   {"quiet", no_argument, NULL, O_QUIET},
     {"help", no_argument, NULL, O_HELP},              {"synthetic", no_argument, NULL, O_SYNTHETIC},
+    {"version", no_argument, NULL, O_VERSION},
     {"ranks", required_argument, NULL, O_RANKS},     {"nodes", required_argument, NULL, O_NODES},
     {"comms", required_argument, NULL, O_COMMS},     {"iters", required_argument, NULL, O_ITERS},
     {"colls", required_argument, NULL, O_COLLS},     {"p2p", no_argument, NULL, O_P2P},
@@ -172,6 +196,13 @@ static const struct option k_opts[] = {
     {"max-procs", required_argument, NULL, O_MAX_PROCS},
     {"late-jitter-us", required_argument, NULL, O_LATE_JITTER},
     {"clock-offset-ms", required_argument, NULL, O_CLOCK_OFFSET},
+    {"clock-drift-ppm", required_argument, NULL, O_CLOCK_DRIFT},
+    {"op-gap-ms", required_argument, NULL, O_OP_GAP},
+    {"late-fraction", required_argument, NULL, O_LATE_FRACTION},
+    {"late-from", required_argument, NULL, O_LATE_FROM},
+    {"late-in", required_argument, NULL, O_LATE_IN},
+    {"p2p-wait", no_argument, NULL, O_P2P_WAIT},
+    {"p2p-comm", no_argument, NULL, O_P2P_COMM},
     {"p2p-pattern", required_argument, NULL, O_P2P_PATTERN},
     {"slow-link", required_argument, NULL, O_SLOW_LINK},
     {"slow-factor", required_argument, NULL, O_SLOW_FACTOR},
@@ -197,6 +228,7 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
   }
   const char *synth_only = NULL; /* first synthetic-only option seen */
   const char *late_rank_arg = NULL, *slow_link_arg = NULL, *max_procs_arg = NULL;
+  const char *late_how = NULL; /* the first of --late-fraction, --late-from, --late-in given */
 
   opterr = 0; /* our own messages */
   int c;
@@ -216,6 +248,7 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     case O_QUIET: o->quiet = true; break;
     case 'h':
     case O_HELP: fputs(k_usage, stdout); exit(0);
+    case O_VERSION: printf("inspector-replay %s (git %s)\n", INSPECTOR_VERSION, INSPECTOR_GIT_REV); exit(0);
     case O_SYNTHETIC: o->synthetic = true; break;
     case O_RANKS: o->syn.ranks = (int)parse_ll(name, optarg, 1, 4096); break;
     case O_NODES: o->syn.nodes = (int)parse_ll(name, optarg, 1, 4096); break;
@@ -267,10 +300,19 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
       o->syn.clock_offset_ms = parse_dbl(name, optarg, 0.0, false);
       if (o->syn.clock_offset_ms > 1e6) usage_error("bad value for --%s: '%s' (at most 1e6 ms)", name, optarg);
       break;
+    case O_CLOCK_DRIFT:
+      o->syn.clock_drift_ppm = parse_dbl(name, optarg, 0.0, false);
+      if (o->syn.clock_drift_ppm > 1000) usage_error("bad value for --%s: '%s' (at most 1000 ppm)", name, optarg);
+      break;
+    case O_OP_GAP:
+      o->syn.op_gap_ms = parse_dbl(name, optarg, 0.0, false);
+      if (o->syn.op_gap_ms > 1e6) usage_error("bad value for --%s: '%s' (at most 1e6 ms)", name, optarg);
+      break;
     case O_P2P_PATTERN:
       if (strcmp(optarg, "ring") == 0) o->syn.p2p_pattern = SYN_P2P_RING;
       else if (strcmp(optarg, "nodes") == 0) o->syn.p2p_pattern = SYN_P2P_NODES;
-      else usage_error("bad value for --%s: '%s' (want ring or nodes)", name, optarg);
+      else if (strcmp(optarg, "all") == 0) o->syn.p2p_pattern = SYN_P2P_ALL;
+      else usage_error("bad value for --%s: '%s' (want ring, nodes or all)", name, optarg);
       break;
     case O_SLOW_LINK:
       slow_link_arg = optarg;
@@ -292,6 +334,25 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
       o->syn.degrade_factor = f;
       break;
     }
+    case O_LATE_FRACTION:
+      late_how = late_how ? late_how : name;
+      o->syn.late_fraction = parse_dbl(name, optarg, 0.0, true);
+      if (o->syn.late_fraction > 1) usage_error("bad value for --%s: '%s' (want 0 < F <= 1)", name, optarg);
+      break;
+    case O_LATE_FROM:
+      late_how = late_how ? late_how : name;
+      o->syn.late_from = parse_dbl(name, optarg, 0.0, false);
+      if (o->syn.late_from >= 1) usage_error("bad value for --%s: '%s' (want 0 <= F < 1)", name, optarg);
+      break;
+    case O_LATE_IN:
+      late_how = late_how ? late_how : name;
+      if (strcmp(optarg, "all") == 0) o->syn.late_in = SYN_LATE_ALL;
+      else if (strcmp(optarg, "coll") == 0) o->syn.late_in = SYN_LATE_COLL;
+      else if (strcmp(optarg, "p2p") == 0) o->syn.late_in = SYN_LATE_P2P;
+      else usage_error("bad value for --%s: '%s' (want all, coll or p2p)", name, optarg);
+      break;
+    case O_P2P_WAIT: o->syn.p2p_wait = true; break;
+    case O_P2P_COMM: o->syn.p2p_comm = true; break;
     case O_ORDER:
       if (strcmp(optarg, "sizes") == 0) o->syn.order = SYN_ORDER_SIZES;
       else if (strcmp(optarg, "iters") == 0) o->syn.order = SYN_ORDER_ITERS;
@@ -315,6 +376,10 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     if (late_rank_arg && o->syn.late_rank >= o->syn.ranks)
       usage_error("bad value for --late-rank: '%s' (ranks are 0..%d)", late_rank_arg, o->syn.ranks - 1);
     if (o->syn.p2p && o->syn.ranks < 2) usage_error("--p2p needs --ranks 2 or more");
+    if (late_how && !late_rank_arg) usage_error("--%s needs --late-rank", late_how);
+    if (o->syn.late_in == SYN_LATE_P2P && !o->syn.p2p) usage_error("--late-in p2p needs --p2p");
+    if (o->syn.p2p_wait && !o->syn.p2p) usage_error("--p2p-wait needs --p2p");
+    if (o->syn.p2p_comm && !o->syn.p2p) usage_error("--p2p-comm needs --p2p");
     if (o->syn.p2p_pattern == SYN_P2P_NODES) {
       if (!o->syn.p2p) usage_error("--p2p-pattern needs --p2p");
       if (o->syn.nodes < 2 || o->syn.ranks % o->syn.nodes)

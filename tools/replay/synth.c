@@ -16,12 +16,30 @@
  *    --slow-link). The Recv on r from s has the transfer of the Send on s to
  *    r. A task does not wait for its peer: the lateness of a rank shows in
  *    its starts, never in anyone's exec, and a link's speed shows in exec
- *    alone (what a link-detection test needs).
+ *    alone (what a link-detection test needs). Whom a rank exchanges with
+ *    is --p2p-pattern's: ring and nodes keep one peer; all (all-pairs
+ *    traffic) moves it on by one at every exchange of the communicator
+ *    (rank + k, k = 1 + (sn / 2) mod (ranks - 1)), so ranks - 1 exchanges
+ *    in a row cover every pair of ranks once.
  * With --degrade AT:F, the bytes / bw part of every op from running index
  * AT x (total ops) on is F times longer. Node n's GPU clock is off by a
  * seeded offset (--clock-offset-ms): every pTimer of its ranks is shifted
- * by it, so starts move and execs do not. The next op starts a few us after
- * the latest end of this one (on the unshifted clock).
+ * by it, so starts move and execs do not. With --clock-drift-ppm F node n's
+ * clock also runs at a seeded rate, 1 + U[-F, F] x 1e-6, counted from the
+ * run's time base (base_ns, the first op's t0): a pTimer of true time t reads
+ * base_ns + (t - base_ns) x (1 + ppm_n x 1e-6) + offset_n (syn_gpu_ns), so
+ * starts move further as the run goes and execs stretch by the rate (a few ns).
+ * The next op starts a few us (+ --op-gap-ms) after the latest end of this
+ * one (on the true clock).
+ *
+ * The late rank is late in the ops --late-in names (all, its collectives, or
+ * its P2P), in a seeded share --late-fraction of the iterations (one draw per
+ * iteration, for every op of it), from op ceil(--late-from x total) on. With
+ * --p2p-wait a P2P task waits for its peer, as NCCL's rendezvous does: it
+ * starts on its rank's arrival and ends at the later of the two ranks'
+ * arrivals + its transfer, so a late poster's peers' kernels run long. With
+ * --p2p-comm the exchange runs on a communicator of its own (index --comms,
+ * after the collectives' ones), as pipeline traffic does.
  *
  * Callback order per op, as NCCL issues it from one application thread that
  * drives all of its ranks (nccl-tests style): GroupApi start, its state 23,
@@ -78,6 +96,9 @@ void syn_defaults(struct syn_params *p) {
   p->channels = 8;
   p->late_rank = -1;
   p->late_us = 100;
+  p->late_fraction = 1;
+  p->late_from = 0;
+  p->late_in = SYN_LATE_ALL;
   p->p2p_pattern = SYN_P2P_RING;
   p->nslow = 0;
   p->slow_factor = 4;
@@ -131,6 +152,8 @@ static double unit(uint64_t h) { return (double)(h >> 11) * 0x1p-53; }
 /* Keys of the random choices added with the multi-node faults: a 4th word no older choice uses. */
 #define KEY_CLOCK 0x10001u
 #define KEY_JITTER 0x10002u
+#define KEY_LATE_STEP 0x1a7e5u /* --late-fraction: which iterations the late rank is late in */
+#define KEY_DRIFT 0x10d71u /* --clock-drift-ppm */
 
 static uint64_t comm_id(const struct syn_params *p, int comm) {
   uint64_t id = rnd(p->seed, 0xc0ffee, (uint64_t)comm, 0);
@@ -156,6 +179,20 @@ int64_t syn_clock_offset_ns(const struct syn_params *p, int node) {
   return (int64_t)llround((2.0 * u - 1.0) * p->clock_offset_ms * 1e6);
 }
 
+double syn_clock_drift_ppm(const struct syn_params *p, int node) {
+  if (p->clock_drift_ppm <= 0) return 0;
+  double u = unit(rnd(p->seed, 0xd71f, (uint64_t)node, KEY_DRIFT));
+  return (2.0 * u - 1.0) * p->clock_drift_ppm;
+}
+
+uint64_t syn_gpu_ns(const struct syn_params *p, int node, uint64_t t) {
+  assert(t >= p->base_ns);
+  int64_t shift = syn_clock_offset_ns(p, node); /* added mod 2^64: a signed shift */
+  double ppm = syn_clock_drift_ppm(p, node);
+  if (ppm != 0) shift += (int64_t)llround((double)(t - p->base_ns) * ppm * 1e-6);
+  return t + (uint64_t)shift;
+}
+
 /* ---- the op walk shared by the truth writer and the stream builder ------ */
 
 struct syn_op {
@@ -167,6 +204,8 @@ struct syn_op {
   double slower; /* --degrade: the bytes/bw part x this (1 before the change) */
   uint64_t t0;
   uint64_t t_stop; /* coll: when every channel stops; P2P: the latest end of any task */
+  int iter;        /* its iteration (--iters), for --late-fraction */
+  bool late;       /* the late rank is late in it (--late-in, --late-fraction, --late-from) */
 };
 
 typedef void (*syn_visit)(void *arg, const struct syn_params *p, const struct syn_op *op);
@@ -181,15 +220,17 @@ static uint64_t jitter_ns(const struct syn_params *p, const struct syn_op *op, i
   return (uint64_t)llround(unit(rnd(p->seed, op->index, (uint64_t)rank, KEY_JITTER)) * max_us * 1000.0);
 }
 
-static bool is_late(const struct syn_params *p, int rank) { return rank == p->late_rank; }
+static bool is_late(const struct syn_params *p, const struct syn_op *op, int rank) {
+  return rank == p->late_rank && op->late;
+}
 
 static uint64_t arrival(const struct syn_params *p, const struct syn_op *op, int rank) {
-  if (is_late(p, rank)) return op->t0 + late_ns(p) + jitter_ns(p, op, rank, p->late_jitter_us);
+  if (is_late(p, op, rank)) return op->t0 + late_ns(p) + jitter_ns(p, op, rank, p->late_jitter_us);
   return op->t0 + jitter_ns(p, op, rank, p->late_jitter_us / 10.0);
 }
 
 static uint64_t latest_arrival(const struct syn_params *p, const struct syn_op *op) {
-  if (p->late_jitter_us <= 0) return op->t0 + late_ns(p);
+  if (p->late_jitter_us <= 0) return op->t0 + (op->late ? late_ns(p) : 0);
   uint64_t t = op->t0;
   for (int r = 0; r < p->ranks; r++) {
     uint64_t a = arrival(p, op, r);
@@ -200,11 +241,17 @@ static uint64_t latest_arrival(const struct syn_params *p, const struct syn_op *
 
 /* ---- point-to-point: who talks to whom, and how long a transfer takes ----- */
 
-static int p2p_stride(const struct syn_params *p) {
+/* op->sn / 2: the exchange's number on its communicator (a Send and a Recv sn each) */
+static int p2p_stride(const struct syn_params *p, const struct syn_op *op) {
+  if (p->p2p_pattern == SYN_P2P_ALL) return p->ranks > 1 ? 1 + (int)(op->sn / 2 % (uint64_t)(p->ranks - 1)) : 1;
   return p->p2p_pattern == SYN_P2P_NODES ? p->ranks / p->nodes : 1;
 }
-static int send_peer(const struct syn_params *p, int r) { return (r + p2p_stride(p)) % p->ranks; }
-static int recv_peer(const struct syn_params *p, int r) { return (r - p2p_stride(p) + p->ranks) % p->ranks; }
+static int send_peer(const struct syn_params *p, const struct syn_op *op, int r) {
+  return (r + p2p_stride(p, op)) % p->ranks;
+}
+static int recv_peer(const struct syn_params *p, const struct syn_op *op, int r) {
+  return (r - p2p_stride(p, op) + p->ranks) % p->ranks;
+}
 
 /* The transfer from rank `from` to rank `to` (either end's task): lat + bytes / bw, the second
    term x --slow-factor over the slow link (either direction) and x the --degrade factor. */
@@ -218,10 +265,21 @@ static uint64_t xfer_ns(const struct syn_params *p, const struct syn_op *op, int
   return ns ? ns : 1;
 }
 
+/* When rank r's task k of a P2P op (0 its Send, 1 its Recv) can transfer: its arrival, or with
+   --p2p-wait the later of its and its peer's (a rendezvous: the earlier one's kernel waits). */
+static uint64_t p2p_ready(const struct syn_params *p, const struct syn_op *op, int r, int k) {
+  uint64_t t = arrival(p, op, r);
+  if (p->p2p_wait) {
+    uint64_t u = arrival(p, op, k ? recv_peer(p, op, r) : send_peer(p, op, r));
+    if (u > t) t = u;
+  }
+  return t;
+}
+
 /* End (unshifted) of rank r's task k of a P2P op: 0 its Send, 1 its Recv. */
 static uint64_t p2p_end(const struct syn_params *p, const struct syn_op *op, int r, int k) {
-  uint64_t x = k ? xfer_ns(p, op, recv_peer(p, r), r) : xfer_ns(p, op, r, send_peer(p, r));
-  return arrival(p, op, r) + x;
+  uint64_t x = k ? xfer_ns(p, op, recv_peer(p, op, r), r) : xfer_ns(p, op, r, send_peer(p, op, r));
+  return p2p_ready(p, op, r, k) + x;
 }
 
 /* Start pTimer of the ci-th channel of `rank` in op. */
@@ -263,6 +321,7 @@ static void walk_one(const struct syn_params *p, struct syn_op *op, uint64_t *t,
   assert(!p->plan || op->t_stop == op_stop(p, op)); /* the table is this walk's: same options, same base */
   fn(arg, p, op);
   *t = op->t_stop + 3000 + rnd(p->seed, op->index, 0x9a9, 0) % 2000; /* host gap to the next op */
+  *t += (uint64_t)llround(p->op_gap_ms * 1e6);                          /* --op-gap-ms: a long run, few ops */
   op->index++;
 }
 
@@ -277,14 +336,27 @@ struct walker {
   void *arg;
   uint64_t *seq;         /* per (comm, func): the next sn */
   uint64_t degrade_from; /* first running index that --degrade slows down */
+  uint64_t late_from;    /* first running index the late rank may be late in (--late-from) */
   uint64_t t;
   struct syn_op op;
 };
 
-/* One op of func and size on every communicator, in communicator order. */
+/* Communicators: --comms of them, and with --p2p-comm the exchange's own after them. */
+static int ncomms(const struct syn_params *p) { return p->comms + (p->p2p && p->p2p_comm); }
+
+/* Whether the late rank is late in op (its index, iteration and func set). */
+static bool late_in_op(const struct syn_params *p, const struct walker *w, const struct syn_op *op) {
+  if (p->late_rank < 0 || op->index < w->late_from) return false;
+  if (p->late_in != SYN_LATE_ALL && (p->late_in == SYN_LATE_P2P) != (op->func == SYN_SEND)) return false;
+  return p->late_fraction >= 1 || unit(rnd(p->seed, (uint64_t)op->iter, 0x57e9, KEY_LATE_STEP)) < p->late_fraction;
+}
+
+/* One op of func and size on every communicator, in communicator order (the exchange on its own
+   communicator alone with --p2p-comm). */
 static void walk_comms(struct walker *w, enum syn_func func, uint64_t size) {
   const struct syn_params *p = w->p;
-  for (int comm = 0; comm < p->comms; comm++) {
+  bool own = func == SYN_SEND && p->p2p_comm;
+  for (int comm = own ? p->comms : 0; comm < (own ? p->comms + 1 : p->comms); comm++) {
     struct syn_op *op = &w->op;
     op->comm = comm;
     op->func = func;
@@ -294,6 +366,7 @@ static void walk_comms(struct walker *w, enum syn_func func, uint64_t size) {
     op->sn = *sn;
     *sn += func == SYN_SEND ? 2 : 1; /* a ring exchange: a Send and a Recv per rank */
     op->slower = op->index >= w->degrade_from ? p->degrade_factor : 1.0;
+    op->late = late_in_op(p, w, op);
     walk_one(p, op, &w->t, w->fn, w->arg);
   }
 }
@@ -311,12 +384,14 @@ static uint64_t total_ops(const struct syn_params *p) {
   enum syn_func funcs[SYN_MAX_COLLS + 1];
   uint64_t nsizes = 0;
   for (uint64_t size = p->min_bytes; size <= p->max_bytes; size = next_size(p, size)) nsizes++;
-  return (uint64_t)run_funcs(p, funcs) * nsizes * (uint64_t)p->iters * (uint64_t)p->comms;
+  uint64_t per = (uint64_t)run_funcs(p, funcs) * (uint64_t)p->comms; /* ops per size and iteration */
+  if (p->p2p && p->p2p_comm) per -= (uint64_t)p->comms - 1;          /* the exchange on one communicator */
+  return per * nsizes * (uint64_t)p->iters;
 }
 
 static void walk(const struct syn_params *p, syn_visit fn, void *arg) {
   struct walker w = {.p = p, .fn = fn, .arg = arg, .t = p->base_ns};
-  w.seq = calloc((size_t)p->comms * SYN_NFUNC, sizeof *w.seq);
+  w.seq = calloc((size_t)ncomms(p) * SYN_NFUNC, sizeof *w.seq);
   if (!w.seq) {
     fprintf(stderr, "inspector-replay: out of memory\n");
     exit(1);
@@ -326,15 +401,21 @@ static void walk(const struct syn_params *p, syn_visit fn, void *arg) {
   uint64_t total = total_ops(p);
   /* index >= AT x total, for a whole index: index >= ceil(AT x total) */
   w.degrade_from = p->degrade_factor != 1.0 ? (uint64_t)ceil(p->degrade_at * (double)total) : UINT64_MAX;
+  w.late_from = (uint64_t)ceil(p->late_from * (double)total);
   if (p->order == SYN_ORDER_SIZES) {
     for (int f = 0; f < nf; f++)
       for (uint64_t size = p->min_bytes; size <= p->max_bytes; size = next_size(p, size))
-        for (int it = 0; it < p->iters; it++) walk_comms(&w, funcs[f], size);
+        for (int it = 0; it < p->iters; it++) {
+          w.op.iter = it;
+          walk_comms(&w, funcs[f], size);
+        }
   } else {
     for (int it = 0; it < p->iters; it++)
       for (int f = 0; f < nf; f++)
-        for (uint64_t size = p->min_bytes; size <= p->max_bytes; size = next_size(p, size))
+        for (uint64_t size = p->min_bytes; size <= p->max_bytes; size = next_size(p, size)) {
+          w.op.iter = it;
           walk_comms(&w, funcs[f], size);
+        }
   }
   assert(w.op.index == total);
   free(w.seq);
@@ -389,6 +470,7 @@ static void truth_line(FILE *f, const struct syn_params *p, const struct syn_op 
   uint64_t start = arrival(p, op, rank);
   int node = syn_node_of(p, rank);
   int64_t offset = syn_clock_offset_ns(p, node);
+  uint64_t gpu_start = syn_gpu_ns(p, node, start), gpu_end = syn_gpu_ns(p, node, end); /* on the node's clock */
   char host[32];
   fprintf(f, "{\"comm\":\"0x%" PRIx64 "\",\"comm_name\":", comm_id(p, op->comm));
   put_json_string(f, p->comm_name);
@@ -397,17 +479,19 @@ static void truth_line(FILE *f, const struct syn_params *p, const struct syn_op 
           ",\"peer\":%d,\"count\":%" PRIu64 ",\"datatype\":\"" DTYPE "\",\"bytes\":%" PRIu64 ",\"start_ns\":%" PRIu64
           ",\"exec_ns\":%" PRIu64 ",\"nchannels\":%d,\"node\":%d,\"host\":",
           rank, p->ranks, p->nodes, func >= SYN_SEND ? "p2p" : "coll", k_func_name[func], sn, peer, op->count,
-          op->bytes, start + (uint64_t)offset, end - start, nch, node);
+          op->bytes, gpu_start, gpu_end - gpu_start, nch, node);
   put_json_string(f, host_of(p, rank, host, sizeof host));
-  fprintf(f, ",\"clock_offset_ns\":%" PRId64 "}\n", offset);
+  fprintf(f, ",\"clock_offset_ns\":%" PRId64, offset);
+  if (p->clock_drift_ppm > 0) fprintf(f, ",\"clock_drift_ppm\":%.9g", syn_clock_drift_ppm(p, node));
+  fputs("}\n", f);
 }
 
 static void truth_visit(void *arg, const struct syn_params *p, const struct syn_op *op) {
   FILE *f = arg;
   for (int r = 0; r < p->ranks; r++) {
     if (op->func == SYN_SEND) {
-      truth_line(f, p, op, r, SYN_SEND, op->sn, send_peer(p, r), 1, p2p_end(p, op, r, 0));
-      truth_line(f, p, op, r, SYN_RECV, op->sn + 1, recv_peer(p, r), 1, p2p_end(p, op, r, 1));
+      truth_line(f, p, op, r, SYN_SEND, op->sn, send_peer(p, op, r), 1, p2p_end(p, op, r, 0));
+      truth_line(f, p, op, r, SYN_RECV, op->sn + 1, recv_peer(p, op, r), 1, p2p_end(p, op, r, 1));
     } else {
       truth_line(f, p, op, r, op->func, op->sn, -1, p->channels, op->t_stop);
     }
@@ -513,7 +597,7 @@ static void build_visit(void *arg, const struct syn_params *p, const struct syn_
         e->u.p2p.func = b->func[k ? SYN_RECV : SYN_SEND];
         e->u.p2p.count = op->count;
         e->u.p2p.dtype = b->dtype;
-        e->u.p2p.peer = k ? recv_peer(p, r) : send_peer(p, r);
+        e->u.p2p.peer = k ? recv_peer(p, op, r) : send_peer(p, op, r);
         e->u.p2p.nch = 1;
         (k ? b->op2 : b->op)[i] = s;
       }
@@ -530,14 +614,14 @@ static void build_visit(void *arg, const struct syn_params *p, const struct syn_
     uint32_t ctx = ctx_of(b, op->comm, r);
     uint32_t kt = b->kthread[(size_t)op->comm * (size_t)(b->r1 - b->r0) + (size_t)i];
     int ntask = ring ? 2 : 1, nch = ring ? 1 : p->channels;
-    uint64_t offset = (uint64_t)syn_clock_offset_ns(p, syn_node_of(p, r)); /* mod 2^64: a signed shift */
+    int node = syn_node_of(p, r);
     for (int k = 0; k < ntask; k++) {
       uint64_t end = ring ? p2p_end(p, op, r, k) : op->t_stop;
       for (int ci = 0; ci < nch; ci++) {
         uint32_t s = ev_start(b, kt, RP_EV_KERNEL_CH, ctx, (k ? b->op2 : b->op)[i], 0, &e);
         e->u.kch.ch = (uint8_t)(ring ? P2P_CHANNEL : ci);
-        e->u.kch.ptimer = chan_start(p, op, r, ci) + offset;
-        ev_end(b, kt, s, RP_CB_RECORD, PROF_STATE_KERNEL_CH_STOP, end + offset);
+        e->u.kch.ptimer = syn_gpu_ns(p, node, chan_start(p, op, r, ci));
+        ev_end(b, kt, s, RP_CB_RECORD, PROF_STATE_KERNEL_CH_STOP, syn_gpu_ns(p, node, end));
         ev_stop(b, kt, s);
       }
     }
@@ -559,7 +643,7 @@ void syn_stream(const struct syn_params *p, int only_rank, syn_sink sink, void *
   b.r0 = only_rank >= 0 ? only_rank : 0;
   b.r1 = only_rank >= 0 ? only_rank + 1 : p->ranks;
   size_t nr = (size_t)(b.r1 - b.r0);
-  b.kthread = calloc((size_t)p->comms * nr, sizeof *b.kthread);
+  b.kthread = calloc((size_t)ncomms(p) * nr, sizeof *b.kthread);
   b.api = calloc(nr, sizeof *b.api);
   b.api2 = calloc(nr, sizeof *b.api2);
   b.op = calloc(nr, sizeof *b.op);
@@ -575,13 +659,13 @@ void syn_stream(const struct syn_params *p, int only_rank, syn_sink sink, void *
   b.simple = rp_intern("SIMPLE");
   /* thread ids: the application thread, then one progress thread per (comm, rank) */
   b.app = rp_trace_thread(out, 1);
-  for (int comm = 0; comm < p->comms; comm++)
+  for (int comm = 0; comm < ncomms(p); comm++)
     for (int r = b.r0; r < b.r1; r++)
       b.kthread[(size_t)comm * nr + (size_t)(r - b.r0)] =
           rp_trace_thread(out, 1000 + (uint64_t)comm * (uint64_t)p->ranks + (uint64_t)r);
 
   const char *name = rp_intern(p->comm_name);
-  for (int comm = 0; comm < p->comms; comm++) {
+  for (int comm = 0; comm < ncomms(p); comm++) {
     for (int r = b.r0; r < b.r1; r++) {
       struct rp_ctx_info c = {.comm_id = comm_id(p, comm), .name = name, .nnodes = p->nodes,
                               .nranks = p->ranks, .rank = r, .ver = 0, .mask = 0};
@@ -593,7 +677,7 @@ void syn_stream(const struct syn_params *p, int only_rank, syn_sink sink, void *
     }
   }
   walk(p, build_visit, &b);
-  for (int comm = 0; comm < p->comms; comm++) {
+  for (int comm = 0; comm < ncomms(p); comm++) {
     for (int r = b.r0; r < b.r1; r++) {
       struct rp_event *e = rp_trace_append(out);
       e->cb = RP_CB_FINALIZE;

@@ -3,8 +3,10 @@
  *
  * Owns: a deterministic model of an NCCL job (ranks on nodes, communicators,
  * collectives and a point-to-point exchange over a range of sizes, with a GPU
- * timing model and planted faults: a late rank, per-node GPU clock offsets,
- * a slow link between two nodes, a slowdown from some point on) that yields
+ * timing model and planted faults: a late rank (always, in some iterations or
+ * from some op on; in its collectives, its P2P or both, its peers waiting for
+ * it with --p2p-wait), per-node GPU clock offsets
+ * and rates (drift), a slow link between two nodes, a slowdown from some point on) that yields
  *  - the callback stream NCCL would produce for one rank or for all ranks
  *    (as in-memory trace chunks, replayed by the same engine as recorded
  *    traces; generation happens between chunks, outside the timed replay),
@@ -31,8 +33,13 @@ enum syn_func { SYN_ALLREDUCE, SYN_ALLGATHER, SYN_REDUCESCATTER, SYN_BROADCAST, 
 /* --p2p-pattern: whom rank r Sends to (and Recvs from, the mirror image). */
 enum syn_p2p_pattern {
   SYN_P2P_RING, /* r+1 (from r-1) */
-  SYN_P2P_NODES /* the same local index on the next node: r + ranks/nodes (from r - ranks/nodes) */
+  SYN_P2P_NODES, /* the same local index on the next node: r + ranks/nodes (from r - ranks/nodes) */
+  SYN_P2P_ALL    /* r + k (from r - k), k = 1 + (the exchange's number on its communicator) mod (ranks - 1):
+                    any ranks - 1 exchanges in a row of one communicator cover every pair */
 };
+
+/* --late-in: which ops the late rank is late in. */
+enum syn_late_in { SYN_LATE_ALL, SYN_LATE_COLL, SYN_LATE_P2P };
 
 /* --order: which loop is outermost. */
 enum syn_order {
@@ -52,7 +59,14 @@ struct syn_params {
   int late_rank; /* -1: none */
   double late_us;
   double late_jitter_us;   /* late rank: + U[0, F] us per op; on-time ranks: + U[0, F/10] us (0: none) */
+  double late_fraction;    /* --late-fraction: late in a seeded share F of the iterations (1: all) */
+  double late_from;        /* --late-from: late only in ops from running index ceil(F x total ops) on (0) */
+  enum syn_late_in late_in;/* --late-in: late in every op, its collectives only, or its P2P only */
+  bool p2p_wait;           /* --p2p-wait: a P2P task waits for its peer (ends at the later arrival + transfer) */
+  bool p2p_comm;           /* --p2p-comm: the exchange runs on a communicator of its own (index comms) */
   double clock_offset_ms;  /* node n's pTimers are shifted by U[-F, F] ms (0: none) */
+  double clock_drift_ppm;  /* node n's GPU clock runs U[-F, F] ppm fast from base_ns on (0: none; syn_gpu_ns) */
+  double op_gap_ms;        /* --op-gap-ms: host time between ops, beyond the 3-5 us (0) */
   enum syn_p2p_pattern p2p_pattern;
   int nslow;               /* --slow-link A:B given this many times (repeatable) */
   int slow_a[SYN_MAX_SLOW], slow_b[SYN_MAX_SLOW]; /* node indexes */
@@ -89,6 +103,17 @@ void syn_node_name(const struct syn_params *p, int node, char *buf, size_t cap);
 
 /* Node n's GPU clock offset in ns: a pure function of --seed and n, uniform in [-F, F] ms. */
 int64_t syn_clock_offset_ns(const struct syn_params *p, int node);
+
+/* Node n's GPU clock rate error in ppm: a pure function of --seed and n, uniform in [-F, F]. */
+double syn_clock_drift_ppm(const struct syn_params *p, int node);
+
+/*
+ * What node n's GPU clock reads at true time t (t >= base_ns):
+ * base_ns + (t - base_ns) x (1 + drift_ppm x 1e-6) + offset, rounded to whole ns. The rate
+ * applies from the run's time base (its first op's t0), not from the epoch: the clocks agree
+ * but for the offset when the run starts and drift apart as it goes.
+ */
+uint64_t syn_gpu_ns(const struct syn_params *p, int node, uint64_t t);
 
 /*
  * Computes every op's end time once, in O(ops x ranks), into p->plan, so that a walk (each

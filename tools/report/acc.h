@@ -34,6 +34,9 @@ void rpt_acc_line(struct rpt_acc *a, const char *line, size_t len, int unit, uin
 /* Lines rejected or not records, in this thread (the first few are kept with their reason). */
 const struct rpt_bad_line *rpt_acc_bad_lines(const struct rpt_acc *a, int *n);
 uint64_t rpt_acc_records(const struct rpt_acc *a);
+/* Slots examined in this thread's hash indexes (communicators, stats, groups, pairs,
+ * clocks) so far: a few per line, whatever the keys, or a table has gone quadratic. */
+uint64_t rpt_acc_probes(const struct rpt_acc *a);
 
 /* Moves every thread's accumulation into j (comms, groups, clocks, ops and counts)
  * and frees the accs. j->opt is set by the caller. */

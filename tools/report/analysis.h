@@ -1,10 +1,11 @@
 /*
  * analysis.h - the report's findings, each computed once from the merged job.
  *
- * Order matters and is fixed by report.c: rpt_align (clock offsets), then
- * rpt_late (lateness on the aligned clocks), then rpt_links (which skips ops
- * of the late ranks: a late rank's peers wait in their kernels, which would
- * otherwise read as a slow link), then rpt_changes. Each fills its part of
+ * Order matters and is fixed by report.c: rpt_align (clock offsets and rates), then
+ * rpt_late (lateness on the aligned clocks), then rpt_links (which skips the
+ * transfers of the late ranks' processes in every communicator: a late rank's
+ * peers wait in their kernels, which would otherwise read as a slow link), then
+ * rpt_changes. Each fills its part of
  * struct rpt_job and reads only what earlier steps and the input left there.
  */
 #ifndef RPT_ANALYSIS_H
@@ -13,23 +14,31 @@
 #include "job.h"
 
 /*
- * GPU clocks of different nodes are not synchronised. A collective ends at
- * nearly the same moment on every rank (every rank waits for the last
- * transfer), so each process's clock offset is estimated from the ends of the
- * collectives it shares with others: alternately, each op's common end is the
- * median of its ranks' ends less their offsets, and each clock's offset is the
- * median of its ends less the common end. Offsets are relative: zero is the
- * median clock of each connected set of processes. The residual (how far an
- * end still is from its op's common end) says how good the alignment is.
+ * GPU clocks of different nodes are not synchronised, nor do they run at one
+ * rate (they drift by ppm). A collective ends at nearly the same moment on
+ * every rank (every rank waits for the last transfer), so each process's clock
+ * is modelled from the ends of the collectives it shares with others:
+ * alternately, each op's common end is the median of its ranks' aligned ends,
+ * and each clock's offset is fitted to its ends less the common ends over its
+ * time: a constant, a line (offset and rate) or a line per window (a step),
+ * the simplest that fits. Offsets and rates are relative: zero is the median
+ * clock of each connected set of processes. The residual (how far an end still
+ * is from its op's common end) says how good the alignment is. Aligned times:
+ * rpt_aligned_ns (job.h).
  */
 void rpt_align(struct rpt_job *j);
 
 /*
  * Per collective matched on several ranks: each rank's lateness is its aligned
- * kernel start less the median start of the other ranks. A straggler is a rank
- * that is late by at least the threshold (--late-us, raised to 3 x the
- * alignment residual p95 when alignment is coarser) in at least --late-share
- * of its ops, with a median lateness over the threshold too.
+ * kernel start less the median start of the other ranks; it is late in the op
+ * at the threshold or more (--late-us, raised to 3 x the alignment residual
+ * p95 when alignment is coarser; the one used is kept in job.late_threshold_ns).
+ * Judged over windows of the communicator's time: from its onset (where a
+ * clearly later part begins, or the start), a straggler is late in at least
+ * --late-share of its ops, clearly more often than the other ranks, in at least
+ * RPT_MIN_LATE_OPS of them (else job.few_stragglers: "not enough data"). P2P:
+ * each Send matched with the Recv that ended with it, a rank that posts late
+ * is judged the same way on its transfers and named as the rank (kind P2P).
  */
 void rpt_late(struct rpt_job *j);
 
@@ -39,7 +48,8 @@ void rpt_late(struct rpt_job *j);
  * the same communicator, op and size: a link is slow when its median busbw is
  * below --slow-link-ratio x the median link's in at least half of the
  * (op, size) groups where any link of its class is; a node all of whose links
- * (two or more) are slow is reported as a slow node instead.
+ * (two or more) are slow is reported as a slow node instead. The transfers of
+ * every straggler's process are left out, in every communicator.
  */
 void rpt_links(struct rpt_job *j);
 

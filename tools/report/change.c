@@ -9,7 +9,8 @@
  *
  * Then binary segmentation on the medians of a group's bins: the rule is
  * simple enough to state in one sentence in the docs and to check by hand,
- * which matters more here than the best detector.
+ * which matters more here than the best detector. Each change keeps its
+ * evidence (bins and ops on each side, bins on their side of the midpoint).
  */
 #include <math.h>
 #include <stdint.h>
@@ -27,12 +28,26 @@
 struct pt {
   uint64_t t;
   double v;
+  uint32_t n; /* ops in the bin */
 };
 
 static void add_change(struct rpt_job *j, int g, uint64_t t, double before, double after) {
   j->changes = realloc(j->changes, (size_t)(j->nchanges + 1) * sizeof *j->changes);
   if (!j->changes) exit(1);
   j->changes[j->nchanges++] = (struct rpt_change){.group = g, .t_ns = t, .before_gbs = before, .after_gbs = after};
+}
+
+/* The last change's evidence: the bins of each side, those on their side of the midpoint,
+ * their ops; its confidence against the rule's own agreement (AGREE). */
+static void change_evidence(struct rpt_job *j, const struct pt *p, int lo, int at, int hi, int agree_l, int agree_r) {
+  struct rpt_change *c = &j->changes[j->nchanges - 1];
+  c->bins_before = at - lo;
+  c->bins_after = hi - at;
+  c->agree_before = agree_l;
+  c->agree_after = agree_r;
+  for (int i = lo; i < hi; i++) *(i < at ? &c->ops_before : &c->ops_after) += p[i].n;
+  c->agree_lo = rpt_share_lo((uint64_t)(agree_l + agree_r), (uint64_t)(hi - lo));
+  c->conf = c->agree_lo >= AGREE ? RPT_CONF_HIGH : RPT_CONF_MEDIUM;
 }
 
 static double med_of(const struct pt *p, int lo, int hi, double *tmp) {
@@ -65,6 +80,7 @@ static void split(struct rpt_job *j, int g, const struct pt *p, int lo, int hi, 
   if (agree_l < AGREE * (best - lo) || agree_r < AGREE * (hi - best)) return;
   split(j, g, p, lo, best, depth - 1, tmp);
   add_change(j, g, p[best].t, bl, br);
+  change_evidence(j, p, lo, best, hi, agree_l, agree_r);
   split(j, g, p, best, hi, depth - 1, tmp);
 }
 
@@ -90,7 +106,7 @@ static uint64_t round_width(uint64_t x) {
 }
 
 static int64_t aligned_start(const struct rpt_job *j, const struct rpt_opent *e) {
-  return (int64_t)e->start_ns - (e->clock >= 0 ? j->clocks[e->clock].offset_ns : 0);
+  return rpt_aligned_ns(j, e->clock, e->start_ns);
 }
 
 static void build_series(struct rpt_job *j) {
@@ -162,7 +178,7 @@ void rpt_changes(struct rpt_job *j) {
     for (int i = 0; i < s->nbins; i++)
       if (s->count[i])
         p[n++] = (struct pt){.t = s->t0_ns + (uint64_t)i * s->width_ns,
-                             .v = (double)s->sum_mbs[i] / 1000.0 / s->count[i]};
+                             .v = (double)s->sum_mbs[i] / 1000.0 / s->count[i], .n = s->count[i]};
     split(j, g, p, 0, n, DEPTH, tmp);
     free(p);
     free(tmp);

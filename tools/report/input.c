@@ -18,6 +18,24 @@
  * Nothing found by walking a directory may block the report: only regular files
  * are read from a walk (a FIFO there has no writer, as often as not), each opened
  * O_NONBLOCK and checked again through its descriptor.
+ *
+ * The same log is read once (drop_duplicates), however often it is reached:
+ *  - the same file: the same (device, inode), whatever the path (named twice,
+ *    found in a walk and named, a symbolic or hard link, a directory given twice);
+ *  - the same log in another file (a copied folder, a .log beside its .log.gz):
+ *    the same first line, byte for byte, when that line is a record or stats line
+ *    that names its process (hostname and pid). A process writes one log, and its
+ *    first line also holds the dump's wall-clock time in us and the first record's
+ *    communicator, sequence number and times: another process (another host, or a
+ *    restart that got the same pid) starts its log with another line. A line that
+ *    names no process (hand-made logs) gives no identity: only the file's does.
+ * Of one log's files the one with the most content is read (a copy taken while the
+ * job ran is a prefix of the log; gzip's size is its trailer's, modulo 4 GiB), plain
+ * before gzip when equal (a plain file is read in parallel chunks), then the first
+ * named. The others are skipped, named in one warning with the file each repeats,
+ * and counted (job.duplicates). A stream has no content to look at before it is read:
+ * only its file identity counts (the same FIFO named twice would wait for a second
+ * writer forever).
  */
 #include "input.h"
 
@@ -50,7 +68,16 @@ struct file {
   uint64_t size;
   bool gz;
   bool stream; /* not a regular file: read once, through zlib, size unknown (0) */
+  dev_t dev;   /* the file's identity (stat, links followed) */
+  ino_t ino;
+  char *first;      /* its first line when that names its process (the log's identity), or NULL */
+  uint64_t content; /* bytes of log it holds: plain, its size; gzip, its trailer's ISIZE */
+  int order;        /* the order it was added in (command line, then walk) */
 };
+
+/* The first line is looked for in this many bytes at a file's start: a record line is
+ * under 1 KiB (its strings are bounded: comm name, host name, op). */
+#define FIRST_MAX 8192
 
 struct unit {
   int file;
@@ -81,7 +108,61 @@ static bool is_log_name(const char *name) {
   return false;
 }
 
-static void add_file(const char *path, uint64_t size, bool stream) {
+/* The first non-blank line of buf[0..n) (eof: n is the whole file), as a string, when it is an
+ * Inspector record or stats line naming its process; else NULL. */
+static char *identity_line(const char *buf, size_t n, bool eof) {
+  size_t p = 0;
+  while (p < n) {
+    const char *nl = memchr(buf + p, '\n', n - p);
+    if (!nl && !eof) return NULL; /* longer than FIRST_MAX: no identity */
+    size_t end = nl ? (size_t)(nl - buf) : n, len = end - p;
+    struct rpt_line l;
+    enum rpt_kind k = rpt_parse_line(buf + p, len, &l);
+    if (k != RPT_BLANK) {
+      if ((k != RPT_RECORD && k != RPT_STATS) || !l.hdr.host[0] || l.hdr.pid < 0) return NULL;
+      char *s = malloc(len + 1);
+      if (!s) {
+        fprintf(stderr, "inspector-report: out of memory\n");
+        exit(1);
+      }
+      memcpy(s, buf + p, len);
+      s[len] = '\0';
+      return s;
+    }
+    p = end + 1;
+  }
+  return NULL;
+}
+
+/* f's identity line and content size, from its open descriptor (a regular file). */
+static void read_identity(struct file *f, int fd, const struct stat *st) {
+  char *buf = malloc(FIRST_MAX);
+  if (!buf) {
+    fprintf(stderr, "inspector-report: out of memory\n");
+    exit(1);
+  }
+  ssize_t n = -1;
+  f->content = (uint64_t)st->st_size;
+  if (!f->gz) {
+    n = pread(fd, buf, FIRST_MAX, 0);
+  } else {
+    unsigned char t[4]; /* ISIZE: the uncompressed size modulo 2^32, little-endian */
+    if (st->st_size >= 18 && pread(fd, t, 4, st->st_size - 4) == 4)
+      f->content = (uint64_t)t[0] | (uint64_t)t[1] << 8 | (uint64_t)t[2] << 16 | (uint64_t)t[3] << 24;
+    int zfd = dup(fd);
+    gzFile z = zfd >= 0 && lseek(zfd, 0, SEEK_SET) == 0 ? gzdopen(zfd, "rb") : NULL;
+    if (z) {
+      n = gzread(z, buf, FIRST_MAX);
+      gzclose(z);
+    } else if (zfd >= 0) {
+      close(zfd);
+    }
+  }
+  if (n > 0) f->first = identity_line(buf, (size_t)n, n < FIRST_MAX);
+  free(buf);
+}
+
+static void add_file(const char *path, const struct stat *st, bool stream) {
   if (g_nfiles == g_cfiles) {
     g_cfiles = g_cfiles ? 2 * g_cfiles : 64;
     g_files = realloc(g_files, (size_t)g_cfiles * sizeof *g_files);
@@ -91,17 +172,22 @@ static void add_file(const char *path, uint64_t size, bool stream) {
     fprintf(stderr, "inspector-report: out of memory\n");
     exit(1);
   }
+  struct file *f = &g_files[g_nfiles];
+  *f = (struct file){.path = p, .size = stream ? 0 : (uint64_t)st->st_size, .stream = stream, .dev = st->st_dev,
+                     .ino = st->st_ino, .order = g_nfiles};
   /* gzip by content, not by name: a renamed .gz is still read (a stream is not
    * peeked at: what is read from it is gone; zlib tells gzip from plain there) */
-  bool gz = false;
   int fd = stream ? -1 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd >= 0) {
     unsigned char m[2];
-    struct stat st;
-    gz = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, m, 2) == 2 && m[0] == 0x1f && m[1] == 0x8b;
+    struct stat fst;
+    if (fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode)) {
+      f->gz = read(fd, m, 2) == 2 && m[0] == 0x1f && m[1] == 0x8b;
+      read_identity(f, fd, &fst);
+    }
     close(fd);
   }
-  g_files[g_nfiles++] = (struct file){.path = p, .size = size, .gz = gz, .stream = stream};
+  g_nfiles++;
 }
 
 /* What a walk left out, said once per directory named on the command line. */
@@ -149,7 +235,7 @@ static void walk(const char *path, int depth, struct walk_skips *ws) {
     if (S_ISLNK(st.st_mode) && stat(p, &st) != 0) continue; /* a dangling link */
     const char *special = special_kind(st.st_mode);
     if (S_ISREG(st.st_mode))
-      add_file(p, (uint64_t)st.st_size, false);
+      add_file(p, &st, false);
     else if (special) /* a FIFO with no writer would block the report forever */
       fprintf(stderr, "inspector-report: %s: skipped: %s, not a regular file (name it on the command line to "
                       "read it as a stream)\n", p, special);
@@ -166,8 +252,7 @@ int rpt_input_add(const char *path) {
   if (!S_ISDIR(st.st_mode)) {
     /* named on purpose: a regular file is mapped; anything else (a named pipe, the
      * /dev/fd/N of <(...), a terminal) is read to its end as a stream */
-    bool reg = S_ISREG(st.st_mode);
-    add_file(path, reg ? (uint64_t)st.st_size : 0, !reg);
+    add_file(path, &st, !S_ISREG(st.st_mode));
     return 0;
   }
   int before = g_nfiles;
@@ -184,6 +269,97 @@ int rpt_input_add(const char *path) {
     return -1;
   }
   return 0;
+}
+
+/* ---- the same log twice -------------------------------------------------- */
+
+#define SHOW_DUPLICATES 10
+
+static int cmp_identity(const void *x, const void *y) {
+  const struct file *a = &g_files[*(const int *)x], *b = &g_files[*(const int *)y];
+  if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
+  if (a->ino != b->ino) return a->ino < b->ino ? -1 : 1;
+  return a->order - b->order;
+}
+
+/* By first line; of one line's files the one to read first (see the top). */
+static int cmp_first(const void *x, const void *y) {
+  const struct file *a = &g_files[*(const int *)x], *b = &g_files[*(const int *)y];
+  int s = strcmp(a->first, b->first);
+  if (s) return s;
+  if (a->content != b->content) return a->content > b->content ? -1 : 1;
+  if (a->gz != b->gz) return a->gz ? 1 : -1;
+  return a->order - b->order;
+}
+
+/* Skips every file that repeats another's log (see the top); returns how many. */
+static long drop_duplicates(void) {
+  int n = g_nfiles;
+  size_t cap = (size_t)(n ? n : 1);
+  int *ix = malloc(cap * sizeof *ix), *dup_of = malloc(cap * sizeof *dup_of);
+  bool *same_file = calloc(cap, sizeof *same_file);
+  if (!ix || !dup_of || !same_file) {
+    fprintf(stderr, "inspector-report: out of memory\n");
+    exit(1);
+  }
+  long dups = 0;
+  for (int i = 0; i < n; i++) ix[i] = i, dup_of[i] = -1;
+  qsort(ix, (size_t)n, sizeof *ix, cmp_identity);
+  for (int i = 1; i < n; i++) {
+    const struct file *a = &g_files[ix[i - 1]], *b = &g_files[ix[i]];
+    if (a->dev == b->dev && a->ino == b->ino) {
+      dup_of[ix[i]] = dup_of[ix[i - 1]] >= 0 ? dup_of[ix[i - 1]] : ix[i - 1];
+      same_file[ix[i]] = true;
+      dups++;
+    }
+  }
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (dup_of[i] < 0 && g_files[i].first) ix[m++] = i;
+  qsort(ix, (size_t)m, sizeof *ix, cmp_first);
+  for (int i = 1, keep = m ? ix[0] : -1; i < m; i++) {
+    if (strcmp(g_files[keep].first, g_files[ix[i]].first)) {
+      keep = ix[i];
+      continue;
+    }
+    dup_of[ix[i]] = keep;
+    dups++;
+  }
+  /* the kept one of a file's other paths may itself repeat another log */
+  for (int i = 0; i < n; i++)
+    if (same_file[i] && dup_of[dup_of[i]] >= 0) dup_of[i] = dup_of[dup_of[i]];
+  if (dups) {
+    fprintf(stderr, "inspector-report: %ld file%s skipped: the same log as another input (each log is read once)\n",
+            dups, dups == 1 ? "" : "s");
+    long shown = 0;
+    for (int i = 0; i < n && shown < SHOW_DUPLICATES; i++) {
+      if (dup_of[i] < 0) continue;
+      const struct file *k = &g_files[dup_of[i]];
+      if (same_file[i] && !strcmp(g_files[i].path, k->path))
+        fprintf(stderr, "inspector-report:   %s: named twice\n", g_files[i].path);
+      else if (same_file[i] && k->dev == g_files[i].dev && k->ino == g_files[i].ino)
+        fprintf(stderr, "inspector-report:   %s: the same file as %s\n", g_files[i].path, k->path);
+      else
+        fprintf(stderr, "inspector-report:   %s: a copy of %s (the same first line)\n", g_files[i].path, k->path);
+      shown++;
+    }
+    if (dups > shown) fprintf(stderr, "inspector-report:   and %ld more\n", dups - shown);
+  }
+  /* keep the others, in their order */
+  int w = 0;
+  for (int i = 0; i < n; i++) {
+    if (dup_of[i] >= 0) {
+      free(g_files[i].path);
+      free(g_files[i].first);
+    } else {
+      g_files[w++] = g_files[i];
+    }
+  }
+  g_nfiles = w;
+  free(ix);
+  free(dup_of);
+  free(same_file);
+  return dups;
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -425,6 +601,7 @@ static void show_bad_lines(struct worker *w, int nw) {
 }
 
 void rpt_input_read(struct rpt_job *j) {
+  j->duplicates = drop_duplicates();
   make_units();
   int nw = j->opt.threads;
   if (nw > g_nunits) nw = g_nunits > 0 ? g_nunits : 1;
@@ -472,7 +649,10 @@ void rpt_input_read(struct rpt_job *j) {
   rpt_acc_merge(accs, na, j);
   free(accs);
   free(w);
-  for (int i = 0; i < g_nfiles; i++) free(g_files[i].path);
+  for (int i = 0; i < g_nfiles; i++) {
+    free(g_files[i].path);
+    free(g_files[i].first);
+  }
   free(g_files);
   free(g_units);
 }

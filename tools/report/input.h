@@ -11,7 +11,9 @@
  * shell's <(...)) named there is read to its end as a stream. Plain files
  * larger than a chunk are split into chunks read in parallel (a line belongs
  * to the chunk it starts in); a gzip-compressed file or a stream is one unit,
- * since neither can be entered in the middle.
+ * since neither can be entered in the middle. A log reached twice (the same
+ * file by two paths, or a copy of it: a copied folder, a .log beside its
+ * .log.gz) is read once; the others are named in one warning and counted.
  */
 #ifndef RPT_INPUT_H
 #define RPT_INPUT_H

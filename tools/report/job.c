@@ -25,8 +25,12 @@ void rpt_job_free(struct rpt_job *j) {
   free(j->ops);
   free(j->rstats);
   free(j->stragglers);
+  free(j->p2p_stats);
+  free(j->few_stragglers);
   for (int l = 0; l < j->nlinks; l++) free(j->links[l].find);
   free(j->links);
+  for (int l = 0; l < j->nfew_links; l++) free(j->few_links[l].find);
+  free(j->few_links);
   free(j->slow_nodes);
   free(j->changes);
 }

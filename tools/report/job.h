@@ -18,6 +18,7 @@
 #ifndef RPT_JOB_H
 #define RPT_JOB_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -78,15 +79,86 @@ struct rpt_pair {
   struct rpt_qs busbw; /* kept records only */
 };
 
-/* One process: its GPU timestamps share a time base. */
+/* Segments of a clock's offset: one per window of its ops at most (align.c). */
+#define RPT_CLOCK_SEGS 16
+
+/* How a clock's offset was modelled (align.c): the simplest that fits. */
+enum rpt_clock_model { RPT_CLOCK_CONSTANT, RPT_CLOCK_LINE, RPT_CLOCK_WINDOWS };
+
+/* Its name in the outputs: "constant", "rate" (offset and rate), "piecewise" (an offset per window). */
+static inline const char *rpt_clock_model_name(enum rpt_clock_model m) {
+  return m == RPT_CLOCK_WINDOWS ? "piecewise" : m == RPT_CLOCK_LINE ? "rate" : "constant";
+}
+
+/* One process: its GPU timestamps share a time base. Its offset is a function of time
+ * (clocks drift: their rates differ by ppm): a line of slope `rate` in each segment, each
+ * segment with its own intercept (a clock stepped by NTP jumps between two). Read it through
+ * rpt_aligned_ns, never by hand. */
 struct rpt_clock {
   int host;           /* interned hostname */
   long long pid;
   int component;      /* clocks joined by shared ops; offsets are relative within one */
-  int64_t offset_ns;  /* add -offset to a timestamp of this clock to align it */
+  int64_t offset_ns;  /* its offset at job.clock_ref_ns (what rpt_clock_offset gives at 0) */
+  double drift_ppm;   /* its rate against the median clock's: ns of offset per ms (rate x 1e6) */
+  enum rpt_clock_model model;
+  int nseg;           /* 0: the offset is offset_ns throughout (0 when not aligned) */
+  double rate;        /* ns of offset per ns of its time */
+  double seg_x[RPT_CLOCK_SEGS]; /* segment i >= 1 starts at x = seg_x[i] (x: its time - job.clock_ref_ns) */
+  double seg_a[RPT_CLOCK_SEGS]; /* in segment i the offset is seg_a[i] + rate x */
   bool aligned;       /* shares ops with another clock */
   uint64_t ops;       /* ops it took part in that were used for alignment */
   double resid_p95_ns;
+};
+
+/*
+ * Evidence and confidence of a finding (docs/report.md "Evidence and confidence"): the
+ * finding rests on n units of evidence (ops, transfers, bins), k of which agree with it;
+ * its confidence compares the 95% lower bound of k / n (Wilson score) with the rule's own
+ * threshold. Below a minimum of evidence a finding is not made but said "not enough data".
+ */
+enum rpt_conf {
+  RPT_CONF_MEDIUM, /* the observed share meets the rule, its lower bound does not */
+  RPT_CONF_HIGH    /* even the lower bound meets the rule */
+};
+
+/* 95% lower bound (Wilson score) of the share k / n; 0 for n == 0. */
+static inline double rpt_share_lo(uint64_t k, uint64_t n) {
+  if (!n) return 0;
+  const double z = 1.959964;
+  double p = (double)k / (double)n, nn = (double)n, d = 1 + z * z / nn;
+  double lo = (p + z * z / (2 * nn) - z * sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn))) / d;
+  return lo > 0 ? lo : 0;
+}
+
+static inline const char *rpt_conf_name(enum rpt_conf c) { return c == RPT_CONF_HIGH ? "high" : "medium"; }
+
+/* The least evidence a finding is made on (below it: "not enough data"): a late rank's late
+ * ops since its onset (collectives, or P2P transfers); a link's transfers in one (op, size). */
+#define RPT_MIN_LATE_OPS 8
+#define RPT_MIN_LINK_SAMPLES 3
+
+enum rpt_late_verdict {
+  RPT_LATE_NO,      /* not late by the rule */
+  RPT_LATE_NAMED,   /* a straggler */
+  RPT_LATE_TOO_FEW  /* late by the rule, in fewer ops than the minimum: "not enough data" */
+};
+
+/*
+ * A rank's lateness judged over the job's time (late.c), for one kind of op: its
+ * collectives, or its P2P transfers. Its communicator's time is cut into windows; the
+ * onset is the window from which the rank is late (where its late share rises most
+ * clearly), else the first; the share and its evidence count from the onset on.
+ */
+struct rpt_late_judge {
+  enum rpt_late_verdict verdict;
+  enum rpt_conf conf;           /* of a named one */
+  uint64_t since_ops, since_late; /* ops from the onset on, and those it was late in */
+  double share, share_lo;       /* since_late / since_ops, and its 95% lower bound */
+  double others_share;          /* the other ranks' late share over the same windows */
+  double late_med_ns;           /* median lateness of its late ops since the onset */
+  uint64_t onset_ns;            /* aligned GPU time the onset window starts at */
+  uint64_t window_ns;           /* the windows' width */
+  int windows, onset_window;    /* its communicator's windows; the onset's (0: from the start) */
 };
 
 /* Per (communicator, rank): what the lateness and bandwidth heat maps show. */
@@ -101,14 +173,43 @@ struct rpt_rank_stat {
   double busbw_ratio;   /* median of its busbw / the op's median busbw across ranks */
   int top_op;           /* interned name of the op it is most often late in, -1 none */
   double top_op_share;  /* share of that op's instances it is late in */
+  struct rpt_late_judge judge; /* over time, windowed */
+};
+
+/* Per (communicator, rank): its P2P transfers, each a Send matched with the Recv that met it
+ * (they end together): lateness = its start less its peer's start in that transfer. */
+struct rpt_p2p_stat {
+  int comm, rank;
+  uint64_t ops, late_ops;  /* transfers matched, those it started late in */
+  double med_late_ns;
+  struct rpt_late_judge judge;
 };
 
 struct rpt_straggler {
   int comm, rank;
   int host;             /* interned, -1 unknown */
   long long pid;
-  const struct rpt_rank_stat *stat;
+  const struct rpt_rank_stat *stat;    /* its collectives (NULL: none matched) */
+  bool p2p;                            /* named as late in posting its Send/Recv, not its collectives */
+  const struct rpt_p2p_stat *p2p_stat; /* its P2P transfers (NULL: none matched) */
+  const struct rpt_late_judge *judge;  /* what it was named on (or found late on, too few ops) */
 };
+
+/* What a straggler was named on (s->judge); for one built without it (a test's), its
+ * collectives' whole-job figures, in *tmp. */
+static inline const struct rpt_late_judge *rpt_straggler_judge(const struct rpt_straggler *s,
+                                                               struct rpt_late_judge *tmp) {
+  if (s->judge) return s->judge;
+  *tmp = (struct rpt_late_judge){.verdict = RPT_LATE_NAMED, .conf = RPT_CONF_MEDIUM};
+  if (s->stat) {
+    tmp->since_ops = s->stat->ops;
+    tmp->since_late = s->stat->late_ops;
+    tmp->share = s->stat->ops ? (double)s->stat->late_ops / (double)s->stat->ops : 0;
+    tmp->share_lo = rpt_share_lo(s->stat->late_ops, s->stat->ops);
+    tmp->late_med_ns = s->stat->med_late_ns;
+  }
+  return tmp;
+}
 
 /* A link's bandwidth against the other links of its class on one op and size. */
 struct rpt_link_finding {
@@ -126,6 +227,13 @@ struct rpt_link {
   int nfind;
   struct rpt_link_finding *find;
   double worst_ratio;
+  /* evidence (links.c): over the groups it was compared in, its (rank, peer) pairs and
+   * how many of them had a median below the slow line; its transfers in slow groups */
+  int groups;             /* (op, size) groups it was compared in */
+  int pairs, pairs_below;
+  uint64_t samples;       /* transfers behind its slow findings */
+  double agree_lo;        /* 95% lower bound of pairs_below / pairs */
+  enum rpt_conf conf;     /* high: agree_lo >= 0.5 */
 };
 
 /* A node all of whose links are slow: reported instead of each of its links. */
@@ -133,18 +241,27 @@ struct rpt_slow_node {
   int host;
   int links;
   double worst_ratio;
+  int pairs, pairs_below; /* over its links, as for a link */
+  uint64_t samples;
+  double agree_lo;
+  enum rpt_conf conf;
 };
 
 struct rpt_change {
   int group;              /* index into job.groups */
   uint64_t t_ns;          /* start of the first bin after the change (aligned GPU clock) */
   double before_gbs, after_gbs;
+  /* evidence (change.c): bins on each side, those on their side of the midpoint, ops */
+  int bins_before, bins_after, agree_before, agree_after;
+  uint64_t ops_before, ops_after;
+  double agree_lo;        /* 95% lower bound of (agree_before + agree_after) / bins */
+  enum rpt_conf conf;     /* high: agree_lo >= 0.8, the rule's own agreement */
 };
 
 struct rpt_options {
   double max_busbw_gbs;   /* physical ceiling: above it a record is not believed */
   double late_ns;         /* lateness below this is launch skew, not a straggler */
-  double late_share;      /* a straggler is late in at least this share of its ops */
+  double late_share;      /* a straggler is late in at least this share of its ops since its onset */
   double slow_link_ratio; /* a link below this x its class median is slow */
   double change_ratio;    /* bandwidth change worth reporting */
   size_t op_memory;       /* bytes for the op sample (cross-rank analysis) */
@@ -166,6 +283,7 @@ struct rpt_job {
   struct rpt_options opt;
   /* input */
   long files, rejected, not_records;
+  long duplicates;             /* files skipped: the same log as another input (input.c) */
   uint64_t bytes_read, lines;
   uint64_t records;            /* every record read */
   uint64_t records_kind[2];    /* collective, P2P */
@@ -196,17 +314,51 @@ struct rpt_job {
   int ncomponents;
   double resid_p50_ns, resid_p95_ns, offset_min_ns, offset_max_ns;
   uint64_t align_ops;
+  uint64_t clock_ref_ns;       /* the time offsets are given at: the earliest end used to align */
+  double drift_min_ppm, drift_max_ppm; /* over the aligned clocks */
+  int clocks_line, clocks_windows; /* aligned clocks modelled with a rate, and piecewise */
+  /* The lateness threshold rpt_late used: opt.late_ns, or 3 x resid_p95_ns when that is
+   * larger (lateness finer than the alignment cannot be told from clock error). */
+  double late_threshold_ns;
+  bool late_threshold_raised;
   struct rpt_rank_stat *rstats; /* sorted: comm, rank */
   int nrstats;
   struct rpt_straggler *stragglers; /* in rstats' order: comm, rank */
   int nstragglers;
+  struct rpt_p2p_stat *p2p_stats; /* sorted: comm, rank */
+  int np2p_stats;
+  struct rpt_straggler *few_stragglers; /* late by the rule on too few ops: "not enough data" */
+  int nfew_stragglers;
   struct rpt_link *links;      /* slow ones only */
   int nlinks;
+  struct rpt_link *few_links;  /* slow by the rule on too few transfers: "not enough data" */
+  int nfew_links;
   struct rpt_slow_node *slow_nodes;
   int nslow_nodes;
   struct rpt_change *changes;
   int nchanges;
 };
+
+/* A clock's offset (ns) at x = its own time - job.clock_ref_ns (see struct rpt_clock). */
+static inline double rpt_clock_offset(const struct rpt_clock *k, double x) {
+  if (k->nseg <= 0) return (double)k->offset_ns; /* no model: a constant (0 when not aligned) */
+  int i = 0;
+  while (i + 1 < k->nseg && x >= k->seg_x[i + 1]) i++;
+  return k->seg_a[i] + k->rate * x;
+}
+
+/* Timestamp t of clock `clock` (-1: unknown, unchanged) on the aligned time base. */
+static inline int64_t rpt_aligned_ns(const struct rpt_job *j, int clock, uint64_t t) {
+  if (clock < 0) return (int64_t)t;
+  double x = (double)(int64_t)(t - j->clock_ref_ns); /* small: exact in a double, where t is not */
+  return (int64_t)t - (int64_t)llround(rpt_clock_offset(&j->clocks[clock], x));
+}
+
+/* The same less job.clock_ref_ns, as a double: differences of aligned times to the ns. */
+static inline double rpt_aligned_rel_ns(const struct rpt_job *j, int clock, uint64_t t) {
+  double x = (double)(int64_t)(t - j->clock_ref_ns);
+  return clock < 0 ? x : x - rpt_clock_offset(&j->clocks[clock], x);
+}
 
 /* Frees what the job holds (not the job itself, nor the interned strings). */
 void rpt_job_free(struct rpt_job *j);
@@ -216,6 +368,7 @@ int rpt_intern(const char *s);
 const char *rpt_str(int id);
 int rpt_nstrings(void); /* ids are 0 .. rpt_nstrings() - 1 */
 void rpt_intern_free(void); /* at exit, after every output */
+uint64_t rpt_intern_probes(void); /* slots the lookups examined so far (for the tests) */
 
 /* Whether (comm, rank) was named a straggler (a binary search: stragglers are sorted). */
 bool rpt_is_straggler(const struct rpt_job *j, int comm, int rank);

@@ -9,6 +9,25 @@
  * Lateness of rank r in one op = its aligned start less the median aligned
  * start of the op's other ranks (for two ranks: the other rank's start), so
  * one straggler does not move its own yardstick.
+ *
+ * Judged over time, not over the whole job alone: a rank late in a third of the
+ * steps, or only from some moment on, has a median lateness of zero. Each
+ * communicator's time is cut into windows (about 8 ops of a rank each); a
+ * rank's onset is the window boundary that best splits its ops into an on-time
+ * part (late in less than --late-share) and a later part that is late more
+ * often (a change point of its late share, kept only when the split is clear:
+ * ONSET_LLR); it is a straggler when,
+ * from the onset on, it is late in at least --late-share of its ops and
+ * clearly more often than the other ranks over the same windows, in at least
+ * RPT_MIN_LATE_OPS ops (else "not enough data"). An always-late rank has its onset
+ * at the start and the same figures as before.
+ *
+ * P2P: a Send and the Recv it met end together (the transfer ends both), so
+ * within a (communicator, sender, receiver, size) the two are matched by their
+ * aligned ends, within the lateness threshold; the later start of the two is
+ * the one the other waited for. A rank that posts its Send/Recv late is judged
+ * on those transfers as above and named as the rank (links.c then leaves its
+ * transfers out, which its peers' waits would make read as slow links).
  */
 #include <assert.h>
 #include <math.h>
@@ -20,6 +39,7 @@
 
 struct sample { /* one rank in one op */
   int comm, rank, op;
+  double t; /* the op's time: its median aligned start (relative to job.clock_ref_ns) */
   double late, exec, others_exec, bw_ratio;
   bool last;
   size_t seq; /* its position as made: a sort keeps each rank's samples in this order */
@@ -62,10 +82,265 @@ static double median_without(const double *v, size_t n, size_t skip) {
   return (a + b) / 2;
 }
 
+/* ---- judged over time ------------------------------------------------------ */
+
+#define WIN_OPS 8      /* a window holds about this many ops of each rank */
+#define MAX_WINDOWS 64
+#define ONSET_LLR 12.0 /* log-likelihood gain (nats) a split needs to be an onset: chance
+                        * splits of a rank late at one steady share stay below it (a
+                        * rank late in 30% of the iterations, at random: up to about 8) */
+
+/* A communicator's windows, and every rank's ops and late ops in each. */
+struct grid {
+  double t0, width; /* relative to job.clock_ref_ns */
+  int nw;
+  uint64_t n[MAX_WINDOWS], k[MAX_WINDOWS];
+};
+
+static int win_of(const struct grid *g, double t) {
+  if (g->nw <= 1 || !(g->width > 0)) return 0;
+  double w = floor((t - g->t0) / g->width);
+  return w < 0 ? 0 : w >= g->nw ? g->nw - 1 : (int)w;
+}
+
+/* The windows of one communicator's samples s[lo, hi) (bucketed by rank). */
+static void grid_build(struct grid *g, const struct sample *s, size_t lo, size_t hi, double thr) {
+  double t0 = INFINITY, t1 = -INFINITY;
+  size_t ranks = 0;
+  for (size_t i = lo; i < hi; i++) {
+    if (s[i].t < t0) t0 = s[i].t;
+    if (s[i].t > t1) t1 = s[i].t;
+    ranks += i == lo || s[i].rank != s[i - 1].rank;
+  }
+  size_t per = ranks ? (hi - lo) / ranks : 0;
+  int nw = per / WIN_OPS > MAX_WINDOWS ? MAX_WINDOWS : (int)(per / WIN_OPS);
+  if (nw < 1 || !(t1 > t0)) nw = 1;
+  g->t0 = t0;
+  g->nw = nw;
+  g->width = nw > 1 ? (t1 - t0) / nw : 0;
+  memset(g->n, 0, sizeof g->n);
+  memset(g->k, 0, sizeof g->k);
+  for (size_t i = lo; i < hi; i++) {
+    int w = win_of(g, s[i].t);
+    g->n[w]++;
+    g->k[w] += s[i].late >= thr;
+  }
+}
+
+/* Log-likelihood of k late of n at their own share (Bernoulli). */
+static double loglik(uint64_t k, uint64_t n) {
+  double r = 0;
+  if (k) r += (double)k * log((double)k / (double)n);
+  if (n - k) r += (double)(n - k) * log((double)(n - k) / (double)n);
+  return r;
+}
+
+/* One rank's samples s[lo, hi) judged over its communicator's windows g; v: hi - lo doubles. */
+static void judge(const struct rpt_job *j, const struct grid *g, const struct sample *s, size_t lo, size_t hi,
+                  double thr, double *v, struct rpt_late_judge *out) {
+  uint64_t n[MAX_WINDOWS] = {0}, k[MAX_WINDOWS] = {0}, N = hi - lo, K = 0;
+  for (size_t i = lo; i < hi; i++) {
+    int w = win_of(g, s[i].t);
+    bool late = s[i].late >= thr;
+    n[w]++;
+    k[w] += late;
+    K += late;
+  }
+  /* the onset: the boundary after which it is late more often, where that split gains most,
+   * and before which it was not late by the rule (else it was late from the start) */
+  int onset = 0;
+  double best = ONSET_LLR, all = loglik(K, N);
+  uint64_t nb = 0, kb = 0;
+  for (int c = 1; c < g->nw; c++) {
+    nb += n[c - 1];
+    kb += k[c - 1];
+    uint64_t na = N - nb, ka = K - kb;
+    if (!nb || !na || ka * nb <= kb * na || (double)kb >= j->opt.late_share * (double)nb) continue;
+    double gain = loglik(kb, nb) + loglik(ka, na) - all;
+    if (gain > best) best = gain, onset = c;
+  }
+  uint64_t sn = 0, sk = 0, on = 0, ok = 0;
+  for (int w = onset; w < g->nw; w++) sn += n[w], sk += k[w], on += g->n[w], ok += g->k[w];
+  on -= sn; /* the other ranks, over the same windows */
+  ok -= sk;
+  size_t nl = 0;
+  for (size_t i = lo; i < hi; i++)
+    if (s[i].late >= thr && win_of(g, s[i].t) >= onset) v[nl++] = s[i].late;
+  memset(out, 0, sizeof *out);
+  out->since_ops = sn;
+  out->since_late = sk;
+  out->share = sn ? (double)sk / (double)sn : 0;
+  out->share_lo = rpt_share_lo(sk, sn);
+  out->others_share = on ? (double)ok / (double)on : 0;
+  out->late_med_ns = rpt_median(v, nl);
+  out->windows = g->nw;
+  out->onset_window = onset;
+  out->window_ns = (uint64_t)llround(g->width);
+  out->onset_ns = (uint64_t)((int64_t)j->clock_ref_ns + llround(g->t0 + onset * g->width));
+  bool late = sk > 0 && out->share >= j->opt.late_share && out->share_lo > out->others_share;
+  out->verdict = !late ? RPT_LATE_NO : sk < RPT_MIN_LATE_OPS ? RPT_LATE_TOO_FEW : RPT_LATE_NAMED;
+  out->conf = out->share_lo >= j->opt.late_share ? RPT_CONF_HIGH : RPT_CONF_MEDIUM;
+}
+
+/* ---- P2P: transfers matched, judged per rank ---------------------------------- */
+
+struct xfer { /* one Send or Recv record, keyed by its transfer's sender and receiver */
+  int comm, snd, rcv, clock, op;
+  uint64_t bytes;
+  double start, end; /* aligned, relative to job.clock_ref_ns */
+};
+
+static int cmp_xfer(const void *a, const void *b) {
+  const struct xfer *x = a, *y = b;
+  if (x->comm != y->comm) return x->comm < y->comm ? -1 : 1;
+  if (x->snd != y->snd) return x->snd < y->snd ? -1 : 1;
+  if (x->rcv != y->rcv) return x->rcv < y->rcv ? -1 : 1;
+  if (x->bytes != y->bytes) return x->bytes < y->bytes ? -1 : 1;
+  return x->end < y->end ? -1 : x->end > y->end;
+}
+
+static int cmp_key(const struct xfer *x, const struct xfer *y) {
+  if (x->comm != y->comm) return x->comm < y->comm ? -1 : 1;
+  if (x->snd != y->snd) return x->snd < y->snd ? -1 : 1;
+  if (x->rcv != y->rcv) return x->rcv < y->rcv ? -1 : 1;
+  return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
+}
+
+/* Two clocks' times compare: the same clock, or two aligned in one set. */
+static bool comparable(const struct rpt_job *j, int a, int b) {
+  return a == b || (j->clocks[a].aligned && j->clocks[b].aligned && j->clocks[a].component == j->clocks[b].component);
+}
+
+static void push_sample(struct sample **s, size_t *n, size_t *cap, struct sample x) {
+  if (*n == *cap) {
+    *cap = *cap ? 2 * *cap : 1024;
+    *s = realloc(*s, *cap * sizeof **s);
+    if (!*s) exit(1);
+  }
+  x.seq = *n;
+  (*s)[(*n)++] = x;
+}
+
+/* Per matched transfer, a sample for each end: the sender's lateness against the receiver,
+ * and the opposite. Returns the samples (bucketed by comm, rank), *ns their number. */
+static struct sample *p2p_samples(const struct rpt_job *j, double thr, size_t *ns) {
+  int nstr = rpt_nstrings();
+  signed char *kind = calloc((size_t)nstr + 1, 1); /* 1 Send, 2 Recv */
+  if (!kind) exit(1);
+  for (int i = 0; i < nstr; i++) kind[i] = !strcmp(rpt_str(i), "Send") ? 1 : !strcmp(rpt_str(i), "Recv") ? 2 : 0;
+  size_t nsend = 0, nrecv = 0;
+  struct xfer *snd = NULL, *rcv = NULL;
+  size_t csend = 0, crecv = 0;
+  for (size_t i = 0; i < j->nops; i++) {
+    const struct rpt_opent *o = &j->ops[i];
+    if (!o->p2p || o->clock < 0 || o->peer < 0 || o->op >= nstr || !kind[o->op]) continue;
+    const struct rpt_comm *c = &j->comms[o->comm];
+    if (o->rank < 0 || o->rank >= c->nranks || o->peer >= c->nranks || o->peer == o->rank) continue;
+    bool send = kind[o->op] == 1;
+    struct xfer x = {.comm = (int)o->comm, .snd = send ? o->rank : o->peer, .rcv = send ? o->peer : o->rank,
+                     .clock = o->clock, .op = o->op, .bytes = o->bytes,
+                     .start = rpt_aligned_rel_ns(j, o->clock, o->start_ns),
+                     .end = rpt_aligned_rel_ns(j, o->clock, o->start_ns + o->exec_ns)};
+    struct xfer **v = send ? &snd : &rcv;
+    size_t *n = send ? &nsend : &nrecv, *cap = send ? &csend : &crecv;
+    if (*n == *cap) {
+      *cap = *cap ? 2 * *cap : 256;
+      *v = realloc(*v, *cap * sizeof **v);
+      if (!*v) exit(1);
+    }
+    (*v)[(*n)++] = x;
+  }
+  free(kind);
+  if (nsend) qsort(snd, nsend, sizeof *snd, cmp_xfer);
+  if (nrecv) qsort(rcv, nrecv, sizeof *rcv, cmp_xfer);
+  struct sample *s = NULL;
+  size_t n = 0, cap = 0;
+  for (size_t a = 0, b = 0; a < nsend && b < nrecv;) {
+    int c = cmp_key(&snd[a], &rcv[b]);
+    if (c) {
+      if (c < 0) a++;
+      else b++;
+      continue;
+    }
+    size_t a1 = a, b1 = b;
+    while (a1 < nsend && !cmp_key(&snd[a1], &snd[a])) a1++;
+    while (b1 < nrecv && !cmp_key(&rcv[b1], &rcv[b])) b1++;
+    /* in end order, each Send with the Recv that ended with it (within the threshold) */
+    for (size_t x = a, y = b; x < a1 && y < b1;) {
+      double d = snd[x].end - rcv[y].end;
+      if (fabs(d) > thr) {
+        if (d < 0) x++;
+        else y++;
+        continue;
+      }
+      if (comparable(j, snd[x].clock, rcv[y].clock)) {
+        double late = snd[x].start - rcv[y].start, t = late > 0 ? snd[x].start : rcv[y].start;
+        push_sample(&s, &n, &cap, (struct sample){.comm = snd[x].comm, .rank = snd[x].snd, .op = snd[x].op,
+                                                  .t = t, .late = late});
+        push_sample(&s, &n, &cap, (struct sample){.comm = rcv[y].comm, .rank = rcv[y].rcv, .op = rcv[y].op,
+                                                  .t = t, .late = -late});
+      }
+      x++;
+      y++;
+    }
+    a = a1;
+    b = b1;
+  }
+  free(snd);
+  free(rcv);
+  if (n) qsort(s, n, sizeof *s, cmp_sample);
+  *ns = n;
+  return s;
+}
+
+/* j->p2p_stats: every rank's matched transfers, judged over time as its collectives are. */
+static void p2p_judge(struct rpt_job *j, double thr) {
+  size_t ns = 0;
+  struct sample *s = p2p_samples(j, thr, &ns);
+  j->p2p_stats = NULL;
+  j->np2p_stats = 0;
+  int cap = 0;
+  double *v = malloc((ns ? ns : 1) * sizeof *v);
+  if (!v) exit(1);
+  struct grid g;
+  int gcomm = -1;
+  for (size_t i = 0; i < ns;) {
+    if (s[i].comm != gcomm) {
+      size_t ce = i;
+      while (ce < ns && s[ce].comm == s[i].comm) ce++;
+      grid_build(&g, s, i, ce, thr);
+      gcomm = s[i].comm;
+    }
+    size_t e = i;
+    while (e < ns && s[e].comm == s[i].comm && s[e].rank == s[i].rank) e++;
+    if (j->np2p_stats == cap) {
+      cap = cap ? 2 * cap : 64;
+      j->p2p_stats = realloc(j->p2p_stats, (size_t)cap * sizeof *j->p2p_stats);
+      if (!j->p2p_stats) exit(1);
+    }
+    struct rpt_p2p_stat *r = &j->p2p_stats[j->np2p_stats++];
+    memset(r, 0, sizeof *r);
+    r->comm = s[i].comm;
+    r->rank = s[i].rank;
+    r->ops = e - i;
+    for (size_t k = i; k < e; k++) {
+      r->late_ops += s[k].late >= thr;
+      v[k - i] = s[k].late;
+    }
+    r->med_late_ns = rpt_median(v, e - i);
+    judge(j, &g, s, i, e, thr, v, &r->judge);
+    i = e;
+  }
+  free(v);
+  free(s);
+}
+
 void rpt_late(struct rpt_job *j) {
   if (!j->have_starts) return;
   double thr = j->opt.late_ns;
   if (3 * j->resid_p95_ns > thr) thr = 3 * j->resid_p95_ns;
+  j->late_threshold_ns = thr; /* printed by every output, with why when raised */
+  j->late_threshold_raised = thr > j->opt.late_ns;
   size_t cap = 1024, ns = 0;
   struct sample *s = malloc(cap * sizeof *s);
   size_t tcap = 64;
@@ -96,7 +371,7 @@ void rpt_late(struct rpt_job *j) {
     double maxs = -INFINITY;
     for (size_t k = 0; k < n; k++) {
       const struct rpt_opent *o = &j->ops[i + k];
-      st[k] = (double)o->start_ns - (double)j->clocks[o->clock].offset_ns;
+      st[k] = rpt_aligned_rel_ns(j, o->clock, o->start_ns);
       ex[k] = (double)o->exec_ns;
       bw[k] = o->busbw;
       if (st[k] > maxs) maxs = st[k];
@@ -104,6 +379,7 @@ void rpt_late(struct rpt_job *j) {
     double *sorted_st = tmp;
     memcpy(sorted_st, st, n * sizeof *st);
     qsort(sorted_st, n, sizeof *st, cmp_dbl);
+    double t_op = n % 2 ? sorted_st[n / 2] : (sorted_st[n / 2 - 1] + sorted_st[n / 2]) / 2;
     memcpy(sorted_ex, ex, n * sizeof *ex);
     qsort(sorted_ex, n, sizeof *ex, cmp_dbl);
     memcpy(bw_sorted, bw, n * sizeof *bw);
@@ -117,7 +393,7 @@ void rpt_late(struct rpt_job *j) {
         s = realloc(s, cap * sizeof *s);
         if (!s) exit(1);
       }
-      s[ns++] = (struct sample){.comm = (int)o->comm, .rank = o->rank, .op = o->op,
+      s[ns++] = (struct sample){.comm = (int)o->comm, .rank = o->rank, .op = o->op, .t = t_op,
                                 .late = st[k] - median_without(sorted_st, n, ps), .exec = ex[k],
                                 .others_exec = median_without(sorted_ex, n, pe),
                                 .bw_ratio = bw_med > 0 ? bw[k] / bw_med : 0, .last = st[k] == maxs,
@@ -166,7 +442,15 @@ void rpt_late(struct rpt_job *j) {
   int nstr = rpt_nstrings();
   uint64_t *op_n = calloc((size_t)nstr, sizeof *op_n), *op_late = calloc((size_t)nstr, sizeof *op_late);
   if (!v || !op_n || !op_late) exit(1);
+  struct grid grid;
+  int gcomm = -1;
   for (size_t i = 0; i < ns;) {
+    if (s[i].comm != gcomm) { /* a communicator's first rank: its windows */
+      size_t ce = i;
+      while (ce < ns && s[ce].comm == s[i].comm) ce++;
+      grid_build(&grid, s, i, ce, thr);
+      gcomm = s[i].comm;
+    }
     size_t e = i;
     while (e < ns && s[e].comm == s[i].comm && s[e].rank == s[i].rank) e++;
     if (j->nrstats == rcap) {
@@ -209,6 +493,7 @@ void rpt_late(struct rpt_job *j) {
       }
     }
     for (size_t k = i; k < e; k++) op_n[s[k].op] = op_late[s[k].op] = 0;
+    judge(j, &grid, s, i, e, thr, v, &r->judge);
     i = e;
   }
   free(op_n);
@@ -216,20 +501,37 @@ void rpt_late(struct rpt_job *j) {
   free(base);
   free(v);
   free(s);
-  /* stragglers, in rstats' order (comm, rank: rpt_is_straggler searches them so) */
-  j->stragglers = calloc((size_t)(j->nrstats ? j->nrstats : 1), sizeof *j->stragglers);
-  if (!j->stragglers) exit(1);
-  j->nstragglers = 0;
-  for (int i = 0; i < j->nrstats; i++) {
-    const struct rpt_rank_stat *r = &j->rstats[i];
-    double share = (double)r->late_ops / (double)r->ops;
-    if (share < j->opt.late_share || r->med_late_ns < thr) continue;
-    const struct rpt_comm *c = &j->comms[r->comm];
-    struct rpt_straggler *g = &j->stragglers[j->nstragglers++];
-    g->comm = r->comm;
-    g->rank = r->rank;
-    g->host = c->rank && r->rank < c->nranks ? c->rank[r->rank].host : -1;
-    g->pid = c->rank && r->rank < c->nranks ? c->rank[r->rank].pid : -1;
-    g->stat = r;
+  p2p_judge(j, thr);
+  /* stragglers, in (comm, rank) order (rpt_is_straggler searches them so), over both lists:
+   * named on its collectives, else on its P2P transfers; the same for "not enough data" */
+  size_t most = (size_t)j->nrstats + (size_t)j->np2p_stats + 1;
+  j->stragglers = calloc(most, sizeof *j->stragglers);
+  j->few_stragglers = calloc(most, sizeof *j->few_stragglers);
+  if (!j->stragglers || !j->few_stragglers) exit(1);
+  j->nstragglers = j->nfew_stragglers = 0;
+  for (int a = 0, b = 0; a < j->nrstats || b < j->np2p_stats;) {
+    const struct rpt_rank_stat *r = a < j->nrstats ? &j->rstats[a] : NULL;
+    const struct rpt_p2p_stat *q = b < j->np2p_stats ? &j->p2p_stats[b] : NULL;
+    if (r && q && (r->comm != q->comm || r->rank != q->rank)) { /* the lower key alone */
+      if (r->comm < q->comm || (r->comm == q->comm && r->rank < q->rank)) q = NULL;
+      else r = NULL;
+    }
+    a += r != NULL;
+    b += q != NULL;
+    enum rpt_late_verdict vc = r ? r->judge.verdict : RPT_LATE_NO, vp = q ? q->judge.verdict : RPT_LATE_NO;
+    int comm = r ? r->comm : q->comm, rank = r ? r->rank : q->rank;
+    const struct rpt_comm *c = &j->comms[comm];
+    struct rpt_straggler g = {.comm = comm, .rank = rank, .stat = r, .p2p_stat = q,
+                              .host = c->rank && rank < c->nranks ? c->rank[rank].host : -1,
+                              .pid = c->rank && rank < c->nranks ? c->rank[rank].pid : -1};
+    if (vc == RPT_LATE_NAMED || vp == RPT_LATE_NAMED) {
+      g.p2p = vc != RPT_LATE_NAMED;
+      g.judge = g.p2p ? &q->judge : &r->judge;
+      j->stragglers[j->nstragglers++] = g;
+    } else if (vc == RPT_LATE_TOO_FEW || vp == RPT_LATE_TOO_FEW) {
+      g.p2p = vc != RPT_LATE_TOO_FEW;
+      g.judge = g.p2p ? &q->judge : &r->judge;
+      j->few_stragglers[j->nfew_stragglers++] = g;
+    }
   }
 }

@@ -8,8 +8,16 @@
  * the same communicator, op and size: NVLink and network bandwidths differ by
  * an order of magnitude and must not be judged against each other.
  *
- * Ops of a named straggler are skipped: its peers' Recv kernels wait for it,
- * which reads as low bandwidth on every link it has.
+ * The transfers of every named straggler's process are skipped, in every
+ * communicator (job-wide): its peers' kernels wait for it, which reads as low
+ * bandwidth on every link it has, and a process late in its collectives is as
+ * late to its pipeline Send/Recv on another communicator.
+ *
+ * Evidence: per link, its (rank, peer) pairs in the groups it was compared in,
+ * and how many of them have their median below the slow line. A link below the
+ * line in a group where it has fewer than RPT_MIN_LINK_SAMPLES transfers is not
+ * judged slow there; if it is slow nowhere else it is "not enough data"
+ * (job.few_links).
  */
 #include <assert.h>
 #include <stdbool.h>
@@ -24,6 +32,7 @@ struct lk { /* one pair's contribution to a link in one group */
   int a, b, host; /* host -1: a, b are hosts */
   double p50;
   uint64_t n;
+  int first, npairs; /* folded: its pairs' medians, pv[first, first + npairs) */
 };
 
 static int cmp_lk(const void *x, const void *y) {
@@ -111,18 +120,19 @@ static void kt_free(struct ktable *t) {
   free(t->slot);
 }
 
-/* A slow link being collected: its key and its findings. */
-static struct rpt_link *link_get(struct rpt_job *j, int *cap, struct ktable *kt, const struct lk *k, int comm) {
+/* A slow link being collected into links[0, *n) (keys in kt): its key and its findings. */
+static struct rpt_link *link_get(struct rpt_link **links, int *n, int *cap, struct ktable *kt, const struct lk *k,
+                                 int comm) {
   struct lkey key = key_of(k->a, k->b, k->host, comm);
   int p = kt_find(kt, key);
-  if (p >= 0) return &j->links[p];
-  if (j->nlinks == *cap) {
+  if (p >= 0) return &(*links)[p];
+  if (*n == *cap) {
     *cap = *cap ? 2 * *cap : 16;
-    j->links = realloc(j->links, (size_t)*cap * sizeof *j->links);
-    if (!j->links) exit(1);
+    *links = realloc(*links, (size_t)*cap * sizeof **links);
+    if (!*links) exit(1);
   }
   kt_add(kt, key);
-  struct rpt_link *l = &j->links[j->nlinks++];
+  struct rpt_link *l = &(*links)[(*n)++];
   memset(l, 0, sizeof *l);
   l->a = k->a;
   l->b = k->b;
@@ -137,7 +147,15 @@ struct tally {
   int a, b, host, comm;
   int compared, slow;
   int class_groups_with_slow; /* groups of its class in which any link was slow */
+  int pairs, pairs_below;     /* its pairs over the groups compared, those below the slow line */
 };
+
+/* Whether (comm, rank) belongs to a named straggler's process (late[clock]), or is one. */
+static bool late_rank(const struct rpt_job *j, const bool *late, int comm, int rank) {
+  const struct rpt_comm *c = &j->comms[comm];
+  int k = c->rank && rank < c->nranks ? c->rank[rank].clock : -1;
+  return (k >= 0 && late[k]) || rpt_is_straggler(j, comm, rank);
+}
 
 void rpt_links(struct rpt_job *j) {
   int lcap = 0;
@@ -146,10 +164,19 @@ void rpt_links(struct rpt_job *j) {
   size_t tcap = 64, nt = 0;
   struct tally *t = malloc(tcap * sizeof *t);
   struct ktable tkeys = {0}, lkeys = {0}; /* t's keys, j->links' keys: the same positions */
+  /* the processes of named stragglers, whichever communicator named them */
+  bool *late = calloc((size_t)j->nclocks + 1, sizeof *late);
+  if (!late) exit(1);
+  for (int s = 0; s < j->nstragglers; s++) {
+    const struct rpt_comm *c = &j->comms[j->stragglers[s].comm];
+    int r = j->stragglers[s].rank;
+    if (c->rank && r < c->nranks && c->rank[r].clock >= 0) late[c->rank[r].clock] = true;
+  }
   /* pending findings, kept until the persistence rule is applied */
   struct pend {
     struct lk k;
     int comm;
+    bool few; /* below the line on fewer than RPT_MIN_LINK_SAMPLES transfers: not judged slow */
     struct rpt_link_finding f;
   } *pend = NULL;
   size_t npend = 0, cpend = 0;
@@ -167,7 +194,7 @@ void rpt_links(struct rpt_job *j) {
     for (int p = i; p < e; p++) {
       struct rpt_pair *pr = &j->pairs[p];
       if (!c->rank || pr->rank >= c->nranks || pr->peer >= c->nranks || pr->busbw.n == 0) continue;
-      if (rpt_is_straggler(j, comm, pr->rank) || rpt_is_straggler(j, comm, pr->peer)) continue;
+      if (late_rank(j, late, comm, pr->rank) || late_rank(j, late, comm, pr->peer)) continue;
       int ha = c->rank[pr->rank].host, hb = c->rank[pr->peer].host;
       if (ha < 0 || hb < 0) continue;
       struct lk k = {.p50 = rpt_qs_quantile(&pr->busbw, 0.5), .n = pr->busbw.n};
@@ -185,8 +212,9 @@ void rpt_links(struct rpt_job *j) {
     qsort(ls, (size_t)nl, sizeof *ls, cmp_lk);
     /* fold the pairs of one link: the median of their medians, samples summed */
     int nk = 0;
-    double *v = malloc((size_t)(nl ? nl : 1) * sizeof *v);
-    if (!v) exit(1);
+    double *v = malloc((size_t)(nl ? nl : 1) * sizeof *v), *pv = malloc((size_t)(nl ? nl : 1) * sizeof *pv);
+    if (!v || !pv) exit(1);
+    for (int p = 0; p < nl; p++) pv[p] = ls[p].p50;
     for (int p = 0; p < nl;) {
       int q = p;
       uint64_t n = 0;
@@ -194,6 +222,8 @@ void rpt_links(struct rpt_job *j) {
       struct lk k = ls[p];
       k.p50 = rpt_median(v, (size_t)(q - p));
       k.n = n;
+      k.first = p;
+      k.npairs = q - p;
       ls[nk++] = k;
       p = q;
     }
@@ -221,16 +251,21 @@ void rpt_links(struct rpt_job *j) {
         }
         struct tally *tl = &t[q];
         tl->compared++;
-        bool slow = ls[p].n >= 3 && ls[p].p50 < j->opt.slow_link_ratio * med;
-        if (!slow) continue;
-        any = true;
-        tl->slow++;
+        tl->pairs += ls[p].npairs;
+        for (int x = ls[p].first; x < ls[p].first + ls[p].npairs; x++)
+          tl->pairs_below += pv[x] < j->opt.slow_link_ratio * med;
+        if (!(ls[p].p50 < j->opt.slow_link_ratio * med)) continue;
+        bool few = ls[p].n < RPT_MIN_LINK_SAMPLES;
+        if (!few) {
+          any = true;
+          tl->slow++;
+        }
         if (npend == cpend) {
           cpend = cpend ? 2 * cpend : 16;
           pend = realloc(pend, cpend * sizeof *pend);
           if (!pend) exit(1);
         }
-        pend[npend++] = (struct pend){.k = ls[p], .comm = comm,
+        pend[npend++] = (struct pend){.k = ls[p], .comm = comm, .few = few,
                                       .f = {.comm = comm, .op = j->pairs[i].op, .bytes = j->pairs[i].bytes,
                                             .busbw_p50 = ls[p].p50, .class_p50 = med, .samples = ls[p].n,
                                             .class_links = nc}};
@@ -242,20 +277,41 @@ void rpt_links(struct rpt_job *j) {
         }
     }
     free(v);
+    free(pv);
     free(ls);
     i = e;
   }
   /* persistent: slow in at least half of the groups where its class had a slow link */
-  for (size_t p = 0; p < npend; p++) {
-    int q = kt_find(&tkeys, key_of(pend[p].k.a, pend[p].k.b, pend[p].k.host, pend[p].comm));
-    if (q < 0 || 2 * t[q].slow < t[q].class_groups_with_slow) continue;
-    struct rpt_link *l = link_get(j, &lcap, &lkeys, &pend[p].k, pend[p].comm);
-    l->find = realloc(l->find, (size_t)(l->nfind + 1) * sizeof *l->find);
-    if (!l->find) exit(1);
-    l->find[l->nfind++] = pend[p].f;
-    double ratio = pend[p].f.busbw_p50 / pend[p].f.class_p50;
-    if (ratio < l->worst_ratio) l->worst_ratio = ratio;
+  j->few_links = NULL;
+  j->nfew_links = 0;
+  int fcap = 0;
+  struct ktable fkeys = {0}; /* j->few_links' keys */
+  for (int few = 0; few < 2; few++) { /* the slow links, then those with too few transfers alone */
+    for (size_t p = 0; p < npend; p++) {
+      struct lkey key = key_of(pend[p].k.a, pend[p].k.b, pend[p].k.host, pend[p].comm);
+      int q = kt_find(&tkeys, key);
+      if (q < 0 || pend[p].few != few) continue;
+      if (!few && 2 * t[q].slow < t[q].class_groups_with_slow) continue;
+      if (few && (t[q].slow || kt_find(&lkeys, key) >= 0)) continue; /* judged (slow or not) on enough elsewhere */
+      struct rpt_link *l = few ? link_get(&j->few_links, &j->nfew_links, &fcap, &fkeys, &pend[p].k, pend[p].comm)
+                               : link_get(&j->links, &j->nlinks, &lcap, &lkeys, &pend[p].k, pend[p].comm);
+      l->find = realloc(l->find, (size_t)(l->nfind + 1) * sizeof *l->find);
+      if (!l->find) exit(1);
+      l->find[l->nfind++] = pend[p].f;
+      double ratio = pend[p].f.busbw_p50 / pend[p].f.class_p50;
+      if (ratio < l->worst_ratio) l->worst_ratio = ratio;
+      l->samples += pend[p].f.samples;
+      l->groups = t[q].compared;
+      l->pairs = t[q].pairs;
+      l->pairs_below = t[q].pairs_below;
+    }
   }
+  for (int l = 0; l < j->nlinks + j->nfew_links; l++) {
+    struct rpt_link *x = l < j->nlinks ? &j->links[l] : &j->few_links[l - j->nlinks];
+    x->agree_lo = rpt_share_lo((uint64_t)x->pairs_below, (uint64_t)x->pairs);
+    x->conf = x->agree_lo >= 0.5 ? RPT_CONF_HIGH : RPT_CONF_MEDIUM;
+  }
+  kt_free(&fkeys);
   /* slow nodes: hosts with two or more cross-node links, all of them slow; per host
    * (interned ids) its links, slow links and worst ratio, in one pass over the tallies */
   j->slow_nodes = NULL;
@@ -287,8 +343,17 @@ void rpt_links(struct rpt_job *j) {
       h_node[h] = true;
       j->slow_nodes = realloc(j->slow_nodes, (size_t)(j->nslow_nodes + 1) * sizeof *j->slow_nodes);
       if (!j->slow_nodes) exit(1);
-      j->slow_nodes[j->nslow_nodes++] =
-          (struct rpt_slow_node){.host = h, .links = h_links[h], .worst_ratio = h_worst[h]};
+      struct rpt_slow_node *sn = &j->slow_nodes[j->nslow_nodes++];
+      *sn = (struct rpt_slow_node){.host = h, .links = h_links[h], .worst_ratio = h_worst[h]};
+      /* its evidence: its links' (slow nodes are few: a pass over the links each) */
+      for (int l = 0; l < j->nlinks; l++)
+        if (j->links[l].host < 0 && (j->links[l].a == h || j->links[l].b == h)) {
+          sn->pairs += j->links[l].pairs;
+          sn->pairs_below += j->links[l].pairs_below;
+          sn->samples += j->links[l].samples;
+        }
+      sn->agree_lo = rpt_share_lo((uint64_t)sn->pairs_below, (uint64_t)sn->pairs);
+      sn->conf = sn->agree_lo >= 0.5 ? RPT_CONF_HIGH : RPT_CONF_MEDIUM;
     }
   }
   /* a slow node's links are explained by it: drop them from the link list */
@@ -304,12 +369,16 @@ void rpt_links(struct rpt_job *j) {
   free(h_worst);
   free(h_node);
   /* hosts in name order: "node-002 <-> node-003" whichever was read first */
-  for (int l = 0; l < j->nlinks; l++)
-    if (j->links[l].host < 0 && strcmp(rpt_str(j->links[l].a), rpt_str(j->links[l].b)) > 0) {
-      int x = j->links[l].a;
-      j->links[l].a = j->links[l].b;
-      j->links[l].b = x;
-    }
+  for (int w = 0; w < 2; w++) {
+    struct rpt_link *ls = w ? j->few_links : j->links;
+    for (int l = 0; l < (w ? j->nfew_links : j->nlinks); l++)
+      if (ls[l].host < 0 && strcmp(rpt_str(ls[l].a), rpt_str(ls[l].b)) > 0) {
+        int x = ls[l].a;
+        ls[l].a = ls[l].b;
+        ls[l].b = x;
+      }
+  }
+  free(late);
   free(t);
   free(pend);
   kt_free(&tkeys);

@@ -111,7 +111,36 @@ static void put_comm(FILE *f, const struct rpt_job *j, int c) {
   fprintf(f, " <span class=\"mut\">(0x%" PRIx64 ")</span>", j->comms[c].id);
 }
 
-/* The name alone, its id in a tooltip: for tables, where the full form repeats on every row. */
+/* Does another communicator of the job have c's name ("unknown" often does)? Computed
+ * once per job: the communicators sorted by name, neighbours compared. */
+static const struct rpt_job *g_named_job;
+static bool *g_name_shared;
+
+static int cmp_comm_name(const void *a, const void *b, void *arg) {
+  const struct rpt_job *j = arg;
+  return strcmp(j->comms[*(const int *)a].name, j->comms[*(const int *)b].name);
+}
+
+static bool name_shared(const struct rpt_job *j, int c) {
+  if (g_named_job != j) {
+    free(g_name_shared);
+    g_name_shared = calloc((size_t)j->ncomms + 1, sizeof *g_name_shared);
+    int *ix = malloc(((size_t)j->ncomms + 1) * sizeof *ix);
+    if (g_name_shared && ix) {
+      for (int i = 0; i < j->ncomms; i++) ix[i] = i;
+      qsort_r(ix, (size_t)j->ncomms, sizeof *ix, cmp_comm_name, (void *)j);
+      for (int i = 1; i < j->ncomms; i++)
+        if (!strcmp(j->comms[ix[i]].name, j->comms[ix[i - 1]].name))
+          g_name_shared[ix[i]] = g_name_shared[ix[i - 1]] = true;
+    }
+    free(ix);
+    g_named_job = j;
+  }
+  return g_name_shared && g_name_shared[c];
+}
+
+/* The name alone, its id in a tooltip: for tables, where the full form repeats on every row;
+ * with its id shown when another communicator has the same name. */
 static void put_comm_short(FILE *f, const struct rpt_job *j, int c) {
   if (c < 0 || c >= j->ncomms) {
     fputs("?", f);
@@ -119,6 +148,7 @@ static void put_comm_short(FILE *f, const struct rpt_job *j, int c) {
   }
   fprintf(f, "<span data-tip=\"0x%" PRIx64 "\">", j->comms[c].id);
   put_text(f, j->comms[c].name);
+  if (name_shared(j, c)) fprintf(f, " <span class=\"mut\">(0x%" PRIx64 ")</span>", j->comms[c].id);
   fputs("</span>", f);
 }
 
@@ -508,9 +538,12 @@ static void heat_map(struct page *pg, int c, const struct rpt_rank_stat **by_ran
     const struct rpt_rank_stat *s = by_rank[rank];
     double v = s ? h->value(s) : NAN;
     int x = lw + (rank % cols) * cell, y = top + (rank / cols) * cell;
-    if (isfinite(v)) diverging(h->sign * v / h->scale, col, sizeof col);
-    else snprintf(col, sizeof col, "#e4e7eb");
     bool strag = rpt_is_straggler(j, c, rank);
+    /* A straggler's busbw is high only because the others wait for it (its kernels start
+     * last and end with theirs): not drawn as fast, in the neutral grey, outlined. */
+    if (strag && !h->late) snprintf(col, sizeof col, "#c8ced6");
+    else if (isfinite(v)) diverging(h->sign * v / h->scale, col, sizeof col);
+    else snprintf(col, sizeof col, "#e4e7eb");
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"%s data-tip=\"rank %d", x, y, cell,
             cell, col, strag ? " class=\"strag\"" : "", rank);
     if (cm->rank && cm->rank[rank].host >= 0) {
@@ -525,7 +558,8 @@ static void heat_map(struct page *pg, int c, const struct rpt_rank_stat **by_ran
               num(s->med_late_ns / 1e3, a, sizeof a), pct((double)s->late_ops / (double)s->ops, b, sizeof b), s->ops,
               pct((double)s->last_ops / (double)s->ops, d, sizeof d));
     else fprintf(f, ": busbw x%s the op median", s->busbw_ratio > 0 ? num(s->busbw_ratio, e, sizeof e) : "-");
-    fputs(strag ? " (straggler)\"/>" : "\"/>", f);
+    fputs(!strag ? "\"/>" : h->late ? " (straggler)\"/>"
+                            : " (straggler: its kernels are short because the others wait for it, not fast)\"/>", f);
     if (rank % cols == cols - 1) putc('\n', f);
   }
   heat_legend(f, h, c, lw, top + gh + 8, 180);
@@ -655,9 +689,13 @@ static void section_input(struct page *pg) {
     for (int c = 0; c < j->nclocks; c++) aligned += j->clocks[c].aligned;
     kv(f, "processes");
     fprintf(f, "%d, %d aligned through shared ops</td></tr>\n", j->nclocks, aligned);
-    kv(f, "components");
-    fprintf(f, "%d%s</td></tr>\n", j->ncomponents,
-            j->ncomponents > 1 ? " <span class=\"warn\">(not aligned to each other)</span>" : "");
+    if (j->ncomponents > 1) {
+      /* processes that share no op with each other cannot be put on one time base */
+      kv(f, "clock sets");
+      fprintf(f, "%d <span class=\"warn\">groups of processes that share no operation with each "
+                 "other: clocks are aligned within each group, not between groups</span></td></tr>\n",
+              j->ncomponents);
+    }
     kv(f, "residual");
     fprintf(f, "p50 %s us, p95 %s us</td></tr>\n", num(j->resid_p50_ns / 1e3, a, sizeof a),
             num(j->resid_p95_ns / 1e3, b, sizeof b));
@@ -666,6 +704,17 @@ static void section_input(struct page *pg) {
     fprintf(f, "%s to %s %s <span class=\"mut\">(GPU clocks against the median clock)</span></td></tr>\n",
             num(j->offset_min_ns / unit, a, sizeof a), num(j->offset_max_ns / unit, b, sizeof b),
             unit == 1e6 ? "ms" : "us");
+    kv(f, "drift");
+    fprintf(f, "%s to %s ppm <span class=\"mut\">(rates against the median clock; %d clocks with a rate, %d of them "
+               "piecewise)</span></td></tr>\n",
+            num(j->drift_min_ppm, a, sizeof a), num(j->drift_max_ppm, b, sizeof b),
+            j->clocks_line + j->clocks_windows, j->clocks_windows);
+    kv(f, "lateness threshold");
+    fprintf(f, "%s us", num(j->late_threshold_ns / 1e3, a, sizeof a));
+    if (j->late_threshold_raised)
+      fprintf(f, " <span class=\"warn\">(--late-us %s us raised to 3 x the residual p95: the clocks align no "
+                 "finer)</span>", num(j->opt.late_ns / 1e3, b, sizeof b));
+    fputs("</td></tr>\n", f);
     kv(f, "ops used");
     fprintf(f, "%" PRIu64 "</td></tr>\n", j->align_ops);
   }
@@ -708,44 +757,79 @@ static void put_host(FILE *f, int host) {
   else put_text(f, rpt_str(host));
 }
 
-static void section_findings(struct page *pg) {
+/* A finding's evidence cell: "k of n units", then its confidence ("not enough data": below the
+ * minimum). */
+static void put_evidence(FILE *f, uint64_t k, uint64_t n, const char *units, const char *conf) {
+  fprintf(f, "<td class=\"n\">%" PRIu64 " of %" PRIu64 " %s</td><td>%s</td>", k, n, units, conf);
+}
+
+/* A late rank's row of the straggler table (named, or too few ops). */
+static void straggler_row(struct page *pg, const struct rpt_straggler *s) {
   FILE *f = pg->f;
   struct rpt_job *j = pg->j;
   char a[32], b[32], d[32], e[32], sz[32];
+  const struct rpt_rank_stat *st = s->stat;
+  struct rpt_late_judge tmp;
+  const struct rpt_late_judge *g = rpt_straggler_judge(s, &tmp);
+  fputs("<tr><td>", f);
+  put_comm_short(f, j, s->comm);
+  fprintf(f, "</td><td class=\"n\">%d</td><td>", s->rank);
+  put_host(f, s->host);
+  if (s->pid >= 0) fprintf(f, "</td><td class=\"n\">%lld</td>", s->pid);
+  else fputs("</td><td class=\"n\">?</td>", f);
+  fprintf(f, "<td>%s</td>", s->p2p ? "Send/Recv" : "collectives");
+  if (g->onset_window)
+    fprintf(f, "<td class=\"n\">window %d of %d</td>", g->onset_window + 1, g->windows);
+  else
+    fputs("<td class=\"n\">start</td>", f);
+  fprintf(f, "<td class=\"n\">%s</td>", pct(g->share, a, sizeof a));
+  if (!s->p2p && st && st->ops) {
+    fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s vs %s</td><td>",
+            pct((double)st->last_ops / (double)st->ops, b, sizeof b), num(g->late_med_ns / 1e3, d, sizeof d),
+            num(st->med_exec_ns / 1e3, e, sizeof e), num(st->others_med_exec_ns / 1e3, sz, sizeof sz));
+    if (st->top_op >= 0) {
+      put_text(f, rpt_str(st->top_op));
+      fprintf(f, " <span class=\"mut\">(late in %s)</span>", pct(st->top_op_share, a, sizeof a));
+    }
+    fputs("</td>", f);
+  } else {
+    fprintf(f, "<td class=\"n\">-</td><td class=\"n\">%s</td><td class=\"n\">-</td><td>-</td>",
+            num(g->late_med_ns / 1e3, d, sizeof d));
+  }
+  put_evidence(f, g->since_late, g->since_ops, s->p2p ? "transfers late" : "ops late",
+               g->verdict == RPT_LATE_NAMED ? rpt_conf_name(g->conf) : "not enough data");
+  fputs("</tr>\n", f);
+}
+
+static void section_findings(struct page *pg) {
+  FILE *f = pg->f;
+  struct rpt_job *j = pg->j;
+  char a[32], b[32], d[32], sz[32];
   fputs("<section id=\"findings\"><h2>Findings</h2>\n<h3 id=\"stragglers\">Stragglers</h3>\n", f);
   if (!j->nstragglers) {
-    fprintf(f, "<p class=\"ok\">None: no rank started %s us or more after the others in %s of its ops.</p>\n",
-            num(j->opt.late_ns / 1e3, a, sizeof a), pct(j->opt.late_share, b, sizeof b));
+    fprintf(f, "<p class=\"ok\">None: no rank started %s us or more after the others in %s of its ops since it "
+               "became late.</p>\n",
+            num((j->have_starts ? j->late_threshold_ns : j->opt.late_ns) / 1e3, a, sizeof a),
+            pct(j->opt.late_share, b, sizeof b));
   } else {
     fputs("<table class=\"grid\"><thead><tr><th>communicator</th><th class=\"n\">rank</th><th>host</th>"
-          "<th class=\"n\">pid</th><th class=\"n\">late share</th><th class=\"n\">last share</th>"
-          "<th class=\"n\">median lateness (us)</th><th class=\"n\">exec p50 (us) vs others</th>"
-          "<th>top op</th></tr></thead><tbody>\n",
+          "<th class=\"n\">pid</th><th>late in</th><th class=\"n\">since</th><th class=\"n\">late share since</th>"
+          "<th class=\"n\">last share</th><th class=\"n\">median lateness when late (us)</th>"
+          "<th class=\"n\">exec p50 (us) vs others</th><th>top op</th><th class=\"n\">evidence</th>"
+          "<th>confidence</th></tr></thead><tbody>\n",
           f);
-    for (int i = 0; i < j->nstragglers; i++) {
-      const struct rpt_straggler *s = &j->stragglers[i];
-      const struct rpt_rank_stat *st = s->stat;
-      fputs("<tr><td>", f);
-      put_comm_short(f, j, s->comm);
-      fprintf(f, "</td><td class=\"n\">%d</td><td>", s->rank);
-      put_host(f, s->host);
-      if (s->pid >= 0) fprintf(f, "</td><td class=\"n\">%lld</td>", s->pid);
-      else fputs("</td><td class=\"n\">?</td>", f);
-      if (st && st->ops) {
-        fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-                   "<td class=\"n\">%s vs %s</td><td>",
-                pct((double)st->late_ops / (double)st->ops, a, sizeof a),
-                pct((double)st->last_ops / (double)st->ops, b, sizeof b), num(st->med_late_ns / 1e3, d, sizeof d),
-                num(st->med_exec_ns / 1e3, e, sizeof e), num(st->others_med_exec_ns / 1e3, sz, sizeof sz));
-        if (st->top_op >= 0) {
-          put_text(f, rpt_str(st->top_op));
-          fprintf(f, " <span class=\"mut\">(late in %s)</span>", pct(st->top_op_share, a, sizeof a));
-        }
-        fputs("</td></tr>\n", f);
-      } else {
-        fputs("<td colspan=\"5\">-</td></tr>\n", f);
-      }
-    }
+    for (int i = 0; i < j->nstragglers; i++) straggler_row(pg, &j->stragglers[i]);
+    fputs("</tbody></table>\n", f);
+  }
+  if (j->nfew_stragglers) {
+    fprintf(f, "<p class=\"mut\">Not enough data (late by the rule in fewer than %d ops, not named):</p>\n"
+               "<table class=\"grid\"><thead><tr><th>communicator</th><th class=\"n\">rank</th><th>host</th>"
+               "<th class=\"n\">pid</th><th>late in</th><th class=\"n\">since</th><th class=\"n\">late share "
+               "since</th><th class=\"n\">last share</th><th class=\"n\">median lateness when late (us)</th>"
+               "<th class=\"n\">exec p50 (us) vs others</th><th>top op</th><th class=\"n\">evidence</th>"
+               "<th>confidence</th></tr></thead><tbody>\n",
+            RPT_MIN_LATE_OPS);
+    for (int i = 0; i < j->nfew_stragglers; i++) straggler_row(pg, &j->few_stragglers[i]);
     fputs("</tbody></table>\n", f);
   }
 
@@ -753,14 +837,15 @@ static void section_findings(struct page *pg) {
   if (!j->nlinks) {
     fprintf(f, "<p class=\"ok\">None below %s x the median link of their class.</p>\n",
             num(j->opt.slow_link_ratio, a, sizeof a));
-  } else {
+  }
+  if (j->nlinks || j->nfew_links) { /* those on too few transfers too, as "not enough data" */
     /* a row per link, its worst (op, size) in view; every (op, size) folded below it */
     fputs("<table class=\"grid\"><thead><tr><th>link</th><th>communicator</th><th>worst</th>"
-          "<th class=\"n\">busbw p50 vs its class (GB/s)</th><th class=\"n\">ratio</th><th>slow in</th></tr>"
-          "</thead><tbody>\n",
+          "<th class=\"n\">busbw p50 vs its class (GB/s)</th><th class=\"n\">ratio</th><th>slow in</th>"
+          "<th class=\"n\">evidence</th><th>confidence</th></tr></thead><tbody>\n",
           f);
-    for (int i = 0; i < j->nlinks; i++) {
-      const struct rpt_link *l = &j->links[i];
+    for (int i = 0; i < j->nlinks + j->nfew_links; i++) {
+      const struct rpt_link *l = i < j->nlinks ? &j->links[i] : &j->few_links[i - j->nlinks];
       const struct rpt_link_finding *w = NULL;
       for (int k = 0; k < l->nfind; k++)
         if (l->find[k].class_p50 > 0 &&
@@ -799,7 +884,10 @@ static void section_findings(struct page *pg) {
                 rpt_human_bytes(x->bytes, sz, sizeof sz), num(x->busbw_p50, a, sizeof a),
                 num(x->class_p50, b, sizeof b), x->samples, x->class_links);
       }
-      fputs("</table></details></td></tr>\n", f);
+      fputs("</table></details></td>", f);
+      put_evidence(f, (uint64_t)l->pairs_below, (uint64_t)l->pairs, "rank pairs below",
+                   i >= j->nlinks ? "not enough data" : rpt_conf_name(l->conf));
+      fputs("</tr>\n", f);
     }
     fputs("</tbody></table>\n", f);
   }
@@ -809,13 +897,16 @@ static void section_findings(struct page *pg) {
     fputs("<p class=\"ok\">None: no node all of whose links are slow.</p>\n", f);
   } else {
     fputs("<table class=\"grid\"><thead><tr><th>host</th><th class=\"n\">slow links</th><th class=\"n\">worst "
-          "ratio</th></tr></thead><tbody>\n",
+          "ratio</th><th class=\"n\">evidence</th><th>confidence</th></tr></thead><tbody>\n",
           f);
     for (int i = 0; i < j->nslow_nodes; i++) {
       fputs("<tr><td>", f);
       put_host(f, j->slow_nodes[i].host);
-      fprintf(f, "</td><td class=\"n\">%d</td><td class=\"n\">%s</td></tr>\n", j->slow_nodes[i].links,
+      fprintf(f, "</td><td class=\"n\">%d</td><td class=\"n\">%s</td>", j->slow_nodes[i].links,
               num(j->slow_nodes[i].worst_ratio, a, sizeof a));
+      put_evidence(f, (uint64_t)j->slow_nodes[i].pairs_below, (uint64_t)j->slow_nodes[i].pairs, "rank pairs below",
+                   rpt_conf_name(j->slow_nodes[i].conf));
+      fputs("</tr>\n", f);
     }
     fputs("</tbody></table>\n", f);
   }
@@ -832,7 +923,8 @@ static void section_findings(struct page *pg) {
           fprintf(f, "</tbody></table>\n<details><summary>%d more</summary>", j->nchanges - shown);
         fputs("<table class=\"grid\"><thead><tr><th>communicator</th><th>op</th><th class=\"n\">size</th>"
               "<th class=\"n\">at (s since the group's first bin)</th><th class=\"n\">before (GB/s)</th>"
-              "<th class=\"n\">after (GB/s)</th><th class=\"n\">ratio</th></tr></thead><tbody>\n",
+              "<th class=\"n\">after (GB/s)</th><th class=\"n\">ratio</th><th class=\"n\">evidence</th>"
+              "<th>confidence</th></tr></thead><tbody>\n",
               f);
       }
       const struct rpt_change *ch = &j->changes[i];
@@ -843,11 +935,14 @@ static void section_findings(struct page *pg) {
       fputs("</td><td>", f);
       put_text(f, rpt_str(g->op));
       fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%.3f</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-                 "<td class=\"n\">%s</td></tr>\n",
+                 "<td class=\"n\">%s</td>",
               rpt_human_bytes(g->bytes, sz, sizeof sz),
               ch->t_ns > g->series.t0_ns ? (double)(ch->t_ns - g->series.t0_ns) / 1e9 : 0.0,
               num(ch->before_gbs, a, sizeof a), num(ch->after_gbs, b, sizeof b),
               num(ch->before_gbs > 0 ? ch->after_gbs / ch->before_gbs : NAN, d, sizeof d));
+      put_evidence(f, (uint64_t)(ch->agree_before + ch->agree_after), (uint64_t)(ch->bins_before + ch->bins_after),
+                   "time bins on their side", rpt_conf_name(ch->conf));
+      fputs("</tr>\n", f);
     }
     fputs(j->nchanges > shown ? "</tbody></table></details>\n" : "</tbody></table>\n", f);
   }
@@ -1165,5 +1260,7 @@ fail:
   free(pg.comm_g0);
   free(pg.comm_g1);
   free(pg.comm_records);
+  free(g_name_shared);
+  g_name_shared = NULL, g_named_job = NULL;
   return rpt_out_close(&o, rc);
 }

@@ -83,7 +83,7 @@ static void rank_stat(FILE *f, const struct rpt_job *j, const struct rpt_rank_st
  * job.rstats, both sorted by communicator (job.h). The writer walks the two lists once
  * along the communicators; a search of both per communicator was quadratic. */
 struct cursor {
-  int g, r;
+  int g, r, p; /* p: job.p2p_stats, sorted by communicator too */
 };
 
 static void comm_obj(FILE *f, struct rpt_job *j, int ci, struct cursor *at) {
@@ -113,15 +113,97 @@ static void comm_obj(FILE *f, struct rpt_job *j, int ci, struct cursor *at) {
     if (k) fputc(',', f);
     rank_stat(f, j, &j->rstats[at->r]);
   }
+  /* per rank, its P2P transfers matched with their peers' (late.c): lateness against the peer */
+  fprintf(f, "],\"p2p_ranks\":[");
+  for (int k = 0; at->p < j->np2p_stats && j->p2p_stats[at->p].comm == ci; k++, at->p++) {
+    const struct rpt_p2p_stat *q = &j->p2p_stats[at->p];
+    fprintf(f, "%s{\"rank\":%d,\"transfers\":%" PRIu64 ",\"late_transfers\":%" PRIu64 ",\"median_late_us\":",
+            k ? "," : "", q->rank, q->ops, q->late_ops);
+    jnum(f, q->med_late_ns / 1e3);
+    fputc('}', f);
+  }
   fprintf(f, "]}");
 }
 
+/* A late rank (named, or "not enough data"): its whole-job figures as before, then how it was
+ * judged over time (kind, onset, windows), its evidence and confidence. */
+static void straggler_obj(FILE *f, const struct rpt_job *j, const struct rpt_straggler *s, int i) {
+  const struct rpt_rank_stat *r = s->stat;
+  const struct rpt_p2p_stat *q = s->p2p_stat;
+  struct rpt_late_judge tmp;
+  const struct rpt_late_judge *g = rpt_straggler_judge(s, &tmp);
+  fprintf(f, "%s{\"comm\":\"0x%" PRIx64 "\",\"comm_name\":", i ? "," : "", j->comms[s->comm].id);
+  jstr(f, j->comms[s->comm].name);
+  fprintf(f, ",\"rank\":%d,\"hostname\":", s->rank);
+  jstr(f, s->host >= 0 ? rpt_str(s->host) : "?");
+  uint64_t ops = s->p2p ? q->ops : r->ops, late = s->p2p ? q->late_ops : r->late_ops;
+  fprintf(f, ",\"pid\":%lld,\"kind\":\"%s\",\"ops\":%" PRIu64 ",\"late_ops\":%" PRIu64 ",\"late_share\":", s->pid,
+          s->p2p ? "p2p" : "collective", ops, late);
+  jnum(f, ops ? (double)late / (double)ops : NAN);
+  fprintf(f, ",\"median_late_us\":");
+  jnum(f, (s->p2p ? q->med_late_ns : r->med_late_ns) / 1e3);
+  fprintf(f, ",\"mean_late_us\":");
+  jnum(f, s->p2p ? NAN : r->mean_late_ns / 1e3);
+  fprintf(f, ",\"top_op\":");
+  jstr(f, !s->p2p && r->top_op >= 0 ? rpt_str(r->top_op) : "");
+  fprintf(f, ",\"median_exec_us\":");
+  jnum(f, r ? r->med_exec_ns / 1e3 : NAN);
+  fprintf(f, ",\"others_median_exec_us\":");
+  jnum(f, r ? r->others_med_exec_ns / 1e3 : NAN);
+  if (q) fprintf(f, ",\"p2p_transfers\":%" PRIu64 ",\"p2p_late_transfers\":%" PRIu64, q->ops, q->late_ops);
+  fprintf(f, ",\"onset_ns\":%" PRIu64 ",\"from_start\":%s,\"windows\":%d,\"onset_window\":%d,\"window_ns\":%" PRIu64,
+          g->onset_ns, g->onset_window ? "false" : "true", g->windows, g->onset_window, g->window_ns);
+  fprintf(f, ",\"evidence\":{\"ops\":%" PRIu64 ",\"late_ops\":%" PRIu64 ",\"late_share\":", g->since_ops,
+          g->since_late);
+  jnum(f, g->share);
+  fprintf(f, ",\"late_share_low\":");
+  jnum(f, g->share_lo);
+  fprintf(f, ",\"median_late_us\":");
+  jnum(f, g->late_med_ns / 1e3);
+  fprintf(f, ",\"others_late_share\":");
+  jnum(f, g->others_share);
+  fprintf(f, ",\"min_late_ops\":%d},\"confidence\":\"%s\"}", RPT_MIN_LATE_OPS,
+          g->verdict == RPT_LATE_NAMED ? rpt_conf_name(g->conf) : "not enough data");
+}
+
+/* A slow link (or one on too few transfers): its findings per (op, size), evidence, confidence. */
+static void link_obj(FILE *f, const struct rpt_job *j, const struct rpt_link *l, int i, bool few) {
+  fprintf(f, "%s{\"between\":\"%s\",\"a\":", i ? "," : "", l->host < 0 ? "hosts" : "ranks");
+  if (l->host < 0) {
+    jstr(f, rpt_str(l->a));
+    fprintf(f, ",\"b\":");
+    jstr(f, rpt_str(l->b));
+  } else {
+    fprintf(f, "%d,\"b\":%d,\"hostname\":", l->a, l->b);
+    jstr(f, rpt_str(l->host));
+    fprintf(f, ",\"comm\":\"0x%" PRIx64 "\"", j->comms[l->comm].id);
+  }
+  fprintf(f, ",\"worst_ratio\":");
+  jnum(f, l->worst_ratio);
+  fprintf(f, ",\"findings\":[");
+  for (int k = 0; k < l->nfind; k++) {
+    const struct rpt_link_finding *x = &l->find[k];
+    fprintf(f, "%s{\"comm\":\"0x%" PRIx64 "\",\"op\":", k ? "," : "", j->comms[x->comm].id);
+    jstr(f, rpt_str(x->op));
+    fprintf(f, ",\"bytes\":%" PRIu64 ",\"busbw_gbs\":", x->bytes);
+    jnum(f, x->busbw_p50);
+    fprintf(f, ",\"class_median_gbs\":");
+    jnum(f, x->class_p50);
+    fprintf(f, ",\"samples\":%" PRIu64 ",\"links_compared\":%d}", x->samples, x->class_links);
+  }
+  fprintf(f, "],\"evidence\":{\"samples\":%" PRIu64 ",\"groups\":%d,\"pairs\":%d,\"pairs_below\":%d,\"agree_low\":",
+          l->samples, l->groups, l->pairs, l->pairs_below);
+  jnum(f, l->agree_lo);
+  fprintf(f, ",\"min_samples\":%d},\"confidence\":\"%s\"}", RPT_MIN_LINK_SAMPLES,
+          few ? "not enough data" : rpt_conf_name(l->conf));
+}
+
 int rpt_write_json(struct rpt_job *j, FILE *f) {
-  fprintf(f, "{\"inputs\":{\"files\":%ld,\"bytes\":%" PRIu64 ",\"records\":%" PRIu64 ",\"collective\":%" PRIu64
-             ",\"p2p\":%" PRIu64 ",\"lines_rejected\":%ld,\"lines_not_records\":%ld,\"no_start_time\":%" PRIu64
-             ",\"excluded\":{",
-          j->files, j->bytes_read, j->records, j->records_kind[0], j->records_kind[1], j->rejected, j->not_records,
-          j->no_start);
+  fprintf(f, "{\"inputs\":{\"files\":%ld,\"duplicates_skipped\":%ld,\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
+             ",\"collective\":%" PRIu64 ",\"p2p\":%" PRIu64 ",\"lines_rejected\":%ld,\"lines_not_records\":%ld"
+             ",\"no_start_time\":%" PRIu64 ",\"excluded\":{",
+          j->files, j->duplicates, j->bytes_read, j->records, j->records_kind[0], j->records_kind[1], j->rejected,
+          j->not_records, j->no_start);
   for (int e = 0; e < RPT_NEXCL; e++) fprintf(f, "%s\"%s\":%" PRIu64, e ? "," : "", rpt_excl_name(e), j->excluded[e]);
   uint64_t dropped = 0;
   for (int c = 0; c < j->ncomms; c++) dropped += j->comms[c].dropped[0] + j->comms[c].dropped[1];
@@ -151,6 +233,14 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
   jnum(f, j->resid_p50_ns / 1e3);
   fprintf(f, ",\"residual_p95_us\":");
   jnum(f, j->resid_p95_ns / 1e3);
+  fprintf(f, ",\"reference_ns\":%" PRIu64 ",\"drift_min_ppm\":", j->clock_ref_ns);
+  jnum(f, j->drift_min_ppm);
+  fprintf(f, ",\"drift_max_ppm\":");
+  jnum(f, j->drift_max_ppm);
+  fprintf(f, ",\"clocks_with_rate\":%d,\"clocks_piecewise\":%d,\"late_threshold_us\":",
+          j->clocks_line + j->clocks_windows, j->clocks_windows);
+  jnum(f, j->have_starts ? j->late_threshold_ns / 1e3 : j->opt.late_ns / 1e3);
+  fprintf(f, ",\"late_threshold_from\":\"%s\"", j->late_threshold_raised ? "residual_p95" : "late_us");
   fprintf(f, ",\"clocks\":[");
   for (int c = 0; c < j->nclocks; c++) {
     const struct rpt_clock *k = &j->clocks[c];
@@ -160,66 +250,26 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
                ",\"residual_p95_us\":",
             k->pid, k->aligned ? "true" : "false", k->component, k->offset_ns, k->ops);
     jnum(f, k->resid_p95_ns / 1e3);
+    fprintf(f, ",\"drift_ppm\":");
+    jnum(f, k->drift_ppm);
+    fprintf(f, ",\"model\":\"%s\"", rpt_clock_model_name(k->model));
     fputc('}', f);
   }
   fprintf(f, "]},\"stragglers\":[");
-  for (int i = 0; i < j->nstragglers; i++) {
-    const struct rpt_straggler *s = &j->stragglers[i];
-    const struct rpt_rank_stat *r = s->stat;
-    fprintf(f, "%s{\"comm\":\"0x%" PRIx64 "\",\"comm_name\":", i ? "," : "", j->comms[s->comm].id);
-    jstr(f, j->comms[s->comm].name);
-    fprintf(f, ",\"rank\":%d,\"hostname\":", s->rank);
-    jstr(f, s->host >= 0 ? rpt_str(s->host) : "?");
-    fprintf(f, ",\"pid\":%lld,\"ops\":%" PRIu64 ",\"late_ops\":%" PRIu64 ",\"late_share\":", s->pid, r->ops,
-            r->late_ops);
-    jnum(f, (double)r->late_ops / (double)r->ops);
-    fprintf(f, ",\"median_late_us\":");
-    jnum(f, r->med_late_ns / 1e3);
-    fprintf(f, ",\"mean_late_us\":");
-    jnum(f, r->mean_late_ns / 1e3);
-    fprintf(f, ",\"top_op\":");
-    jstr(f, r->top_op >= 0 ? rpt_str(r->top_op) : "");
-    fprintf(f, ",\"median_exec_us\":");
-    jnum(f, r->med_exec_ns / 1e3);
-    fprintf(f, ",\"others_median_exec_us\":");
-    jnum(f, r->others_med_exec_ns / 1e3);
-    fputc('}', f);
-  }
+  for (int i = 0; i < j->nstragglers; i++) straggler_obj(f, j, &j->stragglers[i], i);
   fprintf(f, "],\"slow_links\":[");
-  for (int i = 0; i < j->nlinks; i++) {
-    const struct rpt_link *l = &j->links[i];
-    fprintf(f, "%s{\"between\":\"%s\",\"a\":", i ? "," : "", l->host < 0 ? "hosts" : "ranks");
-    if (l->host < 0) {
-      jstr(f, rpt_str(l->a));
-      fprintf(f, ",\"b\":");
-      jstr(f, rpt_str(l->b));
-    } else {
-      fprintf(f, "%d,\"b\":%d,\"hostname\":", l->a, l->b);
-      jstr(f, rpt_str(l->host));
-      fprintf(f, ",\"comm\":\"0x%" PRIx64 "\"", j->comms[l->comm].id);
-    }
-    fprintf(f, ",\"worst_ratio\":");
-    jnum(f, l->worst_ratio);
-    fprintf(f, ",\"findings\":[");
-    for (int k = 0; k < l->nfind; k++) {
-      const struct rpt_link_finding *x = &l->find[k];
-      fprintf(f, "%s{\"comm\":\"0x%" PRIx64 "\",\"op\":", k ? "," : "", j->comms[x->comm].id);
-      jstr(f, rpt_str(x->op));
-      fprintf(f, ",\"bytes\":%" PRIu64 ",\"busbw_gbs\":", x->bytes);
-      jnum(f, x->busbw_p50);
-      fprintf(f, ",\"class_median_gbs\":");
-      jnum(f, x->class_p50);
-      fprintf(f, ",\"samples\":%" PRIu64 ",\"links_compared\":%d}", x->samples, x->class_links);
-    }
-    fprintf(f, "]}");
-  }
+  for (int i = 0; i < j->nlinks; i++) link_obj(f, j, &j->links[i], i, false);
   fprintf(f, "],\"slow_nodes\":[");
   for (int i = 0; i < j->nslow_nodes; i++) {
+    const struct rpt_slow_node *n = &j->slow_nodes[i];
     fprintf(f, "%s{\"hostname\":", i ? "," : "");
-    jstr(f, rpt_str(j->slow_nodes[i].host));
-    fprintf(f, ",\"links\":%d,\"worst_ratio\":", j->slow_nodes[i].links);
-    jnum(f, j->slow_nodes[i].worst_ratio);
-    fputc('}', f);
+    jstr(f, rpt_str(n->host));
+    fprintf(f, ",\"links\":%d,\"worst_ratio\":", n->links);
+    jnum(f, n->worst_ratio);
+    fprintf(f, ",\"evidence\":{\"samples\":%" PRIu64 ",\"pairs\":%d,\"pairs_below\":%d,\"agree_low\":", n->samples,
+            n->pairs, n->pairs_below);
+    jnum(f, n->agree_lo);
+    fprintf(f, "},\"confidence\":\"%s\"}", rpt_conf_name(n->conf));
   }
   fprintf(f, "],\"changes\":[");
   for (int i = 0; i < j->nchanges; i++) {
@@ -231,15 +281,26 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
     jnum(f, c->before_gbs);
     fprintf(f, ",\"after_gbs\":");
     jnum(f, c->after_gbs);
-    fputc('}', f);
+    fprintf(f, ",\"evidence\":{\"bins_before\":%d,\"bins_after\":%d,\"agree_before\":%d,\"agree_after\":%d,"
+               "\"ops_before\":%" PRIu64 ",\"ops_after\":%" PRIu64 ",\"agree_low\":",
+            c->bins_before, c->bins_after, c->agree_before, c->agree_after, c->ops_before, c->ops_after);
+    jnum(f, c->agree_lo);
+    fprintf(f, "},\"confidence\":\"%s\"}", rpt_conf_name(c->conf));
   }
-  fprintf(f, "],\"communicators\":[");
-  struct cursor at = {0, 0};
+  /* what the rules would name on more evidence: the same objects, never in the lists above */
+  fprintf(f, "],\"not_enough_data\":{\"stragglers\":[");
+  for (int i = 0; i < j->nfew_stragglers; i++) straggler_obj(f, j, &j->few_stragglers[i], i);
+  fprintf(f, "],\"slow_links\":[");
+  for (int i = 0; i < j->nfew_links; i++) link_obj(f, j, &j->few_links[i], i, true);
+  fprintf(f, "]}");
+  fprintf(f, ",\"communicators\":[");
+  struct cursor at = {0, 0, 0};
   for (int c = 0; c < j->ncomms; c++) {
     if (c) fputc(',', f);
     comm_obj(f, j, c, &at);
   }
-  assert(at.g == j->ngroups && at.r == j->nrstats && "groups and rank stats sorted by communicator (job.h)");
+  assert(at.g == j->ngroups && at.r == j->nrstats && at.p == j->np2p_stats &&
+         "groups and rank stats sorted by communicator (job.h)");
   fprintf(f, "]}\n");
   return ferror(f) ? -1 : 0;
 }

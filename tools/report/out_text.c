@@ -2,8 +2,10 @@
  * out_text.c - the terminal report (the default output; see out.h).
  *
  * Findings first, in plain words (who is late, which link is slow, what
- * changed), then the tables per communicator. A line that is not a finding
- * never says STRAGGLER, SLOW or CHANGE, so scripts can grep for those words.
+ * changed), each with its evidence and confidence on its line, then what the
+ * rules would say on too little evidence ("not enough data"), then the tables
+ * per communicator. A line that is not a finding never says STRAGGLER, SLOW or
+ * CHANGE, so scripts can grep for those words.
  */
 #include <assert.h>
 #include <inttypes.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/utf8.h"
 #include "out.h"
@@ -48,7 +51,7 @@ static void header(struct rpt_job *j, FILE *f) {
     fprintf(f, "  %ld lines rejected, %ld lines not Inspector records (stderr names the first ones)\n", j->rejected,
             j->not_records);
   if (excl)
-    fprintf(f, "  %" PRIu64 " records excluded from every figure below: %" PRIu64 " timed without stale channels, %" PRIu64
+    fprintf(f, "  %" PRIu64 " records excluded from every figure below: %" PRIu64 " timed from only some of their channels (the others' GPU timestamps were stale), %" PRIu64
                " not timed on the GPU (timing source not kernel_gpu), %" PRIu64 " above the %.0f GB/s busbw ceiling\n",
             excl, j->excluded[RPT_EXCL_STALE], j->excluded[RPT_EXCL_TIMING], j->excluded[RPT_EXCL_CEILING],
             j->opt.max_busbw_gbs);
@@ -70,62 +73,154 @@ static void header(struct rpt_job *j, FILE *f) {
     aligned += j->clocks[c].aligned;
     hosts += c == 0 || j->clocks[c].host != j->clocks[c - 1].host;
   }
-  if (aligned >= 2)
+  if (aligned >= 2) {
     fprintf(f, "  clocks: %d processes on %d host%s aligned from %" PRIu64 " collectives%s: offsets %+.3f to %+.3f ms, "
-               "residual p50 %.1f us, p95 %.1f us\n",
+               "drift %+.2f to %+.2f ppm",
             aligned, hosts, hosts == 1 ? "" : "s", j->align_ops,
             j->ncomponents > 1 ? " (in separate sets that share no op: offsets are relative within each)" : "",
-            j->offset_min_ns / 1e6, j->offset_max_ns / 1e6, j->resid_p50_ns / 1e3, j->resid_p95_ns / 1e3);
+            j->offset_min_ns / 1e6, j->offset_max_ns / 1e6, j->drift_min_ppm, j->drift_max_ppm);
+    if (j->clocks_line + j->clocks_windows)
+      fprintf(f, " (%d with a rate, %d of them piecewise)", j->clocks_line + j->clocks_windows, j->clocks_windows);
+    fprintf(f, ", residual p50 %.2f us, p95 %.2f us\n", j->resid_p50_ns / 1e3, j->resid_p95_ns / 1e3);
+  }
+  if (j->late_threshold_raised)
+    fprintf(f, "  lateness threshold %.1f us: --late-us %.1f us raised to 3 x the residual p95, since lateness finer "
+               "than the alignment cannot be told from clock error\n",
+            j->late_threshold_ns / 1e3, j->opt.late_ns / 1e3);
+  else
+    fprintf(f, "  lateness threshold %.1f us (--late-us)\n", j->late_threshold_ns / 1e3);
 }
 
 static void comm_label(const struct rpt_job *j, int comm, char *out, size_t n) {
   snprintf(out, n, "\"%s\" (0x%" PRIx64 ")", j->comms[comm].name, j->comms[comm].id);
 }
 
+/* " since +S s (HH:MM:SS UTC)": an aligned GPU time against the job's first, and as a wall
+ * clock when it reads as one (GPU timers mostly count ns since the epoch). */
+static void put_since(FILE *f, uint64_t t, uint64_t t0) {
+  fprintf(f, " since +%.3f s", t >= t0 && t0 != UINT64_MAX ? (double)(t - t0) / 1e9 : 0.0);
+  if (t > 1000000000ull * 1000000000ull && t < 4102444800ull * 1000000000ull) { /* 2001 to 2100 */
+    time_t sec = (time_t)(t / 1000000000ull);
+    struct tm tm;
+    char hms[16];
+    if (gmtime_r(&sec, &tm) && strftime(hms, sizeof hms, "%H:%M:%S", &tm)) fprintf(f, " (%s UTC)", hms);
+  }
+}
+
+/* A late rank's evidence and confidence (or, too few, what is missing), ending its line. */
+static void put_late_evidence(struct rpt_job *j, FILE *f, const struct rpt_late_judge *g, const char *what) {
+  if (g->verdict == RPT_LATE_TOO_FEW) {
+    fprintf(f, "; evidence: %" PRIu64 " %s judged, the other ranks late in %.1f%%: naming a straggler takes at "
+               "least %d late %s\n",
+            g->since_ops, what, 100 * g->others_share, RPT_MIN_LATE_OPS, what);
+    return;
+  }
+  fprintf(f, "; evidence: late in %" PRIu64 " of %" PRIu64 " %s", g->since_late, g->since_ops, what);
+  if (g->onset_window) fprintf(f, " since its onset (window %d of %d, %.3f s each)", g->onset_window + 1, g->windows,
+                               (double)g->window_ns / 1e9);
+  fprintf(f, ", the other ranks in %.1f%%", 100 * g->others_share);
+    fprintf(f, "; confidence %s (late in at least %.0f%% of them, 95%% bound, against --late-share %.0f%%)\n",
+            rpt_conf_name(g->conf), 100 * g->share_lo, 100 * j->opt.late_share);
+}
+
+/* One late rank: a STRAGGLER, or "not enough data" (too few ops for the rule's word). */
+static void put_late(struct rpt_job *j, FILE *f, const struct rpt_straggler *s, uint64_t t0) {
+  char cl[192];
+  struct rpt_late_judge tmp;
+  const struct rpt_late_judge *g = rpt_straggler_judge(s, &tmp);
+  bool named = g->verdict == RPT_LATE_NAMED;
+  comm_label(j, s->comm, cl, sizeof cl);
+  if (!named) fprintf(f, "  not enough data: rank %d on %s (pid %lld) of %s", s->rank,
+                      s->host >= 0 ? rpt_str(s->host) : "?", s->pid, cl);
+  else fprintf(f, "  STRAGGLER%s: rank %d on %s (pid %lld) of %s", s->p2p ? " (P2P)" : "", s->rank,
+               s->host >= 0 ? rpt_str(s->host) : "?", s->pid, cl);
+  if (s->p2p) {
+    fprintf(f, " %s its Send/Recv late: a median %.1f us after the peer it transfers with, in %.0f%% of its %" PRIu64
+               " transfers",
+            named ? "posts" : "posted", g->late_med_ns / 1e3, 100 * g->share, g->since_ops);
+    if (g->onset_window) put_since(f, g->onset_ns, t0);
+    if (named) fprintf(f, "; its peers' kernels wait for it, which reads as slow links: those are left out");
+    put_late_evidence(j, f, g, "transfers");
+    return;
+  }
+  const struct rpt_rank_stat *r = s->stat;
+  if (!named) { /* the figures, no claim */
+    fprintf(f, " started late in %" PRIu64 " of its %" PRIu64 " collectives", g->since_late, g->since_ops);
+    if (g->onset_window) put_since(f, g->onset_ns, t0);
+    fprintf(f, " (%.0f%%, a median %.1f us after the others when late)", 100 * g->share, g->late_med_ns / 1e3);
+  } else if (!g->onset_window && r->med_late_ns >= j->late_threshold_ns) { /* late throughout: as always */
+    fprintf(f, " starts a median %.1f us after the others (mean %.1f us) in %.0f%% of its %" PRIu64 " collectives",
+            r->med_late_ns / 1e3, r->mean_late_ns / 1e3, 100.0 * (double)r->late_ops / (double)r->ops, r->ops);
+    if (r->top_op >= 0) fprintf(f, " (%s: %.0f%%)", rpt_str(r->top_op), 100 * r->top_op_share);
+    fprintf(f, "; the others wait for it: its kernels are the shortest, median %.1f us against %.1f us",
+            r->med_exec_ns / 1e3, r->others_med_exec_ns / 1e3);
+  } else { /* late in some steps, or from some moment on */
+    fprintf(f, " is late");
+    if (g->onset_window) put_since(f, g->onset_ns, t0);
+    else fprintf(f, " from the start");
+    fprintf(f, " in %.0f%% of its %" PRIu64 " collectives%s, a median %.1f us after the others when late",
+            100 * g->share, g->since_ops, g->onset_window ? " since" : "", g->late_med_ns / 1e3);
+    if (r->top_op >= 0) fprintf(f, " (%s: %.0f%%)", rpt_str(r->top_op), 100 * r->top_op_share);
+  }
+  put_late_evidence(j, f, g, "collectives");
+}
+
+/* A link's evidence and confidence, ending its line. */
+static void put_link_evidence(FILE *f, const struct rpt_link *l, bool few) {
+  fprintf(f, "; evidence: %" PRIu64 " transfers, %d of its %d rank pairs (over %d op sizes) below the slow line",
+          l->samples, l->pairs_below, l->pairs, l->groups);
+  if (few)
+    fprintf(f, ": a slow link needs at least %d transfers in an op size\n", RPT_MIN_LINK_SAMPLES);
+  else
+    fprintf(f, "; confidence %s (at least %.0f%% of its pairs, 95%% bound)\n", rpt_conf_name(l->conf),
+            100 * l->agree_lo);
+}
+
+static void put_link(struct rpt_job *j, FILE *f, const struct rpt_link *l, bool few) {
+  const char *word = few ? "not enough data (link)" : "SLOW LINK";
+  char cl[192], sz[32];
+  const struct rpt_link_finding *w = &l->find[0];
+  for (int k = 1; k < l->nfind; k++)
+    if (l->find[k].busbw_p50 / l->find[k].class_p50 < w->busbw_p50 / w->class_p50) w = &l->find[k];
+  if (l->host < 0)
+    fprintf(f, "  %s: %s <-> %s:", word, rpt_str(l->a), rpt_str(l->b));
+  else
+    fprintf(f, "  %s: ranks %d <-> %d on %s (%s):", word, l->a, l->b, rpt_str(l->host),
+            (comm_label(j, l->comm, cl, sizeof cl), cl));
+  fprintf(f, " %s %s at %.2f GB/s against %.2f GB/s on the median of %d links (x%.2f)", rpt_str(w->op),
+          rpt_human_bytes(w->bytes, sz, sizeof sz), w->busbw_p50, w->class_p50, w->class_links,
+          w->busbw_p50 / w->class_p50);
+  if (l->nfind > 1) fprintf(f, "; slow in %d op sizes", l->nfind);
+  put_link_evidence(f, l, few);
+}
+
 static void findings(struct rpt_job *j, FILE *f) {
   char cl[192], sz[32];
   int said = 0;
-  for (int i = 0; i < j->nstragglers; i++, said++) {
-    const struct rpt_straggler *s = &j->stragglers[i];
-    const struct rpt_rank_stat *r = s->stat;
-    comm_label(j, s->comm, cl, sizeof cl);
-    fprintf(f, "  STRAGGLER: rank %d on %s (pid %lld) of %s starts a median %.1f us after the others (mean %.1f us) "
-               "in %.0f%% of its %" PRIu64 " collectives",
-            s->rank, s->host >= 0 ? rpt_str(s->host) : "?", s->pid, cl, r->med_late_ns / 1e3, r->mean_late_ns / 1e3,
-            100.0 * (double)r->late_ops / (double)r->ops, r->ops);
-    if (r->top_op >= 0) fprintf(f, " (%s: %.0f%%)", rpt_str(r->top_op), 100 * r->top_op_share);
-    fprintf(f, "; the others wait for it: its kernels are the shortest, median %.1f us against %.1f us\n",
-            r->med_exec_ns / 1e3, r->others_med_exec_ns / 1e3);
-  }
-  for (int i = 0; i < j->nslow_nodes; i++, said++)
-    fprintf(f, "  SLOW NODE: %s: all %d of its links run slow (down to x%.2f of the other links' busbw)\n",
-            rpt_str(j->slow_nodes[i].host), j->slow_nodes[i].links, j->slow_nodes[i].worst_ratio);
-  for (int i = 0; i < j->nlinks; i++, said++) {
-    const struct rpt_link *l = &j->links[i];
-    const struct rpt_link_finding *w = &l->find[0];
-    for (int k = 1; k < l->nfind; k++)
-      if (l->find[k].busbw_p50 / l->find[k].class_p50 < w->busbw_p50 / w->class_p50) w = &l->find[k];
-    if (l->host < 0)
-      fprintf(f, "  SLOW LINK: %s <-> %s:", rpt_str(l->a), rpt_str(l->b));
-    else
-      fprintf(f, "  SLOW LINK: ranks %d <-> %d on %s (%s):", l->a, l->b, rpt_str(l->host),
-              (comm_label(j, l->comm, cl, sizeof cl), cl));
-    fprintf(f, " %s %s at %.2f GB/s against %.2f GB/s on the median of %d links (x%.2f)", rpt_str(w->op),
-            rpt_human_bytes(w->bytes, sz, sizeof sz), w->busbw_p50, w->class_p50, w->class_links,
-            w->busbw_p50 / w->class_p50);
-    if (l->nfind > 1) fprintf(f, "; slow in %d op sizes", l->nfind);
-    fputc('\n', f);
-  }
   uint64_t t0 = UINT64_MAX;
   for (int g = 0; g < j->ngroups; g++)
     if (j->groups[g].series.nbins && j->groups[g].series.t0_ns < t0) t0 = j->groups[g].series.t0_ns;
+  for (int i = 0; i < j->nstragglers; i++, said++) put_late(j, f, &j->stragglers[i], t0);
+  for (int i = 0; i < j->nslow_nodes; i++, said++) {
+    const struct rpt_slow_node *n = &j->slow_nodes[i];
+    fprintf(f, "  SLOW NODE: %s: all %d of its links run slow (down to x%.2f of the other links' busbw); evidence: "
+               "%" PRIu64 " transfers, %d of its links' %d rank pairs below the slow line; confidence %s (at least "
+               "%.0f%% of them, 95%% bound)\n",
+            rpt_str(n->host), n->links, n->worst_ratio, n->samples, n->pairs_below, n->pairs, rpt_conf_name(n->conf),
+            100 * n->agree_lo);
+  }
+  for (int i = 0; i < j->nlinks; i++, said++) put_link(j, f, &j->links[i], false);
   for (int i = 0; i < j->nchanges; i++, said++) {
     const struct rpt_change *c = &j->changes[i];
     const struct rpt_group *g = &j->groups[c->group];
     comm_label(j, g->comm, cl, sizeof cl);
-    fprintf(f, "  CHANGE: %s %s on %s: busbw %s from %.2f to %.2f GB/s at +%.3f s\n", rpt_str(g->op),
-            rpt_human_bytes(g->bytes, sz, sizeof sz), cl, c->after_gbs < c->before_gbs ? "fell" : "rose",
-            c->before_gbs, c->after_gbs, (double)(c->t_ns - t0) / 1e9);
+    fprintf(f, "  CHANGE: %s %s on %s: busbw %s from %.2f to %.2f GB/s at +%.3f s; evidence: %d time bins "
+               "(%" PRIu64 " ops) before, %d (%" PRIu64 " ops) after, %d of them on their side; confidence %s (at "
+               "least %.0f%% on their side, 95%% bound)\n",
+            rpt_str(g->op), rpt_human_bytes(g->bytes, sz, sizeof sz), cl,
+            c->after_gbs < c->before_gbs ? "fell" : "rose", c->before_gbs, c->after_gbs,
+            (double)(c->t_ns - t0) / 1e9, c->bins_before, c->ops_before, c->bins_after, c->ops_after,
+            c->agree_before + c->agree_after, rpt_conf_name(c->conf), 100 * c->agree_lo);
   }
   if (!said) {
     bool judged = false;
@@ -133,6 +228,9 @@ static void findings(struct rpt_job *j, FILE *f) {
     fprintf(f, "  no straggler, slow link or change found%s\n",
             judged ? "" : " (late ranks not judged: no collective was seen on two or more ranks)");
   }
+  /* what the rules would name on more evidence: said, never as a finding */
+  for (int i = 0; i < j->nfew_stragglers; i++) put_late(j, f, &j->few_stragglers[i], t0);
+  for (int i = 0; i < j->nfew_links; i++) put_link(j, f, &j->few_links[i], true);
 }
 
 /* What one communicator's table shows, found for every communicator in one pass over

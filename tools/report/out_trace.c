@@ -7,7 +7,7 @@
  * per op, named "AllReduce 64 MiB". Not here: any figure of the analysis; the
  * offsets come from align.c through job.clocks.
  *
- * Time: each start is aligned (start - offset of its clock) and written
+ * Time: each start is aligned (less its clock's offset then: rpt_aligned_ns) and written
  * relative to the earliest aligned start, in microseconds with three decimals
  * (the format's unit is the microsecond; the decimals keep the nanoseconds),
  * so that numbers stay short and exact. An unaligned clock keeps its own time
@@ -36,14 +36,14 @@
 
 /* qsort has no context argument: the sort reads these (the writer runs on one thread). */
 static const struct rpt_opent *g_ops;
-static const int64_t *g_offset; /* per clock, then 0 for the unknown clock */
+static const struct rpt_job *g_job; /* its clocks align the starts */
 static int g_nclocks;
 
 /* Ops of an unknown clock (-1, or out of range) get a process of their own, after the others. */
 static int clock_key(int c) { return c >= 0 && c < g_nclocks ? c : g_nclocks; }
 
 static int64_t aligned_start(const struct rpt_opent *e) {
-  return (int64_t)e->start_ns - g_offset[clock_key(e->clock)];
+  return rpt_aligned_ns(g_job, clock_key(e->clock) < g_nclocks ? e->clock : -1, e->start_ns);
 }
 
 /* Track order (clock, communicator, rank), then start; a longer op first at one start. */
@@ -99,7 +99,7 @@ static void put_process(struct trace_state *st, const struct rpt_job *j, int key
   if (!c) snprintf(label, sizeof label, "clock unknown: not aligned");
   else if (!c->aligned) snprintf(label, sizeof label, "clock not aligned (shares no op with another process)");
   else if (j->ncomponents > 1)
-    snprintf(label, sizeof label, "clock component %d of %d (components are not aligned to each other)",
+    snprintf(label, sizeof label, "clock group %d of %d (groups share no op: not aligned to each other)",
              c->component + 1, j->ncomponents);
   if (label[0]) {
     event_sep(st);
@@ -172,21 +172,18 @@ static void put_op(struct trace_state *st, const struct rpt_job *j, const struct
 int rpt_write_trace(struct rpt_job *j, const char *path) {
   int rc = -1;
   size_t *idx = NULL, n = 0;
-  int64_t *offset = NULL;
   struct trace_state st = {.first = true};
   struct rpt_outfile o; /* never through a link planted at path (out.h) */
   FILE *f = rpt_out_open(&o, path);
   if (!f) return -1;
   st.f = f;
-  offset = calloc((size_t)j->nclocks + 1, sizeof *offset);
   idx = malloc((j->nops ? j->nops : 1) * sizeof *idx);
-  if (!offset || !idx) {
+  if (!idx) {
     fprintf(stderr, "inspector-report: out of memory writing %s\n", path);
     goto fail;
   }
-  for (int c = 0; c < j->nclocks; c++) offset[c] = j->clocks[c].offset_ns;
   g_ops = j->ops;
-  g_offset = offset;
+  g_job = j;
   g_nclocks = j->nclocks;
 
   /* Ops without a GPU start time cannot be placed: counted in otherData, not drawn. */
@@ -243,10 +240,9 @@ int rpt_write_trace(struct rpt_job *j, const char *path) {
   rc = 0;
 fail:
   free(idx);
-  free(offset);
   free(st.lane_end);
   free(st.lane_tid);
   g_ops = NULL;
-  g_offset = NULL;
+  g_job = NULL;
   return rpt_out_close(&o, rc); /* a full disk: the message names the path once */
 }

@@ -33,14 +33,17 @@ static void usage(FILE *f) {
           "Reads Inspector JSON logs (this plugin's, NVIDIA's or RCCL's Inspector; *.log and *.jsonl,\n"
           "plain or gzip, a directory tree read whole) and says, for the whole job:\n"
           "  - per communicator, operation and size: records, time p50/p95/p99, busbw p10/p50/p90;\n"
-          "  - STRAGGLER: a rank whose kernels start late most of the time (GPU clocks of the\n"
-          "    processes are aligned first, from the ends of the collectives they share); the\n"
-          "    others wait for it, so its own kernel times are the SHORTEST, not the longest;\n"
+          "  - STRAGGLER: a rank whose kernels start late, always, in some of the steps or from\n"
+          "    some moment on (GPU clocks of the processes are aligned first, from the ends of\n"
+          "    the collectives they share); the others wait for it, so its own kernel times are\n"
+          "    the SHORTEST, not the longest; STRAGGLER (P2P): a rank that posts its Send/Recv\n"
+          "    late (its peers wait: named as the rank, not as slow links);\n"
+          "    each finding says its evidence and confidence, or \"not enough data\";\n"
           "    \"latest rank\" is only the rank with the largest lateness when none is a straggler;\n"
           "  - SLOW LINK / SLOW NODE: point-to-point bandwidth persistently below the other links;\n"
           "  - CHANGE: when a group's bandwidth changed during the job.\n"
-          "Records timed without stale channels, not timed on the GPU, or above the busbw\n"
-          "ceiling are left out of every figure and counted.\n"
+          "Records timed from only some of their channels (the others' timestamps stale), not\n"
+          "timed on the GPU, or above the busbw ceiling are left out of every figure and counted.\n"
           "options:\n"
           "  --json             everything as one JSON object on stdout, instead of the tables\n"
           "  --csv DIR          also write the tables as CSV files into DIR\n"
@@ -48,11 +51,14 @@ static void usage(FILE *f) {
           "  --trace FILE       also write a Perfetto / chrome://tracing timeline (aligned clocks)\n"
           "  --max-busbw GBS    physical busbw ceiling (default %.0f: NVLink 5 per direction)\n"
           "  --late-us US       lateness below this is launch skew, not a straggler (default 100)\n"
-          "  --late-share F     a straggler is late in at least this share of its ops (default 0.5)\n"
+          "  --late-share F     a straggler is late in at least this share of its ops since it\n"
+          "                     became late (default 0.2)\n"
           "  --slow-link-ratio F  a link below F x its peers' median busbw is slow (default 0.7)\n"
           "  --change-ratio F   bandwidth changes smaller than F x are not reported (default 1.25)\n"
           "  --threads N        reading threads (default: every online CPU)\n"
           "  --memory MB        memory for the op sample of the cross-rank analyses (default 1024)\n"
+          "  -h, --help         this text\n"
+          "  --version          the version and git revision, the plugin's of the same build\n"
           "Exit: 0, 1 when no record was found or an output failed, 2 bad usage.\n",
           DEFAULT_MAX_BUSBW);
 }
@@ -74,7 +80,7 @@ int main(int argc, char **argv) {
   struct rpt_options *o = &job.opt;
   o->max_busbw_gbs = DEFAULT_MAX_BUSBW;
   o->late_ns = 100e3;
-  o->late_share = 0.5;
+  o->late_share = 0.2; /* judged since the rank's onset: a rank late in a third of the steps counts */
   o->slow_link_ratio = 0.7;
   o->change_ratio = 1.25;
   o->op_memory = (size_t)1024 << 20;
@@ -82,7 +88,7 @@ int main(int argc, char **argv) {
   o->threads = cpus > 0 ? (int)(cpus < 256 ? cpus : 256) : 1;
   bool json = false;
   const char *csv = NULL, *html = NULL, *trace = NULL;
-  enum { O_JSON = 1, O_CSV, O_HTML, O_TRACE, O_BUSBW, O_LATE, O_SHARE, O_LINK, O_CHANGE, O_THREADS, O_MEM, O_HELP };
+  enum { O_JSON = 1, O_CSV, O_HTML, O_TRACE, O_BUSBW, O_LATE, O_SHARE, O_LINK, O_CHANGE, O_THREADS, O_MEM, O_HELP, O_VERSION };
   static const struct option opts[] = {
       {"json", no_argument, NULL, O_JSON},         {"csv", required_argument, NULL, O_CSV},
       {"html", required_argument, NULL, O_HTML},   {"trace", required_argument, NULL, O_TRACE},
@@ -90,6 +96,7 @@ int main(int argc, char **argv) {
       {"late-share", required_argument, NULL, O_SHARE}, {"slow-link-ratio", required_argument, NULL, O_LINK},
       {"change-ratio", required_argument, NULL, O_CHANGE}, {"threads", required_argument, NULL, O_THREADS},
       {"memory", required_argument, NULL, O_MEM},   {"help", no_argument, NULL, O_HELP},
+      {"version", no_argument, NULL, O_VERSION},
       {NULL, 0, NULL, 0}};
   int c;
   opterr = 0;
@@ -109,6 +116,7 @@ int main(int argc, char **argv) {
     case O_MEM: o->op_memory = (size_t)number("memory", optarg, 1, 1 << 24) << 20; break;
     case 'h':
     case O_HELP: usage(stdout); return 0;
+    case O_VERSION: printf("inspector-report %s (git %s)\n", INSPECTOR_VERSION, INSPECTOR_GIT_REV); return 0;
     default:
       fprintf(stderr, "inspector-report: unknown option or missing value: %s\n", name);
       usage(stderr);
