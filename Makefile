@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps test-deps build demo package test check test-asan test-tsan fuzz bench clean
+.PHONY: all deps test-deps check-deps build demo package test check test-asan test-tsan fuzz bench clean
 
 all: build
 
@@ -13,6 +13,10 @@ deps:
 
 test-deps:
 	@tools/ensure-deps.sh test
+
+# What the full tier adds (Prometheus, node_exporter, Chromium, clang's libFuzzer).
+check-deps:
+	@tools/ensure-deps.sh check
 
 build: deps
 	cmake -S . -B $(BUILD) -DINSPECTOR_WERROR=ON $(CMAKE_FLAGS) >/dev/null
@@ -50,7 +54,7 @@ test-tsan: deps
 # The parsers of outside input (replay traces, report logs, the plugin's environment) under
 # libFuzzer with ASan+UBSan, FUZZ_SECONDS each (tests/fuzz/run.sh; needs clang).
 FUZZ_SECONDS ?= 60
-fuzz: test-deps
+fuzz: check-deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) tests/fuzz/run.sh $(BUILD)-fuzz
 
 # The CPU benchmark (docs/BENCHMARKS.md): a Release build of its own, then bench/run.sh.
@@ -61,7 +65,10 @@ bench:
 	bench/run.sh $(BUILD)-bench
 
 # Everything CI runs: plain, ASan+UBSan, TSan, and the fuzzers.
-check: test test-asan test-tsan fuzz
+# Everything CI runs (.ci/run): about 19 minutes on 2 cores. `make test` alone is the quick
+# tier (about 4 minutes): what to run while working.
+check: check-deps test test-asan test-tsan fuzz
 
+# Every build folder the targets above make (build-pkg: `make package`), and the demo's output.
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-bench $(BUILD)-fuzz demo-output
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-bench $(BUILD)-fuzz build-pkg demo-output

@@ -238,7 +238,7 @@ def fixture_expectation(traces, cfg: RunConfig, ring=None, repeat=1, check_order
 
 
 def replay_and_check(a, traces, env_extra=None, abi=None, threads=False, procs=False,
-                     repeat=None, ring=None, check_order=False, expect_warn=(),
+                     repeat=None, ring=None, check_order=False, expect_warn=(), forbid_warn=(),
                      warn_max=None, label=None, single_dump=False):
     """Run the replay on fixture traces and check its dump.  Returns (ok, message)."""
     env_extra = dict(env_extra or {})
@@ -263,7 +263,7 @@ def replay_and_check(a, traces, env_extra=None, abi=None, threads=False, procs=F
         errors, summary = logcheck.check_dump(wd.dump, exp, window=r.window,
                                               pids=None if procs else {r.pid})
         problems += errors.items
-        problems += check_warnings(r, cfg, expect_warn, warn_max)
+        problems += check_warnings(r, cfg, expect_warn, warn_max, forbid_warn)
         problems += sanitizer_reports(r.stderr)
         if problems:
             wd.failed = True
@@ -278,9 +278,10 @@ def replay_and_check(a, traces, env_extra=None, abi=None, threads=False, procs=F
             ", dropped %d" % summary["dropped"] if summary["dropped"] else "")
 
 
-def check_warnings(r, cfg, expect_warn=(), warn_max=None):
+def check_warnings(r, cfg, expect_warn=(), warn_max=None, forbid_warn=()):
     """Each invalid variable must be named, with its value, on an `NCCL WARN` line; each
-    `expect_warn` pattern must match between 1 and warn_max (if given) WARN lines."""
+    `expect_warn` pattern must match between 1 and warn_max (if given) WARN lines, each
+    `forbid_warn` pattern none."""
     problems = []
     warns = r.warn_lines()
     for name, value in cfg.invalid:
@@ -294,6 +295,10 @@ def check_warnings(r, cfg, expect_warn=(), warn_max=None):
         elif warn_max is not None and n > warn_max:
             problems.append("%d `NCCL WARN` lines match /%s/, at most %d expected"
                             % (n, pat, warn_max))
+    for pat in forbid_warn:
+        bad = [l for l in warns if re.search(pat, l, re.I)]
+        if bad:
+            problems.append("`NCCL WARN` lines match /%s/, none expected: %s" % (pat, bad[:3]))
     return problems
 
 

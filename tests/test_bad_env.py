@@ -3,8 +3,13 @@
 naming the variable and the value, and the output equals the default-configuration output
 (the oracle with the defaults: min size 8192, P2P on, kernel timing required, not verbose,
 write at finalize, rings big enough).
+Misspelled settings (typo.*): one `NCCL WARN` line names the unknown variable and the
+closest setting (src/core/env.c); the output is the default one. Values with blanks around
+them (blank.*) are the value. Another SDK's OTEL_* variables get no warning (otel.foreign).
+The name lists (names.*): env.c's lists equal the names the sources read.
 """
 import os
+import re
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -29,10 +34,57 @@ BAD = [
                                           "NCCL_INSPECTOR_ENABLE_P2P": "maybe"}),
 ]
 
+# (name, variable, value, the setting the warning must suggest)
+TYPOS = [
+    ("enabled", "NCCL_INSPECTOR_ENABLED", "1", "NCCL_INSPECTOR_ENABLE"),
+    ("prom-dumps", "NCCL_INSPECTOR_PROM_DUMPS", "1", "NCCL_INSPECTOR_PROM_DUMP"),
+    ("min-size", "NCCL_INSPECTOR_DUMP_MIN_SIZE", "1", "NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES"),
+    ("otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPIONT", "http://127.0.0.1:9", "OTEL_EXPORTER_OTLP_ENDPOINT"),
+    ("otel-interval", "OTEL_METRICS_EXPORT_INTERVAL", "1000", "OTEL_METRIC_EXPORT_INTERVAL"),
+]
+
+
+def typo_case(name, var, value, hint):
+    pat = r"%s is not a setting Inspector knows, and is ignored: did you mean %s\?" % (var, hint)
+    return fixture_case("typo." + name, ["2.28.9/ar"], labels=["config"], env_extra={var: value},
+                        expect_warn=[pat], warn_max=1)
+
+
+def names_case():
+    """env.c's lists against the names the sources read (a getenv or env_* call with a
+    literal, anywhere in src/ but env.c)."""
+    def fn(a):
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+        env_c = open(os.path.join(root, "core", "env.c")).read()
+        listed = set(re.findall(r'"((?:NCCL_INSPECTOR|OTEL)_[A-Z0-9_]+)"', env_c.split("k_otel_foreign")[0]))
+        read = set()
+        for d, _, files in os.walk(root):
+            for f in files:
+                if f.endswith(".c") and f != "env.c":
+                    text = open(os.path.join(d, f)).read()
+                    read |= set(re.findall(r'"((?:NCCL_INSPECTOR|OTEL)_[A-Z0-9_]+)"', text))
+        problems = ["read but not listed in env.c: %s" % n for n in sorted(read - listed)]
+        problems += ["listed in env.c but read nowhere: %s" % n for n in sorted(listed - read)]
+        if problems:
+            return False, "FAIL names.env-lists:\n  " + "\n  ".join(problems)
+        return True, "OK names.env-lists: %d names" % len(listed)
+    return harness.Case("names.env-lists", fn, labels=["config"], timeout=30)
+
 
 def cases():
-    return [fixture_case("bad." + name, [trace], labels=["config"], env_extra=env)
-            for name, trace, env in BAD]
+    out = [fixture_case("bad." + name, [trace], labels=["config"], env_extra=env)
+           for name, trace, env in BAD]
+    out += [typo_case(*t) for t in TYPOS]
+    out.append(fixture_case("blank.enable-p2p", ["2.28.9/sr"], labels=["config"],
+                            env_extra={"NCCL_INSPECTOR_ENABLE_P2P": " 0 "},
+                            forbid_warn=[r"ENABLE_P2P"]))
+    out.append(fixture_case("otel.foreign", ["2.28.9/ar"], labels=["config"],
+                            env_extra={"OTEL_TRACES_EXPORTER": "otlp", "OTEL_LOGS_EXPORTER": "none",
+                                       "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:9",
+                                       "OTEL_SERVICE_NAME": "job"},
+                            forbid_warn=[r"not a setting"]))
+    out.append(names_case())
+    return out
 
 
 if __name__ == "__main__":

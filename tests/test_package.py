@@ -7,16 +7,31 @@ scratch tree and used from there, as a new user would:
   package.deb.layout    every file where the layout promises it: both plugin names in lib/ (the
                         same bytes), the tools in bin/, README.md, LICENSE (the Apache 2.0 text
                         of the source tree) and every docs/*.md and docs/internal/*.md in share/doc/nccl-inspector/,
-                        every grafana/ and examples/ file in share/nccl-inspector/ (scripts still
-                        executable), lib/pkgconfig/inspector.pc; nothing of the build tree
+                        tests/data/README.md as docs/trace-format.md there, every grafana/ and
+                        examples/ file in share/nccl-inspector/ (scripts still executable), the
+                        man pages of the report, the replay and the plugin in share/man/ (gzip or
+                        not), lib/pkgconfig/inspector.pc; nothing of the build tree
   package.deb.run       `dpkg-deb -x` into a fresh directory (no root, no dpkg database):
                         inspector-report --help works; the plugin needs nothing beyond libc and
                         libm and no binary carries a RUNPATH; the installed inspector-replay drives
                         the installed plugin over a recorded fixture and every record the oracle
                         expects is in the log, with --plugin and with the default (<bin>/../lib);
-                        `pkg-config --variable=plugin inspector` names that plugin
+                        `pkg-config --variable=plugin inspector` names that plugin where dpkg puts
+                        it, /usr/lib/libnccl-profiler-inspector.so, and --variable=libdir is
+                        /usr/lib (not /usr/lib/pkgconfig/../../lib)
+  package.deb.links     every relative link of every installed Markdown file (README.md, docs/,
+                        the dashboard's README) names a file or folder of the installed tree
+  package.deb.man       each installed man page renders with `groff -man -Tutf8 -ww` without a
+                        warning (SKIP without groff) and its NAME names it; each tool's --version
+                        prints "<tool> <project() version> (git <rev>)"
   package.tgz.layout    the .tar.gz holds the same files as the .deb (under one top folder, no
                         usr/), and its inspector.pc is relocatable: it names the unpacked plugin
+  package.git_rev       the git revision a build records (metadata.git_rev, --version): a copy of
+                        the sources unpacked inside another git checkout records "unknown", not
+                        that checkout's commit; with a GIT_REV file, its line; as a git work tree
+                        of its own, its own `git describe` (three CMake configures, ~10 s)
+  package.make_clean    `make clean` removes every build folder the Makefile's targets make
+                        (`make -n`), build-pkg included
 
 Packages: --pkg-dir DIR (or $INSPECTOR_PKG_DIR) holding cpack's output is used as it is. Else
 cpack runs on the build tree of --replay (its CPackConfig.cmake; output to a temporary folder,
@@ -47,6 +62,13 @@ PLUGIN_NEEDED = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "ld-
                  "ld-linux-aarch64.so.1"}
 SANITIZER_RT = re.compile(r"^lib(asan|ubsan|tsan)\.so")
 FIXTURE = "ar"
+# The man pages installed (man/; inspector-bench's is not: nor is the benchmark).
+MAN_PAGES = ("inspector-report.1", "inspector-replay.1", "libnccl-profiler-inspector.7")
+
+
+def man_name(path):
+    """A man page's path without the .gz it may be packaged with."""
+    return path[:-3] if path.startswith("share/man/") and path.endswith(".gz") else path
 
 
 def project_version():
@@ -154,6 +176,9 @@ def expected_layout():
         want[doc + "docs/" + os.path.basename(f)] = False
     for f in sorted(glob.glob(os.path.join(REPO, "docs", "internal", "*.md"))):
         want[doc + "docs/internal/" + os.path.basename(f)] = False  # linked from docs/
+    want[doc + "docs/trace-format.md"] = False  # tests/data/README.md, linked from docs/
+    for page in MAN_PAGES:  # (a trailing .gz is stripped from the packaged names)
+        want["share/man/man%s/%s" % (page[-1], page)] = False
     for sub in ("grafana", "examples"):
         base = os.path.join(REPO, sub)
         for d, _, files in os.walk(base):
@@ -201,7 +226,7 @@ def check_layout(a, pkgs, tmp):
     prefixes = {p.split("/", 1)[0] for p in files}
     if prefixes != {"usr"}:
         problems.append("files outside usr/: %s" % sorted(prefixes - {"usr"}))
-    got = {p[len("usr/"):]: v for p, v in files.items() if p.startswith("usr/")}
+    got = {man_name(p[len("usr/"):]): v for p, v in files.items() if p.startswith("usr/")}
     for path, exe in expected_layout().items():
         if path not in got:
             problems.append("missing: usr/%s" % path)
@@ -290,9 +315,15 @@ def check_run(a, pkgs, tmp):
     if shutil.which("pkg-config"):
         pcdir = os.path.join(usr, "lib", "pkgconfig")
         env = dict(os.environ, PKG_CONFIG_PATH=pcdir, PKG_CONFIG_LIBDIR=pcdir)
-        v = run(["pkg-config", "--variable=plugin", "inspector"], env=env).stdout.strip()
-        if not v or os.path.realpath(v) != os.path.realpath(plugin):
-            problems.append("pkg-config --variable=plugin inspector gives %r, not %s" % (v, plugin))
+        # the .deb's paths are those dpkg installs to: absolute and clean
+        want = {"prefix": "/usr", "libdir": "/usr/lib", "bindir": "/usr/bin",
+                "plugin": "/usr/lib/" + PLUGINS[0], "rccl_plugin": "/usr/lib/" + PLUGINS[1]}
+        for var, path in want.items():
+            v = run(["pkg-config", "--variable=" + var, "inspector"], env=env).stdout.strip()
+            if v != path:
+                problems.append("pkg-config --variable=%s inspector gives %r, not %s" % (var, v, path))
+            elif not os.path.exists(root + path):
+                problems.append("pkg-config --variable=%s names %s, not in the package" % (var, path))
         ver = run(["pkg-config", "--modversion", "inspector"], env=env).stdout.strip()
         if ver != project_version():
             problems.append("pkg-config --modversion inspector gives %r" % ver)
@@ -322,14 +353,216 @@ def check_tgz(a, pkgs, tmp):
         v = run(["pkg-config", "--variable=plugin", "inspector"], env=env).stdout.strip()
         if not v or os.path.realpath(v) != os.path.realpath(os.path.join(base, "lib", PLUGINS[0])):
             problems.append("the unpacked .tar.gz's inspector.pc names %r" % v)
+        v = run(["pkg-config", "--variable=libdir", "inspector"], env=env).stdout.strip()
+        if not v or os.path.realpath(v) != os.path.realpath(os.path.join(base, "lib")):
+            problems.append("the unpacked .tar.gz's inspector.pc gives libdir %r" % v)
     return problems, "%d files in %s/" % (len(got), top)
+
+
+# A Markdown link's target: [text](TARGET) or [text](TARGET "title").
+MD_LINK = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def check_links(a, pkgs, tmp):
+    root = os.path.join(tmp, "root")
+    run(["dpkg-deb", "-x", pkgs.deb, root])
+    usr = os.path.realpath(os.path.join(root, "usr"))
+    problems, nfiles, nlinks = [], 0, 0
+    for d, _, files in os.walk(os.path.join(usr, "share")):
+        for f in sorted(files):
+            if not f.endswith(".md"):
+                continue
+            nfiles += 1
+            path = os.path.join(d, f)
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+            for target in MD_LINK.findall(text):
+                if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", target) or target.startswith("#"):
+                    continue  # a URL, or an anchor of the page itself
+                nlinks += 1
+                dest = os.path.realpath(os.path.join(d, target.split("#", 1)[0]))
+                if not (dest == usr or dest.startswith(usr + os.sep)) or not os.path.exists(dest):
+                    problems.append("%s: (%s) names nothing installed" % (os.path.relpath(path, root),
+                                                                          target))
+    if nlinks == 0:
+        problems.append("no relative link found in %d installed .md files" % nfiles)
+    return problems, "%d relative links in %d files" % (nlinks, nfiles)
+
+
+def check_man(a, pkgs, tmp):
+    import gzip
+    root = os.path.join(tmp, "root")
+    run(["dpkg-deb", "-x", pkgs.deb, root])
+    problems, notes = [], []
+    groff = shutil.which("groff")
+    if not groff:
+        notes.append("groff not installed: pages not rendered (Debian: apt-get install groff-base)")
+    for page in MAN_PAGES:
+        base = os.path.join(root, "usr/share/man/man" + page[-1], page)
+        src = base + ".gz" if os.path.exists(base + ".gz") else base
+        if not os.path.exists(src):
+            problems.append("no usr/share/man/man%s/%s(.gz)" % (page[-1], page))
+            continue
+        opener = gzip.open if src.endswith(".gz") else open
+        with opener(src, "rb") as f:
+            text = f.read()
+        name = page.rsplit(".", 1)[0]
+        if not re.search(rb"^\.SH NAME\n" + re.escape(name.encode()) + rb"[ ,]",
+                         text.replace(b"\\-", b"-"), re.M):
+            problems.append("%s: its NAME section does not name %s" % (page, name))
+        if groff:
+            r = subprocess.run([groff, "-man", "-Tutf8", "-ww", "-z"], input=text,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            if r.returncode != 0 or r.stderr.strip():
+                problems.append("groff -man -Tutf8 -ww %s: exit %d, %s" % (
+                    page, r.returncode, r.stderr.decode(errors="replace").strip()[:500]))
+    revs = set()
+    for tool in TOOLS:
+        r = run([os.path.join(root, "usr/bin", tool), "--version"])
+        m = re.match(r"^%s (\S+) \(git ([0-9A-Za-z._+-]+)\)\n$" % tool, r.stdout)
+        if r.returncode != 0 or not m or m.group(1) != project_version():
+            problems.append("%s --version: exit %d, %r" % (tool, r.returncode, r.stdout[:200]))
+        else:
+            revs.add(m.group(2))
+    if len(revs) > 1:
+        problems.append("the tools' --version give different revisions: %s" % sorted(revs))
+    return problems, "; ".join(notes + ["%d pages, git %s" % (len(MAN_PAGES), "/".join(revs))])
+
+
+# ---------------------------------------------------------------------------
+# Without packages: what a build records as its git revision, and `make clean`
+
+def git_env(home):
+    """An environment for git and cmake that no developer's git configuration reaches."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(HOME=home, GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    return env
+
+
+def copy_sources(dst):
+    """What a configure of the plugin alone reads (no tools, no tests)."""
+    os.makedirs(dst)
+    for f in ("CMakeLists.txt", "LICENSE", "README.md"):
+        shutil.copy(os.path.join(REPO, f), dst)
+    for d in ("cmake", "src", "man", os.path.join("tests", "plugins")):
+        if os.path.isdir(os.path.join(REPO, d)):
+            shutil.copytree(os.path.join(REPO, d), os.path.join(dst, d))
+
+
+def configured_rev(src, bdir, env, timeout):
+    """The INSPECTOR_GIT_REV a configure of src gives the plugin's code, and the problems."""
+    r = run(["cmake", "-S", src, "-B", bdir, "-DBUILD_TESTING=OFF", "-DINSPECTOR_BUILD_TOOLS=OFF"],
+            env=env, timeout=timeout)
+    if r.returncode != 0:
+        return None, ["cmake -S %s failed:\n%s" % (src, r.stdout[-2000:])]
+    revs = set()
+    for d, _, files in os.walk(bdir):
+        for f in files:
+            if f in ("flags.make", "build.ninja"):
+                with open(os.path.join(d, f), errors="replace") as fh:
+                    revs.update(re.findall(r'INSPECTOR_GIT_REV=\\?"([^"\\]*)\\?"', fh.read()))
+    if len(revs) != 1:
+        return None, ["%s: INSPECTOR_GIT_REV defined as %s in the generated build files"
+                      % (bdir, sorted(revs) or "nothing")]
+    rev = revs.pop()
+    shown = re.search(r"^-- Inspector \S+ \(git (\S+)\)$", r.stdout, re.M)
+    if not shown or shown.group(1) != rev:
+        return rev, ["%s: the configure does not say \"Inspector <version> (git %s)\"" % (src, rev)]
+    return rev, []
+
+
+def check_git_rev(a):
+    miss = [t for t in ("cmake", "git") if shutil.which(t) is None]
+    if miss:
+        return True, "SKIP: %s not installed" % " and ".join(miss)
+    with harness.Workdir(a.keep, tag="gitrev") as wd:
+        env = git_env(wd.path)
+
+        def git(cwd, *args):
+            return run(["git", "-C", cwd, "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
+                       + list(args), env=env).stdout.strip()
+        problems, notes = [], []
+        # a source tarball unpacked inside another project's checkout
+        outer = os.path.join(wd.path, "outer")
+        os.makedirs(outer)
+        with open(os.path.join(outer, "README"), "w") as f:
+            f.write("another project\n")
+        git(outer, "init", "-q")
+        git(outer, "add", "README")
+        git(outer, "commit", "-q", "-m", "another project")
+        outer_rev = git(outer, "rev-parse", "--short=9", "HEAD")
+        src = os.path.join(outer, "vendor", "nccl-inspector-%s" % project_version())
+        copy_sources(src)
+        rev, p = configured_rev(src, os.path.join(wd.path, "b-inside"), env, a.timeout)
+        problems += p
+        if rev is not None and rev != "unknown":
+            problems.append("sources inside another checkout (at %s) record git %r, not 'unknown'"
+                            % (outer_rev, rev))
+        notes.append("inside another checkout: %s" % rev)
+        # ... with a GIT_REV file, as a tarball made from a checkout may carry
+        with open(os.path.join(src, "GIT_REV"), "w") as f:
+            f.write("0.1.0-12-gabcdef123\n")
+        rev, p = configured_rev(src, os.path.join(wd.path, "b-file"), env, a.timeout)
+        problems += p
+        if rev is not None and rev != "0.1.0-12-gabcdef123":
+            problems.append("sources with a GIT_REV file record git %r, not its line" % rev)
+        notes.append("with GIT_REV: %s" % rev)
+        # a git work tree of its own
+        own = os.path.join(wd.path, "own")
+        copy_sources(own)
+        git(own, "init", "-q")
+        git(own, "add", "-A")
+        git(own, "commit", "-q", "-m", "the sources")
+        want = git(own, "describe", "--always", "--dirty", "--abbrev=9")
+        rev, p = configured_rev(own, os.path.join(wd.path, "b-own"), env, a.timeout)
+        problems += p
+        if rev is not None and (rev != want or not want):
+            problems.append("a work tree of its own records git %r, not %r" % (rev, want))
+        notes.append("its own work tree: %s" % rev)
+        if problems:
+            wd.failed = True
+            return False, "FAIL:\n  " + "\n  ".join(problems)
+        return True, "OK " + "; ".join(notes)
+
+
+def check_make_clean(a):
+    if shutil.which("make") is None:
+        return True, "SKIP: make not installed"
+    build = "inspector-clean-probe"  # a BUILD name no other path contains
+
+    def dry(target):
+        r = run(["make", "-n", "-C", REPO, target, "BUILD=" + build], timeout=60)
+        return r.returncode, r.stdout
+
+    with open(os.path.join(REPO, "Makefile")) as f:
+        phony = re.search(r"^\.PHONY:(.*)$", f.read(), re.M).group(1).split()
+    made = {}  # folder -> the target that makes it
+    for t in phony:
+        if t == "clean":
+            continue
+        rc, out = dry(t)
+        for tok in re.findall(r"(?:-B\s+|\s)((?:%s|build)(?:-[\w]+)?)(?=\s|$)" % build, out):
+            made.setdefault(tok, t)
+    rc, out = dry("clean")
+    removed = set(out.split())
+    problems = ["`make %s` makes %s/, which `make clean` leaves (%s)" % (t, d, out.strip())
+                for d, t in sorted(made.items()) if d not in removed]
+    if "build-pkg" not in made:
+        problems.append("no target seems to make build-pkg/: %s" % sorted(made))
+    if problems:
+        return False, "FAIL:\n  " + "\n  ".join(problems)
+    return True, "OK: %s" % ", ".join("%s (%s)" % (d, t) for d, t in sorted(made.items()))
 
 
 def cases():
     out = []
     for name, fn in (("deb.control", check_control), ("deb.layout", check_layout),
-                     ("deb.run", check_run), ("tgz.layout", check_tgz)):
+                     ("deb.run", check_run), ("deb.links", check_links), ("deb.man", check_man),
+                     ("tgz.layout", check_tgz)):
         out.append(Case("package." + name, with_packages(fn), labels=["package"], timeout=240))
+    out.append(Case("package.git_rev", check_git_rev, labels=["package"], timeout=120))
+    out.append(Case("package.make_clean", check_make_clean, labels=["package"], timeout=60))
     return out
 
 

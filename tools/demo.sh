@@ -5,8 +5,44 @@
 # 16-rank job on 4 nodes with a late rank and a slow link planted, prints one record and the
 # report, and leaves everything in demo-output/. Under 30 s on 2 cores once built.
 #   tools/demo.sh [BUILD_DIR]      (default build; JOBS=N for the build's parallelism)
+#   tools/demo.sh --help | --version
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+
+usage() {
+  cat <<EOF
+usage: tools/demo.sh [BUILD_DIR]     (make demo)
+       tools/demo.sh --help | --version
+
+What Inspector writes and what inspector-report makes of it, on any machine, with no GPU:
+builds the plugin, inspector-replay and inspector-report in BUILD_DIR (default: build, under
+the source tree when relative), replays NCCL traffic recorded on 2 x H200 and a synthetic
+16-rank job on 4 nodes with a late rank and a slow link planted, prints one record and the
+report, and leaves the logs, an HTML page and a timeline in demo-output/.
+  -h, --help   this text
+  --version    the version and git revision the build records (as the plugin's)
+environment: JOBS=N  the build's parallelism (default: every online CPU)
+EOF
+}
+# The version as the build sets it: project() of CMakeLists.txt, and the git revision by the
+# build's own rule (cmake/git_rev.cmake: this tree's commit, never an enclosing checkout's).
+version() {
+  local v rev=unknown
+  v=$(sed -n 's/^project(inspector VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+  if command -v cmake >/dev/null; then
+    rev=$(cmake -DINS_GIT_REV_SOURCE_DIR="$root" -P "$root/cmake/git_rev.cmake" 2>/dev/null) || rev=unknown
+  fi
+  echo "demo.sh ${v:-unknown} (git ${rev:-unknown})"
+}
+case ${1:-} in
+  -h | --help) usage; exit 0 ;;
+  --version) version; exit 0 ;;
+  -*) echo "tools/demo.sh: unknown option '$1' (--help: usage)" >&2; exit 2 ;;
+esac
+if [ $# -gt 1 ]; then
+  echo "tools/demo.sh: one BUILD_DIR at most, got $# arguments (--help: usage)" >&2
+  exit 2
+fi
 build=${1:-build}
 case $build in /*) bdir=$build ;; *) bdir=$root/$build ;; esac
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -89,6 +125,12 @@ echo
 echo "What to try next:"
 echo "  your own job:  NCCL_PROFILER_PLUGIN=$plugin NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR=logs/\$SLURM_JOB_ID torchrun ...  (Slurm, Kubernetes: docs/deploy.md)"
 echo "  the HTML page: open $(show "$out/report.html") in a browser: busbw by size, per-rank lateness, links, bandwidth over time"
-echo "  Prometheus:    NCCL_INSPECTOR_PROM_DUMP=1 NCCL_INSPECTOR_DUMP_DIR=<node exporter textfile dir>, with sampling for always-on (docs/reference.md: Prometheus output, Sampled timing)"
+echo "  Prometheus:    NCCL_INSPECTOR_PROM_DUMP=1 NCCL_INSPECTOR_DUMP_DIR=<node exporter textfile dir>: .prom files written every 30 s"
+echo "                 (the least interval) while a job runs and removed when it ends, so that a finished job is never"
+echo "                 served: a job shorter than 30 s leaves none. To watch them appear (a 40 s paced job):"
+echo "                 mkdir -p /tmp/prom && NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_PROM_DUMP=1 NCCL_INSPECTOR_DUMP_DIR=/tmp/prom \\"
+echo "                   $(show "$bin")/inspector-replay --quiet --plugin $(show "$plugin") --synthetic --ranks 2 --colls AllReduce \\"
+echo "                   --sizes 1M:1M --iters 20 --pace-us 1000000 & sleep 32; cat /tmp/prom/*.prom"
+echo "                 (docs/reference.md: Prometheus output; Sampled timing for always-on use)"
 echo "  OTLP:          NCCL_INSPECTOR_OTLP_EXPORT=1 OTEL_EXPORTER_OTLP_ENDPOINT=http://<collector>:4318 (docs/reference.md: OTLP output)"
 echo "(the demo took $(since "$t0"))"

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Install the build and test dependencies if they are missing (Debian/Ubuntu).
 # The plugin itself needs only a C compiler, CMake and libc; the replay and
-# report tools need zlib and jansson; the tests need python3, and with the
-# argument `test` also Prometheus and its node exporter (the end-to-end test of
-# Prometheus mode runs the real programs) and clang with libFuzzer for `make fuzz`
+# report tools need zlib and jansson; the tests need python3. With the argument
+# `test` (make test, the quick tier) also protoc and python3-yaml (small: OTLP bodies are
+# decoded against the official schema, the Kubernetes example parsed); with `check`
+# (make check, what CI runs) besides Prometheus and its node exporter (the end-to-end test
+# of Prometheus mode runs the real programs), clang with libFuzzer for `make fuzz`
 # (Debian's clang only recommends libclang-rt-dev, which holds libFuzzer) and Chromium (the
-# report's HTML page is rendered in it), with
-# `bench` valgrind (callgrind counts the benchmark's instructions per callback).
+# report's HTML page is rendered in it): the tests that need those skip, saying so, where
+# they are missing. With `bench` valgrind (callgrind counts the benchmark's instructions per
+# callback).
 set -euo pipefail
 missing=()
 command -v cmake >/dev/null || missing+=(cmake)
@@ -19,15 +22,19 @@ if command -v pkg-config >/dev/null; then
 else
   missing+=(zlib1g-dev libjansson-dev)
 fi
-if [ "${1:-}" = test ]; then
-  command -v prometheus >/dev/null || missing+=(prometheus)
-  command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
-  # the report's HTML page is checked in headless Chromium (report_views:views.chromium)
-  command -v chromium >/dev/null || missing+=(chromium fonts-dejavu-core)
+if [ "${1:-}" = test ] || [ "${1:-}" = check ]; then
   # OTLP request bodies are decoded against the official schema (tests/test_otlp.py)
   command -v protoc >/dev/null || missing+=(protobuf-compiler)
   # the Kubernetes example is parsed as YAML (tests/test_examples.py)
   python3 -c 'import yaml' 2>/dev/null || missing+=(python3-yaml)
+  # the man pages are rendered, warnings checked (tests/test_cli.py, tests/test_package.py)
+  command -v groff >/dev/null || missing+=(groff-base)
+fi
+if [ "${1:-}" = check ]; then
+  command -v prometheus >/dev/null || missing+=(prometheus)
+  command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
+  # the report's HTML page is checked in headless Chromium (report_views:views.chromium)
+  command -v chromium >/dev/null || missing+=(chromium fonts-dejavu-core)
   # clang prints the bare name back when it has no such file
   if ! command -v clang >/dev/null; then
     missing+=(clang libclang-rt-dev)

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/env.h"
 #include "core/log.h"
 #include "core/sampler.h"
 #include "core/utf8.h"
@@ -25,9 +26,13 @@
 int ins_parse_bool(const char *s, bool *out) {
   static const char *yes[] = {"1", "true", "yes", "on"};
   static const char *no[] = {"0", "false", "no", "off"};
+  /* blanks around the value are not part of it (' 1' from a quoted shell line) */
+  while (isspace((unsigned char)*s)) s++;
+  size_t n = strlen(s);
+  while (n && isspace((unsigned char)s[n - 1])) n--;
   for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
-    if (!strcasecmp(s, yes[i])) { *out = true; return 0; }
-    if (!strcasecmp(s, no[i])) { *out = false; return 0; }
+    if (n == strlen(yes[i]) && !strncasecmp(s, yes[i], n)) { *out = true; return 0; }
+    if (n == strlen(no[i]) && !strncasecmp(s, no[i], n)) { *out = false; return 0; }
   }
   return -1;
 }
@@ -133,6 +138,7 @@ static void sample_config(struct ins_config *cfg) {
 
 void ins_config_load(struct ins_config *cfg) {
   memset(cfg, 0, sizeof *cfg);
+  ins_env_check(environ); /* a misspelled setting gets a warning, not silence */
   env_bool("NCCL_INSPECTOR_ENABLE", false, &cfg->enable);
   env_bool("NCCL_INSPECTOR_ENABLE_P2P", true, &cfg->enable_p2p);
   env_bool("NCCL_INSPECTOR_DUMP_THREAD_ENABLE", true, &cfg->dump_thread_enable);

@@ -249,6 +249,43 @@ static uint64_t untimed_now(const struct ins_comm *c, int kind, int reason) {
   return reason == INS_UNTIMED_UNVERIFIED ? n + dc->judge.unverified[kind] : n;
 }
 
+/* Records dropped, said once per process when it first happens, with its likely cause
+ * (the dump thread's state decides which); each communicator's total at its finalize
+ * and the process's at exit (dropped_said), so the first count is not the last word. */
+static atomic_ullong g_dropped_final; /* the finalized communicators' drops */
+
+static void say_dropping(const struct ins_comm *c, const struct ins_sink_counts *k) {
+  if (g_cfg->dump_thread_enable)
+    ins_warn_once(&g_warned_drop,
+                  "communicator 0x%llx rank %d is dropping records (%llu collective and %llu P2P so "
+                  "far): its ring filled before the dump thread emptied it (a busy CPU, or bursts "
+                  "of ops larger than the ring), or too many ops were in flight. Counts are in "
+                  "dump_stats; totals at finalize and exit. Raise NCCL_INSPECTOR_DUMP_COLL_RING_SIZE "
+                  "/ NCCL_INSPECTOR_DUMP_P2P_RING_SIZE, or shorten "
+                  "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS",
+                  (unsigned long long)c->id, c->rank, (unsigned long long)k->dropped_total[0],
+                  (unsigned long long)k->dropped_total[1]);
+  else
+    ins_warn_once(&g_warned_drop,
+                  "communicator 0x%llx rank %d is dropping records (%llu collective and %llu P2P so "
+                  "far): the dump thread is off (NCCL_INSPECTOR_DUMP_THREAD_ENABLE=0), so records "
+                  "wait in the ring until the finalize, and it filled. Counts are in dump_stats; "
+                  "totals at finalize and exit. Enable the dump thread, or raise "
+                  "NCCL_INSPECTOR_DUMP_COLL_RING_SIZE / NCCL_INSPECTOR_DUMP_P2P_RING_SIZE",
+                  (unsigned long long)c->id, c->rank, (unsigned long long)k->dropped_total[0],
+                  (unsigned long long)k->dropped_total[1]);
+}
+
+/* A communicator's drops at its finalize (or at exit): its total, logged; the process's
+ * total kept for exit. */
+static void dropped_final(const struct ins_comm *c) {
+  unsigned long long coll = atomic_load(&c->dropped[0]), p2p = atomic_load(&c->dropped[1]);
+  if (!coll && !p2p) return;
+  atomic_fetch_add(&g_dropped_final, coll + p2p);
+  ins_info("communicator 0x%llx rank %d dropped %llu collective and %llu P2P records in all",
+           (unsigned long long)c->id, c->rank, coll, p2p);
+}
+
 /* What the context wrote, dropped and could not time, to the sinks when something changed. */
 static void report_counts(struct ins_comm *c, struct drainer *d) {
   struct drain_comm *dc = c->ext_drain;
@@ -288,14 +325,7 @@ static void report_counts(struct ins_comm *c, struct drainer *d) {
       memcpy(dc->told_unreported, k.unreported_total, sizeof dc->told_unreported);
     }
   }
-  if (k.dropped_since[0] || k.dropped_since[1])
-    ins_warn_once(&g_warned_drop,
-                  "communicator 0x%llx rank %d dropped %llu collective and %llu P2P records "
-                  "(ring full or too many ops in flight); counts are in dump_stats. Raise "
-                  "NCCL_INSPECTOR_DUMP_COLL_RING_SIZE / NCCL_INSPECTOR_DUMP_P2P_RING_SIZE or "
-                  "enable the dump thread",
-                  (unsigned long long)c->id, c->rank, (unsigned long long)k.dropped_since[0],
-                  (unsigned long long)k.dropped_since[1]);
+  if (k.dropped_since[0] || k.dropped_since[1]) say_dropping(c, &k);
   if (atomic_load_explicit(&c->bad_channel, memory_order_relaxed))
     ins_warn_once(&g_warned_channel,
                   "kernel events with channel ids of 64 or more were ignored (communicator 0x%llx)",
@@ -542,6 +572,7 @@ void ins_dump_comm_final(struct ins_comm *c) {
   pthread_rwlock_rdlock(&g_gate);
   drain_now(c, true);
   say_untimed(c);
+  dropped_final(c);
   for (int i = 0; i < g_nsinks; i++) g_sinks[i]->detach(c, c->ext_sink[i]);
   struct drain_comm *dc = c->ext_drain;
   ins_judge_free(&dc->judge);
@@ -576,6 +607,14 @@ void ins_dump_shutdown(void) {
   drainer_free(&g_thread_drainer);
   for (int i = 0; i < g_nsinks; i++) g_sinks[i]->shutdown();
   pthread_rwlock_unlock(&g_gate);
+  unsigned long long dropped = atomic_load(&g_dropped_final);
+  ins_registry_lock();
+  for (struct ins_comm *c = ins_registry_first(); c; c = c->next)
+    if (!c->foreign) dropped += atomic_load(&c->dropped[0]) + atomic_load(&c->dropped[1]);
+  ins_registry_unlock();
+  if (dropped)
+    ins_warn("%llu records were dropped in all (the first warning said why; each communicator's "
+             "count is in its dump_stats)", dropped);
   unsigned long long lost = ins_writer_unwritten();
   if (lost)
     ins_warn("%llu records could not be written to %s (see the earlier warning)", lost,

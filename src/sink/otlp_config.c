@@ -27,7 +27,8 @@
 #include "core/log.h"
 #include "sink/otlp_http.h"
 
-#define DEFAULT_BASE "http://localhost:4318"
+#define OTLP_HTTP_PORT "4318" /* OTLP/HTTP's default port (the OTLP specification) */
+#define DEFAULT_BASE "http://localhost:" OTLP_HTTP_PORT
 #define METRICS_PATH "/v1/metrics"
 #define DEFAULT_TIMEOUT_MS 10000
 #define DEFAULT_INTERVAL_MS 10000
@@ -120,9 +121,34 @@ static bool is_scheme_ok(const char *url) {
   return !strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8);
 }
 
+/*
+ * An endpoint whose port is empty ("http://collector:/", "http://collector:") gets OTLP's port,
+ * 4318, with a warning naming the variable: RFC 3986 would read it as the scheme's default (80,
+ * 443), where no collector listens unless told to, so the exporter would fail quietly at every
+ * export; an empty port is a port left out, and the one the SDKs default to is 4318. Returns
+ * url, or the URL with the port in fixed (cap bytes); a URL too long for fixed is returned as
+ * it is, and refused as too long by the caller.
+ */
+static const char *empty_port(const char *name, const char *url, char *fixed, size_t cap) {
+  if (!is_scheme_ok(url)) return url;
+  const char *a = strstr(url, "://") + 3;
+  size_t alen = strcspn(a, "/?#");
+  size_t len = strlen(url);
+  if (!alen || a[alen - 1] != ':' || len + sizeof OTLP_HTTP_PORT > cap) return url;
+  size_t head = (size_t)(a + alen - url);
+  snprintf(fixed, cap, "%.*s" OTLP_HTTP_PORT "%s", (int)head, url, a + alen);
+  char shown[INS_OTLP_URL_SHOWN], used[INS_OTLP_URL_SHOWN];
+  ins_warn("%s='%s' has an empty port; using port " OTLP_HTTP_PORT " (OTLP/HTTP's default, not the "
+           "scheme's %s): '%s'", name, ins_otlp_url_redact(url, shown, sizeof shown),
+           url[4] == 's' || url[4] == 'S' ? "443" : "80", ins_otlp_url_redact(fixed, used, sizeof used));
+  return fixed;
+}
+
 static void endpoint(struct ins_otlp_config *c) {
+  char fixed[sizeof c->ep.url + sizeof OTLP_HTTP_PORT];
   const char *url = getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
   if (url && *url) {
+    url = empty_port("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", url, fixed, sizeof fixed);
     if (is_scheme_ok(url) && strlen(url) < sizeof c->ep.url) {
       snprintf(c->ep.url, sizeof c->ep.url, "%s", url);
       return;
@@ -135,6 +161,7 @@ static void endpoint(struct ins_otlp_config *c) {
   }
   const char *base = getenv("OTEL_EXPORTER_OTLP_ENDPOINT");
   if (!base || !*base) base = DEFAULT_BASE;
+  base = empty_port("OTEL_EXPORTER_OTLP_ENDPOINT", base, fixed, sizeof fixed);
   if (!is_scheme_ok(base) || strlen(base) + sizeof METRICS_PATH >= sizeof c->ep.url) {
     char shown[INS_OTLP_URL_SHOWN];
     ins_warn("OTEL_EXPORTER_OTLP_ENDPOINT='%s' is not an http:// or https:// URL (or is too long); "

@@ -1666,6 +1666,55 @@ static void case_base_endpoint_with_query(void) {
   CHECK_EQ_U(count_all_msgs(), 0);
 }
 
+/* An endpoint with an empty port ("http://collector:/") is sent to OTLP/HTTP's port 4318, not
+ * to the scheme's default (80, 443) where no collector listens, with one warning that names the
+ * variable, the port used and the URL (redacted); a port that is given stays as it is. */
+static void case_endpoint_empty_port(void) {
+  static const struct {
+    const char *var, *value, *url, *scheme_port;
+  } k[] = {
+      {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:/", "http://collector:4318/v1/metrics", "80"},
+      {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:", "http://collector:4318/v1/metrics", "80"},
+      {"OTEL_EXPORTER_OTLP_ENDPOINT", "https://[::1]:/otlp", "https://[::1]:4318/otlp/v1/metrics", "443"},
+      {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://collector:/otlp/v1/metrics",
+       "http://collector:4318/otlp/v1/metrics", "80"},
+  };
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+    int before = count_all_msgs();
+    setenv(k[i].var, k[i].value, 1);
+    struct ins_otlp_config c;
+    ins_otlp_config_load(&c);
+    unsetenv(k[i].var);
+    CHECK_STR(c.ep.url, k[i].url);
+    struct ins_otlp_url u;
+    char why[128] = "";
+    CHECK(ins_otlp_url_parse(&u, c.ep.url, why, sizeof why) == 0);
+    CHECK_STR(u.port, "4318");
+    ins_otlp_config_free(&c);
+    CHECK_EQ_U(count_all_msgs() - before, 1);
+    char named[160], scheme[64];
+    snprintf(named, sizeof named, "%s='%s' has an empty port", k[i].var, k[i].value);
+    snprintf(scheme, sizeof scheme, "not the scheme's %s", k[i].scheme_port);
+    CHECK_EQ_U(count_msgs(named, "using port 4318", scheme, NULL), 1);
+  }
+  /* credentials in the URL stay out of the warning; a given port is kept, without a word */
+  setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://user:SECRET@collector:/?token=TOKEN", 1);
+  struct ins_otlp_config c;
+  ins_otlp_config_load(&c);
+  CHECK_STR(c.ep.url, "http://user:SECRET@collector:4318/v1/metrics?token=TOKEN");
+  ins_otlp_config_free(&c);
+  CHECK_EQ_U(count_msgs("'http://***@collector:/?token=***' has an empty port",
+                        "'http://***@collector:4318/?token=***'", NULL), 1);
+  CHECK_EQ_U(count_msgs("SECRET", NULL) + count_msgs("TOKEN", NULL), 0);
+  int before = count_all_msgs();
+  setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:80/", 1);
+  ins_otlp_config_load(&c);
+  unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+  CHECK_STR(c.ep.url, "http://collector:80/v1/metrics");
+  ins_otlp_config_free(&c);
+  CHECK_EQ_U(count_all_msgs() - before, 0);
+}
+
 /* Headers the exporter writes itself are dropped from OTEL_EXPORTER_OTLP_HEADERS with
  * one warning that names them and shows no value; the others are kept as given. */
 static void case_reserved_headers_dropped(void) {
@@ -1782,6 +1831,7 @@ static const struct test_case k_cases[] = {
     {"endpoint_warnings_redacted", case_endpoint_warnings_redacted, false},
     {"reserved_headers_dropped", case_reserved_headers_dropped, false},
     {"base_endpoint_with_query", case_base_endpoint_with_query, false},
+    {"endpoint_empty_port", case_endpoint_empty_port, false},
     {"lookup_is_bounded", case_lookup_is_bounded, false},
     {"endless_interim_answers", case_endless_interim_answers, false},
     {"endless_answer_body", case_endless_answer_body, false},

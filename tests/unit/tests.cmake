@@ -62,6 +62,20 @@ if(TARGET inspector-report)
   set_tests_properties(unit_report_scan PROPERTIES TIMEOUT 120 LABELS "unit")
 endif()
 
+# inspector-report's per-thread tables (tools/report/acc.c): a few probes per line whatever the
+# traffic's shape (all-pairs P2P, one peer, many sizes, communicators, processes), counted, not timed
+if(TARGET inspector-report)
+  set(_rpt ${PROJECT_SOURCE_DIR}/tools/report)
+  add_executable(inspector-unit-report_acc_probes ${CMAKE_CURRENT_LIST_DIR}/test_report_acc_probes.c
+                 ${_rpt}/acc.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c ${_rpt}/job.c
+                 ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
+  target_include_directories(inspector-unit-report_acc_probes PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-report_acc_probes PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-report_acc_probes PRIVATE PkgConfig::JANSSON Threads::Threads m)
+  add_test(NAME unit_report_acc_probes COMMAND inspector-unit-report_acc_probes)
+  set_tests_properties(unit_report_acc_probes PROPERTIES TIMEOUT 60 LABELS "unit;report")
+endif()
+
 # inspector-report's HTML page and Perfetto trace (tools/report/out_html.c, out_trace.c) written
 # from a job built by hand: the trace read back by a strict JSON parser, log strings escaped
 if(TARGET inspector-report)
@@ -116,6 +130,7 @@ if(TARGET inspector_core)
   # hardening: hostile answers, the bounded name lookup, credentials in messages, reserved headers
   list(APPEND _otlp_rules interim_answers_bounded url_redact endpoint_warnings_redacted
        reserved_headers_dropped base_endpoint_with_query lookup_is_bounded)
+  list(APPEND _otlp_rules endpoint_empty_port) # an empty port is OTLP's 4318, with a warning
   list(APPEND _otlp_delivery endless_interim_answers endless_answer_body answer_ready_past_deadline
        lookup_through_libanl lookup_fallback reserved_headers_not_sent)
   if(NOT Python3_EXECUTABLE)

@@ -1,0 +1,148 @@
+/*
+ * env.c - a misspelled setting is not silent (see env.h).
+ *
+ * getenv() of the right name never sees NCCL_INSPECTOR_ENABLED=1 or
+ * NCCL_INSPECTOR_PROM_DUMPS=1: the job runs without what the user asked for, and
+ * nothing says why. So the whole environment is scanned once, at process init, for
+ * names that look like ours. The lists here are the one place the plugin's setting
+ * names are listed together; tests/test_env_names.py keeps them equal to the names the
+ * sources actually read.
+ */
+#include "core/env.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/log.h"
+
+const char *const ins_env_inspector_names[] = {
+    "NCCL_INSPECTOR_ENABLE",
+    "NCCL_INSPECTOR_ENABLE_P2P",
+    "NCCL_INSPECTOR_DUMP_DIR",
+    "NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES",
+    "NCCL_INSPECTOR_DUMP_THREAD_ENABLE",
+    "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS",
+    "NCCL_INSPECTOR_DUMP_VERBOSE",
+    "NCCL_INSPECTOR_DUMP_UNVERIFIED",
+    "NCCL_INSPECTOR_DUMP_COLL_RING_SIZE",
+    "NCCL_INSPECTOR_DUMP_P2P_RING_SIZE",
+    "NCCL_INSPECTOR_RING_MEMORY_MAX_MB",
+    "NCCL_INSPECTOR_JSON_DUMP",
+    "NCCL_INSPECTOR_PROM_DUMP",
+    "NCCL_INSPECTOR_PROM_DUMP_STATS",
+    "NCCL_INSPECTOR_OTLP_EXPORT",
+    "NCCL_INSPECTOR_OTEL_EXPORT",
+    "NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING",
+    "NCCL_INSPECTOR_SAMPLE_WINDOW_MS",
+    "NCCL_INSPECTOR_SAMPLE_PERIOD_MS",
+    "NCCL_INSPECTOR_SAMPLE_GROUPS",
+    "NCCL_INSPECTOR_SAMPLE_GROUPS_BURST",
+    "NCCL_INSPECTOR_TRACE_DIR",
+    "NCCL_INSPECTOR_CLUSTER",
+    NULL,
+};
+
+const char *const ins_env_otel_names[] = {
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_TIMEOUT",
+    "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT",
+    "OTEL_EXPORTER_OTLP_COMPRESSION",
+    "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION",
+    "OTEL_METRIC_EXPORT_INTERVAL",
+    "OTEL_RESOURCE_ATTRIBUTES",
+    "OTEL_SERVICE_NAME",
+    NULL,
+};
+
+/* Names of the OpenTelemetry specification that other SDKs read and we do not: never
+ * taken for a misspelling of ours, however close they come. */
+static const char *const k_otel_foreign[] = {
+    "OTEL_METRIC_EXPORT_TIMEOUT", "OTEL_METRICS_EXPORTER", "OTEL_TRACES_EXPORTER",
+    "OTEL_LOGS_EXPORTER", "OTEL_SDK_DISABLED", "OTEL_LOG_LEVEL", "OTEL_PROPAGATORS",
+    NULL,
+};
+
+#define NAME_MAX_LEN 128
+
+size_t ins_env_distance(const char *a, const char *b, size_t cap) {
+  size_t n = strlen(a), m = strlen(b);
+  if (n > NAME_MAX_LEN || m > NAME_MAX_LEN) return cap + 1;
+  if ((n > m ? n - m : m - n) > cap) return cap + 1;
+  /* three rows of the optimal-string-alignment table */
+  size_t rows[3][NAME_MAX_LEN + 1];
+  size_t *pp = rows[0], *prev = rows[1], *cur = rows[2];
+  for (size_t j = 0; j <= m; j++) prev[j] = j;
+  for (size_t i = 1; i <= n; i++) {
+    cur[0] = i;
+    size_t best = cur[0];
+    for (size_t j = 1; j <= m; j++) {
+      size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+      size_t d = sub < del ? sub : del;
+      if (ins < d) d = ins;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && pp[j - 2] + 1 < d)
+        d = pp[j - 2] + 1;
+      cur[j] = d;
+      if (d < best) best = d;
+    }
+    if (best > cap) return cap + 1; /* every path is over already */
+    size_t *t = pp;
+    pp = prev, prev = cur, cur = t;
+  }
+  return prev[m] <= cap ? prev[m] : cap + 1;
+}
+
+static bool in_list(const char *name, size_t len, const char *const *list) {
+  for (; *list; list++)
+    if (strlen(*list) == len && !strncmp(*list, name, len)) return true;
+  return false;
+}
+
+/* The closest name of list to name (its first len bytes), and its distance. */
+static const char *closest(const char *name, size_t len, const char *const *list, size_t *dist) {
+  char buf[NAME_MAX_LEN + 1];
+  if (len > NAME_MAX_LEN) len = NAME_MAX_LEN;
+  memcpy(buf, name, len);
+  buf[len] = 0;
+  const char *best = NULL;
+  *dist = SIZE_MAX;
+  for (; *list; list++) {
+    size_t d = ins_env_distance(buf, *list, NAME_MAX_LEN);
+    if (d < *dist) *dist = d, best = *list;
+  }
+  return best;
+}
+
+int ins_env_check(char *const *envp) {
+  static const char ins[] = "NCCL_INSPECTOR_", otel[] = "OTEL_";
+  int unknown = 0;
+  for (; envp && *envp; envp++) {
+    const char *e = *envp, *eq = strchr(e, '=');
+    size_t len = eq ? (size_t)(eq - e) : strlen(e);
+    const char *hint;
+    size_t d;
+    if (len > strlen(ins) - 1 && !strncmp(e, ins, strlen(ins))) {
+      if (in_list(e, len, ins_env_inspector_names)) continue;
+      hint = closest(e, len, ins_env_inspector_names, &d);
+    } else if (len > strlen(otel) && !strncmp(e, otel, strlen(otel))) {
+      if (in_list(e, len, ins_env_otel_names) || in_list(e, len, k_otel_foreign)) continue;
+      hint = closest(e, len, ins_env_otel_names, &d);
+      if (d > 2) continue; /* another SDK's setting */
+    } else {
+      continue;
+    }
+    if (++unknown <= INS_ENV_MAX_WARNINGS)
+      ins_warn("%.*s is not a setting Inspector knows, and is ignored: did you mean %s? "
+               "(docs/reference.md lists them)", (int)(len > NAME_MAX_LEN ? NAME_MAX_LEN : len), e, hint);
+  }
+  if (unknown > INS_ENV_MAX_WARNINGS)
+    ins_warn("%d more environment variables named like Inspector's settings are not settings it "
+             "knows, and are ignored", unknown - INS_ENV_MAX_WARNINGS);
+  return unknown;
+}
