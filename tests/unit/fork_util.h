@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "abi/profiler_abi.h"
+#include "asan_fork.h"
 #include "check.h"
 
 extern struct prof_table_v5 ncclProfiler_v5;

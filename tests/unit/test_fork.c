@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "abi/profiler_abi.h"
+#include "asan_fork.h"
 #include "check.h"
 
 extern struct prof_table_v5 ncclProfiler_v5;
@@ -57,6 +58,7 @@ int main(void) {
   ncclProfiler_v5.stopEvent(ch);
   ncclProfiler_v5.stopEvent(op);
 
+  af_settle_threads();
   pid_t pid = fork();
   if (pid == 0) exit(0); /* runs the plugin's exit handler in the child */
   int status = -1, waited_ms = 0;

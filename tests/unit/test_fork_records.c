@@ -50,6 +50,7 @@ static int case_inherited(const char *dir) {
   CHECK_EQ_U(fu_records(dir, getpid(), 0), 0); /* nothing written before the forks */
   pid_t kids[KIDS];
   for (int i = 0; i < KIDS; i++) {
+    af_settle_threads();
     fflush(NULL);
     kids[i] = fork();
     if (kids[i] == 0) kid(dir, i, a, b);
