@@ -1,7 +1,12 @@
 /*
  * comm.c - creation and destruction of communicator contexts, and the
  * registry (a mutex-protected list) the dump thread walks; in a forked
- * child, the inherited contexts marked foreign.
+ * child, the inherited contexts marked foreign; the process's ring segments
+ * (core/seg.h) set up at the first context and unmapped at unload.
+ *
+ * What a context costs (docs/reference.md, Memory): its struct (the in-flight
+ * table is most of it) and its rings' slot tables at init; its op pool from
+ * its first op; segments while records wait in its rings.
  */
 #include "core/comm.h"
 
@@ -11,10 +16,12 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/seg.h"
 #include "core/utf8.h"
 
 static pthread_mutex_t g_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ins_comm *g_registry;
+static atomic_int g_contexts; /* created and not destroyed, in the registry or not */
 
 struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, const char *name,
                                  int nnodes, int nranks, int rank) {
@@ -32,10 +39,17 @@ struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, cons
   c->min_bytes = cfg->min_size_bytes;
   ins_pool_init(&c->pool);
   pthread_mutex_init(&c->drain_lock, NULL);
-  if (ins_pool_prefill(&c->pool)) goto fail;
+  atomic_fetch_add(&g_contexts, 1);
+  /* the first context reserves the process's ring memory (failing, it warns once: the
+   * records are then dropped and counted, the job goes on); 0: a config made by hand */
+  ins_seg_setup((size_t)(cfg->ring_memory_max_mb ? cfg->ring_memory_max_mb : INS_SEG_DEFAULT_MAX_MB)
+                << 20);
   if (ins_ring_init(&c->ring[INS_KIND_COLL], cfg->coll_ring_size, INS_RECORD_MAX(c->verbose)) ||
       ins_ring_init(&c->ring[INS_KIND_P2P], cfg->p2p_ring_size, INS_RECORD_MAX(c->verbose)))
     goto fail;
+  /* the pool keeps resident what this context's rings hold full: bursts one context can
+   * hold at all cost no page faults once they were seen */
+  ins_seg_keep_warm((c->ring[0].slot_mask + 1 + c->ring[1].slot_mask + 1) / 2);
   return c;
 fail:
   ins_warn("out of memory creating the context of communicator 0x%llx rank %d: not tracked",
@@ -50,6 +64,18 @@ void ins_comm_destroy(struct ins_comm *c) {
   ins_pool_destroy(&c->pool);
   pthread_mutex_destroy(&c->drain_lock);
   free(c);
+  atomic_fetch_sub(&g_contexts, 1);
+}
+
+size_t ins_comm_memory(struct ins_comm *c) {
+  return sizeof *c + ins_ring_bytes(&c->ring[0]) + ins_ring_bytes(&c->ring[1]) +
+         ins_pool_bytes(&c->pool);
+}
+
+/* Unload (or exit): with no context left, no callback can come, so no ring takes a
+ * segment again: the mapping goes (at exit with contexts alive it stays, as they do). */
+__attribute__((destructor)) static void comm_unload(void) {
+  if (atomic_load(&g_contexts) == 0) ins_seg_release();
 }
 
 void ins_registry_lock(void) { pthread_mutex_lock(&g_registry_lock); }

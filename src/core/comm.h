@@ -4,7 +4,8 @@
  *
  * A context is per rank of a communicator: a process driving two GPUs of
  * one communicator has two. Event callbacks touch only their own context
- * (its pool, rings and atomic counters); the registry lock is taken by
+ * (its pool, rings and atomic counters) and, lock-free, the process's pool of
+ * ring segments (core/seg.h); the registry lock is taken by
  * init, finalize and the dump thread, never by an event callback.
  * A forked child inherits the parent's contexts as foreign (comm.foreign).
  */
@@ -14,6 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/names.h"
@@ -37,7 +39,7 @@ struct ins_comm {
 
   struct ins_pool pool;
   struct ins_ring ring[2];          /* [INS_KIND_COLL], [INS_KIND_P2P] */
-  _Atomic uint64_t dropped[2];      /* ring full or pool exhausted */
+  _Atomic uint64_t dropped[2];      /* ring full, no segment (the process's cap), or pool exhausted */
   /* Ops NCCL reported that left no record, by kind and reason (record.h), as the tracker
    * decided; the judge's (unverified) are counted on the dump side (sink/dump.c). */
   _Atomic uint64_t untimed[2][INS_UNTIMED_REASONS];
@@ -106,6 +108,9 @@ struct ins_config;
 struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, const char *name,
                                  int nnodes, int nranks, int rank);
 void ins_comm_destroy(struct ins_comm *c);
+/* Bytes the context holds now: its struct, its op pool's chunks, its rings' slot tables
+ * and segments (not its sinks' state: sink/). For tests and measurements. */
+size_t ins_comm_memory(struct ins_comm *c);
 
 /* Registry (not used on the hot path). */
 void ins_registry_add(struct ins_comm *c);

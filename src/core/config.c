@@ -18,6 +18,7 @@
 #include "core/env.h"
 #include "core/log.h"
 #include "core/sampler.h"
+#include "core/seg.h"
 #include "core/utf8.h"
 
 #define RING_MIN 2
@@ -152,6 +153,9 @@ void ins_config_load(struct ins_config *cfg) {
   env_bool("NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING", true, &cfg->require_kernel_timing);
   cfg->coll_ring_size = env_ring("NCCL_INSPECTOR_DUMP_COLL_RING_SIZE");
   cfg->p2p_ring_size = env_ring("NCCL_INSPECTOR_DUMP_P2P_RING_SIZE");
+  long long ring_mb;
+  env_ll("NCCL_INSPECTOR_RING_MEMORY_MAX_MB", INS_SEG_DEFAULT_MAX_MB, 1, 65536, &ring_mb);
+  cfg->ring_memory_max_mb = (uint32_t)ring_mb;
   env_bool("NCCL_INSPECTOR_PROM_DUMP", false, &cfg->prom_dump);
   env_bool("NCCL_INSPECTOR_PROM_DUMP_STATS", false, &cfg->prom_dump_stats);
   bool otlp = false, otel = false;
@@ -220,11 +224,11 @@ void ins_config_describe(const struct ins_config *cfg, char *buf, int len) {
   snprintf(buf, (size_t)len,
            "ENABLE_P2P=%d DUMP_THREAD_ENABLE=%d DUMP_THREAD_INTERVAL_MICROSECONDS=%lld "
            "DUMP_VERBOSE=%d DUMP_MIN_SIZE_BYTES=%llu REQUIRE_KERNEL_TIMING=%d "
-           "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u PROM_DUMP=%d PROM_DUMP_STATS=%d JSON_DUMP=%d OTLP_EXPORT=%d "
-           "DUMP_DIR=%s%s%s%s%s",
+           "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u RING_MEMORY_MAX_MB=%u PROM_DUMP=%d "
+           "PROM_DUMP_STATS=%d JSON_DUMP=%d OTLP_EXPORT=%d DUMP_DIR=%s%s%s%s%s",
            cfg->enable_p2p, cfg->dump_thread_enable, cfg->interval_us, cfg->verbose,
            (unsigned long long)cfg->min_size_bytes, cfg->require_kernel_timing,
-           cfg->coll_ring_size, cfg->p2p_ring_size, cfg->prom_dump, cfg->prom_dump_stats, cfg->json_dump,
+           cfg->coll_ring_size, cfg->p2p_ring_size, cfg->ring_memory_max_mb, cfg->prom_dump, cfg->prom_dump_stats, cfg->json_dump,
            cfg->otlp_export, cfg->dump_dir,
            cfg->trace_dir[0] ? " TRACE_DIR=" : "", cfg->trace_dir,
            cfg->dump_unverified ? " DUMP_UNVERIFIED=1" : "", sample);

@@ -37,6 +37,8 @@ struct ins_config {
   bool require_kernel_timing; /* NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING (1) */
   uint32_t coll_ring_size;  /* NCCL_INSPECTOR_DUMP_COLL_RING_SIZE (4096), power of two */
   uint32_t p2p_ring_size;   /* NCCL_INSPECTOR_DUMP_P2P_RING_SIZE (4096), power of two */
+  uint32_t ring_memory_max_mb; /* NCCL_INSPECTOR_RING_MEMORY_MAX_MB (1024): what the rings of
+                                  every communicator of the process hold at once (core/seg.h) */
   bool prom_dump;           /* NCCL_INSPECTOR_PROM_DUMP (0) */
   bool prom_dump_stats;     /* NCCL_INSPECTOR_PROM_DUMP_STATS (0) */
   bool otlp_export;         /* NCCL_INSPECTOR_OTLP_EXPORT, or the vendors' NCCL_INSPECTOR_OTEL_EXPORT (0) */

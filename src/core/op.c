@@ -547,7 +547,7 @@ void ins_op_stop(struct ins_op *op) {
 }
 
 void ins_op_finish_all_at_teardown(struct ins_comm *c, uint64_t *incomplete) {
-  uint32_t n = atomic_load(&c->pool.nchunks) * INS_POOL_CHUNK;
+  uint32_t n = ins_pool_used(&c->pool); /* the ops ever handed out */
   for (uint32_t i = 0; i < n; i++) {
     struct ins_op *op = ins_pool_at(&c->pool, i);
     if (op->tag != INS_TAG_OP) continue;

@@ -1,5 +1,5 @@
 /*
- * pool.c - the tagged lock-free free list of ops (see pool.h).
+ * pool.c - the tagged lock-free free list of ops, in doubling chunks (see pool.h).
  */
 #include "core/pool.h"
 
@@ -8,25 +8,34 @@
 #include <string.h>
 
 /* the head's low half is an op's index + 1 (0: empty), the high half a generation */
-_Static_assert((uint64_t)INS_POOL_MAX_CHUNKS * INS_POOL_CHUNK < UINT32_MAX, "an index fits in 32 bits");
+_Static_assert((uint64_t)INS_POOL_FIRST * ((1ull << INS_POOL_MAX_CHUNKS) - 1) < UINT32_MAX,
+               "an index fits in 32 bits");
+_Static_assert((INS_POOL_FIRST & (INS_POOL_FIRST - 1)) == 0, "ins_pool_at: a power of two");
+
+/* The first index of chunk k. */
+static inline uint32_t chunk_first(uint32_t k) { return INS_POOL_FIRST * ((1u << k) - 1); }
 
 void ins_pool_init(struct ins_pool *p) {
   memset(p, 0, sizeof *p);
   atomic_init(&p->head, 0);
-  atomic_init(&p->nchunks, 0);
+  atomic_init(&p->fresh, 0);
+  atomic_init(&p->total, 0);
   pthread_mutex_init(&p->grow_lock, NULL);
 }
 
 void ins_pool_destroy(struct ins_pool *p) {
-  uint32_t n = atomic_load(&p->nchunks);
-  for (uint32_t i = 0; i < n; i++) free(p->chunks[i]);
+  for (uint32_t k = 0; k < p->nchunks; k++)
+    free((void *)(p->base[k] + (uintptr_t)chunk_first(k) * sizeof(struct ins_op)));
   pthread_mutex_destroy(&p->grow_lock);
+}
+
+size_t ins_pool_bytes(struct ins_pool *p) {
+  return (size_t)atomic_load_explicit(&p->total, memory_order_relaxed) * sizeof(struct ins_op);
 }
 
 void ins_pool_put(struct ins_pool *p, struct ins_op *op) {
   /* an op of this pool: its index names its slot, and the free list links by index */
-  assert(op->pool_idx < atomic_load(&p->nchunks) * INS_POOL_CHUNK &&
-         ins_pool_at(p, op->pool_idx) == op);
+  assert(op->pool_idx < atomic_load(&p->fresh) && ins_pool_at(p, op->pool_idx) == op);
   op->tag = INS_TAG_FREE;
   uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
   uint64_t nh;
@@ -37,26 +46,24 @@ void ins_pool_put(struct ins_pool *p, struct ins_op *op) {
                                                   memory_order_relaxed));
 }
 
-/* Add one chunk of ops to the free list. Returns 0 on success. */
-static int grow(struct ins_pool *p) {
+/* Add a chunk, twice the ops of the last (the first: INS_POOL_FIRST). Returns 0 on
+ * success, or when ops became available meanwhile. */
+static __attribute__((noinline)) int grow(struct ins_pool *p) {
   int rc = -1;
   pthread_mutex_lock(&p->grow_lock);
-  if ((uint32_t)atomic_load_explicit(&p->head, memory_order_acquire) != 0) {
+  if ((uint32_t)atomic_load_explicit(&p->head, memory_order_acquire) != 0 ||
+      atomic_load_explicit(&p->fresh, memory_order_relaxed) <
+          atomic_load_explicit(&p->total, memory_order_relaxed)) {
     rc = 0; /* someone else grew it (or ops were returned) meanwhile */
-  } else {
-    uint32_t n = atomic_load_explicit(&p->nchunks, memory_order_relaxed);
-    /* ops are cache-line aligned (struct ins_chan): not calloc's 16 bytes */
-    struct ins_op *chunk =
-        n < INS_POOL_MAX_CHUNKS ? aligned_alloc(_Alignof(struct ins_op), INS_POOL_CHUNK * sizeof *chunk)
-                                : NULL;
+  } else if (p->nchunks < INS_POOL_MAX_CHUNKS) {
+    uint32_t k = p->nchunks, n = INS_POOL_FIRST << k;
+    /* ops are cache-line aligned (struct ins_chan); not cleared: an op is set up when
+     * first handed out (ins_pool_get), so that only the ops used are ever touched */
+    struct ins_op *chunk = aligned_alloc(_Alignof(struct ins_op), (size_t)n * sizeof *chunk);
     if (chunk) {
-      memset(chunk, 0, INS_POOL_CHUNK * sizeof *chunk);
-      p->chunks[n] = chunk;
-      atomic_store_explicit(&p->nchunks, n + 1, memory_order_release);
-      for (uint32_t i = INS_POOL_CHUNK; i-- > 0;) {
-        chunk[i].pool_idx = n * INS_POOL_CHUNK + i;
-        ins_pool_put(p, &chunk[i]);
-      }
+      p->base[k] = (uintptr_t)chunk - (uintptr_t)chunk_first(k) * sizeof *chunk;
+      p->nchunks = k + 1;
+      atomic_store_explicit(&p->total, chunk_first(k) + n, memory_order_release);
       rc = 0;
     }
   }
@@ -64,21 +71,51 @@ static int grow(struct ins_pool *p) {
   return rc;
 }
 
-int ins_pool_prefill(struct ins_pool *p) { return grow(p); }
+/* A free op off the list, or NULL when it is empty. */
+static inline struct ins_op *pop(struct ins_pool *p) {
+  uint64_t h = atomic_load_explicit(&p->head, memory_order_acquire);
+  while ((uint32_t)h != 0) {
+    struct ins_op *op = ins_pool_at(p, (uint32_t)h - 1);
+    uint64_t nh = (((h >> 32) + 1) << 32) | atomic_load_explicit(&op->pool_next, memory_order_relaxed);
+    if (atomic_compare_exchange_weak_explicit(&p->head, &h, nh, memory_order_acquire,
+                                              memory_order_acquire)) {
+      assert(op->tag == INS_TAG_FREE); /* put marks an op free before it is on the list */
+      return op;
+    }
+  }
+  return NULL;
+}
 
-struct ins_op *ins_pool_get(struct ins_pool *p) {
+/* The list is empty: an op never handed out yet, from the chunks or a new one. Out of
+ * line, so that the common path (pop) needs no stack frame. */
+static __attribute__((noinline)) struct ins_op *get_slow(struct ins_pool *p) {
   for (;;) {
-    uint64_t h = atomic_load_explicit(&p->head, memory_order_acquire);
-    while ((uint32_t)h != 0) {
-      struct ins_op *op = ins_pool_at(p, (uint32_t)h - 1);
-      uint64_t nh = (((h >> 32) + 1) << 32) |
-                    atomic_load_explicit(&op->pool_next, memory_order_relaxed);
-      if (atomic_compare_exchange_weak_explicit(&p->head, &h, nh, memory_order_acquire,
-                                                memory_order_acquire)) {
-        assert(op->tag == INS_TAG_FREE); /* put marks an op free before it is on the list */
+    struct ins_op *op = pop(p);
+    if (op) return op;
+    uint32_t i = atomic_load_explicit(&p->fresh, memory_order_relaxed);
+    while (i < atomic_load_explicit(&p->total, memory_order_acquire)) {
+      if (atomic_compare_exchange_weak_explicit(&p->fresh, &i, i + 1, memory_order_release,
+                                                memory_order_relaxed)) {
+        op = ins_pool_at(p, i);
+        op->pool_idx = i;
+        op->tag = INS_TAG_FREE;
         return op;
       }
     }
     if (grow(p) != 0) return NULL;
   }
+}
+
+struct ins_op *ins_pool_get(struct ins_pool *p) {
+  uint64_t h = atomic_load_explicit(&p->head, memory_order_acquire);
+  while (__builtin_expect((uint32_t)h != 0, 1)) {
+    struct ins_op *op = ins_pool_at(p, (uint32_t)h - 1);
+    uint64_t nh = (((h >> 32) + 1) << 32) | atomic_load_explicit(&op->pool_next, memory_order_relaxed);
+    if (atomic_compare_exchange_weak_explicit(&p->head, &h, nh, memory_order_acquire,
+                                              memory_order_acquire)) {
+      assert(op->tag == INS_TAG_FREE); /* put marks an op free before it is on the list */
+      return op;
+    }
+  }
+  return get_slow(p);
 }

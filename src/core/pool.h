@@ -5,40 +5,54 @@
  * thread, so the free list is a lock-free stack of indices whose head
  * carries a generation tag (no ABA). Memory comes in chunks that live until
  * the communicator is destroyed: a stale index always points at valid
- * memory. The first chunk is allocated with the communicator; growing
- * (more than INS_POOL_CHUNK ops in flight at once) takes a per-pool mutex,
- * once per chunk, never per event.
+ * memory. Chunks double: the first holds INS_POOL_FIRST ops, chunk k
+ * INS_POOL_FIRST << k, so a pool holds at most twice the ops that were ever in
+ * flight at once, and a dozen chunk addresses find any of 65,528 ops. Nothing
+ * is allocated until the communicator's first op; growing (all ops in flight)
+ * takes a per-pool mutex, once per chunk, never per event. An op is first
+ * touched when it is first handed out (`fresh`), so a chunk's pages become
+ * resident as ops are used, not when it is allocated.
  */
 #ifndef INS_POOL_H
 #define INS_POOL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/op.h"
 
-#define INS_POOL_CHUNK 32
-#define INS_POOL_MAX_CHUNKS 2048 /* 65536 ops in flight per communicator */
+#define INS_POOL_FIRST 8        /* ops in the first chunk (33 KiB); a power of two */
+#define INS_POOL_MAX_CHUNKS 13  /* INS_POOL_FIRST * (2^13 - 1) = 65,528 ops in flight at most */
 
 struct ins_pool {
-  _Atomic uint64_t head; /* (generation << 32) | (index + 1); low half 0 = empty */
-  _Atomic uint32_t nchunks;
+  _Atomic uint64_t head;  /* (generation << 32) | (index + 1); low half 0 = empty */
+  _Atomic uint32_t fresh; /* ops handed out at least once: the indices below it */
+  _Atomic uint32_t total; /* ops in the chunks allocated (published after `base`) */
   pthread_mutex_t grow_lock;
-  struct ins_op *chunks[INS_POOL_MAX_CHUNKS];
+  uint32_t nchunks;       /* under grow_lock */
+  /* Chunk k's address less the bytes of the ops before it (its first index is
+   * INS_POOL_FIRST * (2^k - 1)): op idx of chunk k is at base[k] + idx * sizeof op. */
+  uintptr_t base[INS_POOL_MAX_CHUNKS];
 };
 
 void ins_pool_init(struct ins_pool *p);
 void ins_pool_destroy(struct ins_pool *p);
-/* Allocate the first chunk, so that a communicator's first INS_POOL_CHUNK ops in
- * flight cost no allocation in a callback. 0, or -1 when out of memory. */
-int ins_pool_prefill(struct ins_pool *p);
-/* A free op (contents undefined), or NULL when the pool cannot grow. */
+/* A free op (contents undefined but for tag and pool_idx), or NULL when the pool cannot grow. */
 struct ins_op *ins_pool_get(struct ins_pool *p);
 void ins_pool_put(struct ins_pool *p, struct ins_op *op);
-/* The op with this index, for walking all ops at finalize. */
+/* Bytes of the chunks allocated. */
+size_t ins_pool_bytes(struct ins_pool *p);
+/* Ops handed out at least once: ins_pool_at(0 .. n-1) are initialised, for walking them at finalize. */
+static inline uint32_t ins_pool_used(struct ins_pool *p) {
+  return atomic_load_explicit(&p->fresh, memory_order_acquire);
+}
+/* The op with this index: chunk k holds the indices i with
+ * INS_POOL_FIRST << k <= i + INS_POOL_FIRST < INS_POOL_FIRST << (k + 1). */
 static inline struct ins_op *ins_pool_at(struct ins_pool *p, uint32_t idx) {
-  return &p->chunks[idx / INS_POOL_CHUNK][idx % INS_POOL_CHUNK];
+  uint32_t k = (uint32_t)(31 - __builtin_clz(idx + INS_POOL_FIRST)) - (uint32_t)__builtin_ctz(INS_POOL_FIRST);
+  return (struct ins_op *)(p->base[k] + (uintptr_t)idx * sizeof(struct ins_op));
 }
 
 #endif

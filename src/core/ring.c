@@ -1,5 +1,13 @@
 /*
- * ring.c - the bounded MPSC ring (see ring.h for the algorithm).
+ * ring.c - the segmented MPSC ring (see ring.h for the algorithm and why it is
+ * safe; core/seg.h for where segments come from).
+ *
+ * Cost on the producer's path against the fixed ring this replaced (one cell
+ * array allocated, and every page touched, at init): the room test reads
+ * `limit`, on the producers' own line, instead of the cell's sequence word,
+ * and the cell's address takes one more load (the slot); once per segment
+ * (128 records) a producer takes one from the pool. Measured with make bench's
+ * callgrind, docs/BENCHMARKS.md.
  */
 #include "core/ring.h"
 
@@ -7,72 +15,197 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
+#include "core/seg.h"
+#include "core/wake.h"
+
+/* seq: pos + 1 once the record of position pos is in the cell; anything else (what an
+ * earlier user of the segment left) is not a record, since no ring of the process ever
+ * uses that position again (positions are unique in the process: g_ring_base). */
 struct cell_hdr { _Atomic uint64_t seq; uint64_t pad; };
 #define HDR sizeof(struct cell_hdr)
 
-static inline struct cell_hdr *cell_at(struct ins_ring *r, uint64_t pos) {
-  return (struct cell_hdr *)(r->cells + (pos & r->mask) * r->stride);
+/* Each ring's positions start at a base of its own, 2^40 apart (127 days of 100,000
+ * records a second, positions skipped by trims included), so that a segment a ring
+ * reuses, or takes over from another, needs no clearing: its old sequence words are other
+ * positions. So the consumer never writes a cell (it only reads them), and a segment is
+ * handed on as it is. The bases wrap after 2^24 rings (8 million communicators) in one
+ * process. */
+#define RING_SPAN_SHIFT 40
+static _Atomic uint64_t g_ring_base = 1;
+
+static inline _Atomic uintptr_t *slot_of(struct ins_ring *r, uint64_t pos) {
+  return &r->slot[(pos >> r->seg_shift) & r->slot_mask];
+}
+
+static inline struct cell_hdr *cell_in(struct ins_ring *r, uintptr_t seg, uint64_t pos) {
+  return (struct cell_hdr *)(seg + (pos & r->cell_mask) * r->stride);
 }
 
 int ins_ring_init(struct ins_ring *r, uint32_t capacity, size_t payload) {
-  /* positions map to cells by `& mask`: a power of two (core/config.c rounds up) */
+  /* positions map to cells and slots by masks: a power of two (core/config.c rounds up) */
   assert(capacity >= 2 && (capacity & (capacity - 1)) == 0);
   memset(r, 0, sizeof *r);
-  r->mask = capacity - 1;
-  r->stride = (HDR + payload + 15) & ~(size_t)15;
-  r->cells = aligned_alloc(64, ((r->stride * capacity) + 63) & ~(size_t)63);
-  if (!r->cells) return -1;
-  for (uint64_t i = 0; i < capacity; i++) atomic_init(&cell_at(r, i)->seq, i);
-  atomic_init(&r->tail, 0);
-  atomic_init(&r->head, 0);
+  size_t stride = (HDR + payload + 15) & ~(size_t)15;
+  if (stride > INS_SEG_BYTES) return -1;
+  uint32_t per = 1; /* cells per segment: as many as fit, a power of two, at most the ring */
+  while ((size_t)per * 2 * stride <= INS_SEG_BYTES && per < capacity) per *= 2;
+  /* twice the slots a full ring spans (ring.h: a producer never finds an older segment) */
+  uint32_t nslots = 2 * (capacity / per);
+  r->slot = calloc(nslots, sizeof *r->slot);
+  if (!r->slot) return -1;
+  r->cap = capacity;
+  r->stride = (uint32_t)stride;
+  r->cell_mask = per - 1;
+  r->seg_shift = (uint32_t)__builtin_ctz(per);
+  r->slot_mask = nslots - 1;
+  uint64_t base = atomic_fetch_add_explicit(&g_ring_base, 1, memory_order_relaxed) << RING_SPAN_SHIFT;
+  atomic_init(&r->tail, base);
+  atomic_init(&r->limit, base + capacity);
+  atomic_init(&r->head, base);
   return 0;
 }
 
 void ins_ring_free(struct ins_ring *r) {
-  free(r->cells);
-  r->cells = NULL;
+  if (!r->slot) return;
+  /* records still in them are dropped: their positions are this ring's, never seen again */
+  for (uint32_t k = 0; k <= r->slot_mask; k++) {
+    uintptr_t seg = atomic_load_explicit(&r->slot[k], memory_order_acquire);
+    if (seg) ins_seg_put((void *)seg, r->stride);
+  }
+  free(r->slot);
+  r->slot = NULL;
+}
+
+size_t ins_ring_bytes(struct ins_ring *r) {
+  if (!r->slot) return 0;
+  size_t n = (size_t)(r->slot_mask + 1) * sizeof *r->slot;
+  for (uint32_t k = 0; k <= r->slot_mask; k++)
+    if (atomic_load_explicit(&r->slot[k], memory_order_relaxed)) n += INS_SEG_BYTES;
+  return n;
+}
+
+/* No segment in the slot: take one from the pool and install it, unless another
+ * producer did first. The slot's segment, or 0 when none is to be had. */
+static uintptr_t install(struct ins_ring *r, _Atomic uintptr_t *slot) {
+  void *seg = ins_seg_get(r->stride);
+  if (!seg) return 0;
+  uintptr_t had = 0;
+  if (!atomic_compare_exchange_strong_explicit(slot, &had, (uintptr_t)seg, memory_order_acq_rel,
+                                               memory_order_acquire)) {
+    ins_seg_unget(seg);
+    return had;
+  }
+  /* the process's rings hold half the cap: the dump thread drains them before records drop */
+  if (ins_seg_pressed()) {
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&g_ins_wake.waiting, memory_order_relaxed)) ins_wake_signal(&g_ins_wake);
+  }
+  return (uintptr_t)seg;
+}
+
+/* Everything but the common case: the room test failed on `limit` (read head
+ * itself), the slot has no segment, or another producer won the CAS. */
+static __attribute__((noinline)) void *reserve_slow(struct ins_ring *r, uint64_t *pos_out) {
+  uint64_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
+  for (;;) {
+    if (pos >= atomic_load_explicit(&r->limit, memory_order_acquire)) {
+      uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+      atomic_store_explicit(&r->limit, h + r->cap, memory_order_release);
+      if (pos >= h + r->cap) return NULL; /* full */
+    }
+    _Atomic uintptr_t *slot = slot_of(r, pos);
+    uintptr_t seg = atomic_load_explicit(slot, memory_order_acquire);
+    if (!seg && !(seg = install(r, slot))) return NULL;
+    if (atomic_compare_exchange_weak_explicit(&r->tail, &pos, pos + 1, memory_order_relaxed,
+                                              memory_order_relaxed)) {
+      *pos_out = pos;
+      return (unsigned char *)cell_in(r, seg, pos) + HDR;
+    }
+  }
 }
 
 void *ins_ring_reserve(struct ins_ring *r, uint64_t *pos_out) {
   uint64_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
-  for (;;) {
-    struct cell_hdr *c = cell_at(r, pos);
-    uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
-    int64_t diff = (int64_t)(seq - pos);
-    if (diff == 0) {
-      if (atomic_compare_exchange_weak_explicit(&r->tail, &pos, pos + 1, memory_order_relaxed,
-                                                memory_order_relaxed)) {
-        *pos_out = pos;
-        return (unsigned char *)c + HDR;
-      }
-    } else if (diff < 0) {
-      return NULL; /* the cell still holds an unconsumed record: full */
-    } else {
-      pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
+  if (__builtin_expect(pos < atomic_load_explicit(&r->limit, memory_order_acquire), 1)) {
+    uintptr_t seg = atomic_load_explicit(slot_of(r, pos), memory_order_acquire);
+    if (__builtin_expect(seg != 0, 1) &&
+        __builtin_expect(atomic_compare_exchange_strong_explicit(&r->tail, &pos, pos + 1,
+                                                                 memory_order_relaxed,
+                                                                 memory_order_relaxed), 1)) {
+      *pos_out = pos;
+      return (unsigned char *)cell_in(r, seg, pos) + HDR;
     }
   }
+  return reserve_slow(r, pos_out);
 }
 
 void ins_ring_commit(struct ins_ring *r, void *payload, uint64_t pos) {
   (void)r;
   struct cell_hdr *c = (struct cell_hdr *)((unsigned char *)payload - HDR);
   /* the cell reserved for pos, not committed yet */
-  assert(c == cell_at(r, pos) && atomic_load_explicit(&c->seq, memory_order_relaxed) == pos);
+  assert(c == cell_in(r, atomic_load_explicit(slot_of(r, pos), memory_order_relaxed), pos) &&
+         atomic_load_explicit(&c->seq, memory_order_relaxed) != pos + 1);
   atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+}
+
+/* The consumer is done with the segment of position h (every record in it taken):
+ * out of its slot, back to the pool. Before head moves past it (ring.h). */
+static void give_back(struct ins_ring *r, uint64_t h, uintptr_t seg) {
+  atomic_store_explicit(slot_of(r, h), 0, memory_order_release);
+  ins_seg_put((void *)seg, r->stride);
+}
+
+/*
+ * The ring holds the segment of head: if nothing is reserved past head (tail == head),
+ * close the rest of that segment, moving tail to its end (a producer that reserved head
+ * meanwhile wins, and the ring stays as it is), and give the segment back: a drained ring
+ * holds none. Positions skipped this way are never used; head follows tail to the
+ * segment's end. Once per drain, not whenever a peek finds nothing: a drain catches up
+ * with a busy producer many times, and taking its segment each time made it start a new
+ * one as often (2 to 5 ns more a callback at 500,000 records/s, measured: docs/BENCHMARKS.md).
+ */
+void ins_ring_trim(struct ins_ring *r) {
+  uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+  uintptr_t seg = atomic_load_explicit(slot_of(r, h), memory_order_acquire);
+  uint64_t t = h, end = (h | r->cell_mask) + 1;
+  if (!seg || !atomic_compare_exchange_strong_explicit(&r->tail, &t, end, memory_order_relaxed,
+                                                       memory_order_relaxed))
+    return;
+  give_back(r, h, seg);
+  atomic_store_explicit(&r->head, end, memory_order_release);
+}
+
+/* Records were dropped because the process's rings held the cap (seg.h): said once, by
+ * a consumer (a callback never logs). */
+static void say_refusals(void) {
+  static atomic_int warned;
+  uint64_t n;
+  if (!ins_seg_take_refusals(&n)) return;
+  ins_warn_once(&warned, "the records waiting to be written reached NCCL_INSPECTOR_RING_MEMORY_MAX_MB: "
+                "%llu dropped so far (counted in dump_stats); raise it, or write more often "
+                "(NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS)", (unsigned long long)n);
 }
 
 void *ins_ring_peek(struct ins_ring *r) {
   uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-  struct cell_hdr *c = cell_at(r, head);
-  if (atomic_load_explicit(&c->seq, memory_order_acquire) != head + 1) return NULL;
-  return (unsigned char *)c + HDR;
+  uintptr_t seg = atomic_load_explicit(slot_of(r, head), memory_order_acquire);
+  if (seg) {
+    struct cell_hdr *c = cell_in(r, seg, head);
+    if (atomic_load_explicit(&c->seq, memory_order_acquire) == head + 1)
+      return (unsigned char *)c + HDR;
+  }
+  say_refusals();
+  return NULL;
 }
 
 void ins_ring_release(struct ins_ring *r, void *payload) {
   struct cell_hdr *c = (struct cell_hdr *)((unsigned char *)payload - HDR);
   uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+  uintptr_t seg = (uintptr_t)c - (head & r->cell_mask) * r->stride;
   /* one consumer, in order: the payload is the one peek gave */
-  assert(c == cell_at(r, head) && atomic_load_explicit(&c->seq, memory_order_relaxed) == head + 1);
-  atomic_store_explicit(&c->seq, head + r->mask + 1, memory_order_release);
-  atomic_store_explicit(&r->head, head + 1, memory_order_relaxed);
+  assert(seg == atomic_load_explicit(slot_of(r, head), memory_order_relaxed) &&
+         atomic_load_explicit(&c->seq, memory_order_relaxed) == head + 1);
+  if ((head & r->cell_mask) == r->cell_mask) give_back(r, head, seg);
+  atomic_store_explicit(&r->head, head + 1, memory_order_release);
 }

@@ -1,13 +1,37 @@
 /*
- * ring.h - bounded lock-free ring of fixed-size cells: many producers (the
- * threads on which ops complete), one consumer (whoever holds the comm's
- * drain lock: the dump thread or finalize).
+ * ring.h - lock-free queue of fixed-size cells, bounded at `cap` records,
+ * whose memory comes and goes with them: many producers (the threads on
+ * which ops complete: the application's and NCCL's proxy thread), one
+ * consumer (whoever holds the comm's drain lock: the dump thread or finalize).
  *
- * Dmitry Vyukov's bounded queue: each cell carries a sequence number that
- * says whether it is free for position p (seq == p) or holds the record of
- * position p (seq == p + 1). A producer reserves a position with one CAS,
- * fills the cell in place, then publishes it; nothing is copied twice and
- * no lock is taken. Full means "drop and count", never wait.
+ * Positions 0, 1, 2... are reserved by producers with one CAS on `tail` and
+ * consumed in order at `head`. Their cells live in segments (core/seg.h:
+ * INS_SEG_BYTES each, from the process's pool): position p is cell
+ * p % per_seg of the segment in slot[(p / per_seg) % nslots], a table of
+ * 2 * cap / per_seg slots, 0 where no segment is. A producer that finds its
+ * slot empty takes a segment from the pool and installs it (CAS on the slot:
+ * the loser gives its own back); the consumer gives a segment back once it has
+ * consumed its last cell, or, at the end of a drain, finds the ring empty
+ * (ins_ring_trim). So a ring holds what is waiting in it, rounded up to a
+ * segment: nothing once drained.
+ *
+ * Why this is safe without a lock or a reference count:
+ *  - Full is a count: a producer reserves p only while p < head + cap (it reads
+ *    `limit`, the producers' copy of that, and head itself only when it says full).
+ *    With twice as many slots as a full ring spans, the slot of p last held the
+ *    segment of positions at least cap before p: consumed, and given back before
+ *    head passed them (head is stored after, with release). So a producer sees
+ *    its slot empty or holding the segment of p, never an older one.
+ *  - A producer writes a cell only after its CAS on tail succeeded for p: then p
+ *    was not yet reserved, so not consumed, so its segment was not given back.
+ *    A producer whose p was stale loses the CAS and touches no segment (it may
+ *    have installed one early into an empty slot: harmless, the slot's next user
+ *    or finalize takes it).
+ *  - A cell holds the record of p once its `seq` is p + 1. Positions are unique in
+ *    the process (each ring's start at a base of its own: ring.c), so what an
+ *    earlier user of a segment left in it never reads as a record: no cell is ever
+ *    cleared, and the consumer only reads cells.
+ * Full, or no segment to be had (the process's cap): "drop and count", never wait.
  */
 #ifndef INS_RING_H
 #define INS_RING_H
@@ -17,29 +41,45 @@
 #include <stdint.h>
 
 struct ins_ring {
-  _Alignas(64) _Atomic uint64_t tail; /* next position to reserve (producers) */
+  /* the producers' line: what they write (tail, limit) and read (the rest) */
+  _Alignas(64) _Atomic uint64_t tail; /* next position to reserve */
+  _Atomic uint64_t limit;             /* head + cap, head as a producer last read it: never
+                                         ahead of the real limit (positions below it have room) */
+  uint64_t cap;                       /* records at most (a power of two) */
+  _Atomic uintptr_t *slot;            /* segment of each span of positions, 0: none */
+  uint32_t seg_shift;                 /* log2(per_seg) */
+  uint32_t cell_mask;                 /* per_seg - 1: cells per segment, a power of two */
+  uint32_t slot_mask;                 /* nslots - 1 */
+  uint32_t stride;                    /* bytes per cell, header included */
   _Alignas(64) _Atomic uint64_t head; /* next position to consume (written by the consumer only) */
-  uint64_t mask;                      /* capacity - 1 (capacity is a power of two) */
-  size_t stride;                      /* bytes per cell, header included */
-  unsigned char *cells;
 };
 
-/* Allocate a ring of `capacity` (power of two) cells of `payload` bytes each. */
+/* A ring of at most `capacity` (power of two) cells of `payload` bytes each: a slot
+ * table (16 bytes per segment of a full ring), no cells yet. 0, or -1 (no memory). */
 int ins_ring_init(struct ins_ring *r, uint32_t capacity, size_t payload);
+/* Gives every segment back (records still in it are dropped) and frees the table. */
 void ins_ring_free(struct ins_ring *r);
 
-/* Producer: reserve a cell; NULL when the ring is full. Fill it, then commit. */
+/* Producer: reserve a cell; NULL when the ring is full or no segment is to be had.
+ * Fill it, then commit. */
 void *ins_ring_reserve(struct ins_ring *r, uint64_t *pos);
 void ins_ring_commit(struct ins_ring *r, void *payload, uint64_t pos);
 
 /* Consumer: the oldest published payload or NULL; release it after use. */
 void *ins_ring_peek(struct ins_ring *r);
 void ins_ring_release(struct ins_ring *r, void *payload);
+/* Consumer, at the end of each drain of the ring: if it is empty, it gives its last
+ * segment back (a segment is given back as soon as its last record is released; this
+ * is for the one records were still going into). */
+void ins_ring_trim(struct ins_ring *r);
 
 /* Approximate number of reserved cells (for the "wake the dump thread early" test). */
 static inline uint64_t ins_ring_used_approx(struct ins_ring *r) {
   return atomic_load_explicit(&r->tail, memory_order_relaxed) -
          atomic_load_explicit(&r->head, memory_order_relaxed);
 }
+
+/* Bytes the ring holds now: its slot table and its segments (core/comm.h accounts). */
+size_t ins_ring_bytes(struct ins_ring *r);
 
 #endif

@@ -8,7 +8,9 @@
  * (interval 0: a ring a sixteenth full, the thread also waking every
  * millisecond by itself; interval N > 0: a ring a quarter full, which
  * leaves three quarters of the ring for the time the dump thread takes to
- * wake up and drain; -1: a ring half full). The
+ * wake up and drain; -1: a ring half full), or once the rings of the whole
+ * process hold half of their memory cap (core/seg.h; the producer that takes
+ * a segment then wakes it: ring.c, install). The
  * seq_cst fences on both sides make the "publish, then check waiting" and
  * "set waiting, then check rings" pair race-free (no lost wake-up).
  */
@@ -24,7 +26,7 @@
 struct ins_wake {
   _Atomic uint32_t seq;     /* futex word: bumped by every wake */
   _Atomic uint32_t waiting; /* the dump thread is (about to be) asleep */
-  uint8_t full_shift;       /* wake when capacity >> full_shift cells are used (at least one) */
+  uint8_t full_shift;       /* wake when cap >> full_shift cells are used (at least one) */
 };
 
 extern struct ins_wake g_ins_wake;
@@ -34,7 +36,7 @@ void ins_wake_signal(struct ins_wake *w);
 /* Whether ring r holds enough records to wake the dump thread (the policy). */
 static inline bool ins_wake_wanted(struct ins_ring *r) {
   uint64_t used = ins_ring_used_approx(r);
-  uint64_t threshold = (r->mask + 1) >> g_ins_wake.full_shift;
+  uint64_t threshold = r->cap >> g_ins_wake.full_shift;
   return used >= (threshold ? threshold : 1);
 }
 

@@ -12,13 +12,25 @@
 #include "sink/device.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef struct { unsigned char bytes[16]; } ins_uuid16; /* CUuuid / hipUUID */
 typedef int (*get_device_fn)(int *dev);                /* cuCtxGetDevice / hipGetDevice */
 typedef int (*get_uuid_fn)(ins_uuid16 *uuid, int dev); /* cuDeviceGetUuid(_v2) / hipDeviceGetUuid */
+
+/* Whether a loaded object's path names `stem` (libcuda.so, libamdhip64): dlopen with
+ * RTLD_NOLOAD of a name that is not loaded still searches the library path, which cost
+ * each communicator's init about 150 us in a CUDA process (HIP's two names), more than
+ * the rest of an init (docs/BENCHMARKS.md). */
+static int names(struct dl_phdr_info *info, size_t size, void *stem) {
+  (void)size;
+  return info->dlpi_name && strstr(info->dlpi_name, stem) != NULL;
+}
+static int loaded(const char *stem) { return dl_iterate_phdr(names, (void *)stem); }
 
 /* Looked up again at each init until found: a runtime loaded after an earlier init counts. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -33,6 +45,7 @@ static void load_runtime(void) {
       {"libamdhip64.so", "hipGetDevice", "hipDeviceGetUuid", NULL},
   };
   for (size_t i = 0; i < sizeof rt / sizeof *rt; i++) {
+    if (!loaded(i ? "libamdhip64" : "libcuda.so")) continue;
     void *h = dlopen(rt[i].lib, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!h) continue;
     get_device_fn dev = (get_device_fn)(void (*)(void))dlsym(h, rt[i].dev);
@@ -56,6 +69,7 @@ static get_attr_fn g_hip_get_attr;
 
 static void load_hip(void) {
   static const char *const libs[] = {"libamdhip64.so.6", "libamdhip64.so"};
+  if (!loaded("libamdhip64")) return;
   for (size_t i = 0; i < sizeof libs / sizeof *libs; i++) {
     void *h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!h) continue;

@@ -348,6 +348,7 @@ static void drain(struct ins_comm *c, struct drainer *d, bool final) {
       take(c, d, r);
       ins_stash_pop(&d->stash);
     }
+    ins_ring_trim(&c->ring[kind]); /* drained: its last segment back to the pool (core/ring.h) */
   }
   struct judged_to to = {c, d};
   ins_judge_settle(&dc->judge, final, judged, &to);

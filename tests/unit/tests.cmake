@@ -39,6 +39,11 @@ if(TARGET inspector_core)
   ins_unit_test(judge test_judge.c 60 "unit")
   # the OTLP sink: exponential histogram buckets, the OpenTelemetry SDK variables
   ins_unit_test(otlp_sink test_otlp_sink.c 60 "unit;otlp")
+  # what a communicator holds: idle, with a backlog, drained; the process's cap; a ring
+  # growing and shrinking under the dump thread (TSan: label threads)
+  ins_unit_test(ring_memory test_ring_memory.c 120 "threads;unit")
+  # no GPU runtime loaded: an init looks it up without a dlopen (no library path search)
+  ins_unit_test(device_lookup test_device_lookup.c 60 "unit")
   # the OTLP sink's exports in turns (every series, however many), its state after
   # shutdown, and the exporter's handle published to its thread (TSan: label threads)
   ins_unit_test(otlp_collect test_otlp_collect.c 60 "threads;unit;otlp")
