@@ -47,6 +47,22 @@ if(TARGET inspector_core)
   # the OTLP sink's exports in turns (every series, however many), its state after
   # shutdown, and the exporter's handle published to its thread (TSan: label threads)
   ins_unit_test(otlp_collect test_otlp_collect.c 60 "threads;unit;otlp")
+  # an op's time from its channels: equal start and stop, the latest stop, stale channels
+  ins_unit_test(op_timestamps test_op_timestamps.c 120 "unit")
+  # rings of 16 cells wrapping under the dump thread, two producers each (TSan: label threads)
+  ins_unit_test(ring_stress test_ring_stress.c 300 "threads;unit")
+  # a GPU's Prometheus counters add up over its communicators' reports
+  ins_unit_test(prom_totals test_prom_totals.c 60 "unit")
+  # rules at their bounds exactly: the timer's span, the largest values of variables
+  ins_unit_test(bounds test_bounds.c 60 "unit")
+  # the OTLP transport's rules at their edges; a rejection starts the backoff afresh
+  ins_unit_test(otlp_rules test_otlp_rules.c 60 "threads;unit;otlp")
+  # the log file deleted and another file made at its name: records go to a new file
+  ins_unit_test(log_replaced test_log_replaced.c 60 "unit")
+  # the log's page layout pads only a line that would straddle a page
+  ins_unit_test(writer_layout test_writer_layout.c 60 "unit")
+  # trace lines in time order, even for an event timed before lines already written
+  ins_unit_test(trace_order test_trace_order.c 60 "unit;trace")
 endif()
 
 # inspector-report's line parser, built from its sources (the tool's own target is a program):

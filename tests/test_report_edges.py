@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""inspector-report at the edges of its rules (tools/report/late.c, align.c, parse.c; docs/report.md),
+where tools/dev/mutate.py's mutants survived the job-level tests:
+  lateness.others-exec  2 ranks in one process, rank 1 late by 500 us on every AllReduce
+                        (inspector-replay --synthetic --late-rank 1 --late-us 500): rank 1 is
+                        the straggler, and the evidence beside it compares its kernel time with
+                        the OTHER rank's: others_median_exec_us - median_exec_us is the 500 us
+                        the other rank waited (the model's exec is the same for both otherwise)
+  lateness.noise-floor  logs written here: 4 ranks on 4 hosts, 200 AllReduces whose ends
+                        disagree by up to +-60 us (clocks no alignment can bring closer), rank 3
+                        starting late by L. The threshold is the larger of --late-us (100 us)
+                        and 3 x the alignment's residual p95 (which the report prints): L = 120
+                        us is below it (no straggler, whatever the 100 us default says), L = 600
+                        us above it (rank 3 named)
+  align.overlapping     logs written here: 3 hosts whose clocks are off by +300, 0 and -200 us,
+                        two communicators of 2 ranks that share only the middle host ({0, 1} and
+                        {1, 2}): the offsets found are the planted ones up to one constant, the
+                        residual p95 small. (Within 10 and 5 us: through such a chain each round
+                        closes half of an offset's gap, and the rounds end at 10, so about 1/1000
+                        of it is left, 0.25 us here; a wrong sign in the rounds leaves a third of
+                        it, and a residual of ~80 us.)
+  parse.peer-range      a P2P record whose peer is n_ranks (outside its communicator) is a
+                        rejected line, named in the report's count; peer n_ranks - 1 is a record
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+
+def report_json(a, path):
+    exe = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
+    p = subprocess.run([exe, "--json", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=300, universal_newlines=True)
+    try:
+        return json.loads(p.stdout), ""
+    except ValueError:
+        return None, "report rc %d: %s" % (p.returncode, (p.stdout + p.stderr)[-2000:])
+
+
+def others_exec_case(a):
+    name = "lateness.others-exec"
+    with harness.Workdir(a.keep, "report-edges") as wd:
+        os.makedirs(wd.dump)
+        job = ["--ranks", "2", "--seed", "1", "--colls", "AllReduce", "--sizes", "1M:1M", "--iters", "20",
+               "--late-rank", "1", "--late-us", "500"]
+        cmd = harness.replay_cmd(a.replay, a.plugin, synthetic=["--quiet"] + job)
+        r = harness.run(cmd, harness.make_env({}, dump_dir=wd.dump), wd.cwd, a.timeout)
+        rep, err = report_json(a, wd.dump) if r.rc == 0 else (None, "replay rc %s" % r.rc)
+        if rep is None:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, err)
+        st = rep["stragglers"]
+        problems = []
+        if [s["rank"] for s in st] != [1]:
+            problems.append("stragglers %s, planted rank 1" % [s["rank"] for s in st])
+        else:
+            s = st[0]
+            waited = s["others_median_exec_us"] - s["median_exec_us"]
+            if abs(waited - 500) > 1:
+                problems.append("others' median exec - its own %.3f us, 500 planted (median exec %.3f, "
+                                "others' %.3f)" % (waited, s["median_exec_us"], s["others_median_exec_us"]))
+            if abs(s["median_late_us"] - 500) > 1:
+                problems.append("median lateness %.3f us, 500 planted" % s["median_late_us"])
+        if problems:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, "; ".join(problems))
+        return True, "OK %s: rank 1 late 500 us; the other rank's kernel 500 us longer" % name
+
+
+NRANKS, NOPS, NOISE_NS, EXEC_NS, BYTES = 4, 200, 60_000, 800_000, 1 << 20
+T0 = 1_700_000_000_000_000_000
+
+
+def record(comm, rank, nranks, host, pid, sn, start, ex, t_dump, p2p_peer=None):
+    """One JSON line as the plugin writes it (docs/reference.md, the record format)."""
+    algbw = BYTES / ex
+    kind, pfx = ("p2p_perf", "p2p_") if p2p_peer is not None else ("coll_perf", "coll_")
+    perf = {pfx[:-1]: "Send" if p2p_peer is not None else "AllReduce", pfx + "sn": sn}
+    if p2p_peer is not None:
+        perf[pfx + "peer"] = p2p_peer
+    perf.update({pfx + "msg_size_bytes": BYTES, pfx + "exec_time_us": ex // 1000,
+                 pfx + "timing_source": "kernel_gpu", pfx + "algobw_gbs": round(algbw, 6),
+                 pfx + "busbw_gbs": round(algbw if p2p_peer is not None else algbw * 2 * (nranks - 1) / nranks, 6),
+                 pfx + "exec_time_ns": ex, pfx + "start_ts_ns": start, pfx + "datatype": "ncclFloat32",
+                 pfx + "count": BYTES // 4, pfx + "nchannels": 1, pfx + "stale_channels": 0})
+    if p2p_peer is None:
+        perf.update({"coll_algo": "RING", "coll_proto": "SIMPLE"})
+    rec = {"header": {"id": comm, "comm_name": "edge", "rank": rank, "n_ranks": nranks, "nnodes": nranks},
+           "metadata": {"inspector_output_format_version": "v4.0", "git_rev": "test",
+                        "rec_mechanism": "nccl_profiler_interface", "dump_timestamp_us": t_dump // 1000,
+                        "hostname": host, "pid": pid},
+           kind: perf}
+    return json.dumps(rec, separators=(",", ":")) + "\n"
+
+
+def write_logs(d, late_ns, seed):
+    """One log per rank (its own host and process): AllReduce i starts at t0(i) (rank 3: +
+    late_ns) and ends at t0(i) + 800 us + U[-60, 60] us, on every rank's clock alike."""
+    rnd = random.Random(seed)
+    files = [open(os.path.join(d, "node-%03d-pid%d.log" % (r, 1000 + r)), "w") for r in range(NRANKS)]
+    for i in range(NOPS):
+        t0 = T0 + i * 2_000_000
+        for r in range(NRANKS):
+            start = t0 + (late_ns if r == NRANKS - 1 else 0)
+            end = t0 + EXEC_NS + rnd.randint(-NOISE_NS, NOISE_NS)
+            files[r].write(record("0x5eed", r, NRANKS, "node-%03d" % r, 1000 + r, i, start, end - start,
+                                  t0 + 5_000_000))
+    for f in files:
+        f.close()
+
+
+def noise_floor_case(a):
+    name = "lateness.noise-floor"
+    out, problems = [], []
+    for late_us, named in ((120, False), (600, True)):
+        with harness.Workdir(a.keep, "report-edges") as wd:
+            os.makedirs(wd.dump)
+            write_logs(wd.dump, late_us * 1000, seed=late_us)
+            rep, err = report_json(a, wd.dump)
+            if rep is None:
+                wd.failed = True
+                return False, "FAIL %s: late %d us: %s" % (name, late_us, err)
+            resid = rep["alignment"]["residual_p95_us"]
+            thr = max(100.0, 3 * resid)
+            got = [s["rank"] for s in rep["stragglers"]]
+            # the planted noise must be what sets the threshold here, for the case to test it
+            noise_decides = late_us < 3 * resid if not named else late_us > 3 * resid
+            if not noise_decides:
+                problems.append("late %d us: residual p95 %.1f us does not put the threshold (%.1f us) "
+                                "where this case needs it" % (late_us, resid, thr))
+            if got != ([NRANKS - 1] if named else []):
+                problems.append("late %d us, threshold max(100, 3 x %.1f) = %.1f us: stragglers %s, "
+                                "expected %s" % (late_us, resid, thr, got, [NRANKS - 1] if named else []))
+                wd.failed = True
+            out.append("late %d us: residual p95 %.1f us, threshold %.1f us, stragglers %s" % (
+                late_us, resid, thr, got))
+    if problems:
+        return False, "FAIL %s: %s" % (name, "; ".join(problems))
+    return True, "OK %s: %s" % (name, "; ".join(out))
+
+
+OFFSETS_NS = [300_000, 0, -200_000]  # each host's clock: true time + this
+
+
+def overlapping_case(a):
+    """Two communicators, {host 0, host 1} and {host 1, host 2}, alternating: each op ends at
+    the same true time on its two ranks; every timestamp is read on its host's clock."""
+    name = "align.overlapping"
+    with harness.Workdir(a.keep, "report-edges") as wd:
+        os.makedirs(wd.dump)
+        files = [open(os.path.join(wd.dump, "host-%d-pid%d.log" % (h, 2000 + h)), "w") for h in range(3)]
+        for i in range(NOPS):
+            t = T0 + i * 2_000_000
+            comm, hosts = ("0xa01", (0, 1)) if i % 2 == 0 else ("0xb12", (1, 2))
+            for rank, h in enumerate(hosts):
+                start = t + rank * 50_000 + OFFSETS_NS[h]  # rank 1 arrives 50 us later
+                ex = EXEC_NS - rank * 50_000               # both end at t + 800 us
+                files[h].write(record(comm, rank, 2, "host-%d" % h, 2000 + h, i // 2, start, ex, t + 5_000_000))
+        for f in files:
+            f.close()
+        rep, err = report_json(a, wd.dump)
+        if rep is None:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, err)
+        al = rep["alignment"]
+        found = {c["hostname"]: c["offset_ns"] for c in al["clocks"]}
+        problems = []
+        if sorted(found) != ["host-0", "host-1", "host-2"]:
+            problems.append("clocks %s" % sorted(found))
+        else:
+            diff = [found["host-%d" % h] - OFFSETS_NS[h] for h in range(3)]
+            if max(diff) - min(diff) > 10_000:
+                problems.append("offsets found %s, planted %s: found - planted spreads %.1f us" % (
+                    [found["host-%d" % h] for h in range(3)], OFFSETS_NS, (max(diff) - min(diff)) / 1e3))
+        if al["residual_p95_us"] > 5:
+            problems.append("residual p95 %.3f us" % al["residual_p95_us"])
+        if problems:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, "; ".join(problems))
+        return True, "OK %s: offsets %s (planted %s), residual p95 %.3f us" % (
+            name, [found["host-%d" % h] for h in range(3)], OFFSETS_NS, al["residual_p95_us"])
+
+
+def peer_range_case(a):
+    name = "parse.peer-range"
+    with harness.Workdir(a.keep, "report-edges") as wd:
+        os.makedirs(wd.dump)
+        with open(os.path.join(wd.dump, "node-000-pid3000.log"), "w") as f:
+            for sn, peer in enumerate((1, 3, 4)):  # a communicator of 4 ranks: 4 is none of them
+                f.write(record("0xc4", 0, 4, "node-000", 3000, sn, T0 + sn * 2_000_000, EXEC_NS,
+                               T0 + 9_000_000, p2p_peer=peer))
+        rep, err = report_json(a, wd.dump)
+        if rep is None:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, err)
+        got = (rep["inputs"]["records"], rep["inputs"]["p2p"], rep["inputs"]["lines_rejected"])
+        if got != (2, 2, 1):
+            wd.failed = True
+            return False, "FAIL %s: records, P2P records, rejected lines %s; (2, 2, 1) expected" % (name, got)
+        return True, "OK %s: peer 4 of 4 ranks rejected, peers 1 and 3 kept" % name
+
+
+def cases():
+    return [harness.Case("lateness.others-exec", others_exec_case, labels=["report"], timeout=120),
+            harness.Case("lateness.noise-floor", noise_floor_case, labels=["report"], timeout=120),
+            harness.Case("align.overlapping", overlapping_case, labels=["report"], timeout=120),
+            harness.Case("parse.peer-range", peer_range_case, labels=["report"], timeout=120)]
+
+
+if __name__ == "__main__":
+    sys.exit(harness.main_cases(cases(), __doc__.splitlines()[0]))

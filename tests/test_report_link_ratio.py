@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""inspector-report's link ratios, computed from a synthetic job, not set by hand: a slow
+link's worst_ratio and a slow node's worst_ratio (tools/report/links.c) against the timing
+model of docs/CONTRACTS.md section 1, restated here: a P2P task's exec is lat + k x bytes /
+bw (lat 10 us, bw 100 GB/s, k = --slow-factor on the planted links, 1 elsewhere), so on a
+slow link the busbw of a size is (lat + b/bw) / (lat + k b/bw) of the others' (the same
+bytes over a longer exec; busbw factor 1 for Send/Recv). 16 ranks on 8 nodes, one process
+per rank (node-NNN), P2P from each node to the next (--p2p-pattern nodes: 8 links, so the
+class median is a normal link's), sizes 1, 2 and 4 MiB (--sizes 1M:4M --factor 2).
+  link_ratio.slow-link   --slow-link 2:3 --slow-factor 4: one slow link, node-002 <->
+                         node-003; each finding's busbw / class median is the model's ratio of
+                         its size, and worst_ratio is the smallest of them (that of 4 MiB)
+  link_ratio.slow-node   --slow-link 2:3 --slow-link 3:4: node-003 is slow (both its links);
+                         its worst_ratio is its links' worst, the model's ratio at 4 MiB
+  link_ratio.half-groups two jobs of the same nodes in one directory (two communicators):
+                         node-002 <-> node-003 slow in both, node-005 <-> node-006 in the
+                         second only, so in half the groups where a cross-node link was slow:
+                         both are named (a link is slow when it is in at least half of them)
+"""
+import json
+import os
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+LAT_NS = 10_000   # --lat-us 10 (the default) [C1]
+BW = 100.0        # --bw-gbs 100 (the default): bytes per ns [C1]
+FACTOR = 4.0
+SIZES = [1 << 20, 2 << 20, 4 << 20]  # --sizes 1M:4M --factor 2
+JOB = ["--ranks", "16", "--nodes", "8", "--seed", "3", "--colls", "AllReduce", "--sizes", "1M:4M",
+       "--factor", "2", "--iters", "4", "--p2p", "--p2p-pattern", "nodes", "--slow-factor", str(int(FACTOR))]
+
+
+def model_ratio(nbytes):
+    """Busbw on a slow link over busbw on a normal one, for one size [C1]."""
+    return (LAT_NS + nbytes / BW) / (LAT_NS + FACTOR * nbytes / BW)
+
+
+def near(got, want, rel=1e-3):
+    return abs(got - want) <= rel * abs(want)
+
+
+def report_of(a, wd, *jobs):
+    """inspector-report --json on the logs of the jobs (JOB + each one's arguments)."""
+    os.makedirs(wd.dump)
+    for extra in jobs:
+        cmd = harness.replay_cmd(a.replay, a.plugin, synthetic=["--procs", "--quiet"] + JOB + extra)
+        r = harness.run(cmd, harness.make_env({}, dump_dir=wd.dump), wd.cwd, a.timeout)
+        if r.rc != 0:
+            return None, "replay rc %s" % r.rc
+    exe = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
+    p = subprocess.run([exe, "--json", wd.dump], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=300, universal_newlines=True)
+    try:
+        return json.loads(p.stdout), ""
+    except ValueError:
+        return None, "report rc %d: %s" % (p.returncode, (p.stdout + p.stderr)[-2000:])
+
+
+def slow_link_case(a):
+    name = "link_ratio.slow-link"
+    with harness.Workdir(a.keep, "link-ratio") as wd:
+        rep, err = report_of(a, wd, ["--slow-link", "2:3"])
+        if rep is None:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, err)
+        problems = []
+        links = rep["slow_links"]
+        if [sorted((l["a"], l["b"])) for l in links] != [["node-002", "node-003"]] or rep["slow_nodes"]:
+            problems.append("slow links %s, slow nodes %s; planted node-002 <-> node-003" % (
+                [(l["a"], l["b"]) for l in links], rep["slow_nodes"]))
+        else:
+            link = links[0]
+            sizes = sorted({f["bytes"] for f in link["findings"]})
+            if sizes != SIZES:
+                problems.append("findings at sizes %s, planted %s" % (sizes, SIZES))
+            for f in link["findings"]:
+                got = f["busbw_gbs"] / f["class_median_gbs"]
+                if not near(got, model_ratio(f["bytes"])):
+                    problems.append("%d bytes: busbw / class median %.5f, model %.5f" % (
+                        f["bytes"], got, model_ratio(f["bytes"])))
+            want = min(model_ratio(b) for b in SIZES)
+            if not near(link["worst_ratio"], want):
+                problems.append("worst_ratio %.5f, model %.5f (4 MiB)" % (link["worst_ratio"], want))
+        if problems:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, "; ".join(problems))
+        return True, "OK %s: worst_ratio %.5f, the model's %.5f" % (
+            name, links[0]["worst_ratio"], min(model_ratio(b) for b in SIZES))
+
+
+def slow_node_case(a):
+    name = "link_ratio.slow-node"
+    with harness.Workdir(a.keep, "link-ratio") as wd:
+        rep, err = report_of(a, wd, ["--slow-link", "2:3", "--slow-link", "3:4"])
+        if rep is None:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, err)
+        nodes = rep["slow_nodes"]
+        want = min(model_ratio(b) for b in SIZES)
+        if [n["hostname"] for n in nodes] != ["node-003"] or rep["slow_links"]:
+            wd.failed = True
+            return False, "FAIL %s: slow nodes %s, links %s; planted node-003" % (
+                name, [n["hostname"] for n in nodes], rep["slow_links"])
+        if nodes[0]["links"] != 2 or not near(nodes[0]["worst_ratio"], want):
+            wd.failed = True
+            return False, "FAIL %s: node-003: %d links, worst_ratio %.5f; model 2 links, %.5f" % (
+                name, nodes[0]["links"], nodes[0]["worst_ratio"], want)
+        return True, "OK %s: node-003, worst_ratio %.5f, the model's %.5f" % (
+            name, nodes[0]["worst_ratio"], want)
+
+
+def half_groups_case(a):
+    name = "link_ratio.half-groups"
+    with harness.Workdir(a.keep, "link-ratio") as wd:
+        # the second job: another seed (the last --seed counts), so another communicator
+        rep, err = report_of(a, wd, ["--slow-link", "2:3"],
+                             ["--seed", "4", "--slow-link", "2:3", "--slow-link", "5:6"])
+        if rep is None:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, err)
+        got = sorted(tuple(sorted((l["a"], l["b"]))) for l in rep["slow_links"])
+        want = [("node-002", "node-003"), ("node-005", "node-006")]
+        nfind = {tuple(sorted((l["a"], l["b"]))): len(l["findings"]) for l in rep["slow_links"]}
+        groups = len(SIZES) * 2  # Send and Recv, each size, per communicator
+        problems = []
+        if got != want or rep["slow_nodes"]:
+            problems.append("slow links %s, slow nodes %s; planted %s" % (got, rep["slow_nodes"], want))
+        elif nfind != {want[0]: 2 * groups, want[1]: groups}:
+            problems.append("findings per link %s; %d and %d expected" % (nfind, 2 * groups, groups))
+        if problems:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, "; ".join(problems))
+        return True, "OK %s: %s, findings %s" % (name, got, nfind)
+
+
+def cases():
+    return [harness.Case("link_ratio.slow-link", slow_link_case, labels=["report"], timeout=240),
+            harness.Case("link_ratio.slow-node", slow_node_case, labels=["report"], timeout=240),
+            harness.Case("link_ratio.half-groups", half_groups_case, labels=["report"], timeout=240)]
+
+
+if __name__ == "__main__":
+    sys.exit(harness.main_cases(cases(), __doc__.splitlines()[0]))

@@ -1,0 +1,210 @@
+/*
+ * test_op_timestamps.c - an op's time from its channels' GPU timestamps (src/core/op.c,
+ * channel_span and "Whose timestamps?"), driven through the plugin's v5 ABI and read back
+ * from its JSON log, so that the rules are stated here from the contract, not from the
+ * tracker's internals. Each case runs in a process of its own (fork_util.h).
+ *   equal_start_stop   a channel whose start and stop timestamps are equal gave both GPU
+ *                      timers: an op made of such channels is GPU-timed (kernel_gpu), of
+ *                      exec 0, or of the span of its other channels; not counted as
+ *                      no_gpu_timer
+ *   long_channel       an op's time runs from its earliest channel start to its LATEST
+ *                      channel stop, wherever the longest channel is among its channels;
+ *                      that latest stop, not the last channel's, is what a later op's
+ *                      channels must start after: a channel of the next group that starts
+ *                      before it has an earlier op's timestamps and is left out (stale)
+ *   start_at_floor     a channel that starts exactly at a stop already delivered (the
+ *                      floor) is an earlier op's too: left out
+ */
+#include "fork_util.h"
+
+/* A channel's GPU start and stop (ns). */
+struct span {
+  uint64_t start, stop;
+};
+
+/* One AllReduce of 1 MiB in a group of its own (its record is then right at once:
+ * core/judge.h), on n channels with the given timestamps, completed. */
+static void op_on(void *ctx, uint64_t sn, const struct span *ch, int n) {
+  struct prof_descr_v5 d;
+  memset(&d, 0, sizeof d);
+  d.type = PROF_EV_GROUP;
+  void *group = NULL;
+  ncclProfiler_v5.startEvent(ctx, &group, &d);
+  if (group) ncclProfiler_v5.stopEvent(group);
+  memset(&d, 0, sizeof d);
+  d.type = PROF_EV_COLL;
+  d.coll.func = "AllReduce";
+  d.coll.datatype = "ncclFloat32";
+  d.coll.count = 262144;
+  d.coll.seqNumber = sn;
+  d.coll.nChannels = (uint8_t)n;
+  d.coll.algo = "RING";
+  d.coll.proto = "SIMPLE";
+  void *op = NULL;
+  CHECK(ncclProfiler_v5.startEvent(ctx, &op, &d) == 0 && op);
+  if (!op) return;
+  for (int c = 0; c < n; c++) {
+    void *h = NULL;
+    memset(&d, 0, sizeof d);
+    d.type = PROF_EV_KERNEL_CH;
+    d.parentObj = op;
+    d.kernelCh.channelId = (uint8_t)c;
+    d.kernelCh.pTimer = ch[c].start;
+    CHECK(ncclProfiler_v5.startEvent(ctx, &h, &d) == 0 && h);
+    if (!h) continue;
+    union prof_state_args args;
+    memset(&args, 0, sizeof args);
+    args.kernelCh.pTimer = ch[c].stop;
+    ncclProfiler_v5.recordEventState(h, PROF_STATE_KERNEL_CH_STOP, &args);
+    ncclProfiler_v5.stopEvent(h);
+  }
+  ncclProfiler_v5.stopEvent(op);
+}
+
+/* The log of this process: every line, concatenated (small here). */
+static char *read_log(const char *dir) {
+  char suffix[48], path[4096];
+  snprintf(suffix, sizeof suffix, "-pid%ld.log", (long)getpid());
+  char *all = calloc(1, 1);
+  size_t len = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && all && (e = readdir(d));) {
+    size_t l = strlen(e->d_name), sl = strlen(suffix);
+    if (l < sl || strcmp(e->d_name + l - sl, suffix)) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    FILE *f = fopen(path, "r");
+    char buf[65536];
+    size_t n;
+    while (f && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+      char *p = realloc(all, len + n + 1);
+      if (!p) break;
+      all = p;
+      memcpy(all + len, buf, n);
+      len += n;
+      all[len] = '\0';
+    }
+    if (f) fclose(f);
+  }
+  if (d) closedir(d);
+  return all;
+}
+
+/* The record line of collective sn (copied into line), or 0 when there is none. */
+static int record_of(const char *log, uint64_t sn, char *line, size_t cap) {
+  char key[64];
+  snprintf(key, sizeof key, "\"coll_sn\":%llu,", (unsigned long long)sn);
+  for (const char *p = log; p && *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t l = nl ? (size_t)(nl - p) : strlen(p);
+    if (l < cap) {
+      memcpy(line, p, l);
+      line[l] = '\0';
+      if (strstr(line, "\"coll_perf\":{") && strstr(line, key)) return 1;
+    }
+    p = nl ? nl + 1 : NULL;
+  }
+  return 0;
+}
+
+/* A number field of a line ("key":N); UINT64_MAX if it is not there. */
+static uint64_t field(const char *line, const char *key) {
+  char k[96];
+  snprintf(k, sizeof k, "\"%s\":", key);
+  const char *p = strstr(line, k);
+  return p ? strtoull(p + strlen(k), NULL, 10) : UINT64_MAX;
+}
+
+static int has(const char *line, const char *text) { return strstr(line, text) != NULL; }
+
+/* The last dump_stats line of the log (copied into line); 0 when there is none. */
+static int last_stats(const char *log, char *line, size_t cap) {
+  int found = 0;
+  for (const char *p = log; p && *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t l = nl ? (size_t)(nl - p) : strlen(p);
+    if (l < cap && memmem(p, l, "\"dump_stats\":{", 14)) {
+      memcpy(line, p, l);
+      line[l] = '\0';
+      found = 1;
+    }
+    p = nl ? nl + 1 : NULL;
+  }
+  return found;
+}
+
+static int case_equal_start_stop(const char *dir) {
+  void *c = fu_init(0xe1);
+  /* sn 1: one channel, start == stop: exec 0, still the GPU's */
+  op_on(c, 1, (struct span[]){{1000000, 1000000}}, 1);
+  /* sn 2: such a channel beside a longer one: the op's span is the other channel's */
+  op_on(c, 2, (struct span[]){{2005000, 2005000}, {2004000, 2009000}}, 2);
+  /* sn 3: every channel so */
+  op_on(c, 3, (struct span[]){{3000000, 3000000}, {3000000, 3000000}}, 2);
+  CHECK(ncclProfiler_v5.finalize(c) == 0);
+  char *log = read_log(dir), line[16384];
+  CHECK(record_of(log, 1, line, sizeof line));
+  CHECK(has(line, "\"coll_timing_source\":\"kernel_gpu\""));
+  CHECK_EQ_U(field(line, "coll_exec_time_ns"), 0);
+  CHECK_EQ_U(field(line, "coll_start_ts_ns"), 1000000);
+  CHECK(record_of(log, 2, line, sizeof line));
+  CHECK(has(line, "\"coll_timing_source\":\"kernel_gpu\""));
+  CHECK_EQ_U(field(line, "coll_exec_time_ns"), 5000);
+  CHECK_EQ_U(field(line, "coll_start_ts_ns"), 2004000);
+  CHECK_EQ_U(field(line, "coll_nchannels"), 2);
+  CHECK(record_of(log, 3, line, sizeof line));
+  CHECK(has(line, "\"coll_timing_source\":\"kernel_gpu\""));
+  CHECK_EQ_U(field(line, "coll_exec_time_ns"), 0);
+  CHECK_EQ_U(field(line, "coll_nchannels"), 2);
+  CHECK(last_stats(log, line, sizeof line));
+  CHECK_EQ_U(field(line, "coll_records_total"), 3);
+  CHECK(has(line, "\"no_gpu_timer\":0,"));
+  CHECK_EQ_U(field(line, "coll_untimed_total"), 0);
+  free(log);
+  return g_fail;
+}
+
+static int case_long_channel(const char *dir) {
+  void *c = fu_init(0xe2);
+  /* sn 1: the longest channel starts first and stops last, and is neither the first
+   * nor the last channel: 1 ms .. 50 ms; the others end by 5 ms */
+  op_on(c, 1, (struct span[]){{2000000, 3000000}, {1000000, 50000000}, {4000000, 5000000}}, 3);
+  /* sn 2, the next group: channel 0 starts at 20 ms, before sn 1's latest stop (though
+   * after its last channel's): an earlier op's timestamps, left out; channel 1 is its own */
+  op_on(c, 2, (struct span[]){{20000000, 60000000}, {70000000, 80000000}}, 2);
+  CHECK(ncclProfiler_v5.finalize(c) == 0);
+  char *log = read_log(dir), line[16384];
+  CHECK(record_of(log, 1, line, sizeof line));
+  CHECK_EQ_U(field(line, "coll_start_ts_ns"), 1000000);
+  CHECK_EQ_U(field(line, "coll_exec_time_ns"), 49000000);
+  CHECK_EQ_U(field(line, "coll_stale_channels"), 0);
+  CHECK_EQ_U(field(line, "coll_nchannels"), 3);
+  CHECK(record_of(log, 2, line, sizeof line));
+  CHECK_EQ_U(field(line, "coll_stale_channels"), 1);
+  CHECK_EQ_U(field(line, "coll_start_ts_ns"), 70000000);
+  CHECK_EQ_U(field(line, "coll_exec_time_ns"), 10000000);
+  free(log);
+  return g_fail;
+}
+
+static int case_start_at_floor(const char *dir) {
+  void *c = fu_init(0xe3);
+  op_on(c, 1, (struct span[]){{1000000, 2000000}}, 1);
+  /* channel 0 starts at exactly sn 1's stop, a timestamp delivered before sn 2 began */
+  op_on(c, 2, (struct span[]){{2000000, 2500000}, {3000000, 3500000}}, 2);
+  CHECK(ncclProfiler_v5.finalize(c) == 0);
+  char *log = read_log(dir), line[16384];
+  CHECK(record_of(log, 2, line, sizeof line));
+  CHECK_EQ_U(field(line, "coll_stale_channels"), 1);
+  CHECK_EQ_U(field(line, "coll_start_ts_ns"), 3000000);
+  CHECK_EQ_U(field(line, "coll_exec_time_ns"), 500000);
+  free(log);
+  return g_fail;
+}
+
+int main(void) {
+  (void)fu_op, (void)fu_records, (void)fu_child_ok, (void)fu_log_files; /* fork_util.h's helpers not needed here */
+  fu_case("equal_start_stop", case_equal_start_stop);
+  fu_case("long_channel", case_long_channel);
+  fu_case("start_at_floor", case_start_at_floor);
+  return check_report("op_timestamps");
+}
