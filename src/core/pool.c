@@ -24,8 +24,7 @@ void ins_pool_init(struct ins_pool *p) {
 }
 
 void ins_pool_destroy(struct ins_pool *p) {
-  for (uint32_t k = 0; k < p->nchunks; k++)
-    free((void *)(p->base[k] + (uintptr_t)chunk_first(k) * sizeof(struct ins_op)));
+  for (uint32_t k = 0; k < p->nchunks; k++) free(p->chunk[k]);
   pthread_mutex_destroy(&p->grow_lock);
 }
 
@@ -61,6 +60,7 @@ static __attribute__((noinline)) int grow(struct ins_pool *p) {
      * first handed out (ins_pool_get), so that only the ops used are ever touched */
     struct ins_op *chunk = aligned_alloc(_Alignof(struct ins_op), (size_t)n * sizeof *chunk);
     if (chunk) {
+      p->chunk[k] = chunk;
       p->base[k] = (uintptr_t)chunk - (uintptr_t)chunk_first(k) * sizeof *chunk;
       p->nchunks = k + 1;
       atomic_store_explicit(&p->total, chunk_first(k) + n, memory_order_release);

@@ -35,6 +35,9 @@ struct ins_pool {
   /* Chunk k's address less the bytes of the ops before it (its first index is
    * INS_POOL_FIRST * (2^k - 1)): op idx of chunk k is at base[k] + idx * sizeof op. */
   uintptr_t base[INS_POOL_MAX_CHUNKS];
+  /* The chunks as allocated, what destroy frees. Also what keeps them reachable for a
+   * leak checker at exit: base[k] points before chunk k (k >= 1), into no block. */
+  void *chunk[INS_POOL_MAX_CHUNKS];
 };
 
 void ins_pool_init(struct ins_pool *p);
