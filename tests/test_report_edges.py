@@ -12,6 +12,11 @@ where tools/dev/mutate.py's mutants survived the job-level tests:
                         and 3 x the alignment's residual p95 (which the report prints): L = 120
                         us is below it (no straggler, whatever the 100 us default says), L = 600
                         us above it (rank 3 named)
+  lateness.ties         logs written here: 5 ranks on 5 hosts (one clock), 40 AllReduces that
+                        end together; ranks 0-3 start at the same ns, rank 4 300 us later:
+                        rank 4 is the one straggler, late by 300 us, its kernel 300 us shorter
+                        than the others' (equal values at the middle of a median: the report
+                        takes the middle of each op's starts by selection, not by a sort)
   align.overlapping     logs written here: 3 hosts whose clocks are off by +300, 0 and -200 us,
                         two communicators of 2 ranks that share only the middle host ({0, 1} and
                         {1, 2}): the offsets found are the planted ones up to one constant, the
@@ -115,6 +120,41 @@ def write_logs(d, late_ns, seed):
         f.close()
 
 
+def ties_case(a):
+    name = "lateness.ties"
+    n, late_ns = 5, 300_000
+    with harness.Workdir(a.keep, "report-edges") as wd:
+        os.makedirs(wd.dump)
+        files = [open(os.path.join(wd.dump, "node-%03d-pid%d.log" % (r, 1000 + r)), "w") for r in range(n)]
+        for i in range(40):
+            t0 = T0 + i * 2_000_000
+            for r in range(n):
+                start = t0 + (late_ns if r == n - 1 else 0)
+                files[r].write(record("0x71e5", r, n, "node-%03d" % r, 1000 + r, i, start, t0 + EXEC_NS - start,
+                                      t0 + 5_000_000))
+        for f in files:
+            f.close()
+        rep, err = report_json(a, wd.dump)
+        if rep is None:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, err)
+        st = rep["stragglers"]
+        problems = []
+        if [s["rank"] for s in st] != [n - 1]:
+            problems.append("stragglers %s, planted rank %d" % ([s["rank"] for s in st], n - 1))
+        else:
+            s = st[0]
+            if abs(s["median_late_us"] - 300) > 0.5:
+                problems.append("median lateness %.3f us, 300 planted" % s["median_late_us"])
+            if abs(s["others_median_exec_us"] - s["median_exec_us"] - 300) > 0.5:
+                problems.append("others' median exec - its own %.3f us, 300 planted"
+                                % (s["others_median_exec_us"] - s["median_exec_us"]))
+        if problems:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, "; ".join(problems))
+        return True, "OK %s: rank 4 late 300 us among 4 ranks that start together" % name
+
+
 def noise_floor_case(a):
     name = "lateness.noise-floor"
     out, problems = [], []
@@ -209,6 +249,7 @@ def peer_range_case(a):
 def cases():
     return [harness.Case("lateness.others-exec", others_exec_case, labels=["report"], timeout=120),
             harness.Case("lateness.noise-floor", noise_floor_case, labels=["report"], timeout=120),
+            harness.Case("lateness.ties", ties_case, labels=["report"], timeout=120),
             harness.Case("align.overlapping", overlapping_case, labels=["report"], timeout=120),
             harness.Case("parse.peer-range", peer_range_case, labels=["report"], timeout=120)]
 

@@ -424,6 +424,90 @@ static void test_bandwidth_digits(void) {
   CHECK(scanned * 2 > total && scanned < total);
 }
 
+/* ---- the prefix cache (scan.c): a line after another with the same start ---- */
+
+/* f and g hold the same fields, value for value; g's strings lie in [line, line + len). */
+static bool same_fields(const struct rpt_fields *f, const struct rpt_fields *g, const char *line, size_t len) {
+  bool same = true;
+  for (int k = 0; k < RPT_NFIELD; k++) {
+    if (f->type[k] != g->type[k]) {
+      fprintf(stderr, "  field %d: type %d against %d\n", k, f->type[k], g->type[k]);
+      same = false;
+      continue;
+    }
+    if (f->type[k] == RPT_T_STRING) {
+      same &= f->v[k].len == g->v[k].len && memcmp(f->v[k].s, g->v[k].s, f->v[k].len) == 0;
+      same &= g->v[k].s >= line && g->v[k].s + g->v[k].len <= line + len; /* not the older line's */
+    } else if (f->type[k] == RPT_T_INT) {
+      same &= f->v[k].i == g->v[k].i;
+    } else if (f->type[k] == RPT_T_REAL) {
+      same &= memcmp(&f->v[k].d, &g->v[k].d, sizeof(double)) == 0;
+    }
+  }
+  return same;
+}
+
+/* Scans `second` right after `first` with the cache, and alone without it: the same answer
+ * and, when read, the same fields. Returns the answer. */
+static bool after(const char *first, const char *second) {
+  struct rpt_fields f, g;
+  size_t n = strlen(second);
+  char *copy = malloc(n); /* a buffer of its own: strings must point into it */
+  CHECK(copy != NULL);
+  if (!copy) return false;
+  memcpy(copy, second, n);
+  rpt_scan_prefix_cache(false);
+  bool alone = rpt_scan(copy, n, &f);
+  rpt_scan_prefix_cache(true);
+  CHECK(rpt_scan(first, strlen(first), &g));
+  bool cached = rpt_scan(copy, n, &g);
+  CHECK_EQ_U(cached, alone);
+  if (alone && cached) CHECK(same_fields(&f, &g, copy, n));
+  struct rpt_line fast;
+  both_paths(copy, n, &fast); /* and the line as a whole, against jansson */
+  free(copy);
+  return cached;
+}
+
+/* ours with one piece replaced (the first occurrence of `from`), into buf */
+static const char *edit(char *buf, size_t size, const char *line, const char *from, const char *to) {
+  const char *at = strstr(line, from);
+  CHECK(at != NULL);
+  if (!at) return line;
+  snprintf(buf, size, "%.*s%s%s", (int)(at - line), line, to, at + strlen(from));
+  return buf;
+}
+
+static void test_prefix_cache(void) {
+  char b[4096];
+  /* the same header and metadata, another record: read from the cache, the record's own */
+  CHECK(after(ours, edit(b, sizeof b, ours, "\"coll_sn\":1,", "\"coll_sn\":2,")));
+  /* another kind of record after the same start */
+  char p2p[4096];
+  edit(p2p, sizeof p2p, ours_p2p, "\"id\":\"0xc3e00779656c9d1\"", "\"id\":\"0x302683ee5bc11ff7\"");
+  edit(b, sizeof b, p2p, "\"dump_timestamp_us\":1796059426119664", "\"dump_timestamp_us\":1796059425822204");
+  CHECK(after(ours, b));
+  /* one byte of the start differs, the length the same: nothing of the cache is taken */
+  CHECK(after(ours, edit(b, sizeof b, ours, "\"rank\":0", "\"rank\":1")));
+  CHECK(after(ours, edit(b, sizeof b, ours, "\"pid\":1282", "\"pid\":1283")));
+  CHECK(after(ours, edit(b, sizeof b, ours, "\"hostname\":\"vm\"", "\"hostname\":\"wm\"")));
+  /* the same start, then what the scanner is unsure of: unsure either way */
+  CHECK(!after(ours, edit(b, sizeof b, ours, "\"coll_sn\":1,", "\"coll_sn\":1e0,")));
+  CHECK(!after(ours, edit(b, sizeof b, ours, "\"coll_perf\":{", "\"header\":{},\"coll_perf\":{"))); /* twice */
+  CHECK(!after(ours, edit(b, sizeof b, ours, "\"coll_proto\":\"LL\"}}", "\"coll_proto\":\"LL\"}")));
+  /* the start alone, and the start cut short */
+  const char *cut = strstr(ours, "\"coll_perf\"");
+  snprintf(b, sizeof b, "%.*s", (int)(cut - ours), ours);
+  CHECK(!after(ours, b));
+  snprintf(b, sizeof b, "%.*s", (int)(cut - ours) - 1, ours);
+  CHECK(!after(ours, b));
+  /* blanks after the start's comma, and a line that is only an object's first member */
+  CHECK(after(ours, edit(b, sizeof b, ours, ",\"coll_perf\"", ",  \"coll_perf\"")));
+  CHECK(after(ours, "{\"coll_perf\":{}}") == after("{\"coll_perf\":{}}", "{\"coll_perf\":{}}"));
+  /* the cache is per thread and follows the last line read: a line read once, and again */
+  CHECK(after(ours_stats, ours_stats));
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s DATA_DIR (tests/data)\n", argv[0]);
@@ -436,6 +520,7 @@ int main(int argc, char **argv) {
   test_edges();
   test_mutations();
   test_bandwidth_digits();
+  test_prefix_cache();
   test_fixtures(argv[1]);
   return check_report("report_scan");
 }

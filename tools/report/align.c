@@ -39,6 +39,7 @@
  * Times are doubles relative to job.clock_ref_ns (the earliest end used):
  * a raw timestamp near 1.8e18 ns as a double is only good to 256 ns.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,11 +59,6 @@
 #define PER_CLOCK 256
 #define MIN_PER_WINDOW 16 /* fewer ops than 2 windows of these: a constant offset */
 #define MIN_GAIN_NS 100.0 /* a richer model must gain this much median residual too */
-
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 /* Hoare's selection: v[k] becomes the k-th smallest, smaller ones before it. */
 static double select_k(double *v, size_t n, size_t k) {
@@ -85,6 +81,11 @@ static double select_k(double *v, size_t n, size_t k) {
     else lo = j + 1;
   }
   return v[k];
+}
+
+double rpt_select(double *v, size_t n, size_t k) {
+  assert(k < n);
+  return select_k(v, n, k);
 }
 
 double rpt_median(double *v, size_t n) {
@@ -421,10 +422,9 @@ void rpt_align(struct rpt_job *j) {
     k->offset_ns = (int64_t)llround(rpt_clock_offset(k, 0));
     k->drift_ppm = k->rate * 1e6;
     size_t m = cnt[c + 1] - cnt[c];
-    if (m) {
-      qsort(res + cnt[c], m, sizeof *res, cmp_dbl);
+    if (m) { /* a selection, not a sort: the same value, in O(m) */
       size_t i95 = (size_t)(0.95 * (double)m);
-      k->resid_p95_ns = res[cnt[c] + (i95 < m ? i95 : m - 1)];
+      k->resid_p95_ns = select_k(res + cnt[c], m, i95 < m ? i95 : m - 1);
     }
     if (!k->aligned) continue;
     j->clocks_line += k->model == RPT_CLOCK_LINE;
@@ -435,11 +435,10 @@ void rpt_align(struct rpt_job *j) {
     if (k->drift_ppm > j->drift_max_ppm) j->drift_max_ppm = k->drift_ppm;
   }
   memcpy(tmp, res, n * sizeof *res);
-  qsort(tmp, n, sizeof *tmp, cmp_dbl);
   if (n) {
-    j->resid_p50_ns = tmp[n / 2];
     size_t i95 = (size_t)(0.95 * (double)n);
-    j->resid_p95_ns = tmp[i95 < n ? i95 : n - 1];
+    j->resid_p95_ns = select_k(tmp, n, i95 < n ? i95 : n - 1);
+    j->resid_p50_ns = select_k(tmp, n, n / 2);
   }
   free(sel);
   free(slots);

@@ -63,5 +63,8 @@ void rpt_changes(struct rpt_job *j);
 
 /* Median of n doubles (reorders v); 0 for n == 0. Shared by the analyses. */
 double rpt_median(double *v, size_t n);
+/* The k-th smallest of v[0..n) (k < n), in O(n): v is reordered, the k smaller ones before
+ * v[k]. The value a sort would put at k, bit for bit. */
+double rpt_select(double *v, size_t n, size_t k);
 
 #endif /* RPT_ANALYSIS_H */

@@ -92,4 +92,8 @@ struct rpt_fields {
  */
 bool rpt_scan(const char *line, size_t len, struct rpt_fields *f);
 
+/* The scanner's per-thread prefix cache (scan.c): on by default; off (and emptied) for tests
+ * that compare a line's scan with and without it. */
+void rpt_scan_prefix_cache(bool on);
+
 #endif /* RPT_FIELDS_H */
