@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps test-deps check-deps build demo package test check test-asan test-tsan fuzz bench clean
+.PHONY: all deps test-deps check-deps build demo package test check test-asan test-tsan test-nootlp fuzz bench clean
 
 all: build
 
@@ -51,6 +51,13 @@ test-tsan: deps
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L threads
 
+# The plugin built without OTLP (-DINSPECTOR_OTLP=OFF: no network code): it builds, writes
+# its JSON log and Prometheus files, and says once that an OTLP setting is not in this build.
+test-nootlp: deps
+	cmake -S . -B $(BUILD)-nootlp -DINSPECTOR_WERROR=ON -DINSPECTOR_OTLP=OFF >/dev/null
+	cmake --build $(BUILD)-nootlp -j $(JOBS)
+	ctest --test-dir $(BUILD)-nootlp --output-on-failure -j $(JOBS) -R 'no_otlp|bad_env|^json|^prom:|fixtures:default\.2\.28\.9\.'
+
 # The parsers of outside input (replay traces, report logs, the plugin's environment) under
 # libFuzzer with ASan+UBSan, FUZZ_SECONDS each (tests/fuzz/run.sh; needs clang).
 FUZZ_SECONDS ?= 60
@@ -64,11 +71,11 @@ bench:
 	cmake --build $(BUILD)-bench -j $(JOBS)
 	bench/run.sh $(BUILD)-bench
 
-# Everything CI runs: plain, ASan+UBSan, TSan, and the fuzzers.
+# Everything CI runs: plain, ASan+UBSan, TSan, the build without OTLP, and the fuzzers.
 # Everything CI runs (.ci/run): about 19 minutes on 2 cores. `make test` alone is the quick
 # tier (about 4 minutes): what to run while working.
-check: check-deps test test-asan test-tsan fuzz
+check: check-deps test test-asan test-tsan test-nootlp fuzz
 
 # Every build folder the targets above make (build-pkg: `make package`), and the demo's output.
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-bench $(BUILD)-fuzz build-pkg demo-output
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-nootlp $(BUILD)-bench $(BUILD)-fuzz build-pkg demo-output

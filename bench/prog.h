@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 
 enum bp_op { BP_INIT, BP_START, BP_STOP, BP_RECORD, BP_FINALIZE };
 

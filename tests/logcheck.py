@@ -37,7 +37,7 @@ UNTIMED_KEYS = ["%s_%s" % (k, w) for k in ("coll", "p2p")
                 for w in ("untimed_total", "untimed", "partial_total")]
 PERF_KEYS = {"coll": set(oracle.COLL_FIELDS), "p2p": set(oracle.P2P_FIELDS)}
 FLOAT_SUFFIXES = ("_algobw_gbs", "_busbw_gbs")
-# <host>-pid<pid>.log, or with a random suffix when that name was taken (src/sink/files.h)
+# <host>-pid<pid>.log, or with a random suffix when that name was taken (src/io/files.h)
 LOG_NAME = re.compile(r"^(?P<host>.+)-pid(?P<pid>[0-9]+)(?:\.[A-Za-z0-9]{6})?\.log$")
 MAX_ERRORS_SHOWN = 40
 # Slack around the run window for wall-clock stamps (us): clock granularity and rounding only.

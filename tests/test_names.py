@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 COMM_NAME_MAX = 127   # src/core/comm.h: char name[128]
-LABEL_VALUE_MAX = 255  # src/sink/prom.c: label values of 256 bytes with the NUL
+LABEL_VALUE_MAX = 255  # src/sink/prom/prom.c: label values of 256 bytes with the NUL
 
 INVALID = b"ok \x80 cut \xe2\x82 overlong \xc0\xaf surrogate \xed\xa0\x80 ff \xff end \xf0\x9f\x98"
 LONG = "\u00e9".encode() * 100

@@ -496,7 +496,7 @@ def two_processes_case():
 
 # ---- hardening: a resolver that never answers, answers that never end, secrets, headers ------
 
-# The exporter's whole say at exit (src/sink/otlp.c STOP_DEADLINE_MS) and slack for a slow or
+# The exporter's whole say at exit (src/sink/otlp/otlp.c STOP_DEADLINE_MS) and slack for a slow or
 # sanitized machine; without the bounds each of these runs is held for minutes (killed at
 # HELD_S). The job itself replays in about a second.
 EXIT_BOUND_S = 3 + 9

@@ -83,7 +83,7 @@ def exit_https_case(name, no_finalize):
 
 
 # A Python host: OpenSSL initialised by the host (import ssl) before the plugin is loaded;
-# one communicator through ncclProfiler_v4's init (src/abi/profiler_abi.h), never finalized.
+# one communicator through ncclProfiler_v4's init (src/nccl/profiler_abi.h), never finalized.
 PY_HOST = r"""
 import ctypes, ssl, sys
 lib = ctypes.CDLL(sys.argv[1])
@@ -145,7 +145,7 @@ def exit_https_python_case():
 MANY_ARGS = ["--comms", "4", "--ranks", "8", "--colls", "AllReduce,AllGather", "--sizes", "64K:64M",
              "--iters", "3"]
 MANY_SERIES = 4 * 8 * 2 * 6
-QUEUE_MAX = 16  # src/sink/otlp.c
+QUEUE_MAX = 16  # src/sink/otlp/otlp.c
 
 
 def many_bodies_case():

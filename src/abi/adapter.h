@@ -10,7 +10,7 @@
 #ifndef INS_ADAPTER_H
 #define INS_ADAPTER_H
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 #include "core/op.h"
 #include "core/sampler.h"
 #include "abi/trace.h"

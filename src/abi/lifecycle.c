@@ -222,7 +222,7 @@ static void exit_handler(void *arg) {
  * any destructor: an export from the destructor then crashed in RAND_status. atexit
  * handlers run in the reverse order of registration, and OpenSSL registers its handler
  * at its first initialisation: at the latest in curl_global_init, which the OTLP sink's
- * start ran in process_init (otlp_http.c, on the init thread); a host that initialised
+ * start ran in process_init (net/curl.c, on the init thread); a host that initialised
  * OpenSSL before us (Python's ssl module) registered it earlier still. So a handler
  * registered after process_init runs before OpenSSL's.
  *

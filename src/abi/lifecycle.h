@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 
 prof_result_t ins_lifecycle_comm_init(void **context, uint64_t comm_id, int *activation_mask,
                               const char *comm_name, int nnodes, int nranks, int rank,

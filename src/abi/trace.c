@@ -52,7 +52,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "abi/tracefmt.h"
-#include "sink/files.h"
+#include "io/files.h"
 
 #define TAG_WRAPPER 0xA3
 #define TRACE_BUF (1u << 20)     /* the trace thread's write buffer */
@@ -435,7 +435,7 @@ static size_t write_all(const char *p, size_t n, int *err) {
 }
 
 /* The file was deleted (or its directory) while the job ran: make it again (same rules:
- * sink/files.h) and start it with the init lines of the live contexts. 0, or -1 (the
+ * io/files.h) and start it with the init lines of the live contexts. 0, or -1 (the
  * trace then ends, as on a failed write). */
 static int reopen(void) {
   bool renamed = false;

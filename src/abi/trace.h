@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 
 extern atomic_int g_ins_trace_on;
 

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 #include "core/utf8.h"
 
 size_t ins_tracefmt_str(char *out, size_t cap, const char *s) {

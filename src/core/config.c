@@ -17,7 +17,6 @@
 
 #include "core/env.h"
 #include "core/log.h"
-#include "core/sampler.h"
 #include "core/seg.h"
 #include "core/utf8.h"
 

@@ -21,9 +21,14 @@
 
 /* Prometheus mode: the node exporter reads files every 30 s or so; writing more often is waste. */
 /* OTLP with no dump interval given: records reach the OTLP sink's totals at least this often
- * (its exports then carry them; sink/otlp.c). */
+ * (its exports then carry them; sink/otlp/otlp.c). */
 #define INS_OTLP_DRAIN_INTERVAL_US 1000000LL
 #define INS_PROM_MIN_INTERVAL_US 30000000LL
+
+/* Which application groups get kernel timing (NCCL_INSPECTOR_SAMPLE_*, core/sampler.h says
+ * how): every one, those in time windows, or one group (run) in N. A setting, so it lives
+ * here: config.c chooses it, the sampler and the outputs read it. */
+enum ins_sample_mode { INS_SAMPLE_ALL = 0, INS_SAMPLE_TIME = 1, INS_SAMPLE_GROUPS = 2 };
 
 struct ins_config {
   bool enable;              /* NCCL_INSPECTOR_ENABLE (0) */
@@ -43,7 +48,8 @@ struct ins_config {
   bool prom_dump_stats;     /* NCCL_INSPECTOR_PROM_DUMP_STATS (0) */
   bool otlp_export;         /* NCCL_INSPECTOR_OTLP_EXPORT, or the vendors' NCCL_INSPECTOR_OTEL_EXPORT (0) */
   bool json_dump;           /* NCCL_INSPECTOR_JSON_DUMP (1; 0 when PROM_DUMP=1): the JSON log */
-  /* Sampled kernel timing (core/sampler.h); sample_mode INS_SAMPLE_ALL (0): every op. */
+  /* Sampled kernel timing (core/sampler.h); sample_mode: an enum ins_sample_mode,
+   * INS_SAMPLE_ALL (0): every op. */
   int sample_mode;
   long long sample_window_ms;  /* NCCL_INSPECTOR_SAMPLE_WINDOW_MS */
   long long sample_period_ms;  /* NCCL_INSPECTOR_SAMPLE_PERIOD_MS */

@@ -5,7 +5,7 @@
  * NCCL_INSPECTOR_PROM_DUMPS=1: the job runs without what the user asked for, and
  * nothing says why. So the whole environment is scanned once, at process init, for
  * names that look like ours. The lists here are the one place the plugin's setting
- * names are listed together; tests/test_env_names.py keeps them equal to the names the
+ * names are listed together; tests/test_bad_env.py (names.env-lists) keeps them equal to the names the
  * sources actually read.
  */
 #include "core/env.h"

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 /* Every NCCL_INSPECTOR_* variable the plugin reads (core/config.c), and the OTEL_* ones
- * its OTLP exporter reads (sink/otlp_config.c): NULL-terminated. tests/test_env_names.py
+ * its OTLP exporter reads (sink/otlp/otlp_config.c): NULL-terminated. tests/test_bad_env.py (names.env-lists)
  * holds these lists equal to the names the sources read. */
 extern const char *const ins_env_inspector_names[];
 extern const char *const ins_env_otel_names[];

@@ -12,7 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 
 /* Remember NCCL's logger (first non-NULL wins; later ones are identical). */
 void ins_log_set_logger(prof_logger_t logger);

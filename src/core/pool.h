@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/op.h"
+#include "core/op_types.h" /* the ops it holds; never the tracker (op.h), which takes them from it */
 
 #define INS_POOL_FIRST 8        /* ops in the first chunk (33 KiB); a power of two */
 #define INS_POOL_MAX_CHUNKS 13  /* INS_POOL_FIRST * (2^13 - 1) = 65,528 ops in flight at most */

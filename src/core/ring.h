@@ -32,6 +32,8 @@
  *    earlier user of a segment left in it never reads as a record: no cell is ever
  *    cleared, and the consumer only reads cells.
  * Full, or no segment to be had (the process's cap): "drop and count", never wait.
+ * A producer wakes the consumer by the policy core/wake.h states (its test on a
+ * ring is inline at the end of this file).
  */
 #ifndef INS_RING_H
 #define INS_RING_H
@@ -39,6 +41,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/wake.h" /* the dump thread's wake-up: a producer wakes it (below, and ring.c) */
 
 struct ins_ring {
   /* the producers' line: what they write (tail, limit) and read (the rest) */
@@ -81,5 +85,21 @@ static inline uint64_t ins_ring_used_approx(struct ins_ring *r) {
 
 /* Bytes the ring holds now: its slot table and its segments (core/comm.h accounts). */
 size_t ins_ring_bytes(struct ins_ring *r);
+
+/* ---- waking the consumer: the policy core/wake.h states, on a ring ---- */
+
+/* Whether ring r holds enough records to wake the dump thread (the policy). */
+static inline bool ins_wake_wanted(struct ins_ring *r) {
+  uint64_t used = ins_ring_used_approx(r);
+  uint64_t threshold = r->cap >> g_ins_wake.full_shift;
+  return used >= (threshold ? threshold : 1);
+}
+
+/* Producer side: after committing a record to ring r. */
+static inline void ins_wake_after_push(struct ins_ring *r) {
+  atomic_thread_fence(memory_order_seq_cst);
+  if (!atomic_load_explicit(&g_ins_wake.waiting, memory_order_relaxed)) return;
+  if (ins_wake_wanted(r)) ins_wake_signal(&g_ins_wake);
+}
 
 #endif

@@ -22,7 +22,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/log.h"

@@ -33,9 +33,7 @@
 #include <stdint.h>
 #include <time.h>
 
-struct ins_config;
-
-enum ins_sample_mode { INS_SAMPLE_ALL = 0, INS_SAMPLE_TIME = 1, INS_SAMPLE_GROUPS = 2 };
+#include "core/config.h" /* struct ins_config, enum ins_sample_mode: the sampler reads the settings */
 
 /* Process init: remember the configuration and, in time mode, start the thread.
  * full_mask: what the plugin asks for when an op is to be timed. */

@@ -13,6 +13,10 @@
  * a segment then wakes it: ring.c, install). The
  * seq_cst fences on both sides make the "publish, then check waiting" and
  * "set waiting, then check rings" pair race-free (no lost wake-up).
+ *
+ * The policy's test on a ring (ins_wake_wanted, ins_wake_after_push) is
+ * inline in core/ring.h, which includes this file: rings wake the dump
+ * thread, and this mechanism knows nothing of rings (includes point one way).
  */
 #ifndef INS_WAKE_H
 #define INS_WAKE_H
@@ -20,8 +24,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-
-#include "core/ring.h"
 
 struct ins_wake {
   _Atomic uint32_t seq;     /* futex word: bumped by every wake */
@@ -32,20 +34,6 @@ struct ins_wake {
 extern struct ins_wake g_ins_wake;
 
 void ins_wake_signal(struct ins_wake *w);
-
-/* Whether ring r holds enough records to wake the dump thread (the policy). */
-static inline bool ins_wake_wanted(struct ins_ring *r) {
-  uint64_t used = ins_ring_used_approx(r);
-  uint64_t threshold = r->cap >> g_ins_wake.full_shift;
-  return used >= (threshold ? threshold : 1);
-}
-
-/* Producer side: after committing a record to ring r. */
-static inline void ins_wake_after_push(struct ins_ring *r) {
-  atomic_thread_fence(memory_order_seq_cst);
-  if (!atomic_load_explicit(&g_ins_wake.waiting, memory_order_relaxed)) return;
-  if (ins_wake_wanted(r)) ins_wake_signal(&g_ins_wake);
-}
 
 /* Dump thread: announce sleep; returns the seq to wait on. Then check every
  * ring with ins_wake_wanted and sleep only if none wants it: a ring that

@@ -5,10 +5,10 @@
  * Owns: which sinks are on (sinks.c decides), the dump thread and its
  * interval, each drainer's batch and stash, the per-communicator consumer
  * state (the GPU timer's unit and the records held back until it is known:
- * core/timer.h), the records/dropped accounting reported to the sinks, and
- * handing line sinks' text to the writer (wqueue.h, writer.h), and what a
- * fork() does to all of these (the fork handlers, below). It never asks which
- * format a sink writes (sink.h).
+ * core/timer.h), the records/dropped accounting reported to the sinks, and what
+ * a fork() does to all of these (the fork handlers, below). It never asks which
+ * format a sink writes, nor where its output goes (sink.h): a sink that writes
+ * on a thread of its own (the JSON log's writer, OTLP's exporter) owns it.
  */
 #include "sink/dump.h"
 
@@ -30,23 +30,19 @@
 #include "core/sampler.h"
 #include "core/timer.h"
 #include "core/wake.h"
+#include "io/files.h"
 #include "sink/device.h"
-#include "sink/files.h"
 #include "sink/sink.h"
 #include "sink/stash.h"
-#include "sink/writer.h"
-#include "sink/wqueue.h"
 
-#define FLUSH_BYTES (256 * 1024)
 #define INTERVAL0_US 1000 /* interval 0: the longest a completed record waits to be written */
 #define STASH_BYTES (2048 * 1024) /* the dump thread's stash: 18,000 records */
 #define HOLD_MAX_BYTES (8u << 20) /* records held back for the GPU timer; then it is decided */
 
-/* Whoever drains: the dump thread (its batches queued for the writer thread),
- * or a finalizing or exiting thread (writing directly). */
+/* Whoever drains: the dump thread, or a finalizing or exiting thread (its batches
+ * direct: sink.h). */
 struct drainer {
-  struct ins_sink_batch batch;
-  bool queued; /* the batch goes to the writer thread (sink/wqueue.h) */
+  struct ins_sink_batch batch[INS_MAX_SINKS]; /* sink i's view of this drainer */
   struct ins_stash stash;
 };
 
@@ -67,7 +63,6 @@ struct drain_comm {
 static const struct ins_config *g_cfg;
 static const struct ins_sink *const *g_sinks;
 static int g_nsinks;
-static bool g_lines; /* a sink writes lines: batches go to the log file */
 static pthread_t g_thread;
 static bool g_thread_running;
 static atomic_bool g_stop;
@@ -84,16 +79,16 @@ static struct drainer g_thread_drainer; /* owned by the dump thread */
  *  - prepare waits until no plugin thread is inside the plugin's locked work: first the
  *    gate, which every drain, attach and window end holds for reading (dump passes,
  *    finalizes, inits, exit: the sinks' locks are taken only inside it), then the
- *    registry lock (inits and finalizes take it outside the gate, briefly), then the
- *    writer queue's lock with no batch in writing (the writer thread holds the log
- *    file's lock then), then each sink's own lock that a thread of its own takes
- *    outside the gate (OTLP's exporter: sink.h fork_prepare). The order the work itself
+ *    registry lock (inits and finalizes take it outside the gate, briefly), then each
+ *    sink's own lock that a thread of its own takes outside the gate (sink.h
+ *    fork_prepare: the JSON log's writer queue with no batch in writing, as the writer
+ *    thread then holds the log file's lock; OTLP's exporter). The order the work itself
  *    takes them: no deadlock.
  *  - the parent releases them. The child releases them too (the gate it makes anew),
  *    marks every context it inherited foreign (its records are the parent's: the child writing them at
  *    finalize put 2,440 duplicates in 60 children's files), and starts its own dump and
- *    writer threads at its first communicator of its own, whose records go to its own
- *    file (<host>-pid<childpid>.log: writer.c).
+ *    sinks' threads (sink.h dump_starting) at its first communicator of its own, whose
+ *    records go to its own file (<host>-pid<childpid>.log: json/writer.c).
  * The gate is writer-preferring: a busy dump thread would otherwise keep a fork out
  * indefinitely. The wait is bounded (INS_FORK_WAIT_MS): a write stuck on a hung file system
  * must not stop the job's fork. Past the bound the child cannot know which locks the
@@ -102,7 +97,7 @@ static struct drainer g_thread_drainer; /* owned by the dump thread */
  */
 static pthread_rwlock_t g_gate = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 static _Thread_local struct {
-  bool gate, registry, queue, idle;
+  bool gate, registry;
   unsigned sinks; /* bit i: g_sinks[i]'s fork_prepare took its lock */
 } t_fork; /* what this thread's fork prepare took (two threads may fork at once) */
 static atomic_int g_fork_waiting; /* forks waiting for the gate: passes end early */
@@ -112,37 +107,33 @@ static struct drain_comm *_Atomic g_left; /* forget() */
 static atomic_int g_warned_fork;
 void (*ins_dump_test_hook)(enum ins_dump_hook_at at);
 
-/* Write d's batch: queued for the writer thread, or directly after what is queued.
- * A direct writer (finalize, exit) waits for the queue even with nothing of its own:
- * when a finalize returns, every record of its communicator is in the file, those the
- * dump thread took and queued included. */
+/* The pass is over: each sink's output goes out (a direct drainer's before this returns:
+ * when a finalize returns, every record of its communicator is written). */
 static void flush(struct drainer *d) {
-  struct ins_sink_batch *b = &d->batch;
-  if (d->queued) {
-    ins_wqueue_push(&b->buf, b->records); /* nothing when empty */
-  } else {
-    ins_wqueue_sync();
-    ins_writer_append_records(b->buf.data, b->buf.len, b->records);
-    b->buf.len = 0;
-  }
-  b->records = 0;
+  for (int i = 0; i < g_nsinks; i++)
+    if (g_sinks[i]->flush) g_sinks[i]->flush(&d->batch[i]);
 }
 
-static void drainer_init(struct drainer *d, size_t stash_bytes) {
+/* `direct`: a finalizing or exiting thread (sink.h). */
+static void drainer_init(struct drainer *d, size_t stash_bytes, bool direct) {
   memset(d, 0, sizeof *d);
+  for (int i = 0; i < INS_MAX_SINKS; i++) d->batch[i].direct = direct;
   ins_stash_init(&d->stash, stash_bytes, g_cfg->verbose);
 }
 
 static void drainer_free(struct drainer *d) {
-  ins_buf_free(&d->batch.buf);
+  for (int i = 0; i < g_nsinks; i++)
+    if (g_sinks[i]->batch_free) g_sinks[i]->batch_free(&d->batch[i]);
   ins_stash_free(&d->stash);
 }
 
-/* A pass begins: the sinks prepare what is the same for all its lines. */
+/* A pass begins: the sinks prepare what is the same for all its records. */
 static void begin_pass(struct drainer *d) {
-  d->batch.wall_us = ins_wall_ns() / 1000;
-  for (int i = 0; i < g_nsinks; i++)
-    if (g_sinks[i]->begin_pass) g_sinks[i]->begin_pass(&d->batch);
+  uint64_t wall_us = ins_wall_ns() / 1000;
+  for (int i = 0; i < g_nsinks; i++) {
+    d->batch[i].wall_us = wall_us;
+    if (g_sinks[i]->begin_pass) g_sinks[i]->begin_pass(&d->batch[i]);
+  }
 }
 
 /* One record, in ns (core/timer.h), to every sink; dropped if one could not keep it. An
@@ -156,7 +147,7 @@ static void emit(struct ins_comm *c, struct drainer *d, struct ins_record *r) {
     r->exec_ns = ins_timer_to_ns(&dc->timer, r->exec_ns);
   }
   int rc = 0;
-  for (int i = 0; i < g_nsinks; i++) rc |= g_sinks[i]->record(&d->batch, c, c->ext_sink[i], r);
+  for (int i = 0; i < g_nsinks; i++) rc |= g_sinks[i]->record(&d->batch[i], c, c->ext_sink[i], r);
   if (r->timing == INS_TIMING_UNVERIFIED) {
     /* counted by the judge */
   } else if (rc != 0) {
@@ -165,7 +156,6 @@ static void emit(struct ins_comm *c, struct drainer *d, struct ins_record *r) {
     c->stats[r->kind].written++;
     if (r->stale_channels) dc->partial[r->kind]++;
   }
-  if (d->batch.buf.len >= FLUSH_BYTES) flush(d);
 }
 
 /* ---- holding records back until the GPU timer's unit is known (core/timer.h) ---- */
@@ -314,7 +304,7 @@ static void report_counts(struct ins_comm *c, struct drainer *d) {
   if (news) {
     ins_sampler_stats(&smp);
     int rc = 0;
-    for (int i = 0; i < g_nsinks; i++) rc |= g_sinks[i]->counts(&d->batch, c, c->ext_sink[i], &k);
+    for (int i = 0; i < g_nsinks; i++) rc |= g_sinks[i]->counts(&d->batch[i], c, c->ext_sink[i], &k);
     if (rc == 0) { /* else the same news goes out with the next drain */
       for (int kind = 0; kind < 2; kind++) {
         c->stats[kind].reported_written = k.total[kind];
@@ -421,11 +411,11 @@ static void *dump_thread(void *arg) {
   return NULL;
 }
 
-/* The dump thread, and the writer thread for line sinks (at process init, and in a
- * forked child at its first communicator). */
+/* The dump thread, and the sinks' threads that take its batches (at process init, and
+ * in a forked child at its first communicator). */
 static void start_thread(void) {
-  /* Lines go to a writer thread, so that a slow write never stops the draining. */
-  g_thread_drainer.queued = g_lines && ins_wqueue_start();
+  for (int i = 0; i < g_nsinks; i++)
+    if (g_sinks[i]->dump_starting) g_sinks[i]->dump_starting();
   if (pthread_create(&g_thread, NULL, dump_thread, NULL) != 0) {
     ins_warn("cannot start the dump thread: records are written at teardown only");
     return;
@@ -436,12 +426,7 @@ static void start_thread(void) {
 void ins_dump_start(const struct ins_config *cfg) {
   g_cfg = cfg;
   g_sinks = ins_sinks_active(cfg, &g_nsinks);
-  g_lines = false;
-  for (int i = 0; i < g_nsinks; i++) {
-    g_sinks[i]->start(cfg);
-    g_lines |= g_sinks[i]->writes_lines;
-  }
-  ins_writer_configure(cfg->dump_dir, cfg->hostname);
+  for (int i = 0; i < g_nsinks; i++) g_sinks[i]->start(cfg);
   /* Now, not at the first write: with the default interval that is teardown, hours
    * later. The writers check again then (the directory may change meanwhile). */
   if (ins_files_dir_writable(cfg->dump_dir) != 0)
@@ -456,7 +441,7 @@ void ins_dump_start(const struct ins_config *cfg) {
     ins_info("dump thread disabled: records are written at communicator teardown and exit");
     return;
   }
-  drainer_init(&g_thread_drainer, STASH_BYTES);
+  drainer_init(&g_thread_drainer, STASH_BYTES, false);
   start_thread();
   if (!g_thread_running) return;
   if (cfg->interval_us < 0)
@@ -503,7 +488,7 @@ int ins_dump_attach(struct ins_comm *c) {
 /* Drain one context now, on the calling thread (it holds no other drain lock). */
 static void drain_now(struct ins_comm *c, bool final) {
   struct drainer d;
-  drainer_init(&d, 0);
+  drainer_init(&d, 0, true);
   begin_pass(&d);
   pthread_mutex_lock(&c->drain_lock);
   drain(c, &d, final);
@@ -585,7 +570,8 @@ void ins_dump_comm_final(struct ins_comm *c) {
 
 void ins_dump_release(void) {
   if (g_fork_off) return; /* a child forked past the bound: their locks may be held */
-  ins_writer_close();
+  for (int i = 0; i < g_nsinks; i++)
+    if (g_sinks[i]->release) g_sinks[i]->release();
   ins_device_release();
 }
 
@@ -598,11 +584,12 @@ void ins_dump_shutdown(void) {
     pthread_join(g_thread, NULL);
     g_thread_running = false;
   }
-  ins_wqueue_stop(); /* what the dump thread queued is written first */
+  for (int i = 0; i < g_nsinks; i++) /* what the dump thread handed them is written first */
+    if (g_sinks[i]->dump_stopped) g_sinks[i]->dump_stopped();
   /* after the joins: a thread joined while we held the gate could wait on it behind a fork */
   pthread_rwlock_rdlock(&g_gate);
   struct drainer d;
-  drainer_init(&d, 0);
+  drainer_init(&d, 0, true);
   dump_pass(&d, true);
   drainer_free(&d);
   drainer_free(&g_thread_drainer);
@@ -616,16 +603,12 @@ void ins_dump_shutdown(void) {
   if (dropped)
     ins_warn("%llu records were dropped in all (the first warning said why; each communicator's "
              "count is in its dump_stats)", dropped);
-  unsigned long long lost = ins_writer_unwritten();
-  if (lost)
-    ins_warn("%llu records could not be written to %s (see the earlier warning)", lost,
-             g_cfg->dump_dir);
 }
 
 /* ---- fork() (see above g_gate) ------------------------------------------------ */
 
 void ins_dump_fork_prepare(const struct timespec *until) {
-  t_fork.gate = t_fork.registry = t_fork.queue = t_fork.idle = false;
+  t_fork.gate = t_fork.registry = false;
   t_fork.sinks = 0;
   if (ins_dump_test_hook) ins_dump_test_hook(INS_DUMP_HOOK_FORK_PREPARE);
   atomic_fetch_add(&g_fork_waiting, 1);
@@ -635,8 +618,6 @@ void ins_dump_fork_prepare(const struct timespec *until) {
   t_fork.gate = true;
   ins_registry_lock(); /* held briefly, outside the gate only by inits and finalizes */
   t_fork.registry = true;
-  t_fork.idle = ins_wqueue_fork_prepare(until) == 0;
-  t_fork.queue = true;
   /* last: a sink's own thread takes its lock alone, never the ones above */
   for (int i = 0; i < g_nsinks; i++)
     if (g_sinks[i]->fork_prepare && g_sinks[i]->fork_prepare(until) == 0) t_fork.sinks |= 1u << i;
@@ -645,7 +626,6 @@ void ins_dump_fork_prepare(const struct timespec *until) {
 void ins_dump_fork_parent(void) {
   for (int i = g_nsinks; i-- > 0;)
     if (t_fork.sinks & 1u << i) g_sinks[i]->fork_parent();
-  if (t_fork.queue) ins_wqueue_fork_parent();
   if (t_fork.registry) ins_registry_unlock();
   if (t_fork.gate) pthread_rwlock_unlock(&g_gate);
 }
@@ -658,7 +638,6 @@ void ins_dump_fork_child(void) {
     g_sinks[i]->fork_child(taken);
     sinks_taken &= taken;
   }
-  ins_wqueue_fork_child(t_fork.queue);
   ins_registry_fork_child(t_fork.registry);
   /* Made anew, never unlocked: glibc knows its writer by thread id, which the child's
    * thread does not share with the parent's (an unlock here broke the lock); and past
@@ -668,7 +647,7 @@ void ins_dump_fork_child(void) {
   pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   pthread_rwlock_init(&g_gate, &a);
   pthread_rwlockattr_destroy(&a);
-  if (!t_fork.gate || !t_fork.idle || !sinks_taken) g_fork_off = true;
+  if (!t_fork.gate || !sinks_taken) g_fork_off = true;
   if (g_thread_running) { /* gone with the fork */
     g_thread_running = false;
     atomic_store(&g_restart, true);

@@ -2,25 +2,31 @@
  * sink.h - the one interface between the dump layer and the output formats.
  *
  * A sink turns completed records into one kind of output: JSON lines
- * (json.c), Prometheus textfiles (prom.c), OTLP metrics (otlp.c). The dump layer (dump.c) drains
- * the communicators' rings and drives every active sink through the calls
- * below, in this order: start once; per communicator attach (at its init),
- * then for each drain begin_pass, record per record and counts when the
- * communicator wrote or dropped anything since its last counts; end_window
- * when the dump interval has passed; detach after the communicator's last
- * drain; shutdown at exit after the last drain. The dump layer never asks
- * which format a sink writes: what differs is in the sink's functions (and
- * whether it writes lines, `writes_lines`, which the dump layer then queues
- * for the writer thread).
+ * (json/json.c), Prometheus textfiles (prom/prom.c), OTLP metrics (otlp/otlp.c).
+ * The dump layer (dump.c) drains the communicators' rings and drives every
+ * active sink through the calls below, in this order: start once; per
+ * communicator attach (at its init), then for each drain begin_pass, record
+ * per record, counts when the communicator wrote or dropped anything since its
+ * last counts, and flush when the pass is over; end_window when the dump
+ * interval has passed; detach after the communicator's last drain; shutdown at
+ * exit after the last drain; release at unload. The dump layer never asks which
+ * format a sink writes, nor where it goes: what differs is in the sink's
+ * functions. A sink that writes on a thread of its own owns that thread: the
+ * JSON log's writer thread starts and stops with the dump thread
+ * (dump_starting, dump_stopped), OTLP's exporter with the sink (start,
+ * shutdown); either takes its own lock around a fork (fork_prepare).
  *
- * Threads: start and attach run on the init thread; begin_pass, record and
- * counts on whichever thread drains (the dump thread, a finalizing thread or
- * the exiting one), with the communicator's drain lock held, each with its
- * own batch; end_window on the dump thread; detach on the finalizing thread
- * after the last drain; shutdown at exit. Never in an event callback.
+ * Threads: start and attach run on the init thread; begin_pass, record, counts
+ * and flush on whichever thread drains (the dump thread, a finalizing thread or
+ * the exiting one), with the communicator's drain lock held (flush: the
+ * registry's, or none), each with its own batch; end_window on the dump thread;
+ * detach on the finalizing thread after the last drain; shutdown at exit.
+ * Never in an event callback.
  *
- * Adding a sink: a new file defining a `const struct ins_sink` (as otlp.c does),
- * and one line in sinks.c's table saying when it is on. docs/ARCHITECTURE.md.
+ * Adding a sink: a new folder with a file defining a `const struct ins_sink`
+ * (as otlp/otlp.c does), and one line in sinks.c's table saying when it is on.
+ * A sink includes the dump layer's headers and sink/vocab.h, never another
+ * sink's. docs/ARCHITECTURE.md.
  */
 #ifndef INS_SINK_H
 #define INS_SINK_H
@@ -32,7 +38,6 @@
 #include "core/comm.h"
 #include "core/names.h"
 #include "core/record.h"
-#include "sink/buf.h"
 
 struct ins_comm;
 struct ins_config;
@@ -41,14 +46,15 @@ struct ins_timer;
 
 #define INS_MAX_SINKS INS_COMM_EXT_SINKS /* slots in struct ins_comm (core/comm.h) */
 
-/* What one drain of one thread produces: the text of line sinks, on its way to the log
- * file through the writer (sink/writer.h). Owned by the draining thread. */
+/* One drainer's passes, as one sink sees them: the dump thread keeps one per sink for all its
+ * passes, a finalizing or exiting thread one for its drain. Owned by the draining thread. */
 struct ins_sink_batch {
-  struct ins_buf buf;
-  uint64_t records;  /* record lines in buf (the rest are stats lines): exact loss counts */
-  uint64_t wall_us;  /* when this pass began (wall clock) */
-  char meta[1024];   /* text a line sink prepares once per pass (JSON: the "metadata" object) */
-  int meta_len;
+  uint64_t wall_us; /* when this pass began (wall clock) */
+  /* A finalizing or exiting thread drains: what the sink has of this batch must be out
+   * when flush returns (when a finalize returns, every record of its communicator is
+   * written). Else the dump thread drains, and the sink may hand it to a thread of its own. */
+  bool direct;
+  void *state; /* the sink's, for this drainer: NULL at first, freed in batch_free */
 };
 
 /* A communicator's counts after a drain, and what was true of its records. */
@@ -66,7 +72,6 @@ struct ins_sink_counts {
 
 struct ins_sink {
   const char *name;
-  bool writes_lines; /* appends to the batch's text (queued for the writer thread) */
   /* Process init, before any attach. */
   void (*start)(const struct ins_config *cfg);
   /* A new communicator, on its init thread (its GPU is current): *state is the sink's
@@ -85,13 +90,31 @@ struct ins_sink {
   void (*end_window)(void);
   /* After the communicator's last drain; frees its state. */
   void (*detach)(struct ins_comm *c, void *state);
+  /* The pass is over (NULL: nothing to do): what the sink made of it goes out (b->direct
+   * says how soon). A sink may flush a large batch itself from record. */
+  void (*flush)(struct ins_sink_batch *b);
+  /* The drainer is done with its batch (NULL: the sink keeps nothing per drainer). */
+  void (*batch_free)(struct ins_sink_batch *b);
+  /* The dump thread is about to start (at process init, and in a forked child at its
+   * first communicator of its own), and is gone (at exit, before the last drain; called
+   * whether it ran or not). NULL: nothing to do. Here a sink starts and stops the thread
+   * that takes the dump thread's batches (the JSON log's writer); with that thread
+   * stopped, or not started, every batch is written as a direct one. */
+  void (*dump_starting)(void);
+  void (*dump_stopped)(void);
   /* Process exit, after the last drain. */
   void (*shutdown)(void);
+  /* Library unload or the end of exit, after shutdown (NULL: nothing to do): what the
+   * sink kept for drains after shutdown (a communicator finalized after exit began)
+   * released, so that a plugin NCCL loads and unloads again leaks nothing. */
+  void (*release)(void);
   /* fork() (NULL: nothing to do; sink/dump.c, "fork()"): a sink whose own thread takes a
-   * lock outside the dump layer's gate (OTLP's exporter) takes that lock before the fork,
-   * waiting until `until` at most: 0 taken, -1 not (the child must then not use the
-   * sink). After the fork it is released in the parent; in the child the sink is left
-   * inert (its thread is gone), told whether it had been taken. */
+   * lock outside the dump layer's gate (the JSON log's writer, OTLP's exporter) takes that
+   * lock before the fork, once that thread holds no other lock, waiting until `until` at
+   * most: 0 taken, -1 not, holding nothing (the child must then not use the sink). After
+   * the fork it is released in the parent (fork_parent, if taken); in the child
+   * (fork_child, always) the sink's thread is gone: it is left inert, or ready to start
+   * that thread again (dump_starting), told whether the lock had been taken. */
   int (*fork_prepare)(const struct timespec *until);
   void (*fork_parent)(void);
   void (*fork_child)(bool taken);

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 
 #define NULL_PLUGIN_MASK (PROF_EV_COLL | PROF_EV_P2P | PROF_EV_KERNEL_CH)
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 #include "abi/tracefmt.h"
 
 struct handle { uint64_t id; };

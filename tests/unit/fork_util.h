@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 #include "asan_fork.h"
 #include "check.h"
 

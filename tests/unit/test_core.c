@@ -17,8 +17,8 @@
 #include "core/op.h"
 #include "core/ring.h"
 #include "core/wake.h"
-#include "sink/buf.h"
-#include "sink/writer.h"
+#include "io/buf.h"
+#include "sink/json/writer.h"
 
 static void test_buf(void) {
   struct ins_buf b = {0};

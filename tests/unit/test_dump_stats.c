@@ -1,6 +1,6 @@
 /*
  * test_dump_stats.c - the dump_stats line of one communicator over several
- * dumps (src/sink/dump.c drain, src/sink/json.c): each *_since_last_dump is
+ * dumps (src/sink/dump.c drain, src/sink/json/json.c): each *_since_last_dump is
  * what this dump added, not the running total; a dump with nothing new
  * writes no stats line.
  *

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 #include "asan_fork.h"
 #include "check.h"
 

@@ -42,7 +42,9 @@
 #include "core/sampler.h"
 #include "fork_util.h"
 #include "sink/dump.h"
-#include "sink/otlp.h"
+#if !defined(INSPECTOR_OTLP) || INSPECTOR_OTLP
+#include "sink/otlp/otlp.h"
+#endif
 #include "closed_port.h"
 
 /* ---- the seams ---------------------------------------------------------------- */
@@ -216,6 +218,7 @@ static int case_busy(const char *dir) {
   return g_fail;
 }
 
+#if !defined(INSPECTOR_OTLP) || INSPECTOR_OTLP /* a build without OTLP (-DINSPECTOR_OTLP=OFF) has no exporter */
 /* ---- the OTLP exporter's lock ---------------------------------------------------- */
 
 static atomic_int g_hold_collect, g_in_collect;
@@ -266,6 +269,7 @@ static int case_otlp_stuck(const char *dir) {
   check_files(dir, child, 0);
   return g_fail;
 }
+#endif
 
 /* ---- the sampler's lock ------------------------------------------------------------ */
 
@@ -381,8 +385,10 @@ static int case_exit_unfinalized(const char *dir) {
 }
 
 int main(void) {
+#if !defined(INSPECTOR_OTLP) || INSPECTOR_OTLP
   fu_case("otlp_collect", case_otlp_collect);
   fu_case("otlp_stuck", case_otlp_stuck);
+#endif
   fu_case("sampler_tick", case_sampler_tick);
   fu_case("trace_child", case_trace_child);
   fu_case("exit_unfinalized", case_exit_unfinalized);

@@ -1,5 +1,5 @@
 /*
- * test_otlp_collect.c - the OTLP sink's exports (src/sink/otlp.c) as its
+ * test_otlp_collect.c - the OTLP sink's exports (src/sink/otlp/otlp.c) as its
  * exporter takes them, one behaviour per case:
  *
  *   inspector-unit-otlp_collect [CASE...]     (all cases without arguments)
@@ -49,8 +49,8 @@
 #include "core/comm.h"
 #include "core/config.h"
 #include "core/record.h"
-#include "sink/buf.h"
-#include "sink/otlp.h"
+#include "io/buf.h"
+#include "sink/otlp/otlp.h"
 
 #define NSERIES 1000
 #define BODY_MAX 65536

@@ -1,6 +1,7 @@
 /*
- * test_otlp_export.c - the OTLP exporter (src/sink/otlp_export.c) and its
- * transport (src/sink/otlp_http.c), one behaviour per case:
+ * test_otlp_export.c - the OTLP exporter (src/sink/otlp/otlp_export.c) and its
+ * transport (src/net/: URL, Retry-After, response parser, clients) and the
+ * spec's rules (src/sink/otlp/otlp_rules.c), one behaviour per case:
  *
  *   inspector-unit-otlp_export --list | --case NAME [--python PY --receiver tests/otlp_receiver.py]
  *
@@ -46,10 +47,15 @@
 #include "check.h"
 #include "core/clock.h"
 #include "core/log.h"
-#include "sink/buf.h"
-#include "sink/otlp_config.h"
-#include "sink/otlp_export.h"
-#include "sink/otlp_http.h"
+#include "net/curl.h"
+#include "net/http.h"
+#include "net/httpdate.h"
+#include "net/resolve.h"
+#include "net/url.h"
+#include "io/buf.h"
+#include "sink/otlp/otlp_config.h"
+#include "sink/otlp/otlp_export.h"
+#include "sink/otlp/otlp_rules.h"
 
 extern char **environ;
 
@@ -401,7 +407,7 @@ static bool wait_supply_empty(void) {
 }
 
 static bool libcurl_here(void) {
-  void *h = dlopen(INS_OTLP_CURL_LIB, RTLD_NOW | RTLD_LOCAL);
+  void *h = dlopen(INS_NET_CURL_LIB, RTLD_NOW | RTLD_LOCAL);
   if (h) dlclose(h);
   return h != NULL;
 }
@@ -410,7 +416,7 @@ static bool libcurl_here(void) {
  * The rules, as pure functions
  * ========================================================================= */
 
-/* Exponential backoff with full jitter, floored by Retry-After (otlp_http.h). */
+/* Exponential backoff with full jitter, floored by Retry-After (otlp_rules.h). */
 static void case_retry_schedule(void) {
   struct ins_otlp_backoff b = {INS_OTLP_BACKOFF_BASE_MS, INS_OTLP_BACKOFF_CAP_MS};
   CHECK_EQ_U(b.base_ms, 1000);
@@ -419,14 +425,14 @@ static void case_retry_schedule(void) {
   const uint64_t ceilings[] = {1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000};
   for (unsigned n = 1; n <= 8; n++) {
     uint64_t c = ceilings[n - 1];
-    CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, n, INS_OTLP_NO_RETRY_AFTER, c), c);      /* random = ceiling */
-    CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, n, INS_OTLP_NO_RETRY_AFTER, c + 1), 0);  /* wraps: full jitter */
-    CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, n, INS_OTLP_NO_RETRY_AFTER, 0), 0);
-    CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, n, INS_OTLP_NO_RETRY_AFTER, c / 2), c / 2);
+    CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, n, INS_HTTP_NO_RETRY_AFTER, c), c);      /* random = ceiling */
+    CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, n, INS_HTTP_NO_RETRY_AFTER, c + 1), 0);  /* wraps: full jitter */
+    CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, n, INS_HTTP_NO_RETRY_AFTER, 0), 0);
+    CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, n, INS_HTTP_NO_RETRY_AFTER, c / 2), c / 2);
   }
   /* many failures: no overflow, still the cap */
-  CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, 1000, INS_OTLP_NO_RETRY_AFTER, UINT64_MAX), UINT64_MAX % 30001);
-  CHECK(ins_otlp_retry_delay_ms(&b, 4000000000u, INS_OTLP_NO_RETRY_AFTER, UINT64_MAX) <= 30000);
+  CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, 1000, INS_HTTP_NO_RETRY_AFTER, UINT64_MAX), UINT64_MAX % 30001);
+  CHECK(ins_otlp_retry_delay_ms(&b, 4000000000u, INS_HTTP_NO_RETRY_AFTER, UINT64_MAX) <= 30000);
   /* Retry-After is a floor: never earlier, jitter may only add */
   CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, 1, 5000, 0), 5000);
   CHECK_EQ_U(ins_otlp_retry_delay_ms(&b, 6, 5000, 20000), 20000);
@@ -439,7 +445,7 @@ static void case_retry_schedule(void) {
   for (int i = 0; i < 10000; i++) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     unsigned n = 1 + (unsigned)(x % 12);
-    int64_t ra = (x >> 20) % 3 == 0 ? (int64_t)((x >> 24) % 40000) : INS_OTLP_NO_RETRY_AFTER;
+    int64_t ra = (x >> 20) % 3 == 0 ? (int64_t)((x >> 24) % 40000) : INS_HTTP_NO_RETRY_AFTER;
     uint64_t d = ins_otlp_retry_delay_ms(&b, n, ra, x);
     uint64_t c = n >= 6 ? 30000 : 1000ull << (n - 1);
     if (ra >= 0 && d < (uint64_t)ra) CHECK(!"below Retry-After");
@@ -449,7 +455,7 @@ static void case_retry_schedule(void) {
 
 /* Which answers are retried (OTLP/HTTP "Failures", "Retryable Response Codes"). */
 static void case_verdicts(void) {
-  struct ins_otlp_result r;
+  struct ins_http_result r;
   memset(&r, 0, sizeof r);
   const int retry[] = {0, 429, 502, 503, 504};
   const int reject[] = {400, 401, 403, 404, 405, 408, 413, 415, 500, 501, 505, 301, 302, 307};
@@ -471,29 +477,29 @@ static void case_verdicts(void) {
 /* Retry-After: delay-seconds or an HTTP-date (RFC 9110 10.2.3, 5.6.7), against a fixed now. */
 static void case_retry_after_parse(void) {
   const int64_t now = 784111777; /* Sun, 06 Nov 1994 08:49:37 GMT, RFC 9110's example date */
-  CHECK_EQ_U(ins_otlp_retry_after_ms("120", now), 120000);
-  CHECK_EQ_U(ins_otlp_retry_after_ms(" 0 ", now), 0);
-  CHECK(ins_otlp_retry_after_ms("99999999999999999999999", now) >= INS_OTLP_RETRY_AFTER_MAX_MS);
-  CHECK(ins_otlp_retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", now) == 0);
-  CHECK(ins_otlp_retry_after_ms("Sun, 06 Nov 1994 08:50:07 GMT", now) == 30000);
-  CHECK(ins_otlp_retry_after_ms("Sunday, 06-Nov-94 08:50:07 GMT", now) == 30000); /* RFC 850 */
-  CHECK(ins_otlp_retry_after_ms("Sun Nov  6 08:50:07 1994", now) == 30000);       /* asctime */
-  CHECK(ins_otlp_retry_after_ms("Mon, 07 Nov 1994 08:49:37 GMT", now) == 86400000);
-  CHECK(ins_otlp_retry_after_ms("Sat, 05 Nov 1994 08:49:37 GMT", now) == 0); /* past: at once */
-  CHECK(ins_otlp_retry_after_ms("Thu, 01 Jan 1970 00:00:00 GMT", 0) == 0);
-  CHECK(ins_otlp_retry_after_ms("Fri, 29 Feb 2036 00:00:10 GMT", 2087856000) == 10000); /* leap day */
+  CHECK_EQ_U(ins_http_retry_after_ms("120", now), 120000);
+  CHECK_EQ_U(ins_http_retry_after_ms(" 0 ", now), 0);
+  CHECK(ins_http_retry_after_ms("99999999999999999999999", now) >= INS_OTLP_RETRY_AFTER_MAX_MS);
+  CHECK(ins_http_retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", now) == 0);
+  CHECK(ins_http_retry_after_ms("Sun, 06 Nov 1994 08:50:07 GMT", now) == 30000);
+  CHECK(ins_http_retry_after_ms("Sunday, 06-Nov-94 08:50:07 GMT", now) == 30000); /* RFC 850 */
+  CHECK(ins_http_retry_after_ms("Sun Nov  6 08:50:07 1994", now) == 30000);       /* asctime */
+  CHECK(ins_http_retry_after_ms("Mon, 07 Nov 1994 08:49:37 GMT", now) == 86400000);
+  CHECK(ins_http_retry_after_ms("Sat, 05 Nov 1994 08:49:37 GMT", now) == 0); /* past: at once */
+  CHECK(ins_http_retry_after_ms("Thu, 01 Jan 1970 00:00:00 GMT", 0) == 0);
+  CHECK(ins_http_retry_after_ms("Fri, 29 Feb 2036 00:00:10 GMT", 2087856000) == 10000); /* leap day */
   const char *bad[] = {"", "-1", "1.5", "12s", "soon", "Sun, 06 Nov 1994 08:49:37 PST",
                        "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT",
                        "Sun, 06 Nov 1994 25:00:00 GMT"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-    CHECK(ins_otlp_retry_after_ms(bad[i], now) == INS_OTLP_NO_RETRY_AFTER);
-  CHECK(ins_otlp_retry_after_ms(NULL, now) == INS_OTLP_NO_RETRY_AFTER);
+    CHECK(ins_http_retry_after_ms(bad[i], now) == INS_HTTP_NO_RETRY_AFTER);
+  CHECK(ins_http_retry_after_ms(NULL, now) == INS_HTTP_NO_RETRY_AFTER);
 }
 
 static void case_url_parse(void) {
-  struct ins_otlp_url u;
+  struct ins_net_url u;
   char why[200];
-  CHECK(ins_otlp_url_parse(&u, "http://collector:4318/v1/metrics", why, sizeof why) == 0);
+  CHECK(ins_net_url_parse(&u, "http://collector:4318/v1/metrics", why, sizeof why) == 0);
   CHECK(!u.https);
   CHECK_STR(u.host, "collector");
   CHECK_STR(u.port, "4318");
@@ -501,32 +507,32 @@ static void case_url_parse(void) {
   CHECK_STR(u.host_hdr, "collector:4318");
   CHECK_STR(u.origin, "http://collector:4318");
   /* default ports; the Host header leaves a default port out */
-  CHECK(ins_otlp_url_parse(&u, "HTTP://10.0.0.7", why, sizeof why) == 0);
+  CHECK(ins_net_url_parse(&u, "HTTP://10.0.0.7", why, sizeof why) == 0);
   CHECK_STR(u.port, "80");
   CHECK_STR(u.path, "/");
   CHECK_STR(u.host_hdr, "10.0.0.7");
-  CHECK(ins_otlp_url_parse(&u, "https://otel.example.com/prefix/v1/metrics", why, sizeof why) == 0);
+  CHECK(ins_net_url_parse(&u, "https://otel.example.com/prefix/v1/metrics", why, sizeof why) == 0);
   CHECK(u.https);
   CHECK_STR(u.port, "443");
   CHECK_STR(u.host_hdr, "otel.example.com");
-  CHECK(ins_otlp_url_parse(&u, "https://otel.example.com:443/", why, sizeof why) == 0);
+  CHECK(ins_net_url_parse(&u, "https://otel.example.com:443/", why, sizeof why) == 0);
   CHECK_STR(u.host_hdr, "otel.example.com");
-  CHECK(ins_otlp_url_parse(&u, "http://h:/x", why, sizeof why) == 0); /* an empty port: the default */
+  CHECK(ins_net_url_parse(&u, "http://h:/x", why, sizeof why) == 0); /* an empty port: the default */
   CHECK_STR(u.port, "80");
   /* IPv6 */
-  CHECK(ins_otlp_url_parse(&u, "http://[::1]:4318/v1/metrics", why, sizeof why) == 0);
+  CHECK(ins_net_url_parse(&u, "http://[::1]:4318/v1/metrics", why, sizeof why) == 0);
   CHECK_STR(u.host, "::1");
   CHECK_STR(u.host_hdr, "[::1]:4318");
   CHECK_STR(u.origin, "http://[::1]:4318");
-  CHECK(ins_otlp_url_parse(&u, "https://[2001:db8::7]/m", why, sizeof why) == 0);
+  CHECK(ins_net_url_parse(&u, "https://[2001:db8::7]/m", why, sizeof why) == 0);
   CHECK_STR(u.host, "2001:db8::7");
   CHECK_STR(u.host_hdr, "[2001:db8::7]");
-  CHECK(ins_otlp_url_parse(&u, "http://[fe80::1%25eth0]:9/", why, sizeof why) == 0);
+  CHECK(ins_net_url_parse(&u, "http://[fe80::1%25eth0]:9/", why, sizeof why) == 0);
   CHECK_STR(u.host, "fe80::1%eth0");
   /* the path as given: query kept, fragment not sent */
-  CHECK(ins_otlp_url_parse(&u, "http://h:1/a/b/v1/metrics?tenant=x%20y&k=1#frag", why, sizeof why) == 0);
+  CHECK(ins_net_url_parse(&u, "http://h:1/a/b/v1/metrics?tenant=x%20y&k=1#frag", why, sizeof why) == 0);
   CHECK_STR(u.path, "/a/b/v1/metrics?tenant=x%20y&k=1");
-  CHECK(ins_otlp_url_parse(&u, "http://h?x=1", why, sizeof why) == 0);
+  CHECK(ins_net_url_parse(&u, "http://h?x=1", why, sizeof why) == 0);
   CHECK_STR(u.path, "/?x=1");
   /* refused */
   const char *bad[] = {"ftp://h/", "h:4318/v1/metrics", "http://", "http:///x", "http://user:pw@h/",
@@ -535,24 +541,24 @@ static void case_url_parse(void) {
                        "http://[fe80::1%eth0]/", "http://[fe80::1%25]/", "http://[::g]/"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     why[0] = '\0';
-    CHECK(ins_otlp_url_parse(&u, bad[i], why, sizeof why) != 0);
+    CHECK(ins_net_url_parse(&u, bad[i], why, sizeof why) != 0);
     CHECK(why[0] != '\0');
   }
 }
 
 /* Feeds a whole response, then the same one byte at a time: the same result. */
-static void parse_both_ways(const char *text, struct ins_otlp_resp *whole, struct ins_otlp_resp *bytes,
+static void parse_both_ways(const char *text, struct ins_http_resp *whole, struct ins_http_resp *bytes,
                             size_t *used_whole) {
   size_t n = strlen(text);
-  ins_otlp_resp_init(whole);
-  *used_whole = ins_otlp_resp_feed(whole, text, n);
-  ins_otlp_resp_init(bytes);
+  ins_http_resp_init(whole);
+  *used_whole = ins_http_resp_feed(whole, text, n);
+  ins_http_resp_init(bytes);
   for (size_t i = 0; i < n && bytes->state != INS_RESP_DONE && bytes->state != INS_RESP_ERROR; i++)
-    ins_otlp_resp_feed(bytes, text + i, 1);
+    ins_http_resp_feed(bytes, text + i, 1);
 }
 
 static void case_response_parser(void) {
-  static struct ins_otlp_resp w, b; /* 12 KiB each */
+  static struct ins_http_resp w, b; /* 12 KiB each */
   size_t used;
   /* Content-Length, keep-alive (HTTP/1.1's default), Retry-After captured */
   const char *r503 = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 7\r\nContent-Length: 3\r\n\r\nabc";
@@ -588,7 +594,7 @@ static void case_response_parser(void) {
   /* neither length nor chunked: the body ends with the connection */
   parse_both_ways("HTTP/1.1 200 OK\r\n\r\nxyz", &w, &b, &used);
   CHECK(w.state == INS_RESP_BODY_EOF && !w.keep_alive);
-  ins_otlp_resp_eof(&w);
+  ins_http_resp_eof(&w);
   CHECK(w.state == INS_RESP_DONE);
   CHECK_EQ_U(w.body_len, 3);
   /* 204: no body even without a length */
@@ -596,10 +602,10 @@ static void case_response_parser(void) {
   CHECK(w.state == INS_RESP_DONE && w.keep_alive);
   /* a close in the middle is an error, not an answer */
   parse_both_ways("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", &w, &b, &used);
-  ins_otlp_resp_eof(&w);
+  ins_http_resp_eof(&w);
   CHECK(w.state == INS_RESP_ERROR);
-  ins_otlp_resp_init(&w);
-  ins_otlp_resp_eof(&w);
+  ins_http_resp_init(&w);
+  ins_http_resp_eof(&w);
   CHECK(w.state == INS_RESP_ERROR);
   /* malformed */
   const char *bad[] = {"HTTP/2 200\r\n\r\n", "SSH-2.0-OpenSSH\r\n", "HTTP/1.1 20 OK\r\n\r\n",
@@ -613,23 +619,23 @@ static void case_response_parser(void) {
     CHECK(w.state == INS_RESP_ERROR && b.state == INS_RESP_ERROR);
   }
   /* endless headers are refused, not buffered */
-  ins_otlp_resp_init(&w);
-  ins_otlp_resp_feed(&w, "HTTP/1.1 200 OK\r\n", 17);
+  ins_http_resp_init(&w);
+  ins_http_resp_feed(&w, "HTTP/1.1 200 OK\r\n", 17);
   char line[1000];
   memset(line, 'a', sizeof line);
   memcpy(line, "X: ", 3);
   line[998] = '\r', line[999] = '\n';
-  for (int i = 0; i < 100 && w.state != INS_RESP_ERROR; i++) ins_otlp_resp_feed(&w, line, sizeof line);
+  for (int i = 0; i < 100 && w.state != INS_RESP_ERROR; i++) ins_http_resp_feed(&w, line, sizeof line);
   CHECK(w.state == INS_RESP_ERROR);
   /* a large body: the start kept, all of it consumed */
-  ins_otlp_resp_init(&w);
+  ins_http_resp_init(&w);
   const char *h = "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n";
-  ins_otlp_resp_feed(&w, h, strlen(h));
+  ins_http_resp_feed(&w, h, strlen(h));
   static char big[100000];
   memset(big, 'z', sizeof big);
-  CHECK_EQ_U(ins_otlp_resp_feed(&w, big, sizeof big), sizeof big);
+  CHECK_EQ_U(ins_http_resp_feed(&w, big, sizeof big), sizeof big);
   CHECK(w.state == INS_RESP_DONE);
-  CHECK_EQ_U(w.body_len, INS_OTLP_RESP_KEEP);
+  CHECK_EQ_U(w.body_len, INS_HTTP_RESP_KEEP);
   CHECK_EQ_U(w.body_total, 100000);
 }
 
@@ -1026,7 +1032,7 @@ static void case_stop_with_no_collector(void) {
 /* https:// without libcurl: one warning naming the scheme, the library and the package;
  * no exporter. */
 static void case_https_without_libcurl(void) {
-  ins_otlp_test_hooks.curl_lib = "libcurl-missing-for-a-test.so.4";
+  ins_net_test_hooks.curl_lib = "libcurl-missing-for-a-test.so.4";
   memset(&g_ep, 0, sizeof g_ep);
   snprintf(g_ep.url, sizeof g_ep.url, "https://127.0.0.1:4318/v1/metrics");
   g_ep.timeout_ms = 1000;
@@ -1048,7 +1054,7 @@ static void case_http_does_not_load_libcurl(void) {
   supply_pushf("plain");
   CHECK(wait_requests(&r, 1));
   ins_otlp_exporter_stop(e, 5000);
-  CHECK(dlopen(INS_OTLP_CURL_LIB, RTLD_NOW | RTLD_NOLOAD) == NULL);
+  CHECK(dlopen(INS_NET_CURL_LIB, RTLD_NOW | RTLD_NOLOAD) == NULL);
   CHECK(dlopen("libz.so.1", RTLD_NOW | RTLD_NOLOAD) != NULL); /* while zlib was, for gzip */
   receiver_stop(&r);
 }
@@ -1057,7 +1063,7 @@ static void case_http_does_not_load_libcurl(void) {
  * gzip, a 503 with Retry-After honoured, a 400 not retried, a timeout. */
 static void case_libcurl_transport(void) {
   if (!libcurl_here()) {
-    printf("SKIP: %s is not installed\n", INS_OTLP_CURL_LIB);
+    printf("SKIP: %s is not installed\n", INS_NET_CURL_LIB);
     return;
   }
   struct receiver r;
@@ -1108,7 +1114,7 @@ static void case_libcurl_transport(void) {
 /* stop() cuts a libcurl transfer short too (curl_multi_wait watches the stop descriptor). */
 static void case_libcurl_stop_with_silent_collector(void) {
   if (!libcurl_here()) {
-    printf("SKIP: %s is not installed\n", INS_OTLP_CURL_LIB);
+    printf("SKIP: %s is not installed\n", INS_NET_CURL_LIB);
     return;
   }
   struct receiver r;
@@ -1146,7 +1152,7 @@ static bool run_quiet(char *const argv[]) {
  * certificate for 127.0.0.1, trusted through the test hook. */
 static void case_https_with_libcurl(void) {
   if (!libcurl_here()) {
-    printf("SKIP: %s is not installed\n", INS_OTLP_CURL_LIB);
+    printf("SKIP: %s is not installed\n", INS_NET_CURL_LIB);
     return;
   }
   char dir[] = "/tmp/ins-otlp-tls-XXXXXX";
@@ -1166,7 +1172,7 @@ static void case_https_with_libcurl(void) {
   memset(&g_ep, 0, sizeof g_ep);
   snprintf(g_ep.url, sizeof g_ep.url, "https://127.0.0.1:%d/v1/metrics", r.port);
   g_ep.timeout_ms = 5000;
-  ins_otlp_test_hooks.ca_file = cert;
+  ins_net_test_hooks.ca_file = cert;
   struct ins_otlp_exporter *e = start(8);
   CHECK(e != NULL);
   supply_pushf("over TLS 1");
@@ -1358,29 +1364,29 @@ static void case_start_refusals(void) {
  * messages, headers that would corrupt the request
  * ========================================================================= */
 
-/* Interim (1xx) answers are bounded: INS_OTLP_RESP_MAX_INTERIM of them, then the final
+/* Interim (1xx) answers are bounded: INS_HTTP_RESP_MAX_INTERIM of them, then the final
  * answer, parse; one more is an error (a server sending them without end would hold
  * the request for as long as it likes). */
 static void case_interim_answers_bounded(void) {
-  static struct ins_otlp_resp w, b;
+  static struct ins_http_resp w, b;
   static char text[4096];
   size_t used, n = 0;
-  for (int i = 0; i < INS_OTLP_RESP_MAX_INTERIM; i++)
+  for (int i = 0; i < INS_HTTP_RESP_MAX_INTERIM; i++)
     n += (size_t)snprintf(text + n, sizeof text - n, "HTTP/1.1 100 Continue\r\n\r\n");
   snprintf(text + n, sizeof text - n, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
   parse_both_ways(text, &w, &b, &used);
   CHECK(w.state == INS_RESP_DONE && b.state == INS_RESP_DONE);
   CHECK_EQ_U(w.status, 200);
-  CHECK_EQ_U(w.interim, INS_OTLP_RESP_MAX_INTERIM);
+  CHECK_EQ_U(w.interim, INS_HTTP_RESP_MAX_INTERIM);
   n = 0;
-  for (int i = 0; i < INS_OTLP_RESP_MAX_INTERIM + 1; i++)
+  for (int i = 0; i < INS_HTTP_RESP_MAX_INTERIM + 1; i++)
     n += (size_t)snprintf(text + n, sizeof text - n, "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n");
   snprintf(text + n, sizeof text - n, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
   parse_both_ways(text, &w, &b, &used);
   CHECK(w.state == INS_RESP_ERROR && b.state == INS_RESP_ERROR);
   CHECK(w.error && strstr(w.error, "interim"));
   /* the next response starts afresh */
-  ins_otlp_resp_init(&w);
+  ins_http_resp_init(&w);
   CHECK_EQ_U(w.interim, 0);
 }
 
@@ -1468,19 +1474,19 @@ static void endless_stop(struct endless *s) {
 }
 
 /* One POST to the endless server with a timeout of timeout_ms; how long it took (s). */
-static double post_to_endless(struct endless *s, uint32_t timeout_ms, struct ins_otlp_result *res) {
+static double post_to_endless(struct endless *s, uint32_t timeout_ms, struct ins_http_result *res) {
   char url[64], why[200];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/metrics", s->port);
-  struct ins_otlp_url u;
-  CHECK(ins_otlp_url_parse(&u, url, why, sizeof why) == 0);
-  struct ins_otlp_conn *c = ins_otlp_conn_new(&u, false, why, sizeof why);
+  struct ins_net_url u;
+  CHECK(ins_net_url_parse(&u, url, why, sizeof why) == 0);
+  struct ins_http_conn *c = ins_http_conn_new(&u, false, why, sizeof why);
   CHECK(c != NULL);
   if (!c) return -1;
-  struct ins_otlp_req req = {.content_type = "application/x-protobuf", .body = "body", .len = 4};
+  struct ins_http_req req = {.content_type = "application/x-protobuf", .body = "body", .len = 4};
   uint64_t t0 = ins_mono_ns();
-  ins_otlp_conn_post(c, &req, NULL, t0 + (uint64_t)timeout_ms * 1000000ull, res);
+  ins_http_conn_post(c, &req, NULL, t0 + (uint64_t)timeout_ms * 1000000ull, res);
   double took = (double)(ins_mono_ns() - t0) / 1e9;
-  ins_otlp_conn_free(c);
+  ins_http_conn_free(c);
   fprintf(stderr, "post took %.3f s: status %d, timed out %d, %s\n", took, res->status, res->timed_out,
           res->why);
   return took;
@@ -1492,7 +1498,7 @@ static double post_to_endless(struct endless *s, uint32_t timeout_ms, struct ins
 static void case_endless_interim_answers(void) {
   struct endless s;
   CHECK(endless_start(&s, "HTTP/1.1 100 Continue\r\n\r\n", "HTTP/1.1 100 Continue\r\n\r\n", false));
-  static struct ins_otlp_result res;
+  static struct ins_http_result res;
   double took = post_to_endless(&s, 2000, &res);
   endless_stop(&s);
   CHECK_EQ_U(res.status, 0);
@@ -1506,7 +1512,7 @@ static void case_endless_interim_answers(void) {
 static void case_endless_answer_body(void) {
   struct endless s;
   CHECK(endless_start(&s, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "1\r\nx\r\n", false));
-  static struct ins_otlp_result res;
+  static struct ins_http_result res;
   double took = post_to_endless(&s, 1000, &res);
   endless_stop(&s);
   CHECK_EQ_U(res.status, 0);
@@ -1537,17 +1543,17 @@ static void case_answer_ready_past_deadline(void) {
   struct endless s;
   CHECK(endless_start(&s, "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n", "-", true));
   g_burst_srv = &s;
-  ins_otlp_test_hooks.now_ns = burst_clock;
-  static struct ins_otlp_result res;
+  ins_net_test_hooks.now_ns = burst_clock;
+  static struct ins_http_result res;
   char url[64], why[200];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/metrics", s.port);
-  struct ins_otlp_url u;
-  CHECK(ins_otlp_url_parse(&u, url, why, sizeof why) == 0);
-  struct ins_otlp_conn *c = ins_otlp_conn_new(&u, false, why, sizeof why);
-  struct ins_otlp_req req = {.content_type = "application/x-protobuf", .body = "body", .len = 4};
-  ins_otlp_conn_post(c, &req, NULL, ins_mono_ns() + 3600000000000ull, &res);
-  ins_otlp_conn_free(c);
-  ins_otlp_test_hooks.now_ns = NULL;
+  struct ins_net_url u;
+  CHECK(ins_net_url_parse(&u, url, why, sizeof why) == 0);
+  struct ins_http_conn *c = ins_http_conn_new(&u, false, why, sizeof why);
+  struct ins_http_req req = {.content_type = "application/x-protobuf", .body = "body", .len = 4};
+  ins_http_conn_post(c, &req, NULL, ins_mono_ns() + 3600000000000ull, &res);
+  ins_http_conn_free(c);
+  ins_net_test_hooks.now_ns = NULL;
   endless_stop(&s);
   fprintf(stderr, "status %d, timed out %d, %s\n", res.status, res.timed_out, res.why);
   CHECK(atomic_load(&s.sent));
@@ -1560,16 +1566,16 @@ static void case_answer_ready_past_deadline(void) {
  * libanl.so.1 before); a name still resolves through it. */
 static void case_lookup_is_bounded(void) {
 #ifdef __GLIBC__
-  CHECK(strncmp(ins_otlp_lookup_kind(), "getaddrinfo_a", 13) == 0);
+  CHECK(strncmp(ins_net_lookup_kind(), "getaddrinfo_a", 13) == 0);
 #endif
-  fprintf(stderr, "lookup: %s\n", ins_otlp_lookup_kind());
+  fprintf(stderr, "lookup: %s\n", ins_net_lookup_kind());
 }
 
 /* libanl asked for by name (the path of a glibc before 2.34), or missing (the plain
  * getaddrinfo fallback): each says so, and a name resolves either way. */
 static void lookup_case(const char *lib, const char *want_kind) {
-  ins_otlp_test_hooks.anl_lib = lib;
-  CHECK_STR(ins_otlp_lookup_kind(), want_kind);
+  ins_net_test_hooks.anl_lib = lib;
+  CHECK_STR(ins_net_lookup_kind(), want_kind);
   struct receiver r;
   CHECK(receiver_start(&r, NULL));
   memset(&g_ep, 0, sizeof g_ep);
@@ -1686,9 +1692,9 @@ static void case_endpoint_empty_port(void) {
     ins_otlp_config_load(&c);
     unsetenv(k[i].var);
     CHECK_STR(c.ep.url, k[i].url);
-    struct ins_otlp_url u;
+    struct ins_net_url u;
     char why[128] = "";
-    CHECK(ins_otlp_url_parse(&u, c.ep.url, why, sizeof why) == 0);
+    CHECK(ins_net_url_parse(&u, c.ep.url, why, sizeof why) == 0);
     CHECK_STR(u.port, "4318");
     ins_otlp_config_free(&c);
     CHECK_EQ_U(count_all_msgs() - before, 1);
@@ -1733,10 +1739,10 @@ static void case_reserved_headers_dropped(void) {
   CHECK_EQ_U(count_msgs("evil", NULL) + count_msgs("chunked", NULL) + count_msgs("mine", NULL), 0);
   CHECK_EQ_U(count_msgs("tok", NULL), 0);
   /* the rule itself: any case, whole names only */
-  CHECK(ins_otlp_header_reserved("HOST", 4) && ins_otlp_header_reserved("te", 2));
-  CHECK(ins_otlp_header_reserved("Content-Encoding", 16) && ins_otlp_header_reserved("expect", 6));
-  CHECK(!ins_otlp_header_reserved("Hostname", 8) && !ins_otlp_header_reserved("X-Host", 6));
-  CHECK(!ins_otlp_header_reserved("Authorization", 13));
+  CHECK(ins_http_header_reserved("HOST", 4) && ins_http_header_reserved("te", 2));
+  CHECK(ins_http_header_reserved("Content-Encoding", 16) && ins_http_header_reserved("expect", 6));
+  CHECK(!ins_http_header_reserved("Hostname", 8) && !ins_http_header_reserved("X-Host", 6));
+  CHECK(!ins_http_header_reserved("Authorization", 13));
 }
 
 /* Reserved headers handed to the transport directly (not through the configuration) are

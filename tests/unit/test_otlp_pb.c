@@ -1,5 +1,5 @@
 /*
- * test_otlp_pb.c - the OTLP request encoders (sink/otlp_pb.h): protobuf and
+ * test_otlp_pb.c - the OTLP request encoders (sink/otlp/otlp_pb.h): protobuf and
  * proto3 JSON bodies of ExportMetricsServiceRequest, from requests built here
  * by hand.
  *
@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "sink/otlp_pb.h"
+#include "sink/otlp/otlp_pb.h"
 
 extern char **environ;
 

@@ -1,7 +1,7 @@
 /*
- * test_otlp_rules.c - the OTLP transport's rules at their edges (src/sink/otlp_http.c,
- * otlp_export.c), where tools/dev/mutate.py's off-by-one mutants survived the exporter's
- * own tests (test_otlp_export.c):
+ * test_otlp_rules.c - the OTLP transport's rules at their edges (src/sink/otlp/otlp_rules.c,
+ * src/net/httpdate.c, src/net/http1_resp.c, otlp_export.c), where tools/dev/mutate.py's
+ * off-by-one mutants survived the exporter's own tests (test_otlp_export.c):
  *   verdicts         299 is a success, 300 is not (OTLP/HTTP: 2xx only), 199 neither
  *   rfc850_century   an RFC 850 date's two-digit year: 70 is 1970, 69 is 2069 (RFC 9110:
  *                    more than 50 years ahead is the past century)
@@ -28,8 +28,11 @@
 
 #include "check.h"
 #include "core/log.h"
-#include "sink/otlp_export.h"
-#include "sink/otlp_http.h"
+#include "net/http.h"
+#include "net/http1_resp.h"
+#include "net/httpdate.h"
+#include "sink/otlp/otlp_export.h"
+#include "sink/otlp/otlp_rules.h"
 
 static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -37,7 +40,7 @@ static void sleep_ms(int ms) {
 }
 
 static void test_verdicts(void) {
-  struct ins_otlp_result r;
+  struct ins_http_result r;
   memset(&r, 0, sizeof r);
   r.status = 299;
   CHECK(ins_otlp_verdict_of(&r) == INS_OTLP_DELIVERED);
@@ -49,18 +52,18 @@ static void test_verdicts(void) {
 
 static void test_rfc850_century(void) {
   /* 1970-01-01 00:00:10 is 10 s after the epoch; 2069-12-31 23:59:59 is 3155759999 */
-  CHECK_EQ_U(ins_otlp_retry_after_ms("Thursday, 01-Jan-70 00:00:10 GMT", 0), 10000);
-  CHECK_EQ_U(ins_otlp_retry_after_ms("Tuesday, 31-Dec-69 23:59:59 GMT", 3155759990LL), 9000);
+  CHECK_EQ_U(ins_http_retry_after_ms("Thursday, 01-Jan-70 00:00:10 GMT", 0), 10000);
+  CHECK_EQ_U(ins_http_retry_after_ms("Tuesday, 31-Dec-69 23:59:59 GMT", 3155759990LL), 9000);
 }
 
 /* A whole answer through the parser; its state and body. */
-static void feed(struct ins_otlp_resp *r, const char *text) {
-  ins_otlp_resp_init(r);
-  ins_otlp_resp_feed(r, text, strlen(text));
+static void feed(struct ins_http_resp *r, const char *text) {
+  ins_http_resp_init(r);
+  ins_http_resp_feed(r, text, strlen(text));
 }
 
 static void test_chunk_sizes(void) {
-  static struct ins_otlp_resp r; /* large */
+  static struct ins_http_resp r; /* large */
   feed(&r, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
            "a\r\n0123456789\r\nA\r\nabcdefghij\r\n0\r\n\r\n");
   CHECK(r.state == INS_RESP_DONE);

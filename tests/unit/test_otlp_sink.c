@@ -1,7 +1,7 @@
 /*
  * test_otlp_sink.c - the OTLP sink's own rules: the exponential histogram's
- * buckets (sink/otlp_hist.h) and the SDK environment variables
- * (sink/otlp_config.h).
+ * buckets (sink/otlp/otlp_hist.h) and the SDK environment variables
+ * (sink/otlp/otlp_config.h).
  *
  * Expected bucket indexes are written from the OTLP data model's definition
  * (bucket i holds (base^i, base^(i+1)], base = 2^(2^-scale)), checked against
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "sink/otlp_config.h"
-#include "sink/otlp_hist.h"
+#include "sink/otlp/otlp_config.h"
+#include "sink/otlp/otlp_hist.h"
 
 /* Is v in bucket i at scale s, by the definition? (a relative margin for pow's rounding) */
 static int in_bucket(double v, int32_t i, int32_t s) {

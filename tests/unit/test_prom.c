@@ -1,5 +1,5 @@
 /*
- * test_prom.c - unit tests of the Prometheus output (src/sink/prom.c): the
+ * test_prom.c - unit tests of the Prometheus output (src/sink/prom/prom.c): the
  * message_size buckets, label escaping, the fallback device ordinal, and
  * the aggregation of one window into a file (mean time, geometric-mean
  * bandwidth, counters, mode 0644, removal with the device's last context),
@@ -17,11 +17,12 @@
 #include "core/config.h"
 #include "sink/device.h"
 #include "core/names.h"
-#include "sink/prom.h"
+#include "sink/prom/prom.h"
+#include "sink/vocab.h"
 
 static const char *bucket(uint64_t b) {
   static char s[64];
-  ins_prom_bucket(b, s, sizeof s);
+  ins_vocab_size_bucket(b, s, sizeof s);
   return s;
 }
 

@@ -1,6 +1,6 @@
 /*
  * test_prom_totals.c - a GPU's Prometheus counters are totals since the start: every
- * report of a communicator on that GPU adds to them (src/sink/prom.c). Three
+ * report of a communicator on that GPU adds to them (src/sink/prom/prom.c). Three
  * communicators of one process, all rank 0 of 2 ranks on one node, share one GPU (the
  * fallback identity, sink/device.c) and so one .prom file. With the dump thread off and
  * rings of 2 cells, a communicator's records beyond 2 are dropped; its finalize reports

@@ -17,7 +17,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 #include "check.h"
 #include "core/config.h"
 #include "core/sampler.h"

@@ -11,8 +11,8 @@
 #include "check.h"
 #include "core/log.h"
 #include "core/utf8.h"
-#include "sink/buf.h"
-#include "sink/prom.h"
+#include "io/buf.h"
+#include "sink/prom/prom.h"
 
 #define R "\xEF\xBF\xBD" /* U+FFFD */
 

@@ -1,5 +1,5 @@
 /*
- * test_wqueue.c - the writer thread's queue (src/sink/wqueue.c) with a stalled
+ * test_wqueue.c - the writer thread's queue (src/sink/json/wqueue.c) with a stalled
  * file system: the test's own pwrite() (it takes precedence over libc's for the
  * plugin objects linked into this program) waits at a gate, as a write to a slow
  * or hung file system would. Checked:
@@ -22,9 +22,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "sink/buf.h"
-#include "sink/writer.h"
-#include "sink/wqueue.h"
+#include "io/buf.h"
+#include "sink/json/writer.h"
+#include "sink/json/wqueue.h"
 
 #define BATCHES (INS_WQUEUE_DEPTH + 2) /* one in writing, DEPTH queued, one waiting */
 

@@ -1,5 +1,5 @@
 /*
- * test_writer_deleted.c - the log file deleted while the job runs (src/sink/writer.c,
+ * test_writer_deleted.c - the log file deleted while the job runs (src/sink/json/writer.c,
  * files.c), driven through the writer as the writer thread drives it:
  *  - the file deleted: the next batch goes to a new file at the same path, with one
  *    warning that names it; the batches after it follow it there;
@@ -19,7 +19,7 @@
 
 #include "check.h"
 #include "core/log.h"
-#include "sink/writer.h"
+#include "sink/json/writer.h"
 
 static int g_warns, g_deleted_warns, g_deleted_infos, g_create_warns;
 static char g_last_deleted[8192];

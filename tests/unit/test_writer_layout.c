@@ -1,6 +1,6 @@
 /*
  * test_writer_layout.c - the log's kill-safe layout pads only where it must
- * (src/sink/writer.h ins_writer_layout): a line that ends exactly at a page end fits and
+ * (src/sink/json/writer.h ins_writer_layout): a line that ends exactly at a page end fits and
  * is written as it is; one byte longer would straddle the boundary, so the line before
  * it is padded to the page end and the line starts the next page. (test_core.c's layout
  * test holds the other half: no line straddles a page, the text is kept.)
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "sink/writer.h"
+#include "sink/json/writer.h"
 
 #define PAGE INS_WRITER_PAGE
 

@@ -4,7 +4,8 @@ function(ins_unit_test name source timeout labels)
   add_executable(inspector-unit-${name} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${source}
                  $<TARGET_OBJECTS:inspector_core>)
   target_include_directories(inspector-unit-${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_compile_definitions(inspector-unit-${name} PRIVATE _GNU_SOURCE)
+  target_compile_definitions(inspector-unit-${name} PRIVATE _GNU_SOURCE
+                             INSPECTOR_OTLP=$<BOOL:${INSPECTOR_OTLP}>)
   target_link_libraries(inspector-unit-${name} PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
   add_test(NAME unit_${name} COMMAND inspector-unit-${name})
   set_tests_properties(unit_${name} PROPERTIES TIMEOUT ${timeout} LABELS "${labels}")
@@ -38,7 +39,9 @@ if(TARGET inspector_core)
   # whose timestamps: the judge's counts, holding back in order, the unverified
   ins_unit_test(judge test_judge.c 60 "unit")
   # the OTLP sink: exponential histogram buckets, the OpenTelemetry SDK variables
-  ins_unit_test(otlp_sink test_otlp_sink.c 60 "unit;otlp")
+  if(INSPECTOR_OTLP) # tests of the OTLP sink are registered only in a build with it
+    ins_unit_test(otlp_sink test_otlp_sink.c 60 "unit;otlp")
+  endif()
   # what a communicator holds: idle, with a backlog, drained; the process's cap; a ring
   # growing and shrinking under the dump thread (TSan: label threads)
   ins_unit_test(ring_memory test_ring_memory.c 120 "threads;unit")
@@ -46,7 +49,9 @@ if(TARGET inspector_core)
   ins_unit_test(device_lookup test_device_lookup.c 60 "unit")
   # the OTLP sink's exports in turns (every series, however many), its state after
   # shutdown, and the exporter's handle published to its thread (TSan: label threads)
-  ins_unit_test(otlp_collect test_otlp_collect.c 60 "threads;unit;otlp")
+  if(INSPECTOR_OTLP)
+    ins_unit_test(otlp_collect test_otlp_collect.c 60 "threads;unit;otlp")
+  endif()
   # an op's time from its channels: equal start and stop, the latest stop, stale channels
   ins_unit_test(op_timestamps test_op_timestamps.c 120 "unit")
   # rings of 16 cells wrapping under the dump thread, two producers each (TSan: label threads)
@@ -56,7 +61,12 @@ if(TARGET inspector_core)
   # rules at their bounds exactly: the timer's span, the largest values of variables
   ins_unit_test(bounds test_bounds.c 60 "unit")
   # the OTLP transport's rules at their edges; a rejection starts the backoff afresh
-  ins_unit_test(otlp_rules test_otlp_rules.c 60 "threads;unit;otlp")
+  if(INSPECTOR_OTLP)
+    ins_unit_test(otlp_rules test_otlp_rules.c 60 "threads;unit;otlp")
+  else()
+    # a build without OTLP (-DINSPECTOR_OTLP=OFF): an OTLP setting gets one warning, and no sink
+    ins_unit_test(no_otlp test_no_otlp.c 60 "unit")
+  endif()
   # the log file deleted and another file made at its name: records go to a new file
   ins_unit_test(log_replaced test_log_replaced.c 60 "unit")
   # the log's page layout pads only a line that would straddle a page
@@ -112,11 +122,11 @@ if(TARGET inspector-report)
   set_tests_properties(unit_report_out PROPERTIES TIMEOUT 60 LABELS "unit;report")
 endif()
 
-# The OTLP request encoders (src/sink/otlp_pb.c): bytes worked out by hand; bodies decoded
+# The OTLP request encoders (src/sink/otlp/otlp_pb.c): bytes worked out by hand; bodies decoded
 # and re-encoded by protoc with the official schema (tests/data/otlp-proto, the first
 # argument) and read back by Python's json (the second). Exit 77, skipped, without protoc
 # (Debian: protobuf-compiler) or python3. Linked like ins_unit_test, which takes no arguments.
-if(TARGET inspector_core)
+if(TARGET inspector_core AND INSPECTOR_OTLP)
   add_executable(inspector-unit-otlp_pb ${CMAKE_CURRENT_LIST_DIR}/test_otlp_pb.c
                  $<TARGET_OBJECTS:inspector_core>)
   target_include_directories(inspector-unit-otlp_pb PRIVATE ${PROJECT_SOURCE_DIR}/src)
@@ -131,10 +141,10 @@ if(TARGET inspector_core)
   set_tests_properties(unit_otlp_pb PROPERTIES TIMEOUT 60 LABELS "unit" SKIP_RETURN_CODE 77)
 endif()
 
-# The OTLP exporter (src/sink/otlp_export.c, otlp_http.c): one ctest per behaviour,
+# The OTLP exporter (src/sink/otlp/otlp_export.c, otlp_rules.c, src/net/): one ctest per behaviour,
 # unit_otlp_export.<case>. The rules need nothing; the delivery cases run the exporter against
 # tests/otlp_receiver.py on 127.0.0.1 (python3) and use threads. `--list` names the cases.
-if(TARGET inspector_core)
+if(TARGET inspector_core AND INSPECTOR_OTLP)
   add_executable(inspector-unit-otlp_export ${CMAKE_CURRENT_LIST_DIR}/test_otlp_export.c
                  $<TARGET_OBJECTS:inspector_core>)
   target_include_directories(inspector-unit-otlp_export PRIVATE ${PROJECT_SOURCE_DIR}/src)

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 #include "trace.h"
 
 struct rp_abi {

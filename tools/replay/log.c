@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 
 static bool g_quiet;
 static bool g_dies;

@@ -68,7 +68,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "abi/profiler_abi.h"
+#include "nccl/profiler_abi.h"
 #include "intern.h"
 
 static const char *const k_func_name[SYN_NFUNC] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",

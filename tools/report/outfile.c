@@ -7,7 +7,7 @@
  * directory), a directory other users or the job itself may write to. Anyone who
  * can write there could plant groups.csv -> ~/.bashrc and have the report
  * overwrite the target with fopen(path, "w"). The plugin refuses exactly that
- * (src/sink/files.c: O_EXCL | O_NOFOLLOW); the report does the same in two steps:
+ * (src/io/files.c: O_EXCL | O_NOFOLLOW); the report does the same in two steps:
  *
  *   1. a link at the output's name is refused, with an error naming it;
  *   2. the output is written to a new temporary file beside it (mkostemp:

@@ -1,0 +1,453 @@
+/*
+ * json.c - the JSON-lines sink: record and stats lines, field by field (see
+ * json.h), and how its lines reach the log file. Its per-communicator state is
+ * the communicator's "header" object, built once at attach; its per-drainer
+ * state (struct json_batch) the lines of the drainer's pass and their
+ * "metadata" object, built once per pass. The lines go to the log file
+ * (writer.c): the dump thread's through the writer thread (wqueue.c), which
+ * this sink starts and stops with the dump thread; a finalizing or exiting
+ * thread's directly, after what is queued.
+ */
+#include "sink/json/json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/comm.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/names.h"
+#include "core/sampler.h"
+#include "core/timer.h"
+#include "io/buf.h"
+#include "sink/json/writer.h"
+#include "sink/json/wqueue.h"
+#include "sink/sink.h"
+#include "sink/vocab.h"
+
+#ifndef INSPECTOR_GIT_REV
+#define INSPECTOR_GIT_REV "unknown"
+#endif
+
+#define FLUSH_BYTES (256 * 1024) /* a drainer's lines handed on at this size, not only at the pass's end */
+
+static const char *const k_timing[] = {"kernel_gpu", "kernel_cpu", "collective_cpu", "unverified"};
+
+/* The sink's state per communicator: its prebuilt "\"header\":{...}". */
+struct json_comm {
+  int len;
+  char text[];
+};
+
+static struct json_comm *header(const struct ins_comm *c) {
+  struct ins_buf b = {0};
+  if (ins_buf_reserve(&b, 160 + ins_buf_jstr_max(c->name))) return NULL;
+  ins_buf_lit(&b, "\"header\":{\"id\":\"0x");
+  ins_buf_hex(&b, c->id);
+  ins_buf_lit(&b, "\",\"comm_name\":");
+  ins_buf_jstr(&b, c->name);
+  ins_buf_lit(&b, ",\"rank\":");
+  ins_buf_i64(&b, c->rank);
+  ins_buf_lit(&b, ",\"n_ranks\":");
+  ins_buf_i64(&b, c->nranks);
+  ins_buf_lit(&b, ",\"nnodes\":");
+  ins_buf_i64(&b, c->nnodes);
+  ins_buf_lit(&b, "}");
+  struct json_comm *h = malloc(sizeof *h + b.len + 1);
+  if (h) {
+    h->len = (int)b.len;
+    memcpy(h->text, b.data, b.len);
+    h->text[b.len] = '\0';
+  }
+  ins_buf_free(&b);
+  return h;
+}
+
+static int metadata(char *meta, int cap, const char *hostname, long pid, uint64_t ts_us) {
+  struct ins_buf b = {0};
+  if (ins_buf_reserve(&b, 256 + ins_buf_jstr_max(hostname))) return 0;
+  ins_buf_lit(&b, "\"metadata\":{\"inspector_output_format_version\":\"" INS_FORMAT_VERSION "\",\"git_rev\":");
+  ins_buf_jstr(&b, INSPECTOR_GIT_REV);
+  ins_buf_lit(&b, ",\"rec_mechanism\":\"nccl_profiler_interface\",\"dump_timestamp_us\":");
+  ins_buf_u64(&b, ts_us);
+  ins_buf_lit(&b, ",\"hostname\":");
+  ins_buf_jstr(&b, hostname);
+  ins_buf_lit(&b, ",\"pid\":");
+  ins_buf_i64(&b, pid);
+  ins_buf_lit(&b, "}");
+  int n = b.len < (size_t)cap ? (int)b.len : 0;
+  if (n) memcpy(meta, b.data, (size_t)n);
+  ins_buf_free(&b);
+  return n;
+}
+
+static void trace_block(struct ins_buf *b, const char *pfx, size_t pfx_len,
+                        const struct ins_record *r, int ts) {
+  ins_buf_lit(b, ",\"event_trace_");
+  if (ts) ins_buf_lit(b, "ts\":{\""); else ins_buf_lit(b, "sn\":{\"");
+  ins_buf_mem(b, pfx, pfx_len);
+  if (ts) ins_buf_lit(b, "start_ts\":"); else ins_buf_lit(b, "start_sn\":");
+  const struct ins_record_trace *tr = r->trace;
+  ins_buf_u64(b, ts ? tr->op_start_us : tr->op_start_sn);
+  ins_buf_lit(b, ",\"");
+  ins_buf_mem(b, pfx, pfx_len);
+  if (ts) ins_buf_lit(b, "stop_ts\":"); else ins_buf_lit(b, "stop_sn\":");
+  ins_buf_u64(b, ts ? tr->op_stop_us : tr->op_stop_sn);
+  ins_buf_lit(b, ",\"kernel_events\":[");
+  for (int i = 0; i < r->nchannels; i++) {
+    const struct ins_trace_ch *t = &tr->ch[i];
+    if (i) ins_buf_lit(b, ",");
+    ins_buf_lit(b, "{\"channel_id\":");
+    ins_buf_u64(b, t->channel);
+    if (ts) {
+      ins_buf_lit(b, ",\"kernel_start_ts\":");
+      ins_buf_u64(b, t->start_us);
+      ins_buf_lit(b, ",\"kernel_stop_ts\":");
+      ins_buf_u64(b, t->stop_us);
+      ins_buf_lit(b, ",\"kernel_record_ts\":");
+      ins_buf_u64(b, t->record_us);
+    } else {
+      ins_buf_lit(b, ",\"kernel_start_sn\":");
+      ins_buf_u64(b, t->start_sn);
+      ins_buf_lit(b, ",\"kernel_stop_sn\":");
+      ins_buf_u64(b, t->stop_sn);
+      ins_buf_lit(b, ",\"kernel_record_sn\":");
+      ins_buf_u64(b, t->record_sn);
+    }
+    ins_buf_lit(b, "}");
+  }
+  ins_buf_lit(b, "]}");
+}
+
+static int record_line(struct ins_buf *b, const struct ins_comm *c, const struct json_comm *h,
+                       const char *meta, int meta_len, const struct ins_record *r, int verbose) {
+  size_t need = (size_t)h->len + (size_t)meta_len + 640 + ins_buf_jstr_max(r->func_name) +
+                ins_buf_jstr_max(r->datatype) + ins_buf_jstr_max(r->algo) + ins_buf_jstr_max(r->proto) +
+                (verbose ? 2 * 160 * (size_t)r->nchannels + 256 : 0);
+  if (ins_buf_reserve(b, need)) return -1;
+  int coll = r->kind == INS_KIND_COLL;
+  const char *pfx = coll ? "coll_" : "p2p_";
+  size_t pfx_len = coll ? 5 : 4;
+
+  ins_buf_lit(b, "{");
+  ins_buf_mem(b, h->text, (size_t)h->len);
+  ins_buf_lit(b, ",");
+  ins_buf_mem(b, meta, (size_t)meta_len);
+  /* an op whose timestamps could not be verified (NCCL_INSPECTOR_DUMP_UNVERIFIED=1) is
+   * not a record: another key, that readers of records skip (core/judge.h) */
+  if (r->timing == INS_TIMING_UNVERIFIED && coll)
+    ins_buf_lit(b, ",\"coll_unverified\":{\"coll\":");
+  else if (r->timing == INS_TIMING_UNVERIFIED)
+    ins_buf_lit(b, ",\"p2p_unverified\":{\"p2p\":");
+  else if (coll)
+    ins_buf_lit(b, ",\"coll_perf\":{\"coll\":");
+  else
+    ins_buf_lit(b, ",\"p2p_perf\":{\"p2p\":");
+  ins_buf_jstr(b, r->func_name);
+#define F(name) do { ins_buf_lit(b, ",\""); ins_buf_mem(b, pfx, pfx_len); ins_buf_lit(b, name "\":"); } while (0)
+  F("sn");
+  ins_buf_u64(b, r->sn);
+  if (!coll) {
+    F("peer");
+    ins_buf_i64(b, r->peer);
+  }
+  F("msg_size_bytes");
+  ins_buf_u64(b, r->bytes);
+  F("exec_time_us");
+  ins_buf_u64(b, r->exec_ns / 1000);
+  F("timing_source");
+  ins_buf_jstr(b, k_timing[r->timing <= INS_TIMING_UNVERIFIED ? r->timing : 0]);
+  double algbw = r->exec_ns ? (double)ins_bw_bytes(r->func, r->bytes, c->nranks) / (double)r->exec_ns : 0;
+  F("algobw_gbs");
+  ins_buf_f6(b, algbw);
+  F("busbw_gbs");
+  ins_buf_f6(b, algbw * ins_busbw_factor(r->func, c->nranks));
+  F("exec_time_ns");
+  ins_buf_u64(b, r->exec_ns);
+  F("start_ts_ns");
+  ins_buf_u64(b, r->start_ns);
+  F("datatype");
+  ins_buf_jstr(b, r->datatype);
+  F("count");
+  ins_buf_u64(b, r->count);
+  F("nchannels");
+  ins_buf_u64(b, r->nchannels);
+  F("stale_channels");
+  ins_buf_u64(b, r->stale_channels);
+  if (coll) {
+    ins_buf_lit(b, ",\"coll_algo\":");
+    ins_buf_jstr(b, r->algo);
+    ins_buf_lit(b, ",\"coll_proto\":");
+    ins_buf_jstr(b, r->proto);
+  }
+#undef F
+  if (verbose) {
+    trace_block(b, pfx, pfx_len, r, 0);
+    trace_block(b, pfx, pfx_len, r, 1);
+  }
+  ins_buf_lit(b, "}}\n");
+  return 0;
+}
+
+/* "sampling":{...} inside dump_stats: what was timed (core/sampler.h). */
+static void sampling_object(struct ins_buf *b, const struct ins_sample_stats *s) {
+  if (s->mode == INS_SAMPLE_TIME) {
+    ins_buf_lit(b, ",\"sampling\":{\"mode\":\"time\",\"window_ms\":");
+    ins_buf_u64(b, (uint64_t)s->window_ms);
+    ins_buf_lit(b, ",\"period_ms\":");
+    ins_buf_u64(b, (uint64_t)s->period_ms);
+  } else {
+    ins_buf_lit(b, ",\"sampling\":{\"mode\":\"groups\",\"every\":");
+    ins_buf_u64(b, (uint64_t)s->every);
+    ins_buf_lit(b, ",\"burst\":");
+    ins_buf_u64(b, (uint64_t)s->burst);
+    ins_buf_lit(b, ",\"groups\":");
+    ins_buf_u64(b, s->groups);
+    ins_buf_lit(b, ",\"groups_timed\":");
+    ins_buf_u64(b, s->groups_timed);
+  }
+  if (s->graph_capture)
+    ins_buf_lit(b, ",\"graph_capture\":true");
+  else
+    ins_buf_lit(b, ",\"graph_capture\":false");
+  ins_buf_lit(b, ",\"covered\":");
+  ins_buf_f6(b, s->covered);
+  ins_buf_lit(b, "}");
+}
+
+/* "gpu_timer":{...} inside dump_stats, with the HIP runtime in the process: how the
+ * kernel pTimers were read (core/timer.h). */
+static void gpu_timer_object(struct ins_buf *b, const struct ins_timer *t) {
+  static const char *const unit[] = {"pending", "ns", "ticks"};
+  ins_buf_lit(b, ",\"gpu_timer\":{\"unit\":");
+  ins_buf_jstr(b, unit[t->unit <= INS_TIMER_TICKS ? t->unit : 0]);
+  ins_buf_lit(b, ",\"rate_khz\":");
+  ins_buf_u64(b, t->rate_khz);
+  ins_buf_lit(b, ",\"basis\":");
+  ins_buf_jstr(b, t->unit == INS_TIMER_PENDING ? "pending" : t->measured ? "measured" : "assumed");
+  ins_buf_lit(b, ",\"ratio\":");
+  ins_buf_f6(b, t->measured ? t->ratio : 0);
+  ins_buf_lit(b, "}");
+}
+
+/* "coll_unreported":{"Broadcast":56} inside dump_stats, when NCCL left collectives
+ * unreported (core/comm.h). */
+static void unreported_object(struct ins_buf *b, const struct ins_sink_counts *k) {
+  int n = 0;
+  for (int f = 0; f < INS_FUNC_COUNT; f++) {
+    if (!k->unreported_total[f]) continue;
+    if (n++) ins_buf_lit(b, ",\"");
+    else ins_buf_lit(b, ",\"coll_unreported\":{\"");
+    ins_buf_mem(b, ins_func_name[f], strlen(ins_func_name[f]));
+    ins_buf_lit(b, "\":");
+    ins_buf_u64(b, k->unreported_total[f]);
+  }
+  if (n) ins_buf_lit(b, "}");
+}
+
+static int stats_line(struct ins_buf *b, const struct json_comm *h, const char *meta,
+                      int meta_len, const struct ins_sink_counts *k) {
+  const struct ins_sample_stats *smp = k->sampling;
+  if (ins_buf_reserve(b, (size_t)h->len + (size_t)meta_len + 1536)) return -1;
+  static const char *const pfx[2] = {"coll_", "p2p_"};
+  ins_buf_lit(b, "{");
+  ins_buf_mem(b, h->text, (size_t)h->len);
+  ins_buf_lit(b, ",");
+  ins_buf_mem(b, meta, (size_t)meta_len);
+  ins_buf_lit(b, ",\"dump_stats\":{");
+  for (int i = 0; i < 2; i++) {
+    size_t pl = strlen(pfx[i]);
+    ins_buf_lit(b, "\"");
+    ins_buf_mem(b, pfx[i], pl);
+    ins_buf_lit(b, "records_total\":");
+    ins_buf_u64(b, k->total[i]);
+    ins_buf_lit(b, ",\"");
+    ins_buf_mem(b, pfx[i], pl);
+    ins_buf_lit(b, "records_since_last_dump\":");
+    ins_buf_u64(b, k->since[i]);
+    ins_buf_lit(b, ",\"");
+    ins_buf_mem(b, pfx[i], pl);
+    ins_buf_lit(b, "dropped_total\":");
+    ins_buf_u64(b, k->dropped_total[i]);
+    ins_buf_lit(b, ",\"");
+    ins_buf_mem(b, pfx[i], pl);
+    ins_buf_lit(b, "dropped_since_last_dump\":");
+    ins_buf_u64(b, k->dropped_since[i]);
+    /* ops NCCL reported that left no record, by reason; records without some channels */
+    uint64_t untimed = 0;
+    for (int r = 0; r < INS_UNTIMED_REASONS; r++) untimed += k->untimed_total[i][r];
+    ins_buf_lit(b, ",\"");
+    ins_buf_mem(b, pfx[i], pl);
+    ins_buf_lit(b, "untimed_total\":");
+    ins_buf_u64(b, untimed);
+    ins_buf_lit(b, ",\"");
+    ins_buf_mem(b, pfx[i], pl);
+    ins_buf_lit(b, "untimed\":{");
+    for (int r = 0; r < INS_UNTIMED_REASONS; r++) {
+      if (r) ins_buf_lit(b, ",");
+      ins_buf_lit(b, "\"");
+      ins_buf_mem(b, ins_untimed_name[r], strlen(ins_untimed_name[r]));
+      ins_buf_lit(b, "\":");
+      ins_buf_u64(b, k->untimed_total[i][r]);
+    }
+    ins_buf_lit(b, "},\"");
+    ins_buf_mem(b, pfx[i], pl);
+    ins_buf_lit(b, "partial_total\":");
+    ins_buf_u64(b, k->partial_total[i]);
+    if (!i) ins_buf_lit(b, ",");
+  }
+  unreported_object(b, k);
+  if (smp && smp->mode != INS_SAMPLE_ALL) sampling_object(b, smp);
+  if (k->timer && k->timer->rate_khz) gpu_timer_object(b, k->timer);
+  ins_buf_lit(b, "}}\n");
+  return 0;
+}
+
+uint64_t ins_json_count_records(const char *text, size_t len) {
+  /* A record line holds "coll_perf":{ or "p2p_perf":{ exactly once; no string
+   * value can hold either (its quotes would be escaped). */
+  uint64_t n = 0;
+  while (len) {
+    const char *nl = memchr(text, '\n', len);
+    size_t l = nl ? (size_t)(nl - text) + 1 : len;
+    if (memmem(text, l, "\"coll_perf\":{", 13) || memmem(text, l, "\"p2p_perf\":{", 12)) n++;
+    text += l;
+    len -= l;
+  }
+  return n;
+}
+
+/* ---- the sink (sink/sink.h) ------------------------------------------------ */
+
+static const char *g_hostname = "unknown";
+static const char *g_dump_dir = "";
+/* The writer thread takes the dump thread's batches (dump_starting; false if it could not
+ * start: the dump thread then writes its own). Set before the dump thread is created, and
+ * cleared after it is joined or in a forked child, where it is gone. */
+static bool g_queued;
+
+/* One drainer's lines, on their way to the log file. */
+struct json_batch {
+  struct ins_buf buf;
+  uint64_t records; /* record lines in buf (the rest are stats lines): exact loss counts */
+  char meta[1024];  /* the pass's "metadata" object */
+  int meta_len;
+};
+
+static void json_start(const struct ins_config *cfg) {
+  g_hostname = cfg->hostname;
+  g_dump_dir = cfg->dump_dir;
+  ins_writer_configure(cfg->dump_dir, cfg->hostname);
+}
+
+static int json_attach(struct ins_comm *c, void **state) {
+  return (*state = header(c)) ? 0 : -1;
+}
+
+/* No memory for the drainer's state: its records are dropped (json_record fails). */
+static void json_begin_pass(struct ins_sink_batch *b) {
+  if (!b->state) b->state = calloc(1, sizeof(struct json_batch));
+  struct json_batch *j = b->state;
+  if (j) j->meta_len = metadata(j->meta, (int)sizeof j->meta, g_hostname, (long)getpid(), b->wall_us);
+}
+
+/* The drainer's lines to the log file: queued for the writer thread, or written directly
+ * after what is queued. A direct writer (finalize, exit) waits for the queue even with
+ * nothing of its own: when a finalize returns, every record of its communicator is in the
+ * file, those the dump thread took and queued included. */
+static void json_flush(struct ins_sink_batch *b) {
+  struct json_batch *j = b->state;
+  if (!b->direct && g_queued) {
+    if (j) ins_wqueue_push(&j->buf, j->records); /* nothing when empty */
+  } else {
+    ins_wqueue_sync();
+    if (j) ins_writer_append_records(j->buf.data, j->buf.len, j->records);
+    if (j) j->buf.len = 0;
+  }
+  if (j) j->records = 0;
+}
+
+static int json_record(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
+                       const struct ins_record *r) {
+  struct json_batch *j = b->state;
+  if (!j || record_line(&j->buf, c, state, j->meta, j->meta_len, r, c->verbose) != 0) return -1;
+  if (r->timing != INS_TIMING_UNVERIFIED) j->records++;
+  if (j->buf.len >= FLUSH_BYTES) json_flush(b);
+  return 0;
+}
+
+static int json_counts(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
+                       const struct ins_sink_counts *k) {
+  (void)c;
+  struct json_batch *j = b->state;
+  return j ? stats_line(&j->buf, state, j->meta, j->meta_len, k) : -1;
+}
+
+static void json_detach(struct ins_comm *c, void *state) {
+  (void)c;
+  free(state);
+}
+
+static void json_batch_free(struct ins_sink_batch *b) {
+  struct json_batch *j = b->state;
+  if (j) ins_buf_free(&j->buf);
+  free(j);
+  b->state = NULL;
+}
+
+/* Lines go to a writer thread, so that a slow write never stops the draining. */
+static void json_dump_starting(void) { g_queued = ins_wqueue_start(); }
+
+static void json_dump_stopped(void) {
+  ins_wqueue_stop(); /* what the dump thread queued is written first */
+  g_queued = false;
+}
+
+static void json_shutdown(void) {
+  unsigned long long lost = ins_writer_unwritten();
+  if (lost)
+    ins_warn("%llu records could not be written to %s (see the earlier warning)", lost, g_dump_dir);
+}
+
+static void json_release(void) { ins_writer_close(); }
+
+/* fork() (sink.h): the writer queue's lock, with no batch in writing (the writer thread
+ * then holds the log file's lock, writer.c). Not idle by `until`: the lock let go, the
+ * child records nothing. */
+static int json_fork_prepare(const struct timespec *until) {
+  if (ins_wqueue_fork_prepare(until) == 0) return 0;
+  ins_wqueue_fork_parent();
+  return -1;
+}
+
+static void json_fork_parent(void) { ins_wqueue_fork_parent(); }
+
+/* No writer thread in the child until its first own communicator starts its dump thread
+ * (dump_starting); the batches queued are the parent's (wqueue.h). */
+static void json_fork_child(bool taken) {
+  ins_wqueue_fork_child(taken);
+  g_queued = false;
+}
+
+const struct ins_sink ins_json_sink = {
+    .name = "json",
+    .start = json_start,
+    .attach = json_attach,
+    .begin_pass = json_begin_pass,
+    .record = json_record,
+    .counts = json_counts,
+    .end_window = NULL,
+    .detach = json_detach,
+    .flush = json_flush,
+    .batch_free = json_batch_free,
+    .dump_starting = json_dump_starting,
+    .dump_stopped = json_dump_stopped,
+    .shutdown = json_shutdown,
+    .release = json_release,
+    .fork_prepare = json_fork_prepare,
+    .fork_parent = json_fork_parent,
+    .fork_child = json_fork_child,
+};

@@ -1,0 +1,601 @@
+/*
+ * otlp.c - the OTLP sink's state, its snapshots and the sink calls (see otlp.h).
+ *
+ * Series are kept in a chained hash table keyed by their attribute signature
+ * and never freed before shutdown: cumulative metrics must keep counting after
+ * a communicator is destroyed (its totals stay true), and the number of series
+ * is bounded by the job's distinct (communicator, rank, op, algorithm, size
+ * bucket) sets, not by its length. Shutdown (after the last export) frees all
+ * of it, so that a plugin NCCL unloads and loads again leaks nothing; a
+ * communicator still attached then is a no-op for this sink from there on
+ * (nothing could be exported any more).
+ *
+ * An export is encoded under the lock, in order of the series' creation, into
+ * bodies of at most INS_OTLP_MAX_BODY bytes (the per-GPU counters go with the
+ * first): each body takes as many series as the last body's bytes per series
+ * say fit, fewer when it comes out too large. The exporter asks for a
+ * queueful of bodies at a time (ins_otlp_collect_fn: an export of thousands
+ * of communicators is tens of bodies), and the cursor below remembers where
+ * the export in progress goes on; series created meanwhile come at its end.
+ * Every body of one export has the export's time. The lock is let go between
+ * bodies, so the draining threads wait at most one body's encoding (milliseconds
+ * for the largest), and NCCL's threads never take this lock.
+ *
+ * fork(): the exporter takes the lock outside the dump layer's gate, so the fork's
+ * prepare takes it too (sink.h fork_prepare). A forked child has no exporter (its
+ * thread is the parent's and is gone; the series are the parent's): the sink is inert
+ * there, and the communicators the child creates are not exported (one warning), only
+ * written to its JSON log and Prometheus files.
+ */
+#include "sink/otlp/otlp.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/comm.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/names.h"
+#include "sink/device.h"
+#include "sink/otlp/otlp_config.h"
+#include "sink/otlp/otlp_export.h"
+#include "sink/otlp/otlp_hist.h"
+#include "sink/otlp/otlp_model.h"
+#include "sink/otlp/otlp_pb.h"
+#include "sink/vocab.h"
+
+/* The OTLP spec names no body limit for HTTP; collectors' defaults start at 4 MiB
+ * (gRPC's message limit, which the Collector applies to its HTTP receiver too). */
+#define INS_OTLP_MAX_BODY (4u << 20)
+#define QUEUE_MAX 16            /* exports waiting for the collector: 160 s at the default interval */
+#define STOP_DEADLINE_MS 3000   /* the last export at exit: at most this long */
+#define NBUCKETS 4096
+#define SERIES_ATTRS 10
+
+struct series {
+  struct series *next;
+  uint64_t hash;
+  char *sig; /* the attribute values joined: the series' identity */
+  struct ins_otlp_kv attrs[SERIES_ATTRS];
+  int nattrs;
+  char *strs[SERIES_ATTRS]; /* owned string values */
+  uint64_t start_ns;
+  uint64_t ops, bytes;
+  struct ins_otlp_hist time_s, busbw;
+};
+
+/* Per GPU: records dropped and excluded, [enum ins_kind]; ops left untimed, by kind and
+ * reason; collectives NCCL never reported, by function. */
+struct device {
+  struct device *next;
+  char uuid[160];
+  uint64_t start_ns;
+  uint64_t dropped[2], excluded[2];
+  uint64_t untimed[2][INS_UNTIMED_REASONS];
+  uint64_t unreported[INS_FUNC_COUNT];
+};
+
+/* A communicator's fixed attributes, made once at attach. */
+struct comm_state {
+  struct device *dev;
+  unsigned gen; /* the sink's start it was attached under (g_gen) */
+  char id[24], name[128], ranks[16], nodes[16], rank[16];
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct series *g_table[NBUCKETS];
+static struct series **g_list; /* every series, in creation order: stable snapshots */
+static size_t g_nseries, g_cap;
+static struct device *g_devs;
+static struct ins_otlp_config g_cfg;
+static struct ins_otlp_kv g_resource[INS_OTLP_MAX_ATTRS + 8];
+static int g_nresource;
+static char g_host[256], g_job[512], g_cluster[512];
+/* Published after the exporter thread is running, read by that thread's collect: atomic
+ * (that first collect may come before the store). */
+static _Atomic(struct ins_otlp_exporter *) g_exporter;
+static uint64_t g_start_ns;
+static atomic_int g_warned_mem, g_warned_encode, g_warned_fork;
+/* This process is a child forked after the sink started (fork_child): nothing is
+ * exported; g_fork_clean: the lock was taken at the fork, so the state is whole. */
+static bool g_forked, g_fork_clean;
+void (*ins_otlp_test_hook)(const atomic_int *drains_waiting);
+/* Draining threads waiting for g_lock: between two bodies of an export the exporter lets
+ * them in first (collect), so a drain waits at most one body's encoding. */
+static atomic_int g_drains_waiting;
+#define HANDOFF_NS 50000000ull /* the exporter yields to a waiting drain this long at most */
+
+static void drain_lock(void) {
+  atomic_fetch_add_explicit(&g_drains_waiting, 1, memory_order_relaxed);
+  pthread_mutex_lock(&g_lock);
+  atomic_fetch_sub_explicit(&g_drains_waiting, 1, memory_order_relaxed);
+}
+/* The sink is started and not yet shut down; g_gen counts starts, so that a communicator
+ * attached before a shutdown never touches what the shutdown freed. */
+static bool g_live;
+static unsigned g_gen;
+/* The export in progress (collect's cursor): the next series, whether the counters were
+ * sent, the export's time. Exporter thread, under g_lock. */
+struct export_cursor {
+  bool open, counters_sent;
+  size_t next;
+  uint64_t time_ns;
+};
+static struct export_cursor g_exp;
+static size_t g_per_series; /* bytes per series in the last body: how many fit the next */
+/* INS_OTLP_MAX_BODY; INSPECTOR_OTLP_MAX_BODY_BYTES lowers it so that the tests can see a
+ * snapshot split without tens of thousands of series (tests/test_otlp.py, otlp.split). */
+static size_t g_max_body = INS_OTLP_MAX_BODY;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t fnv(const char *s, uint64_t h) {
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* ---- configuration and resource ----------------------------------------- */
+
+static void resource_add(const char *key, const char *s, int64_t i, bool is_int) {
+  if (g_nresource == (int)(sizeof g_resource / sizeof *g_resource)) return;
+  g_resource[g_nresource++] = (struct ins_otlp_kv){.key = key, .type = is_int ? INS_OTLP_INT : INS_OTLP_STR,
+                                                   .s = s, .i = i};
+}
+
+static void otlp_start(const struct ins_config *cfg) {
+  pthread_mutex_lock(&g_lock);
+  g_live = true;
+  g_gen++;
+  g_exp.open = false;
+  g_per_series = 0;
+  ins_otlp_config_load(&g_cfg);
+  snprintf(g_host, sizeof g_host, "%s", cfg->hostname);
+  snprintf(g_job, sizeof g_job, "%s", cfg->job_id);
+  snprintf(g_cluster, sizeof g_cluster, "%s", cfg->cluster);
+  g_nresource = 0;
+  resource_add("service.name", g_cfg.service_name, 0, false);
+  resource_add("host.name", g_host, 0, false);
+  resource_add("process.pid", NULL, (int64_t)getpid(), true);
+  resource_add("job.id", g_job, 0, false);
+  resource_add("cluster.name", g_cluster, 0, false);
+  for (int i = 0; i < g_cfg.nattrs; i++)
+    if (strcmp(g_cfg.attrs[i].key, "service.name")) /* OTEL_SERVICE_NAME's rule: set above */
+      resource_add(g_cfg.attrs[i].key, g_cfg.attrs[i].value, 0, false);
+  g_start_ns = now_ns();
+  const char *mb = getenv("INSPECTOR_OTLP_MAX_BODY_BYTES");
+  g_max_body = mb && atoll(mb) > 0 ? (size_t)atoll(mb) : INS_OTLP_MAX_BODY;
+  pthread_mutex_unlock(&g_lock);
+  /* outside the lock: the exporter's first collect takes it */
+  struct ins_otlp_exporter *e =
+      ins_otlp_exporter_start(&g_cfg.ep, g_cfg.interval_ms, QUEUE_MAX, ins_otlp_collect, NULL);
+  atomic_store(&g_exporter, e);
+  /* the URL redacted: userinfo and query values may carry credentials */
+  char shown[INS_OTLP_URL_SHOWN];
+  if (e)
+    ins_info("exporting OTLP metrics to %s every %u ms (%s%s)",
+             ins_otlp_url_redact(g_cfg.ep.url, shown, sizeof shown), g_cfg.interval_ms,
+             g_cfg.ep.json ? "http/json" : "http/protobuf", g_cfg.ep.gzip ? ", gzip" : "");
+}
+
+/* ---- state ----------------------------------------------------------------- */
+
+static struct device *device_get(const char *uuid) {
+  for (struct device *d = g_devs; d; d = d->next)
+    if (!strcmp(d->uuid, uuid)) return d;
+  struct device *d = calloc(1, sizeof *d);
+  if (!d) return NULL;
+  snprintf(d->uuid, sizeof d->uuid, "%s", uuid);
+  d->start_ns = now_ns();
+  d->next = g_devs;
+  g_devs = d;
+  return d;
+}
+
+static int otlp_attach(struct ins_comm *c, void **state) {
+  struct ins_device_id id;
+  ins_device_identify(&id, g_host, c->rank, c->nranks, c->nnodes);
+  struct comm_state *s = calloc(1, sizeof *s);
+  if (!s) return -1;
+  snprintf(s->id, sizeof s->id, "0x%" PRIx64, c->id);
+  snprintf(s->name, sizeof s->name, "%s", c->name);
+  snprintf(s->ranks, sizeof s->ranks, "%d", c->nranks);
+  snprintf(s->nodes, sizeof s->nodes, "%d", c->nnodes);
+  snprintf(s->rank, sizeof s->rank, "%d", c->rank);
+  if (g_forked)
+    ins_warn_once(&g_warned_fork, "OTLP: this process was forked from the job after the exporter "
+                  "started: the communicators it creates are not exported over OTLP (the exporter "
+                  "is the parent's), only written to its own log");
+  drain_lock();
+  s->gen = g_gen;
+  bool live = g_live; /* after shutdown: a state that records nothing (nothing is exported) */
+  if (live) s->dev = device_get(id.uuid);
+  pthread_mutex_unlock(&g_lock);
+  if (live && !s->dev) {
+    free(s);
+    return -1;
+  }
+  *state = s;
+  return 0;
+}
+
+/* s may use the sink's state (g_lock held): attached since the sink's last start, which
+ * has not been shut down. */
+static bool state_live(const struct comm_state *s) { return g_live && s->gen == g_gen && s->dev; }
+
+/* The series of a record's attribute set, created on first use (g_lock held). */
+static struct series *series_get(const struct comm_state *s, const struct ins_record *r) {
+  char ap[160], size[48];
+  const char *kind = r->kind == INS_KIND_COLL ? "collective" : "p2p";
+  snprintf(ap, sizeof ap, "%s_%s", r->algo ? r->algo : "unknown", r->proto ? r->proto : "unknown");
+  ins_vocab_size_bucket(r->bytes, size, sizeof size);
+  const char *op = r->func_name ? r->func_name : "unknown";
+  const char *keys[SERIES_ATTRS] = {"nccl.comm.id", "nccl.comm.name", "nccl.comm.ranks", "nccl.comm.nodes",
+                                    "nccl.rank",    "nccl.operation", "nccl.operation.kind", "nccl.algo_proto",
+                                    "nccl.message_size", "gpu.uuid"};
+  const char *vals[SERIES_ATTRS] = {s->id, s->name, s->ranks, s->nodes, s->rank, op, kind,
+                                    r->kind == INS_KIND_COLL ? ap : "", size, s->dev->uuid};
+  char sig[1024];
+  size_t o = 0;
+  for (int i = 0; i < SERIES_ATTRS && o < sizeof sig; i++)
+    o += (size_t)snprintf(sig + o, sizeof sig - o, "%s\x1f", vals[i]);
+  uint64_t h = fnv(sig, 1469598103934665603ull);
+  for (struct series *x = g_table[h % NBUCKETS]; x; x = x->next)
+    if (x->hash == h && !strcmp(x->sig, sig)) return x;
+  if (g_nseries == g_cap) {
+    size_t cap = g_cap ? 2 * g_cap : 256;
+    struct series **nl = realloc(g_list, cap * sizeof *nl);
+    if (!nl) return NULL;
+    g_list = nl;
+    g_cap = cap;
+  }
+  struct series *x = calloc(1, sizeof *x);
+  if (!x || !(x->sig = strdup(sig))) {
+    free(x);
+    return NULL;
+  }
+  for (int i = 0; i < SERIES_ATTRS; i++) {
+    if (i == 7 && r->kind != INS_KIND_COLL) continue; /* P2P has no algorithm */
+    char *v = strdup(vals[i]);
+    if (!v) {
+      for (int k = 0; k < x->nattrs; k++) free(x->strs[k]);
+      free(x->sig);
+      free(x);
+      return NULL;
+    }
+    x->strs[x->nattrs] = v;
+    x->attrs[x->nattrs++] = (struct ins_otlp_kv){.key = keys[i], .type = INS_OTLP_STR, .s = v};
+  }
+  x->hash = h;
+  x->start_ns = now_ns();
+  ins_otlp_hist_init(&x->time_s);
+  ins_otlp_hist_init(&x->busbw);
+  x->next = g_table[h % NBUCKETS];
+  g_table[h % NBUCKETS] = x;
+  g_list[g_nseries++] = x;
+  return x;
+}
+
+static int otlp_record(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
+                       const struct ins_record *r) {
+  (void)b;
+  struct comm_state *s = state;
+  if (!s) return -1;
+  if (r->timing == INS_TIMING_UNVERIFIED) return 0; /* not a record (core/judge.h) */
+  drain_lock();
+  if (!state_live(s)) { /* after shutdown: nothing more can be exported */
+    pthread_mutex_unlock(&g_lock);
+    return 0;
+  }
+  if (r->stale_channels > 0) { /* a time from a subset of the channels: counted, not used */
+    s->dev->excluded[r->kind == INS_KIND_COLL ? 0 : 1]++;
+    pthread_mutex_unlock(&g_lock);
+    return 0;
+  }
+  struct series *x = series_get(s, r);
+  if (x) {
+    x->ops++;
+    x->bytes += r->bytes;
+    ins_otlp_hist_add(&x->time_s, (double)r->exec_ns / 1e9);
+    if (r->exec_ns)
+      ins_otlp_hist_add(&x->busbw, (double)ins_bw_bytes(r->func, r->bytes, c->nranks) / (double)r->exec_ns *
+                                      ins_busbw_factor(r->func, c->nranks));
+  }
+  pthread_mutex_unlock(&g_lock);
+  if (!x) ins_warn_once(&g_warned_mem, "out of memory for OTLP series: records are counted as dropped");
+  return x ? 0 : -1;
+}
+
+static int otlp_counts(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
+                       const struct ins_sink_counts *k) {
+  (void)b, (void)c;
+  struct comm_state *s = state;
+  if (!s) return 0;
+  drain_lock();
+  if (!state_live(s)) {
+    pthread_mutex_unlock(&g_lock);
+    return 0;
+  }
+  for (int i = 0; i < 2; i++) {
+    s->dev->dropped[i] += k->dropped_since[i];
+    for (int r = 0; r < INS_UNTIMED_REASONS; r++) s->dev->untimed[i][r] += k->untimed_since[i][r];
+  }
+  for (int f = 0; f < INS_FUNC_COUNT; f++) s->dev->unreported[f] += k->unreported_since[f];
+  pthread_mutex_unlock(&g_lock);
+  return 0;
+}
+
+static void otlp_detach(struct ins_comm *c, void *state) {
+  (void)c;
+  free(state); /* the series and device stay: their totals are still true */
+}
+
+/* ---- snapshots -------------------------------------------------------------- */
+
+static const char *const k_kind[2] = {"collective", "p2p"};
+
+static void expo_of(struct ins_otlp_expo *e, const struct ins_otlp_hist *h) {
+  *e = (struct ins_otlp_expo){.scale = h->scale, .count = h->count, .zero_count = h->zero_count, .sum = h->sum,
+                              .min = h->min, .max = h->max, .offset = h->offset, .nbuckets = h->n,
+                              .counts = h->counts};
+}
+
+/* Encodes series [a, b) (and, with `counters`, the per-GPU and exporter counters) into
+ * body. 0, or -1 out of memory. g_lock held. */
+static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters, uint64_t now) {
+  size_t ns = b - a, ndev = 0;
+  for (struct device *d = g_devs; d; d = d->next) ndev++;
+  /* per device: 2 dropped, 2 excluded, 2 x reasons untimed, functions unreported */
+  size_t per_dev = 4 + 2 * INS_UNTIMED_REASONS + INS_FUNC_COUNT;
+  struct ins_otlp_point *pts = calloc(4 * ns + per_dev * ndev + 1, sizeof *pts);
+  struct ins_otlp_expo *expo = calloc(2 * ns + 1, sizeof *expo);
+  struct ins_otlp_kv *kv = calloc(per_dev * ndev * 3 + 1, sizeof *kv);
+  int rc = -1;
+  if (!pts || !expo || !kv) goto out;
+  struct ins_otlp_metric m[9];
+  int nm = 0;
+  struct ins_otlp_point *p = pts;
+  struct ins_otlp_point *ops = p, *bytes = p + ns, *tim = p + 2 * ns, *bw = p + 3 * ns;
+  size_t nt = 0, nb = 0;
+  for (size_t i = 0; i < ns; i++) {
+    const struct series *x = g_list[a + i];
+    struct ins_otlp_point base = {.attrs = x->attrs, .nattrs = x->nattrs, .start_ns = x->start_ns, .time_ns = now};
+    ops[i] = base, ops[i].value = (int64_t)x->ops;
+    bytes[i] = base, bytes[i].value = (int64_t)x->bytes;
+    if (x->time_s.count) {
+      expo_of(&expo[2 * i], &x->time_s);
+      tim[nt] = base, tim[nt++].hist = &expo[2 * i];
+    }
+    if (x->busbw.count) {
+      expo_of(&expo[2 * i + 1], &x->busbw);
+      bw[nb] = base, bw[nb++].hist = &expo[2 * i + 1];
+    }
+  }
+  m[nm++] = (struct ins_otlp_metric){"nccl.operations", "Operations recorded (kept records)", "{operation}",
+                                     INS_OTLP_SUM, true, ops, (int)ns};
+  m[nm++] = (struct ins_otlp_metric){"nccl.bytes", "Message bytes of the operations recorded", "By",
+                                     INS_OTLP_SUM, true, bytes, (int)ns};
+  m[nm++] = (struct ins_otlp_metric){"nccl.exec_time", "GPU execution time per operation", "s",
+                                     INS_OTLP_EXPO_HIST, false, tim, (int)nt};
+  m[nm++] = (struct ins_otlp_metric){"nccl.bus_bandwidth", "Bus bandwidth per operation", "GBy/s",
+                                     INS_OTLP_EXPO_HIST, false, bw, (int)nb};
+  if (counters) {
+    struct ins_otlp_point *drop = p + 4 * ns, *excl = drop + 2 * ndev, *exp_drop = excl + 2 * ndev;
+    size_t k = 0, q = 0;
+    for (struct device *d = g_devs; d; d = d->next)
+      for (int kind = 0; kind < 2; kind++) {
+        struct ins_otlp_kv *a1 = &kv[3 * q], *a2 = &kv[3 * (q + 2 * ndev)];
+        a1[0] = (struct ins_otlp_kv){.key = "gpu.uuid", .s = d->uuid};
+        a1[1] = (struct ins_otlp_kv){.key = "nccl.operation.kind", .s = k_kind[kind]};
+        a2[0] = a1[0], a2[1] = a1[1];
+        a2[2] = (struct ins_otlp_kv){.key = "reason", .s = "stale_channels"};
+        drop[k] = (struct ins_otlp_point){.attrs = a1, .nattrs = 2, .start_ns = d->start_ns, .time_ns = now,
+                                          .value = (int64_t)d->dropped[kind]};
+        excl[k] = (struct ins_otlp_point){.attrs = a2, .nattrs = 3, .start_ns = d->start_ns, .time_ns = now,
+                                          .value = (int64_t)d->excluded[kind]};
+        k++, q++;
+      }
+    *exp_drop = (struct ins_otlp_point){.start_ns = g_start_ns, .time_ns = now,
+                                        .value = (int64_t)ins_otlp_exporter_dropped(atomic_load(&g_exporter))};
+    /* after the first three: untimed ops by kind and reason, unreported collectives */
+    struct ins_otlp_point *unt = exp_drop + 1, *unrep = unt + 2 * INS_UNTIMED_REASONS * ndev;
+    struct ins_otlp_kv *at = &kv[3 * 4 * ndev];
+    size_t nu = 0, nr = 0;
+    for (struct device *d = g_devs; d; d = d->next) {
+      for (int kind = 0; kind < 2; kind++)
+        for (int r = 0; r < INS_UNTIMED_REASONS; r++, at += 3) {
+          at[0] = (struct ins_otlp_kv){.key = "gpu.uuid", .s = d->uuid};
+          at[1] = (struct ins_otlp_kv){.key = "nccl.operation.kind", .s = k_kind[kind]};
+          at[2] = (struct ins_otlp_kv){.key = "reason", .s = ins_untimed_name[r]};
+          unt[nu++] = (struct ins_otlp_point){.attrs = at, .nattrs = 3, .start_ns = d->start_ns,
+                                              .time_ns = now, .value = (int64_t)d->untimed[kind][r]};
+        }
+      for (int f = 0; f < INS_FUNC_COUNT; f++) {
+        if (!d->unreported[f]) continue; /* a series appears with its first */
+        at[0] = (struct ins_otlp_kv){.key = "gpu.uuid", .s = d->uuid};
+        at[1] = (struct ins_otlp_kv){.key = "nccl.collective", .s = ins_func_name[f]};
+        unrep[nr++] = (struct ins_otlp_point){.attrs = at, .nattrs = 2, .start_ns = d->start_ns,
+                                              .time_ns = now, .value = (int64_t)d->unreported[f]};
+        at += 3;
+      }
+    }
+    m[nm++] = (struct ins_otlp_metric){"nccl.records.dropped", "Records lost: ring full or out of memory",
+                                       "{record}", INS_OTLP_SUM, true, drop, (int)k};
+    m[nm++] = (struct ins_otlp_metric){"nccl.records.excluded",
+                                       "Records left out: timed from a subset of their channels", "{record}",
+                                       INS_OTLP_SUM, true, excl, (int)k};
+    m[nm++] = (struct ins_otlp_metric){"nccl.inspector.otlp.exports_dropped",
+                                       "Exports this process could not deliver", "{export}", INS_OTLP_SUM, true,
+                                       exp_drop, 1};
+    m[nm++] = (struct ins_otlp_metric){"nccl.operations.untimed",
+                                       "Operations NCCL reported that left no record, by reason", "{operation}",
+                                       INS_OTLP_SUM, true, unt, (int)nu};
+    if (nr)
+      m[nm++] = (struct ins_otlp_metric){"nccl.collectives.unreported",
+                                         "Collectives called that NCCL never reported (never timed)",
+                                         "{operation}", INS_OTLP_SUM, true, unrep, (int)nr};
+  }
+  struct ins_otlp_request req = {.resource = g_resource, .nresource = g_nresource, .scope_name = "nccl-inspector",
+                                 .scope_version = INS_FORMAT_VERSION, .metrics = m, .nmetrics = nm};
+  rc = g_cfg.ep.json ? ins_otlp_encode_json(body, &req) : ins_otlp_encode_pb(body, &req);
+out:
+  free(pts);
+  free(expo);
+  free(kv);
+  return rc;
+}
+
+/* How many series from `a` (of `left`) the next body takes: as many as the last body's
+ * bytes per series say fit in 7/8 of the limit (room for series larger than the mean);
+ * a first guess of 256 before any body was made. */
+static size_t chunk_for(size_t left) {
+  size_t k = g_per_series ? (g_max_body - g_max_body / 8) / g_per_series : 256;
+  if (k < 1) k = 1;
+  return k < left ? k : left; /* 0 with no series left: the counters alone */
+}
+
+/* One body of the export in progress, from series g_exp.next on (g_lock held): as many
+ * series as fit under g_max_body; a single series that does not fit goes alone. Returns
+ * 0 with *body made, or -1 when even one series could not be encoded (out of memory):
+ * that series is skipped, *body left empty. g_exp.next moves past what the body holds. */
+static int encode_next(struct ins_buf *body) {
+  size_t a = g_exp.next, left = g_nseries - a, k = chunk_for(left);
+  bool counters = !g_exp.counters_sent;
+  for (;;) {
+    body->len = 0;
+    int rc = encode_range(body, a, a + k, counters, g_exp.time_ns);
+    if (rc == 0 && (body->len <= g_max_body || k <= 1)) break;
+    if (rc != 0 && k <= 1) { /* out of memory for a single series */
+      ins_buf_free(body);
+      g_exp.next = a + (left ? 1 : 0);
+      g_exp.counters_sent = true;
+      return -1;
+    }
+    /* too large (or out of memory): fewer series, in proportion to the overshoot */
+    size_t fit = rc == 0 ? (size_t)((double)k * (double)g_max_body / (double)body->len * 0.9) : k / 2;
+    k = fit < 1 ? 1 : fit < k ? fit : k - 1;
+  }
+  if (k) g_per_series = body->len / k;
+  g_exp.next = a + k;
+  g_exp.counters_sent = true;
+  return 0;
+}
+
+int ins_otlp_collect(void *arg, struct ins_buf *bodies, int max, bool fresh, bool *more) {
+  (void)arg;
+  int n = 0;
+  pthread_mutex_lock(&g_lock);
+  if (fresh && g_live) g_exp = (struct export_cursor){.open = true, .time_ns = now_ns()};
+  size_t unmade = 0;
+  while (g_exp.open && n < max) {
+    if (ins_otlp_test_hook) ins_otlp_test_hook(&g_drains_waiting);
+    if (encode_next(&bodies[n]) != 0) unmade++; /* left empty: counted as dropped */
+    n++;
+    if (g_exp.next >= g_nseries) g_exp.open = false; /* every series of the export is out */
+    if (g_exp.open && n < max) {
+      /* Between bodies the dump thread takes the lock if it waits: with tens of thousands
+       * of series it would otherwise wait for a whole queueful (16 bodies of 4 MiB) and its
+       * rings fill (56k series at 200 ms dropped half a million records). The cursor is this thread's alone; series created meanwhile are appended and
+       * go in this export's later bodies. */
+      pthread_mutex_unlock(&g_lock);
+      /* a drain waiting (the dump thread, a finalize): in first, for a bounded time */
+      for (uint64_t t0 = 0; atomic_load_explicit(&g_drains_waiting, memory_order_relaxed) > 0;) {
+        uint64_t t = now_ns();
+        if (!t0) t0 = t;
+        else if (t - t0 > HANDOFF_NS) break;
+        sched_yield();
+      }
+      pthread_mutex_lock(&g_lock);
+    }
+  }
+  *more = g_exp.open;
+  pthread_mutex_unlock(&g_lock);
+  if (unmade)
+    ins_warn_once(&g_warned_encode, "out of memory encoding OTLP metrics: %zu series left out of an export "
+                  "(counted in nccl.inspector.otlp.exports_dropped; later ones are not logged)", unmade);
+  return n;
+}
+
+/* Everything the sink holds, freed (g_lock held): after the last export. */
+static void free_state(void) {
+  for (size_t i = 0; i < g_nseries; i++) {
+    struct series *x = g_list[i];
+    for (int k = 0; k < x->nattrs; k++) free(x->strs[k]);
+    free(x->sig);
+    free(x);
+  }
+  free(g_list);
+  g_list = NULL;
+  g_nseries = g_cap = 0;
+  memset(g_table, 0, sizeof g_table);
+  while (g_devs) {
+    struct device *d = g_devs;
+    g_devs = d->next;
+    free(d);
+  }
+  ins_otlp_config_free(&g_cfg);
+  g_exp.open = false;
+}
+
+static void otlp_shutdown(void) {
+  if (g_forked) { /* no exporter here; the state is only freed if it is whole */
+    struct ins_otlp_exporter *e = atomic_exchange(&g_exporter, NULL);
+    if (e) ins_otlp_exporter_stop(e, 0); /* the parent's: in a child it only closes its descriptor */
+    pthread_mutex_lock(&g_lock);
+    if (g_fork_clean) free_state();
+    pthread_mutex_unlock(&g_lock);
+    return;
+  }
+  /* the last export: what the final drains added (bounded: the job is exiting) */
+  uint32_t deadline = g_cfg.ep.timeout_ms < STOP_DEADLINE_MS ? g_cfg.ep.timeout_ms : STOP_DEADLINE_MS;
+  struct ins_otlp_exporter *e = atomic_exchange(&g_exporter, NULL);
+  if (e) ins_otlp_exporter_stop(e, deadline); /* its thread has ended: no collect from here on */
+  pthread_mutex_lock(&g_lock);
+  if (g_exp.open && g_exp.next < g_nseries)
+    ins_warn("OTLP: the last export was cut short by its %u ms deadline at exit: %zu of the %zu series "
+             "were not in it (their latest totals are lost; the collector has those of earlier exports)",
+             deadline, g_nseries - g_exp.next, g_nseries);
+  g_live = false;
+  free_state();
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* fork() (see the top): the exporter's lock, taken in the prepare, released after. */
+static int otlp_fork_prepare(const struct timespec *until) {
+  return pthread_mutex_timedlock(&g_lock, until) == 0 ? 0 : -1;
+}
+
+static void otlp_fork_parent(void) { pthread_mutex_unlock(&g_lock); }
+
+static void otlp_fork_child(bool taken) {
+  /* made anew: held by us (taken), or by the exporter thread, which is gone */
+  pthread_mutex_init(&g_lock, NULL);
+  g_forked = true;
+  g_fork_clean = taken;
+  g_live = false; /* every state, inherited or new, records nothing */
+}
+
+const struct ins_sink ins_otlp_sink = {
+    .name = "otlp",
+    .start = otlp_start,
+    .attach = otlp_attach,
+    .begin_pass = NULL,
+    .record = otlp_record,
+    .counts = otlp_counts,
+    .end_window = NULL,
+    .detach = otlp_detach,
+    .shutdown = otlp_shutdown,
+    .fork_prepare = otlp_fork_prepare,
+    .fork_parent = otlp_fork_parent,
+    .fork_child = otlp_fork_child,
+};

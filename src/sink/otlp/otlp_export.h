@@ -1,0 +1,72 @@
+/*
+ * otlp_export.h - delivering OTLP request bodies to a collector, on a thread
+ * of its own, so that NCCL's threads and the dump thread never wait on the
+ * network.
+ *
+ * The exporter thread wakes every `interval_ms`, asks its `collect` callback
+ * for this export's bodies (the sink encodes them; each under the size limit),
+ * queues them (at most `queue_max` bodies; older ones beyond that are dropped
+ * and counted), and sends them over one keep-alive connection per the OTLP/HTTP
+ * spec: POST to the endpoint, retry on 429/502/503/504 and connection errors
+ * or timeouts with exponential backoff and jitter (honouring Retry-After),
+ * never retry other answers (400: dropped and counted; a 200 with a partial
+ * success is success). One warning when the collector goes away, one when it
+ * comes back, never one per attempt. http:// needs only libc; https:// uses
+ * libcurl, loaded with dlopen when asked for (a warning if it is missing);
+ * gzip uses zlib the same way.
+ */
+#ifndef INS_OTLP_EXPORT_H
+#define INS_OTLP_EXPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/buf.h"
+
+struct ins_otlp_endpoint {
+  char url[2048];        /* full URL of the metrics endpoint, path included */
+  char *headers;         /* extra request headers, "Key: value\r\n" each; never logged */
+  bool json;             /* http/json (Content-Type application/json), else http/protobuf */
+  bool gzip;             /* Content-Encoding: gzip */
+  uint32_t timeout_ms;   /* per request */
+};
+
+/* Fills up to `max` bodies of an export (each an encoded request, owned by the exporter
+ * afterwards); returns how many, 0 for none. A body left empty (len 0) among them is one
+ * the sink could not make (out of memory): counted as dropped. An export may need more
+ * bodies than the queue holds (thousands of communicators): the sink then sets *more, and
+ * the exporter asks again with fresh = false for the same export's next bodies once it
+ * has delivered these, or at its next interval if it could not; fresh = true starts a new
+ * export (the sink's snapshot from its first series). Runs on the exporter thread. */
+typedef int (*ins_otlp_collect_fn)(void *arg, struct ins_buf *bodies, int max, bool fresh, bool *more);
+
+struct ins_otlp_exporter;
+
+/* Starts the exporter thread. NULL (after one warning) if it cannot. */
+struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint *ep, uint32_t interval_ms,
+                                                  int queue_max, ins_otlp_collect_fn collect, void *arg);
+
+/* A last export (fresh, every body of it) and its delivery, bounded by deadline_ms in all
+ * (retries included); then the thread ends and e is freed. Whatever is left is counted as
+ * dropped, bodies the sink had still to make as one. */
+void ins_otlp_exporter_stop(struct ins_otlp_exporter *e, uint32_t deadline_ms);
+
+/* Bodies dropped so far (queue full, answer not retryable, or left at stop). Any thread. */
+uint64_t ins_otlp_exporter_dropped(const struct ins_otlp_exporter *e);
+
+#define INS_OTLP_ZLIB_LIB "libz.so.1"
+
+/* Test hooks: read when an exporter is started, never changed while one runs. Zero
+ * values mean the real thing. The network's own (libcurl's name, a CA file, the
+ * clock, the lookup library) are net/net.h's ins_net_test_hooks. */
+struct ins_otlp_test_hooks {
+  const char *zlib_lib;       /* a name dlopen cannot find: gzip without zlib */
+  bool curl_for_http;         /* http:// through libcurl too: the curl path without TLS */
+  uint32_t backoff_base_ms;   /* a faster retry schedule (the rule is the same) */
+  uint32_t backoff_cap_ms;
+  uint64_t (*random)(void);   /* the jitter's random source */
+};
+extern struct ins_otlp_test_hooks ins_otlp_test_hooks;
+
+#endif

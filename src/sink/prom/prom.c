@@ -1,0 +1,214 @@
+/*
+ * prom.c - the Prometheus sink (see prom.h): the devices (one per GPU that
+ * has had a context), each with its series of the current window
+ * (prom_table.h), its counters and its file (prom_file.h); the labels are
+ * prom_labels.h's. One mutex serialises everything here: it runs on init,
+ * finalize, exit or the dump thread, never in an event callback.
+ */
+#include "sink/prom/prom.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/comm.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/names.h"
+#include "sink/device.h"
+#include "sink/prom/prom_file.h"
+#include "sink/prom/prom_labels.h"
+#include "sink/prom/prom_table.h"
+#include "sink/sink.h"
+
+struct ins_prom_dev {
+  struct ins_device_id id;
+  int ncomms;              /* live contexts on this device */
+  char *labels;            /* version=...,gpu="GPUn" */
+  struct ins_prom_table table; /* the window's series */
+  /* [enum ins_kind] records since the start: aggregated (counted as they are, so that a
+   * file's counters and samples always cover the same records), dropped (the dump layer's
+   * counts), excluded (timed from a subset of their channels: ins_prom_add) */
+  uint64_t kept[2], dropped[2], excluded[2];
+  uint64_t untimed[2][INS_UNTIMED_REASONS]; /* ops left without a record (dump layer) */
+  uint64_t unreported[INS_FUNC_COUNT];      /* collectives NCCL never reported (dump layer) */
+  bool named;              /* the file's path was logged */
+  struct ins_prom_dev *next;
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static char g_dir[PATH_MAX], g_host[256];
+static bool g_stats;
+static char *g_proc_labels;            /* version, cluster, slurm_job_id, node */
+static struct ins_prom_dev *g_devs;
+static atomic_int g_warned_mem;
+
+void ins_prom_configure(const struct ins_config *cfg) {
+  char buf[2048];
+  ins_prom_process_labels(buf, sizeof buf, cfg);
+  pthread_mutex_lock(&g_lock);
+  snprintf(g_dir, sizeof g_dir, "%s", cfg->dump_dir);
+  snprintf(g_host, sizeof g_host, "%s", cfg->hostname);
+  g_stats = cfg->prom_dump_stats;
+  free(g_proc_labels);
+  g_proc_labels = strdup(buf);
+  pthread_mutex_unlock(&g_lock);
+}
+
+struct ins_prom_dev *ins_prom_attach(const struct ins_comm *c) {
+  struct ins_device_id id;
+  ins_device_identify(&id, g_host, c->rank, c->nranks, c->nnodes);
+  pthread_mutex_lock(&g_lock);
+  struct ins_prom_dev *d = g_devs;
+  while (d && strcmp(d->id.uuid, id.uuid)) d = d->next;
+  if (!d && (d = calloc(1, sizeof *d))) {
+    char gpu[32];
+    snprintf(gpu, sizeof gpu, "GPU%d", id.ordinal);
+    size_t len = (g_proc_labels ? strlen(g_proc_labels) : 0) + 64;
+    d->labels = malloc(len);
+    if (!d->labels) {
+      free(d);
+      d = NULL;
+    } else {
+      size_t o = (size_t)snprintf(d->labels, len, "%s", g_proc_labels ? g_proc_labels : "");
+      ins_prom_label(d->labels, len, &o, "gpu", gpu, 32);
+      d->id = id;
+      d->next = g_devs;
+      g_devs = d;
+    }
+  }
+  if (d) d->ncomms++;
+  pthread_mutex_unlock(&g_lock);
+  if (!d)
+    ins_warn("out of memory: the records of communicator 0x%llx rank %d are counted as dropped",
+             (unsigned long long)c->id, c->rank);
+  return d;
+}
+
+/* A record whose time comes from a subset of its channels (stale_channels > 0: op.c left
+ * out channels that carried an older op's timestamps) is counted, not aggregated: that time
+ * can be off by any factor (all_to_all of 512 MiB on 2 x H200 came out at 843 GB/s busbw),
+ * and one such op would move a window's mean time and geometric-mean bandwidth (a JSON
+ * record says so itself, *_stale_channels; a sample cannot say which ops it rests on). */
+int ins_prom_add(struct ins_prom_dev *d, const struct ins_comm *c, const struct ins_record *r) {
+  if (!d) return -1;
+  assert(r->kind == INS_KIND_COLL || r->kind == INS_KIND_P2P);
+  if (r->stale_channels) {
+    pthread_mutex_lock(&g_lock);
+    d->excluded[r->kind]++;
+    pthread_mutex_unlock(&g_lock);
+    return 0; /* not dropped: left out on purpose */
+  }
+  char labels[1536];
+  ins_prom_record_labels(labels, sizeof labels, c, r);
+  double bw = 0;
+  if (r->exec_ns)
+    bw = (double)ins_bw_bytes(r->func, r->bytes, c->nranks) / (double)r->exec_ns *
+         ins_busbw_factor(r->func, c->nranks);
+  pthread_mutex_lock(&g_lock);
+  int rc = ins_prom_table_add(&d->table, r->kind, labels, (double)r->exec_ns / 1000.0, bw);
+  if (rc == 0) d->kept[r->kind]++;
+  pthread_mutex_unlock(&g_lock);
+  if (rc != 0)
+    ins_warn_once(&g_warned_mem, "out of memory for Prometheus series: records are counted as dropped");
+  return rc;
+}
+
+void ins_prom_count(struct ins_prom_dev *d, const struct ins_sink_counts *k) {
+  if (!d) return;
+  pthread_mutex_lock(&g_lock);
+  for (int i = 0; i < 2; i++) {
+    d->dropped[i] += k->dropped_since[i];
+    for (int r = 0; r < INS_UNTIMED_REASONS; r++) d->untimed[i][r] += k->untimed_since[i][r];
+  }
+  for (int f = 0; f < INS_FUNC_COUNT; f++) d->unreported[f] += k->unreported_since[f];
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* Write d's file from its window and start a new window (g_lock held). */
+static void write_dev(struct ins_prom_dev *d) {
+  char path[PATH_MAX + 256];
+  struct ins_prom_file f = {.uuid = d->id.uuid, .labels = d->labels, .table = &d->table,
+                            .kept = d->kept, .dropped = d->dropped, .excluded = d->excluded,
+                            .untimed = d->untimed, .unreported = d->unreported,
+                            .stats = g_stats};
+  if (ins_prom_file_write(g_dir, &f, path, sizeof path) == 0 && !d->named) {
+    d->named = true;
+    ins_info("writing Prometheus metrics to %s", path);
+  }
+  ins_prom_table_reset(&d->table);
+}
+
+void ins_prom_write_all(void) {
+  pthread_mutex_lock(&g_lock);
+  for (struct ins_prom_dev *d = g_devs; d; d = d->next)
+    if (d->ncomms > 0) write_dev(d);
+  pthread_mutex_unlock(&g_lock);
+}
+
+void ins_prom_detach(struct ins_prom_dev *d) {
+  if (!d) return;
+  pthread_mutex_lock(&g_lock);
+  if (--d->ncomms > 0) {
+    write_dev(d);
+  } else {
+    char path[PATH_MAX + 256];
+    ins_prom_file_path(path, sizeof path, g_dir, d->id.uuid);
+    if (unlink(path) == 0) ins_info("removed %s (last communicator on its GPU destroyed)", path);
+    ins_prom_table_reset(&d->table);
+  }
+  pthread_mutex_unlock(&g_lock);
+}
+
+void ins_prom_shutdown(void) {
+  /* The devices themselves are kept (a few hundred bytes each): a context finalized
+   * after exit has begun still finds its device. */
+  ins_prom_write_all();
+}
+
+/* ---- the sink (sink/sink.h) ------------------------------------------------ */
+
+static int prom_attach(struct ins_comm *c, void **state) {
+  /* no memory for a device: the records are counted as dropped (ins_prom_add fails) */
+  *state = ins_prom_attach(c);
+  return 0;
+}
+
+static int prom_record(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
+                       const struct ins_record *r) {
+  (void)b;
+  if (r->timing == INS_TIMING_UNVERIFIED) return 0; /* not a record (core/judge.h) */
+  return ins_prom_add(state, c, r);
+}
+
+/* The drops feed the device's counters (the records kept were counted as they were
+ * aggregated); the sampled share is read when a file is written. */
+static int prom_counts(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
+                       const struct ins_sink_counts *k) {
+  (void)b, (void)c;
+  ins_prom_count(state, k);
+  return 0;
+}
+
+static void prom_detach(struct ins_comm *c, void *state) {
+  (void)c;
+  ins_prom_detach(state); /* write its device's file, or remove it */
+}
+
+const struct ins_sink ins_prom_sink = {
+    .name = "prometheus",
+    .start = ins_prom_configure,
+    .attach = prom_attach,
+    .begin_pass = NULL,
+    .record = prom_record,
+    .counts = prom_counts,
+    .end_window = ins_prom_write_all,
+    .detach = prom_detach,
+    .shutdown = ins_prom_shutdown,
+};

@@ -1,0 +1,156 @@
+/*
+ * prom_file.c - writing one device's .prom file (see prom_file.h). No descriptor
+ * is kept between windows: a file or dump directory deleted while the job runs
+ * is made again (io/files.h) at the next window's write, and a window that
+ * cannot be written is said once.
+ */
+#include "sink/prom/prom_file.h"
+
+#include "core/names.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/record.h"
+#include "core/sampler.h"
+#include "io/files.h"
+
+static atomic_int g_warned; /* one warning per process for every write problem */
+
+void ins_prom_file_path(char *out, size_t cap, const char *dir, const char *uuid) {
+  snprintf(out, cap, "%s/nccl_inspector_metrics_%s.prom", dir, uuid);
+}
+
+static void family(FILE *f, const struct ins_prom_file *d, const char *name, const char *help,
+                   int kind, bool bw) {
+  fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+  for (size_t i = 0; i < d->table->ns; i++) {
+    const struct ins_prom_series *s = &d->table->s[i];
+    if (s->kind != kind || !s->n) continue;
+    double v = bw ? (s->nbw ? exp(s->sum_log_bw / (double)s->nbw) : 0.0) : s->sum_us / (double)s->n;
+    fprintf(f, "%s{%s,%s} %.6f\n", name, d->labels, s->labels, v);
+  }
+}
+
+/* A counter of the device; `extra` labels after the device's (",reason=\"...\"" or ""). */
+static void counter(FILE *f, const struct ins_prom_file *d, const char *name, const char *help,
+                    const char *extra, uint64_t v) {
+  fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s{%s%s} %llu\n", name, help, name, name, d->labels,
+          extra, (unsigned long long)v);
+}
+
+/* Ops NCCL reported that left no record, by kind and reason (every reason, zeros too),
+ * and collectives it never reported, by function (those seen). */
+static void untimed_counters(FILE *f, const struct ins_prom_file *d) {
+  static const char *const name[2] = {"nccl_collectives_untimed_total", "nccl_p2p_untimed_total"};
+  static const char *const what[2] = {"Collectives", "Point-to-point operations"};
+  for (int k = 0; k < 2; k++) {
+    fprintf(f, "# HELP %s %s NCCL reported on this GPU that left no record, by reason "
+            "(unverified: their timestamps may be a later op's; handed_over: every channel had an "
+            "earlier op's; no_gpu_timer; lost_events; incomplete: in flight at teardown).\n# TYPE %s counter\n", name[k], what[k],
+            name[k]);
+    for (int r = 0; r < INS_UNTIMED_REASONS; r++)
+      fprintf(f, "%s{%s,reason=\"%s\"} %llu\n", name[k], d->labels, ins_untimed_name[r],
+              (unsigned long long)d->untimed[k][r]);
+  }
+  bool any = false;
+  for (int fn = 0; fn < INS_FUNC_COUNT; fn++) any |= d->unreported[fn] != 0;
+  if (!any) return;
+  static const char *const un = "nccl_collectives_unreported_total";
+  fprintf(f, "# HELP %s Collectives called on this GPU that NCCL never reported, so never timed "
+          "(NCCL 2.28+: a Broadcast on its AllGatherV path).\n# TYPE %s counter\n", un, un);
+  for (int fn = 0; fn < INS_FUNC_COUNT; fn++)
+    if (d->unreported[fn])
+      fprintf(f, "%s{%s,coll=\"%s\"} %llu\n", un, d->labels, ins_func_name[fn],
+              (unsigned long long)d->unreported[fn]);
+}
+
+/* The share of the job that was timed, with the sampling configuration as labels. */
+static void sampling_gauge(FILE *f, const struct ins_prom_file *d) {
+  struct ins_sample_stats s;
+  ins_sampler_stats(&s);
+  static const char *const name = "nccl_sampled_ratio";
+  fprintf(f, "# HELP %s Share of the job whose ops were timed: of wall time (time windows) or of "
+          "groups (group count); 1 when every op is timed. Means and bandwidths cover timed ops only.\n"
+          "# TYPE %s gauge\n%s{%s,sampling_mode=", name, name, name, d->labels);
+  if (s.mode == INS_SAMPLE_TIME)
+    fprintf(f, "\"time\",sampling_window_ms=\"%lld\",sampling_period_ms=\"%lld\"", s.window_ms,
+            s.period_ms);
+  else if (s.mode == INS_SAMPLE_GROUPS)
+    fprintf(f, "\"groups\",sampling_every=\"%lld\",sampling_burst=\"%lld\"", s.every, s.burst);
+  else
+    fprintf(f, "\"all\"");
+  fprintf(f, "} %.6f\n", s.covered);
+}
+
+int ins_prom_file_write(const char *dir, const struct ins_prom_file *d, char *path, size_t cap) {
+  char tmp[PATH_MAX + 256], prefix[256];
+  ins_prom_file_path(path, cap, dir, d->uuid);
+  /* A new file under a random name (io/files.h), renamed over the .prom file when
+   * complete: the node exporter never reads half a file, and a link planted at either
+   * name is never written through. Not *.prom: the textfile collector ignores it. */
+  snprintf(prefix, sizeof prefix, ".nccl_inspector_metrics_%s.prom.tmp", d->uuid);
+  FILE *f = NULL;
+  int fd = -1;
+  if (ins_files_mkdir_p(dir) != 0) {
+    ins_warn_once(&g_warned, "cannot create dump directory '%s': %s; Prometheus metrics are "
+                  "not written (set NCCL_INSPECTOR_DUMP_DIR to a writable directory)",
+                  dir, strerror(errno));
+  } else if ((fd = ins_files_create_temp(dir, prefix, tmp, sizeof tmp)) < 0 ||
+             !(f = fdopen(fd, "w"))) {
+    ins_warn_once(&g_warned, "cannot create a file in '%s': %s; Prometheus metrics are "
+                  "not written", dir, strerror(errno));
+    if (fd >= 0) {
+      close(fd);
+      unlink(tmp);
+    }
+  }
+  if (f) {
+    family(f, d, "nccl_bus_bandwidth_gbs",
+           "Collective bus bandwidth in GB/s: geometric mean over the dump window.", INS_KIND_COLL, true);
+    family(f, d, "nccl_collective_exec_time_microseconds",
+           "Collective execution time in microseconds: mean over the dump window.", INS_KIND_COLL, false);
+    family(f, d, "nccl_p2p_bus_bandwidth_gbs",
+           "Point-to-point bus bandwidth in GB/s: geometric mean over the dump window.", INS_KIND_P2P, true);
+    family(f, d, "nccl_p2p_exec_time_microseconds",
+           "Point-to-point execution time in microseconds: mean over the dump window.", INS_KIND_P2P, false);
+    if (d->stats) {
+      /* One reason so far; the label leaves room for others without a new metric. */
+      static const char *const stale = ",reason=\"stale_channels\"";
+      counter(f, d, "nccl_collectives_total", "Collective records aggregated on this GPU.", "",
+              d->kept[0]);
+      counter(f, d, "nccl_collectives_dropped_total", "Collective records dropped on this GPU.", "",
+              d->dropped[0]);
+      counter(f, d, "nccl_collectives_excluded_total",
+              "Collective records left out of the samples on this GPU, by reason "
+              "(stale_channels: timed from some of their channels only).",
+              stale, d->excluded[0]);
+      counter(f, d, "nccl_p2p_total", "Point-to-point records aggregated on this GPU.", "",
+              d->kept[1]);
+      counter(f, d, "nccl_p2p_dropped_total", "Point-to-point records dropped on this GPU.", "",
+              d->dropped[1]);
+      counter(f, d, "nccl_p2p_excluded_total",
+              "Point-to-point records left out of the samples on this GPU, by reason "
+              "(stale_channels: timed from some of their channels only).",
+              stale, d->excluded[1]);
+      untimed_counters(f, d);
+      sampling_gauge(f, d);
+    }
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+      ins_warn_once(&g_warned, "cannot write '%s': %s; Prometheus metrics are not written",
+                    path, strerror(errno));
+      unlink(tmp);
+    } else {
+      return 0;
+    }
+  }
+  return -1;
+}
+

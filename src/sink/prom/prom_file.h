@@ -1,0 +1,37 @@
+/*
+ * prom_file.h - one device's <dump_dir>/nccl_inspector_metrics_<uuid>.prom:
+ * its samples from the window's series (mean execution time, geometric-mean
+ * bus bandwidth), and with NCCL_INSPECTOR_PROM_DUMP_STATS the counters
+ * (records aggregated, dropped, excluded) and the sampled share. Written to a new file with a random name in the same
+ * directory (io/files.h) and renamed over the .prom file: the node
+ * exporter never reads half a file, and a link planted at either name is
+ * never written through. Mode 0644.
+ */
+#ifndef INS_PROM_FILE_H
+#define INS_PROM_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/record.h"
+#include "sink/prom/prom_table.h"
+
+/* What one device's file is made of. */
+struct ins_prom_file {
+  const char *uuid;                /* names the file */
+  const char *labels;              /* the device's fixed labels: version=...,gpu="GPUn" */
+  const struct ins_prom_table *table;
+  /* [enum ins_kind] records of the device since the start: aggregated, dropped, and
+   * excluded from the series (timed from a subset of their channels: stale_channels) */
+  const uint64_t *kept, *dropped, *excluded;
+  const uint64_t (*untimed)[INS_UNTIMED_REASONS]; /* [kind][reason] ops left without a record */
+  const uint64_t *unreported;      /* [enum ins_func] collectives NCCL never reported */
+  bool stats;                      /* NCCL_INSPECTOR_PROM_DUMP_STATS: counters and sampled share */
+};
+
+void ins_prom_file_path(char *out, size_t cap, const char *dir, const char *uuid);
+/* Replace the device's file in dir (path: its name). 0, or -1 after a warning (once). */
+int ins_prom_file_write(const char *dir, const struct ins_prom_file *d, char *path, size_t cap);
+
+#endif
