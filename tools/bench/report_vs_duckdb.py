@@ -14,7 +14,7 @@ much as the program (the wall figures are printed too). DuckDB's times are its q
 
     tools/bench/report_vs_duckdb.py [--build build-bench] [--runs 5] [--threads 1,N]
                                     [--shape mixed|all-pairs|ring|nodes|collectives] [--ranks R]
-                                    [--mb 200] [--logs DIR] [--report BIN]
+                                    [--mb 200] [--logs DIR] [--report BIN] [--baseline BIN]
 
 Traffic shapes (logs written by the plugin through inspector-replay --synthetic --procs, one
 log per rank, 8 ranks per node, 64 KiB ops; every log a different process: the report reads
@@ -26,7 +26,9 @@ each log once, so copies would not make more work for it):
   nodes        the same with the same local rank on the next and previous node
   collectives  R ranks, 2 x (R - 1) AllReduce, no P2P
 --logs DIR reads logs already there (written by an earlier run: BUILD/bench-logs-SHAPE-R);
---report BIN times another inspector-report (an earlier build, say) on them.
+--report BIN times another inspector-report (an earlier build, say) on them; --baseline BIN
+times one more, alternately with the two (before and after a change, against the same DuckDB
+runs).
 
 Needs node and npm (DuckDB 1.x's @duckdb/node-api is installed into BUILD/duckdb on first
 use) and a Release build of inspector-replay, the plugin and inspector-report in BUILD.
@@ -127,6 +129,8 @@ def main():
     ap.add_argument("--threads", help="comma-separated thread counts (default: 1 and every CPU)")
     ap.add_argument("--logs", help="read the logs in this directory (written by an earlier run)")
     ap.add_argument("--report", help="the inspector-report to time (default: BUILD's)")
+    ap.add_argument("--baseline", help="another inspector-report (an earlier build), timed alternately "
+                    "with the two: a change's gain against the same DuckDB runs")
     a = ap.parse_args()
     logs = a.logs or make_logs(a.build, a.shape, a.ranks, a.mb)
     mjs = duckdb(a.build)
@@ -137,10 +141,12 @@ def main():
     print("%s: %d files, %.0f MB of logs; %d runs each, alternating; %d CPUs" % (
         logs, len(os.listdir(logs)), mb, a.runs, ncpu))
     for t in threads:
-        duck, rep = [], []
+        duck, rep, base = [], [], []
         for _ in range(a.runs):
             duck.append(timed(["node", mjs, logs, str(t)], own_clock=True))
             rep.append(timed([report, "--threads", str(t), logs]))
+            if a.baseline:
+                base.append(timed([a.baseline, "--threads", str(t), logs]))
         dw, dc = statistics.median(x[0] for x in duck), statistics.median(x[1] for x in duck)
         rw, rc = statistics.median(x[0] for x in rep), statistics.median(x[1] for x in rep)
         print("%d thread%s: DuckDB %.3f s wall, %.3f s CPU (%.0f MB/s per core, %.0f MB peak); inspector-report "
@@ -148,6 +154,11 @@ def main():
               "speed per core (%.2fx in wall time)" % (
                   t, "" if t == 1 else "s", dw, dc, mb / dc, max(x[2] for x in duck), rw, rc, mb / rc,
                   max(x[2] for x in rep), dc / rc, dw / rw))
+        if base:
+            bw, bc = statistics.median(x[0] for x in base), statistics.median(x[1] for x in base)
+            print("%d thread%s: baseline %.3f s wall, %.3f s CPU (%.0f MB/s per core, %.0f MB peak): %.2fx "
+                  "DuckDB's speed per core; inspector-report at %.2fx the baseline's" % (
+                      t, "" if t == 1 else "s", bw, bc, mb / bc, max(x[2] for x in base), dc / bc, bc / rc))
 
 
 if __name__ == "__main__":
