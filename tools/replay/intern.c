@@ -4,6 +4,7 @@
  * stays tiny; lookups happen only at load time.
  */
 #include "intern.h"
+#include "../common/xalloc.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -18,15 +19,6 @@ static uint64_t hash_str(const char *s) {
   uint64_t h = 1469598103934665603ULL; /* FNV-1a */
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
   return h;
-}
-
-static void *xcalloc(size_t n, size_t sz) {
-  void *p = calloc(n, sz);
-  if (!p) {
-    fprintf(stderr, "inspector-replay: out of memory\n");
-    exit(1);
-  }
-  return p;
 }
 
 static void grow(void) {

@@ -22,6 +22,7 @@
 
 #include "log.h"
 #include "vclock.h"
+#include "../common/xalloc.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -282,11 +283,7 @@ static void *thread_main(void *arg) {
 }
 
 static void *xrealloc0(void *p, size_t old_n, size_t new_n, size_t sz) {
-  unsigned char *q = realloc(p, (new_n ? new_n : 1) * sz);
-  if (!q) {
-    fprintf(stderr, "inspector-replay: out of memory\n");
-    exit(1);
-  }
+  unsigned char *q = xreallocarray(p, new_n, sz);
   memset(q + old_n * sz, 0, (new_n - old_n) * sz);
   return q;
 }

@@ -2,19 +2,11 @@
  * schedule.c - computing the --threads waits (see schedule.h).
  */
 #include "schedule.h"
+#include "../common/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xcalloc(size_t n, size_t sz) {
-  void *p = calloc(n ? n : 1, sz);
-  if (!p) {
-    fprintf(stderr, "inspector-replay: out of memory\n");
-    exit(1);
-  }
-  return p;
-}
 
 /* Per-line scratch: the furthest position wanted on each other thread. */
 struct want {

@@ -2,28 +2,20 @@
  * trace.c - building and finishing the in-memory trace (see trace.h).
  */
 #include "trace.h"
+#include "../common/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void *xrealloc(void *p, size_t n, size_t sz) {
-  void *q = realloc(p, n * sz);
-  if (!q) {
-    fprintf(stderr, "inspector-replay: out of memory\n");
-    exit(1);
-  }
-  return q;
-}
-
 void rp_trace_init(struct rp_trace *t, const char *path) {
   memset(t, 0, sizeof *t);
   size_t len = strlen(path) + 1;
-  t->path = xrealloc(NULL, len, 1);
+  t->path = xreallocarray(NULL, len, 1);
   memcpy(t->path, path, len);
   /* slot 0: "no event"; its handle stays NULL, so a missing parent is NULL */
   t->slotcap = 1024;
-  t->slot = xrealloc(NULL, t->slotcap, sizeof *t->slot);
+  t->slot = xreallocarray(NULL, t->slotcap, sizeof *t->slot);
   memset(&t->slot[0], 0, sizeof t->slot[0]);
   t->slot[0].ctx = RP_NO_CTX;
   t->nslot = 1;
@@ -50,7 +42,7 @@ uint32_t rp_trace_thread(struct rp_trace *t, uint64_t tid) {
   }
   if (t->nthread == t->threadcap) {
     t->threadcap = t->threadcap ? t->threadcap * 2 : 16;
-    t->tid = xrealloc(t->tid, t->threadcap, sizeof *t->tid);
+    t->tid = xreallocarray(t->tid, t->threadcap, sizeof *t->tid);
   }
   t->tid[t->nthread] = tid;
   return t->nthread++;
@@ -59,7 +51,7 @@ uint32_t rp_trace_thread(struct rp_trace *t, uint64_t tid) {
 uint32_t rp_trace_add_ctx(struct rp_trace *t, const struct rp_ctx_info *c) {
   if (t->nctx == t->ctxcap) {
     t->ctxcap = t->ctxcap ? t->ctxcap * 2 : 8;
-    t->ctx = xrealloc(t->ctx, t->ctxcap, sizeof *t->ctx);
+    t->ctx = xreallocarray(t->ctx, t->ctxcap, sizeof *t->ctx);
   }
   t->ctx[t->nctx] = *c;
   if (!t->ver) t->ver = c->ver;
@@ -69,7 +61,7 @@ uint32_t rp_trace_add_ctx(struct rp_trace *t, const struct rp_ctx_info *c) {
 uint32_t rp_trace_new_slot(struct rp_trace *t, uint32_t type, uint32_t ctx) {
   if (t->nslot == t->slotcap) {
     t->slotcap *= 2;
-    t->slot = xrealloc(t->slot, t->slotcap, sizeof *t->slot);
+    t->slot = xreallocarray(t->slot, t->slotcap, sizeof *t->slot);
   }
   t->slot[t->nslot].type = type;
   t->slot[t->nslot].line = (uint32_t)t->nev;
@@ -85,7 +77,7 @@ struct rp_event *rp_trace_append(struct rp_trace *t) {
   }
   if (t->nev == t->evcap) {
     t->evcap = t->evcap ? t->evcap * 2 : 4096;
-    t->ev = xrealloc(t->ev, t->evcap, sizeof *t->ev);
+    t->ev = xreallocarray(t->ev, t->evcap, sizeof *t->ev);
   }
   struct rp_event *e = &t->ev[t->nev++];
   memset(e, 0, sizeof *e);
@@ -125,7 +117,7 @@ void rp_trace_clear_lines(struct rp_trace *t) {
 
 void rp_trace_finish(struct rp_trace *t) {
   /* finalize line index of each ctx, UINT32_MAX while none seen */
-  uint32_t *fin = xrealloc(NULL, t->nctx ? t->nctx : 1, sizeof *fin);
+  uint32_t *fin = xreallocarray(NULL, t->nctx ? t->nctx : 1, sizeof *fin);
   for (uint32_t c = 0; c < t->nctx; c++) fin[c] = UINT32_MAX;
 
   for (size_t i = 0; i < t->nev; i++) {

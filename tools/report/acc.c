@@ -23,6 +23,7 @@
  * under the first of those reasons it has.
  */
 #include "acc.h"
+#include "../common/xalloc.h"
 
 #include <assert.h>
 #include <stdatomic.h>
@@ -34,30 +35,6 @@
 #define RANK_TABLE_MAX 65536 /* communicators larger than this keep no per-rank host table */
 #define BAD_PER_UNIT 10
 
-static void *xmalloc(size_t n) {
-  void *p = malloc(n ? n : 1);
-  if (!p) {
-    fprintf(stderr, "inspector-report: out of memory\n");
-    exit(1);
-  }
-  return p;
-}
-static void *xcalloc(size_t n, size_t s) {
-  void *p = calloc(n ? n : 1, s);
-  if (!p) {
-    fprintf(stderr, "inspector-report: out of memory\n");
-    exit(1);
-  }
-  return p;
-}
-static void *xrealloc(void *p, size_t n) {
-  p = realloc(p, n ? n : 1);
-  if (!p) {
-    fprintf(stderr, "inspector-report: out of memory\n");
-    exit(1);
-  }
-  return p;
-}
 #define GROW(arr, n, cap)                                        \
   do {                                                           \
     if ((n) == (cap)) {                                          \

@@ -8,6 +8,7 @@
  * q = 1 are exact in both modes.
  */
 #include "qsketch.h"
+#include "../common/xalloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -15,15 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xrealloc(void *p, size_t n) {
-  void *q = realloc(p, n);
-  if (!q) {
-    fprintf(stderr, "inspector-report: out of memory\n");
-    exit(1);
-  }
-  return q;
-}
 
 static void bucket_of(double v, int *oct, int *sub) {
   int e;
