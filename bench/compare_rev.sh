@@ -4,7 +4,8 @@
 # tree's) drives both on the recorded fixtures of REV, alternately, ROUNDS rounds (3) of
 # `calls` (medians of 7 runs each); then callgrind's instructions per callback on the
 # fixture mix and the synthetic traffic, and resident memory per communicator.
-# REV is built in a temporary worktree (removed at exit) with make bench's flags.
+# REV is built in a temporary worktree (removed at exit) with make bench's flags. REV may
+# also be a source folder (a `git archive` of the revision, for a machine with no .git).
 set -euo pipefail
 REV=${1:?usage: bench/compare_rev.sh REV [ROUNDS]}
 ROUNDS=${2:-3}
@@ -14,7 +15,8 @@ TMP=$(mktemp -d)
 SHM=$(mktemp -d /dev/shm/inspector-compare.XXXXXX)
 trap 'git worktree remove --force "$TMP/rev" >/dev/null 2>&1 || true; rm -rf "$TMP" "$SHM"' EXIT
 flags=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG")
-git worktree add --detach "$TMP/rev" "$REV" >/dev/null
+if [ -d "$REV" ]; then cp -r "$REV" "$TMP/rev"; rm -rf "$TMP/rev/build-bench"
+else git worktree add --detach "$TMP/rev" "$REV" >/dev/null; fi
 echo "compare: building $REV and this tree..." >&2
 cmake -S "$TMP/rev" -B "$TMP/rev/build-bench" "${flags[@]}" >/dev/null
 cmake --build "$TMP/rev/build-bench" -j"$(nproc)" >/dev/null
