@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""The floor plan of src/ (docs/ARCHITECTURE.md, "Dependencies point down only"), held by the
+includes themselves: every `#include "..."` of src/ and of the report's page is checked
+against the rule of the folder it is in. Needs nothing built.
+
+  layers.src           each folder includes only what its floor may: nccl/ nothing of ours;
+                       core/ core/ and nccl/; io/ io/, core/utf8.h; net/ net/, io/,
+                       core/clock.h; abi/ anything below the sinks' outputs; the dump layer
+                       (sink/*.c but sinks.c) no output; each output (sink/json, prom, otlp)
+                       core/, io/, nccl/, sink.h, device.h, vocab.h and its own folder, and
+                       only otlp/ net/
+  layers.core-acyclic  core's modules (x.c with x.h) need each other in one direction only:
+                       the graph of their includes has no cycle
+  layers.report-page   the report's page: the drawing kit (html_svg) and its CSS/JS
+                       (html_style) include nothing of the report, the charts nothing of the
+                       page (out_html)
+  layers.selftest      the checker finds a planted sideways include, a planted upward
+                       include and a planted cycle (so the three cases above can fail)
+"""
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+REPO = harness.REPO
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+OUTPUTS = ("sink/json/", "sink/prom/", "sink/otlp/")
+SINK_SHARED = ("sink/sink.h", "sink/device.h", "sink/vocab.h")
+
+
+def includes(root, rel):
+    """The quoted includes of src/<rel>, as paths from src/ (a bare name is in rel's folder)."""
+    with open(os.path.join(root, rel), encoding="utf-8") as f:
+        text = f.read()
+    out = []
+    for inc in INCLUDE.findall(text):
+        if "/" not in inc:
+            inc = os.path.join(os.path.dirname(rel), inc)
+        out.append(os.path.normpath(inc))
+    return out
+
+
+def sources(root):
+    for d, _, files in os.walk(root):
+        for n in sorted(files):
+            if n.endswith((".c", ".h")):
+                yield os.path.relpath(os.path.join(d, n), root)
+
+
+def allowed(rel, inc):
+    """Whether src/<rel> may include src/<inc>: the floors of ARCHITECTURE.md."""
+    def under(*prefixes):
+        return any(inc.startswith(p) or inc == p for p in prefixes)
+    own = os.path.dirname(rel) + "/"
+    if inc.startswith(own) and own != "sink/":
+        return True  # a folder's own files (the dump layer's rule is below)
+    if rel.startswith("nccl/"):
+        return False
+    if rel.startswith("core/"):
+        return under("nccl/")
+    if rel.startswith("io/"):
+        return inc == "core/utf8.h"
+    if rel.startswith("net/"):
+        return under("io/") or inc == "core/clock.h"
+    if rel.startswith("abi/"):
+        return under("nccl/", "core/", "io/") or (inc.startswith("sink/") and
+                                                 not inc.startswith(OUTPUTS))
+    for out in OUTPUTS:
+        if rel.startswith(out):
+            return (under("nccl/", "core/", "io/") or inc in SINK_SHARED or
+                    (out == "sink/otlp/" and under("net/")))
+    if rel.startswith("sink/"):
+        if rel == "sink/sinks.c":  # the one file that names the outputs
+            return under("nccl/", "core/", "io/", "sink/")
+        return (under("nccl/", "core/", "io/") or
+                (inc.startswith("sink/") and inc.count("/") == 1))
+    return False  # a folder the floor plan does not know: say where it goes first
+
+
+def violations(root):
+    bad = []
+    for rel in sources(root):
+        for inc in includes(root, rel):
+            if not os.path.exists(os.path.join(root, inc)):
+                continue  # a system header spelled with quotes; the compiler checks the rest
+            if not allowed(rel, inc):
+                bad.append("%s includes %s" % (rel, inc))
+    return bad
+
+
+def module(path):
+    return os.path.splitext(path)[0]
+
+
+def core_cycle(root):
+    """A cycle among core's modules (x.c and x.h are one module), or None."""
+    graph = {}
+    for rel in sources(root):
+        if not rel.startswith("core/"):
+            continue
+        m = module(rel)
+        for inc in includes(root, rel):
+            if inc.startswith("core/") and module(inc) != m:
+                graph.setdefault(m, set()).add(module(inc))
+    state = {}
+
+    def visit(m, path):
+        state[m] = 1
+        for n in sorted(graph.get(m, ())):
+            if state.get(n) == 1:
+                return path + [m, n]
+            if n not in state:
+                c = visit(n, path + [m])
+                if c:
+                    return c
+        state[m] = 2
+        return None
+    for m in sorted(graph):
+        if m not in state:
+            c = visit(m, [])
+            if c:
+                return c[c.index(c[-1]):]
+    return None
+
+
+PAGE_RULES = {  # file stem -> the report headers it may include
+    "html_svg": {"html_svg.h"},
+    "html_style": {"html_style.h"},
+    "html_charts": {"html_charts.h", "html_svg.h", "out.h", "job.h"},
+}
+
+
+def page_violations(report_dir):
+    bad = []
+    for stem, ok in PAGE_RULES.items():
+        for ext in (".c", ".h"):
+            p = os.path.join(report_dir, stem + ext)
+            if not os.path.exists(p):
+                continue
+            with open(p, encoding="utf-8") as f:
+                for inc in INCLUDE.findall(f.read()):
+                    if "/" in inc:  # the plugin's own low floors (core/utf8.h)
+                        if not inc.startswith(("core/", "io/")):
+                            bad.append("%s includes %s" % (stem + ext, inc))
+                    elif inc not in ok and inc != stem + ".h":
+                        bad.append("%s includes %s" % (stem + ext, inc))
+    return bad
+
+
+SRC = os.path.join(REPO, "src")
+
+
+def case_src(_a):
+    bad = violations(SRC)
+    if bad:
+        return False, "FAIL layers.src: includes against the floor plan:\n  " + "\n  ".join(bad)
+    n = sum(len(includes(SRC, r)) for r in sources(SRC))
+    return True, "OK layers.src: %d includes of %d files follow the floor plan" % (
+        n, len(list(sources(SRC))))
+
+
+def case_core(_a):
+    c = core_cycle(SRC)
+    if c:
+        return False, "FAIL layers.core-acyclic: core's modules include each other: " + \
+            " -> ".join(c)
+    return True, "OK layers.core-acyclic: core's modules point one way"
+
+
+def case_page(_a):
+    bad = page_violations(os.path.join(REPO, "tools", "report"))
+    if bad:
+        return False, "FAIL layers.report-page:\n  " + "\n  ".join(bad)
+    return True, "OK layers.report-page: the drawing kit and the charts know nothing of the page"
+
+
+def case_selftest(_a):
+    """Plant each kind of defect in a copy of src/ and see it reported."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.join(tmp, "src")
+        shutil.copytree(SRC, root)
+        if violations(root) or core_cycle(root):
+            return False, "FAIL layers.selftest: the copy of src/ is not clean to begin with"
+        plants = [("sink/prom/prom.c", '#include "sink/json/json.h"\n', "sideways"),
+                  ("core/ring.c", '#include "sink/dump.h"\n', "upward"),
+                  ("net/url.c", '#include "sink/otlp/otlp.h"\n', "net knows OTLP"),
+                  ("sink/dump.c", '#include "sink/otlp/otlp.h"\n', "dump layer names an output")]
+        for rel, line, what in plants:
+            p = os.path.join(root, rel)
+            with open(p) as f:
+                keep = f.read()
+            with open(p, "w") as f:
+                f.write(line + keep)
+            found = violations(root)
+            with open(p, "w") as f:
+                f.write(keep)
+            if not any(x.startswith(rel) for x in found):
+                return False, "FAIL layers.selftest: a planted %s include in %s was not found" % (
+                    what, rel)
+        # a cycle: log.h and config.h made to include each other
+        with open(os.path.join(root, "core", "log.h")) as f:
+            log_h = f.read()
+        with open(os.path.join(root, "core", "log.h"), "w") as f:
+            f.write('#include "core/config.h"\n' + log_h)
+        with open(os.path.join(root, "core", "config.h")) as f:
+            cfg_h = f.read()
+        with open(os.path.join(root, "core", "config.h"), "w") as f:
+            f.write('#include "core/log.h"\n' + cfg_h)
+        planted_pair = core_cycle(root)
+        if not planted_pair:
+            return False, "FAIL layers.selftest: a planted cycle log <-> config was not found"
+    return True, "OK layers.selftest: 4 planted includes and a planted cycle (%s) reported" % (
+        " -> ".join(planted_pair))
+
+
+def cases():
+    return [harness.Case("layers.src", case_src, labels=["selftest"]),
+            harness.Case("layers.core-acyclic", case_core, labels=["selftest"]),
+            harness.Case("layers.report-page", case_page, labels=["selftest"]),
+            harness.Case("layers.selftest", case_selftest, labels=["selftest"])]
+
+
+if __name__ == "__main__":
+    sys.exit(harness.main_cases(cases(), __doc__.splitlines()[0], needs_binaries=False))
