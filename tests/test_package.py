@@ -32,6 +32,15 @@ scratch tree and used from there, as a new user would:
                         of its own, its own `git describe` (three CMake configures, ~10 s)
   package.make_clean    `make clean` removes every build folder the Makefile's targets make
                         (`make -n`), build-pkg included
+  package.no_test_hooks the packaged plugin has no test hook (INS_TEST_HOOKS: CMakeLists.txt
+                        compiles them in only with BUILD_TESTING): each source file with one
+                        (TEST_HOOKS), compiled with the flags of a configure with `make
+                        package`'s options (read from `make -n package`), holds none of its
+                        hooks' names; compiled with -DINS_TEST_HOOKS too, it holds them all (so
+                        that the check can fail). A configure and two compiles per file, a few
+                        seconds: the packages the other cases check may be cpacked from a test
+                        build tree, which has the hooks, and a fresh Release build of all of it
+                        would take minutes
 
 Packages: --pkg-dir DIR (or $INSPECTOR_PKG_DIR) holding cpack's output is used as it is. Else
 cpack runs on the build tree of --replay (its CPackConfig.cmake; output to a temporary folder,
@@ -41,8 +50,10 @@ Without cpack or dpkg-deb every case SKIPs with a note.
 import argparse
 import fcntl
 import glob
+import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -555,6 +566,98 @@ def check_make_clean(a):
     return True, "OK: %s" % ", ".join("%s (%s)" % (d, t) for d, t in sorted(made.items()))
 
 
+# ---------------------------------------------------------------------------
+# Test hooks: in the builds made for the tests only
+
+# Each source file that holds a test hook (#ifdef INS_TEST_HOOKS) and the names its hooks put
+# into the object (the environment variables they read). A file that mentions INS_TEST_HOOKS
+# and is not here is a failure: a new hook gets its names checked.
+TEST_HOOKS = {"src/sink/otlp/otlp.c": ("INSPECTOR_OTLP_MAX_BODY_BYTES",)}
+
+
+def package_cmake_options():
+    """The -D options `make package` configures build-pkg with, or None."""
+    r = run(["make", "-n", "-C", REPO, "package"], timeout=60)
+    for line in r.stdout.splitlines():
+        words = line.split()
+        if words[:1] == ["cmake"] and "build-pkg" in words and "--build" not in words:
+            return [w for w in words if w.startswith("-D")]
+    return None
+
+
+def compile_object(entry, out, extra, timeout):
+    """Run a compile_commands.json entry's command with extra flags after the compiler and its
+    object written to out; the object's bytes, or raise with the compiler's output."""
+    args = shlex.split(entry["command"]) if "command" in entry else list(entry["arguments"])
+    i = args.index("-o")
+    args[i + 1] = out
+    args[1:1] = extra
+    r = run(args, cwd=entry["directory"], timeout=timeout)
+    if r.returncode != 0:
+        raise RuntimeError("%s failed:\n%s" % (" ".join(args), r.stdout[-3000:]))
+    with open(out, "rb") as f:
+        return f.read()
+
+
+def check_no_test_hooks(a):
+    miss = [t for t in ("cmake", "make") if shutil.which(t) is None]
+    if miss:
+        return True, "SKIP: %s not installed" % " and ".join(miss)
+    problems = []
+    src = os.path.join(REPO, "src")
+    hooked = set()
+    for d, _, files in os.walk(src):
+        for f in files:
+            if f.endswith((".c", ".h")):
+                path = os.path.join(d, f)
+                with open(path, errors="replace") as fh:
+                    if "INS_TEST_HOOKS" in fh.read():
+                        hooked.add(os.path.relpath(path, REPO))
+    for f in sorted(hooked - set(TEST_HOOKS)):
+        problems.append("%s has a test hook (INS_TEST_HOOKS) that TEST_HOOKS does not name" % f)
+    for f in sorted(set(TEST_HOOKS) - hooked):
+        problems.append("%s has no INS_TEST_HOOKS guard (TEST_HOOKS names it)" % f)
+    opts = package_cmake_options()
+    if opts is None:
+        return False, "FAIL: no `cmake ... -B build-pkg` line in `make -n package`"
+    if "-DBUILD_TESTING=OFF" not in opts:
+        problems.append("`make package` configures with %s, not -DBUILD_TESTING=OFF" % opts)
+    with harness.Workdir(a.keep, tag="hooks") as wd:
+        bdir = os.path.join(wd.path, "b")
+        cmd = ["cmake", "-S", REPO, "-B", bdir] + opts + ["-DINSPECTOR_BUILD_TOOLS=OFF",
+                                                          "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"]
+        r = run(cmd, timeout=a.timeout)
+        if r.returncode != 0:
+            wd.failed = True
+            return False, "FAIL: %s:\n%s" % (" ".join(cmd), r.stdout[-3000:])
+        with open(os.path.join(bdir, "compile_commands.json")) as f:
+            entries = {os.path.realpath(e["file"]): e for e in json.load(f)}
+        notes = []
+        for rel, names in sorted(TEST_HOOKS.items()):
+            entry = entries.get(os.path.realpath(os.path.join(REPO, rel)))
+            if entry is None:
+                problems.append("%s is not compiled by the package's configure" % rel)
+                continue
+            flags = entry.get("command", " ".join(entry.get("arguments", [])))
+            if "INS_TEST_HOOKS" in flags:
+                problems.append("the package's configure compiles %s with INS_TEST_HOOKS" % rel)
+            shipped = compile_object(entry, os.path.join(wd.path, "package.o"), [], a.timeout)
+            hooked_obj = compile_object(entry, os.path.join(wd.path, "hooks.o"),
+                                        ["-DINS_TEST_HOOKS"], a.timeout)
+            for name in names:
+                if name.encode() in shipped:
+                    problems.append("%s compiled for the package holds %s" % (rel, name))
+                if name.encode() not in hooked_obj:
+                    problems.append("%s compiled with -DINS_TEST_HOOKS lacks %s: the check "
+                                    "could not see the hook" % (rel, name))
+            notes.append("%s: %s" % (rel, ", ".join(names)))
+        if problems:
+            wd.failed = True
+            return False, "FAIL:\n  " + "\n  ".join(problems)
+        return True, "OK: absent with %s, present with -DINS_TEST_HOOKS (%s)" % (
+            " ".join(opts), "; ".join(notes))
+
+
 def cases():
     out = []
     for name, fn in (("deb.control", check_control), ("deb.layout", check_layout),
@@ -563,6 +666,7 @@ def cases():
         out.append(Case("package." + name, with_packages(fn), labels=["package"], timeout=240))
     out.append(Case("package.git_rev", check_git_rev, labels=["package"], timeout=120))
     out.append(Case("package.make_clean", check_make_clean, labels=["package"], timeout=60))
+    out.append(Case("package.no_test_hooks", check_no_test_hooks, labels=["package"], timeout=120))
     return out
 
 

@@ -1,7 +1,7 @@
 /*
  * fork_util.h - what the fork tests (test_fork_locks.c, test_fork_records.c) share:
  * cases run in processes of their own (the plugin reads its configuration once per
- * process), a collective completed through the v5 ABI, waiting for a child with a
+ * process), a collective completed through the v5 ABI (one_op.h), waiting for a child with a
  * deadline (a hang is killed and reported, never left to CI's timeout), counting a
  * communicator's records in a process's log file, and the plugin's warnings.
  */
@@ -22,8 +22,7 @@
 #include "nccl/profiler_abi.h"
 #include "asan_fork.h"
 #include "check.h"
-
-extern struct prof_table_v5 ncclProfiler_v5;
+#include "one_op.h"
 
 /* A child forked from a multi-threaded process starts threads (the plugin's own, when it
  * creates a communicator): ThreadSanitizer would end it by default. Only TSan reads this. */
@@ -57,42 +56,15 @@ static void *fu_init(uint64_t id) {
   return ctx;
 }
 
-/* One AllReduce of 1 MiB on one channel, complete (as test_fork.c), each later than the
- * last on the GPU (an op with an earlier op's timestamps is not recorded: core/op.c). */
+/* One AllReduce of 1 MiB on one channel, complete (one_op.h), each later than the last on
+ * the GPU (an op with an earlier op's timestamps is not recorded: core/op.c). */
 static _Atomic uint64_t fu_gpu_ns = 1000000;
 
 static void fu_op(void *ctx) {
   uint64_t t0 = atomic_fetch_add(&fu_gpu_ns, 20000);
-  struct prof_descr_v5 d;
   /* in a group of its own: its record is right however many came before (core/judge.h) */
-  memset(&d, 0, sizeof d);
-  d.type = PROF_EV_GROUP;
-  void *group = NULL;
-  ncclProfiler_v5.startEvent(ctx, &group, &d);
-  if (group) ncclProfiler_v5.stopEvent(group);
-  memset(&d, 0, sizeof d);
-  d.type = PROF_EV_COLL;
-  d.coll.func = "AllReduce";
-  d.coll.datatype = "ncclFloat32";
-  d.coll.count = 262144;
-  d.coll.nChannels = 1;
-  d.coll.algo = "RING";
-  d.coll.proto = "SIMPLE";
-  void *op = NULL, *ch = NULL;
-  if (ncclProfiler_v5.startEvent(ctx, &op, &d) != 0 || !op) return;
-  memset(&d, 0, sizeof d);
-  d.type = PROF_EV_KERNEL_CH;
-  d.parentObj = op;
-  d.kernelCh.channelId = 0;
-  d.kernelCh.pTimer = t0;
-  if (ncclProfiler_v5.startEvent(ctx, &ch, &d) == 0 && ch) {
-    union prof_state_args args;
-    memset(&args, 0, sizeof args);
-    args.kernelCh.pTimer = t0 + 12000;
-    ncclProfiler_v5.recordEventState(ch, PROF_STATE_KERNEL_CH_STOP, &args);
-    ncclProfiler_v5.stopEvent(ch);
-  }
-  ncclProfiler_v5.stopEvent(op);
+  oo_group(ctx);
+  oo_allreduce(ctx, 0, (struct oo_span[]){{t0, t0 + 12000}}, 1);
 }
 
 /* Wait for pid until ms have passed; then kill it. Its status, or -1 if it had to be killed. */

@@ -16,8 +16,7 @@
 #include "nccl/profiler_abi.h"
 #include "asan_fork.h"
 #include "check.h"
-
-extern struct prof_table_v5 ncclProfiler_v5;
+#include "one_op.h"
 
 static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...) {
   (void)level, (void)flags, (void)file, (void)line, (void)fmt;
@@ -34,29 +33,7 @@ int main(void) {
   CHECK(ncclProfiler_v5.init(&ctx, 0x1234, &mask, "fork", 1, 2, 0, logger) == 0 && ctx);
 
   /* One AllReduce of 1 MiB on one channel, complete before the fork. */
-  struct prof_descr_v5 d;
-  memset(&d, 0, sizeof d);
-  d.type = PROF_EV_COLL;
-  d.coll.func = "AllReduce";
-  d.coll.datatype = "ncclFloat32";
-  d.coll.count = 262144;
-  d.coll.nChannels = 1;
-  d.coll.algo = "RING";
-  d.coll.proto = "SIMPLE";
-  void *op = NULL, *ch = NULL;
-  CHECK(ncclProfiler_v5.startEvent(ctx, &op, &d) == 0 && op);
-  memset(&d, 0, sizeof d);
-  d.type = PROF_EV_KERNEL_CH;
-  d.parentObj = op;
-  d.kernelCh.channelId = 0;
-  d.kernelCh.pTimer = 1000000;
-  CHECK(ncclProfiler_v5.startEvent(ctx, &ch, &d) == 0 && ch);
-  union prof_state_args args;
-  memset(&args, 0, sizeof args);
-  args.kernelCh.pTimer = 1012000;
-  ncclProfiler_v5.recordEventState(ch, PROF_STATE_KERNEL_CH_STOP, &args);
-  ncclProfiler_v5.stopEvent(ch);
-  ncclProfiler_v5.stopEvent(op);
+  CHECK(oo_allreduce(ctx, 0, (struct oo_span[]){{1000000, 1012000}}, 1));
 
   af_settle_threads();
   pid_t pid = fork();

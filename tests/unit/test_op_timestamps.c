@@ -17,48 +17,11 @@
  */
 #include "fork_util.h"
 
-/* A channel's GPU start and stop (ns). */
-struct span {
-  uint64_t start, stop;
-};
-
 /* One AllReduce of 1 MiB in a group of its own (its record is then right at once:
- * core/judge.h), on n channels with the given timestamps, completed. */
-static void op_on(void *ctx, uint64_t sn, const struct span *ch, int n) {
-  struct prof_descr_v5 d;
-  memset(&d, 0, sizeof d);
-  d.type = PROF_EV_GROUP;
-  void *group = NULL;
-  ncclProfiler_v5.startEvent(ctx, &group, &d);
-  if (group) ncclProfiler_v5.stopEvent(group);
-  memset(&d, 0, sizeof d);
-  d.type = PROF_EV_COLL;
-  d.coll.func = "AllReduce";
-  d.coll.datatype = "ncclFloat32";
-  d.coll.count = 262144;
-  d.coll.seqNumber = sn;
-  d.coll.nChannels = (uint8_t)n;
-  d.coll.algo = "RING";
-  d.coll.proto = "SIMPLE";
-  void *op = NULL;
-  CHECK(ncclProfiler_v5.startEvent(ctx, &op, &d) == 0 && op);
-  if (!op) return;
-  for (int c = 0; c < n; c++) {
-    void *h = NULL;
-    memset(&d, 0, sizeof d);
-    d.type = PROF_EV_KERNEL_CH;
-    d.parentObj = op;
-    d.kernelCh.channelId = (uint8_t)c;
-    d.kernelCh.pTimer = ch[c].start;
-    CHECK(ncclProfiler_v5.startEvent(ctx, &h, &d) == 0 && h);
-    if (!h) continue;
-    union prof_state_args args;
-    memset(&args, 0, sizeof args);
-    args.kernelCh.pTimer = ch[c].stop;
-    ncclProfiler_v5.recordEventState(h, PROF_STATE_KERNEL_CH_STOP, &args);
-    ncclProfiler_v5.stopEvent(h);
-  }
-  ncclProfiler_v5.stopEvent(op);
+ * core/judge.h), on n channels with the given timestamps, completed (one_op.h). */
+static void op_on(void *ctx, uint64_t sn, const struct oo_span *ch, int n) {
+  oo_group(ctx);
+  CHECK(oo_allreduce(ctx, sn, ch, n));
 }
 
 /* The log of this process: every line, concatenated (small here). */
@@ -135,11 +98,11 @@ static int last_stats(const char *log, char *line, size_t cap) {
 static int case_equal_start_stop(const char *dir) {
   void *c = fu_init(0xe1);
   /* sn 1: one channel, start == stop: exec 0, still the GPU's */
-  op_on(c, 1, (struct span[]){{1000000, 1000000}}, 1);
+  op_on(c, 1, (struct oo_span[]){{1000000, 1000000}}, 1);
   /* sn 2: such a channel beside a longer one: the op's span is the other channel's */
-  op_on(c, 2, (struct span[]){{2005000, 2005000}, {2004000, 2009000}}, 2);
+  op_on(c, 2, (struct oo_span[]){{2005000, 2005000}, {2004000, 2009000}}, 2);
   /* sn 3: every channel so */
-  op_on(c, 3, (struct span[]){{3000000, 3000000}, {3000000, 3000000}}, 2);
+  op_on(c, 3, (struct oo_span[]){{3000000, 3000000}, {3000000, 3000000}}, 2);
   CHECK(ncclProfiler_v5.finalize(c) == 0);
   char *log = read_log(dir), line[16384];
   CHECK(record_of(log, 1, line, sizeof line));
@@ -167,10 +130,10 @@ static int case_long_channel(const char *dir) {
   void *c = fu_init(0xe2);
   /* sn 1: the longest channel starts first and stops last, and is neither the first
    * nor the last channel: 1 ms .. 50 ms; the others end by 5 ms */
-  op_on(c, 1, (struct span[]){{2000000, 3000000}, {1000000, 50000000}, {4000000, 5000000}}, 3);
+  op_on(c, 1, (struct oo_span[]){{2000000, 3000000}, {1000000, 50000000}, {4000000, 5000000}}, 3);
   /* sn 2, the next group: channel 0 starts at 20 ms, before sn 1's latest stop (though
    * after its last channel's): an earlier op's timestamps, left out; channel 1 is its own */
-  op_on(c, 2, (struct span[]){{20000000, 60000000}, {70000000, 80000000}}, 2);
+  op_on(c, 2, (struct oo_span[]){{20000000, 60000000}, {70000000, 80000000}}, 2);
   CHECK(ncclProfiler_v5.finalize(c) == 0);
   char *log = read_log(dir), line[16384];
   CHECK(record_of(log, 1, line, sizeof line));
@@ -188,9 +151,9 @@ static int case_long_channel(const char *dir) {
 
 static int case_start_at_floor(const char *dir) {
   void *c = fu_init(0xe3);
-  op_on(c, 1, (struct span[]){{1000000, 2000000}}, 1);
+  op_on(c, 1, (struct oo_span[]){{1000000, 2000000}}, 1);
   /* channel 0 starts at exactly sn 1's stop, a timestamp delivered before sn 2 began */
-  op_on(c, 2, (struct span[]){{2000000, 2500000}, {3000000, 3500000}}, 2);
+  op_on(c, 2, (struct oo_span[]){{2000000, 2500000}, {3000000, 3500000}}, 2);
   CHECK(ncclProfiler_v5.finalize(c) == 0);
   char *log = read_log(dir), line[16384];
   CHECK(record_of(log, 2, line, sizeof line));

@@ -15,31 +15,7 @@
 
 /* An AllReduce whose kernel channel gave no GPU timer (pTimer 0): with kernel timing
  * required (the default) it leaves no record and is counted no_gpu_timer. */
-static void op_without_timer(void *ctx) {
-  struct prof_descr_v5 d;
-  memset(&d, 0, sizeof d);
-  d.type = PROF_EV_COLL;
-  d.coll.func = "AllReduce";
-  d.coll.datatype = "ncclFloat32";
-  d.coll.count = 262144;
-  d.coll.nChannels = 1;
-  d.coll.algo = "RING";
-  d.coll.proto = "SIMPLE";
-  void *op = NULL, *ch = NULL;
-  if (ncclProfiler_v5.startEvent(ctx, &op, &d) != 0 || !op) return;
-  memset(&d, 0, sizeof d);
-  d.type = PROF_EV_KERNEL_CH;
-  d.parentObj = op;
-  d.kernelCh.channelId = 0;
-  d.kernelCh.pTimer = 0;
-  if (ncclProfiler_v5.startEvent(ctx, &ch, &d) == 0 && ch) {
-    union prof_state_args args;
-    memset(&args, 0, sizeof args);
-    ncclProfiler_v5.recordEventState(ch, PROF_STATE_KERNEL_CH_STOP, &args);
-    ncclProfiler_v5.stopEvent(ch);
-  }
-  ncclProfiler_v5.stopEvent(op);
-}
+static void op_without_timer(void *ctx) { oo_allreduce(ctx, 0, (struct oo_span[]){{0, 0}}, 1); }
 
 /* The value of sample `name` (with `label` among its labels, when given) in the one
  * .prom file of dir; -1 without that file or sample. */

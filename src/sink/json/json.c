@@ -248,6 +248,22 @@ static void unreported_object(struct ins_buf *b, const struct ins_sink_counts *k
   if (n) ins_buf_lit(b, "}");
 }
 
+/* ,"<pfx><name>": a member's key, without the comma for an object's first member. pfx: the
+ * kind's ("coll_", "p2p_"), for dump_stats' members that come once per kind, or "". */
+static void put_key(struct ins_buf *b, bool first, const char *pfx, const char *name) {
+  if (first) ins_buf_lit(b, "\"");
+  else ins_buf_lit(b, ",\"");
+  ins_buf_mem(b, pfx, strlen(pfx));
+  ins_buf_mem(b, name, strlen(name));
+  ins_buf_lit(b, "\":");
+}
+
+/* ,"<pfx><name>":<v> */
+static void put_count(struct ins_buf *b, bool first, const char *pfx, const char *name, uint64_t v) {
+  put_key(b, first, pfx, name);
+  ins_buf_u64(b, v);
+}
+
 static int stats_line(struct ins_buf *b, const struct json_comm *h, const char *meta,
                       int meta_len, const struct ins_sink_counts *k) {
   const struct ins_sample_stats *smp = k->sampling;
@@ -259,45 +275,20 @@ static int stats_line(struct ins_buf *b, const struct json_comm *h, const char *
   ins_buf_mem(b, meta, (size_t)meta_len);
   ins_buf_lit(b, ",\"dump_stats\":{");
   for (int i = 0; i < 2; i++) {
-    size_t pl = strlen(pfx[i]);
-    ins_buf_lit(b, "\"");
-    ins_buf_mem(b, pfx[i], pl);
-    ins_buf_lit(b, "records_total\":");
-    ins_buf_u64(b, k->total[i]);
-    ins_buf_lit(b, ",\"");
-    ins_buf_mem(b, pfx[i], pl);
-    ins_buf_lit(b, "records_since_last_dump\":");
-    ins_buf_u64(b, k->since[i]);
-    ins_buf_lit(b, ",\"");
-    ins_buf_mem(b, pfx[i], pl);
-    ins_buf_lit(b, "dropped_total\":");
-    ins_buf_u64(b, k->dropped_total[i]);
-    ins_buf_lit(b, ",\"");
-    ins_buf_mem(b, pfx[i], pl);
-    ins_buf_lit(b, "dropped_since_last_dump\":");
-    ins_buf_u64(b, k->dropped_since[i]);
+    put_count(b, i == 0, pfx[i], "records_total", k->total[i]);
+    put_count(b, false, pfx[i], "records_since_last_dump", k->since[i]);
+    put_count(b, false, pfx[i], "dropped_total", k->dropped_total[i]);
+    put_count(b, false, pfx[i], "dropped_since_last_dump", k->dropped_since[i]);
     /* ops NCCL reported that left no record, by reason; records without some channels */
     uint64_t untimed = 0;
     for (int r = 0; r < INS_UNTIMED_REASONS; r++) untimed += k->untimed_total[i][r];
-    ins_buf_lit(b, ",\"");
-    ins_buf_mem(b, pfx[i], pl);
-    ins_buf_lit(b, "untimed_total\":");
-    ins_buf_u64(b, untimed);
-    ins_buf_lit(b, ",\"");
-    ins_buf_mem(b, pfx[i], pl);
-    ins_buf_lit(b, "untimed\":{");
-    for (int r = 0; r < INS_UNTIMED_REASONS; r++) {
-      if (r) ins_buf_lit(b, ",");
-      ins_buf_lit(b, "\"");
-      ins_buf_mem(b, ins_untimed_name[r], strlen(ins_untimed_name[r]));
-      ins_buf_lit(b, "\":");
-      ins_buf_u64(b, k->untimed_total[i][r]);
-    }
-    ins_buf_lit(b, "},\"");
-    ins_buf_mem(b, pfx[i], pl);
-    ins_buf_lit(b, "partial_total\":");
-    ins_buf_u64(b, k->partial_total[i]);
-    if (!i) ins_buf_lit(b, ",");
+    put_count(b, false, pfx[i], "untimed_total", untimed);
+    put_key(b, false, pfx[i], "untimed");
+    ins_buf_lit(b, "{");
+    for (int r = 0; r < INS_UNTIMED_REASONS; r++)
+      put_count(b, r == 0, "", ins_untimed_name[r], k->untimed_total[i][r]);
+    ins_buf_lit(b, "}");
+    put_count(b, false, pfx[i], "partial_total", k->partial_total[i]);
   }
   unreported_object(b, k);
   if (smp && smp->mode != INS_SAMPLE_ALL) sampling_object(b, smp);

@@ -130,8 +130,11 @@ struct export_cursor {
 };
 static struct export_cursor g_exp;
 static size_t g_per_series; /* bytes per series in the last body: how many fit the next */
-/* INS_OTLP_MAX_BODY; INSPECTOR_OTLP_MAX_BODY_BYTES lowers it so that the tests can see a
- * snapshot split without tens of thousands of series (tests/test_otlp.py, otlp.split). */
+/* INS_OTLP_MAX_BODY. In builds made for the tests only (INS_TEST_HOOKS: CMake sets it where
+ * BUILD_TESTING is on), INSPECTOR_OTLP_MAX_BODY_BYTES lowers it so that they can see a
+ * snapshot split without tens of thousands of series (tests/test_otlp.py, otlp.split). A
+ * packaged plugin neither reads nor contains that name (tests/test_package.py,
+ * package.no_test_hooks): a job's environment cannot change what it sends. */
 static size_t g_max_body = INS_OTLP_MAX_BODY;
 
 static uint64_t now_ns(void) {
@@ -173,8 +176,11 @@ static void otlp_start(const struct ins_config *cfg) {
     if (strcmp(g_cfg.attrs[i].key, "service.name")) /* OTEL_SERVICE_NAME's rule: set above */
       resource_add(g_cfg.attrs[i].key, g_cfg.attrs[i].value, 0, false);
   g_start_ns = now_ns();
+  g_max_body = INS_OTLP_MAX_BODY;
+#ifdef INS_TEST_HOOKS
   const char *mb = getenv("INSPECTOR_OTLP_MAX_BODY_BYTES");
-  g_max_body = mb && atoll(mb) > 0 ? (size_t)atoll(mb) : INS_OTLP_MAX_BODY;
+  if (mb && atoll(mb) > 0) g_max_body = (size_t)atoll(mb);
+#endif
   pthread_mutex_unlock(&g_lock);
   /* outside the lock: the exporter's first collect takes it */
   struct ins_otlp_exporter *e =

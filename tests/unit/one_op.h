@@ -1,0 +1,73 @@
+/*
+ * one_op.h - one collective driven through the plugin's v5 table, as NCCL would report it:
+ * an AllReduce of 1 MiB (262144 x ncclFloat32, RING, SIMPLE) on n kernel channels, each
+ * with its GPU start and stop timestamps, completed; optionally in a group of its own
+ * before it. Shared by the unit tests that drive the plugin (fork_util.h's fu_op,
+ * test_fork.c, test_prom_totals.c, test_op_timestamps.c), so that what "one op" is stays
+ * written once. It asserts nothing itself: it says whether every event was started, and
+ * each test checks what it means to.
+ */
+#ifndef INS_ONE_OP_H
+#define INS_ONE_OP_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "nccl/profiler_abi.h"
+
+extern struct prof_table_v5 ncclProfiler_v5;
+
+/* A channel's GPU timestamps (ns); 0 is a channel that gave no GPU timer. */
+struct oo_span {
+  uint64_t start, stop;
+};
+
+/* A group started and stopped: the collective after it is then alone in its group, and its
+ * record is right however many came before (core/judge.h). */
+static inline void oo_group(void *ctx) {
+  struct prof_descr_v5 d;
+  memset(&d, 0, sizeof d);
+  d.type = PROF_EV_GROUP;
+  void *group = NULL;
+  ncclProfiler_v5.startEvent(ctx, &group, &d);
+  if (group) ncclProfiler_v5.stopEvent(group);
+}
+
+/* The AllReduce numbered sn on the n channels ch, completed. 1 when the collective and
+ * every channel were started; a collective that was not has no channels. */
+static inline int oo_allreduce(void *ctx, uint64_t sn, const struct oo_span *ch, int n) {
+  struct prof_descr_v5 d;
+  memset(&d, 0, sizeof d);
+  d.type = PROF_EV_COLL;
+  d.coll.func = "AllReduce";
+  d.coll.datatype = "ncclFloat32";
+  d.coll.count = 262144;
+  d.coll.seqNumber = sn;
+  d.coll.nChannels = (uint8_t)n;
+  d.coll.algo = "RING";
+  d.coll.proto = "SIMPLE";
+  void *op = NULL;
+  if (ncclProfiler_v5.startEvent(ctx, &op, &d) != 0 || !op) return 0;
+  int started = 1;
+  for (int c = 0; c < n; c++) {
+    void *h = NULL;
+    memset(&d, 0, sizeof d);
+    d.type = PROF_EV_KERNEL_CH;
+    d.parentObj = op;
+    d.kernelCh.channelId = (uint8_t)c;
+    d.kernelCh.pTimer = ch[c].start;
+    if (ncclProfiler_v5.startEvent(ctx, &h, &d) != 0 || !h) {
+      started = 0;
+      continue;
+    }
+    union prof_state_args args;
+    memset(&args, 0, sizeof args);
+    args.kernelCh.pTimer = ch[c].stop;
+    ncclProfiler_v5.recordEventState(h, PROF_STATE_KERNEL_CH_STOP, &args);
+    ncclProfiler_v5.stopEvent(h);
+  }
+  ncclProfiler_v5.stopEvent(op);
+  return started;
+}
+
+#endif
