@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the build and test dependencies if they are missing (Debian/Ubuntu).
-# The plugin itself needs only a C compiler, CMake and libc; the replay and
-# report tools need zlib and jansson; the tests need python3. With the argument
+# The plugin itself needs only a C compiler, CMake and libc, and to build its OTLP
+# exporter libcurl's and zlib's headers (it links neither: it loads them at run
+# time); the replay and report tools need zlib and jansson; the tests need python3. With the argument
 # `test` (make test, the quick tier) also protoc and python3-yaml (small: OTLP bodies are
 # decoded against the official schema, the Kubernetes example parsed); with `check`
 # (make check, what CI runs) besides Prometheus and its node exporter (the end-to-end test
@@ -19,8 +20,10 @@ command -v pkg-config >/dev/null || missing+=(pkg-config)
 if command -v pkg-config >/dev/null; then
   pkg-config --exists zlib || missing+=(zlib1g-dev)
   pkg-config --exists jansson || missing+=(libjansson-dev)
+  # either flavour's headers do (libcurl4-gnutls-dev too): both have libcurl.pc
+  pkg-config --exists libcurl || missing+=(libcurl4-openssl-dev)
 else
-  missing+=(zlib1g-dev libjansson-dev)
+  missing+=(zlib1g-dev libjansson-dev libcurl4-openssl-dev)
 fi
 if [ "${1:-}" = test ] || [ "${1:-}" = check ]; then
   # OTLP request bodies are decoded against the official schema (tests/test_otlp.py)

@@ -6,115 +6,65 @@
  */
 #include "net/curl.h"
 
-#include <dlfcn.h>
+#include <curl/curl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "io/dynlib.h"
 #include "net/resolve.h"
 
-/* What we call, declared here (no curl header is used at build time). The numbers are
- * curl's stable ABI, as its public header include/curl/curl.h defines them and as
- * https://curl.se/libcurl/c/<NAME>.html documents each: CURLOPT(name, type, n) is the
- * type's base + n, with bases LONG 0, OBJECTPOINT 10000, FUNCTIONPOINT 20000, OFF_T
- * 30000; curl never renumbers them (https://curl.se/libcurl/abi.html). */
-enum {
-  CURLOPT_WRITEDATA_ = 10000 + 1,
-  CURLOPT_URL_ = 10000 + 2,
-  CURLOPT_WRITEFUNCTION_ = 20000 + 11,
-  CURLOPT_POSTFIELDS_ = 10000 + 15,
-  CURLOPT_HTTPHEADER_ = 10000 + 23,
-  CURLOPT_HEADERDATA_ = 10000 + 29,
-  CURLOPT_POST_ = 0 + 47,
-  CURLOPT_CAINFO_ = 10000 + 65,
-  CURLOPT_HEADERFUNCTION_ = 20000 + 79,
-  CURLOPT_NOSIGNAL_ = 0 + 99,            /* never signals (SIGALRM) inside someone's job */
-  CURLOPT_POSTFIELDSIZE_LARGE_ = 30000 + 120,
-  CURLOPT_TIMEOUT_MS_ = 0 + 155,
-  CURLOPT_CONNECTTIMEOUT_MS_ = 0 + 156,
-  CURLINFO_RESPONSE_CODE_ = 0x200000 + 2, /* CURLINFO_LONG + 2 */
-  CURLMSG_DONE_ = 1,                      /* CURLMSG: NONE, DONE, LAST */
-  CURLE_OPERATION_TIMEDOUT_ = 28,
-};
-
-struct ins_curl_slist; /* curl's struct curl_slist: we only pass it back */
-/* struct curl_waitfd (curl_multi_wait): fd, events, revents, as poll's. */
-struct ins_curl_waitfd {
-  int fd;
-  short events, revents;
-};
-/* CURLMsg (curl_multi_info_read): the message, the easy handle, then a union whose
- * CURLcode member is what CURLMSG_DONE carries. */
-struct ins_curl_msg {
-  int msg;
-  void *easy;
-  union {
-    void *whatever;
-    int result;
-  } data;
-};
-
+/* libcurl's functions, typed by its own header (<curl/curl.h>, compiled against, never
+ * linked: INS_DYNLIB_SYM refuses a pointer of another type). Constants, CURLMsg and
+ * curl_waitfd come from the header too: curl keeps its ABI (https://curl.se/libcurl/
+ * abi.html: options are never renumbered, structs never change within soname 4), so the
+ * header of any libcurl 7.x or 8.x describes the library found at run time. */
 static struct {
-  pthread_mutex_t lock;
-  bool ok;
-  void *(*easy_init)(void);
-  int (*easy_setopt)(void *, int, ...);
-  int (*easy_getinfo)(void *, int, ...);
-  void (*easy_cleanup)(void *);
-  const char *(*easy_strerror)(int);
-  struct ins_curl_slist *(*slist_append)(struct ins_curl_slist *, const char *);
-  void (*slist_free_all)(struct ins_curl_slist *);
-  void *(*multi_init)(void);
-  int (*multi_add_handle)(void *, void *);
-  int (*multi_remove_handle)(void *, void *);
-  int (*multi_perform)(void *, int *);
-  int (*multi_wait)(void *, struct ins_curl_waitfd *, unsigned, int, int *);
-  struct ins_curl_msg *(*multi_info_read)(void *, int *);
-  int (*multi_cleanup)(void *);
-} g_curl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  __typeof__(curl_easy_init) *easy_init;
+  __typeof__(curl_easy_setopt) *easy_setopt;
+  __typeof__(curl_easy_getinfo) *easy_getinfo;
+  __typeof__(curl_easy_cleanup) *easy_cleanup;
+  __typeof__(curl_easy_strerror) *easy_strerror;
+  __typeof__(curl_slist_append) *slist_append;
+  __typeof__(curl_slist_free_all) *slist_free_all;
+  __typeof__(curl_multi_init) *multi_init;
+  __typeof__(curl_multi_add_handle) *multi_add_handle;
+  __typeof__(curl_multi_remove_handle) *multi_remove_handle;
+  __typeof__(curl_multi_perform) *multi_perform;
+  __typeof__(curl_multi_wait) *multi_wait; /* 7.28.0, 2012: the newest we call */
+  __typeof__(curl_multi_info_read) *multi_info_read;
+  __typeof__(curl_multi_cleanup) *multi_cleanup;
+} g_curl;
+static struct ins_dynlib g_curl_lib = INS_DYNLIB_INIT;
 
-/* Loads libcurl once per process. It stays loaded (RTLD_NODELETE): its resolver
- * threads may outlive any transfer of ours, and must never find their code gone. */
+/* Loads libcurl once per process (io/dynlib.h: it stays loaded, RTLD_NODELETE; its
+ * resolver threads may outlive any transfer of ours). */
 static bool curl_load(char *why, size_t whylen) {
+  static const struct ins_dynlib_sym syms[] = {
+      INS_DYNLIB_SYM(curl_easy_init, g_curl.easy_init),
+      INS_DYNLIB_SYM(curl_easy_setopt, g_curl.easy_setopt),
+      INS_DYNLIB_SYM(curl_easy_getinfo, g_curl.easy_getinfo),
+      INS_DYNLIB_SYM(curl_easy_cleanup, g_curl.easy_cleanup),
+      INS_DYNLIB_SYM(curl_easy_strerror, g_curl.easy_strerror),
+      INS_DYNLIB_SYM(curl_slist_append, g_curl.slist_append),
+      INS_DYNLIB_SYM(curl_slist_free_all, g_curl.slist_free_all),
+      INS_DYNLIB_SYM(curl_multi_init, g_curl.multi_init),
+      INS_DYNLIB_SYM(curl_multi_add_handle, g_curl.multi_add_handle),
+      INS_DYNLIB_SYM(curl_multi_remove_handle, g_curl.multi_remove_handle),
+      INS_DYNLIB_SYM(curl_multi_perform, g_curl.multi_perform),
+      INS_DYNLIB_SYM(curl_multi_wait, g_curl.multi_wait),
+      INS_DYNLIB_SYM(curl_multi_info_read, g_curl.multi_info_read),
+      INS_DYNLIB_SYM(curl_multi_cleanup, g_curl.multi_cleanup),
+  };
   const char *lib = ins_net_test_hooks.curl_lib ? ins_net_test_hooks.curl_lib : INS_NET_CURL_LIB;
-  pthread_mutex_lock(&g_curl.lock);
-  if (g_curl.ok) goto out;
-  void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (!h) {
-    snprintf(why, whylen, "%s cannot be loaded", lib);
-    goto out;
+  enum ins_dynlib_status st = ins_dynlib_load(&g_curl_lib, lib, syms, sizeof syms / sizeof *syms, why, whylen);
+  if (st == INS_DYNLIB_NO_SYMBOL) { /* a libcurl.so.4 without one: older than curl_multi_wait */
+    size_t used = strlen(why);
+    snprintf(why + used, whylen - used, " (libcurl older than 7.28?)");
   }
-  const char *missing = NULL;
-#define SYM(field, name)                                                      \
-  do {                                                                        \
-    void *s = dlsym(h, name);                                                 \
-    if (!s && !missing) missing = name;                                       \
-    memcpy(&g_curl.field, &s, sizeof s); /* object to function pointer: POSIX allows */ \
-  } while (0)
-  SYM(easy_init, "curl_easy_init");
-  SYM(easy_setopt, "curl_easy_setopt");
-  SYM(easy_getinfo, "curl_easy_getinfo");
-  SYM(easy_cleanup, "curl_easy_cleanup");
-  SYM(easy_strerror, "curl_easy_strerror");
-  SYM(slist_append, "curl_slist_append");
-  SYM(slist_free_all, "curl_slist_free_all");
-  SYM(multi_init, "curl_multi_init");
-  SYM(multi_add_handle, "curl_multi_add_handle");
-  SYM(multi_remove_handle, "curl_multi_remove_handle");
-  SYM(multi_perform, "curl_multi_perform");
-  SYM(multi_wait, "curl_multi_wait"); /* 7.28.0, 2012 */
-  SYM(multi_info_read, "curl_multi_info_read");
-  SYM(multi_cleanup, "curl_multi_cleanup");
-#undef SYM
-  if (missing) snprintf(why, whylen, "%s has no %s (libcurl older than 7.28?)", lib, missing);
-  else g_curl.ok = true;
-out:;
-  bool ok = g_curl.ok;
-  pthread_mutex_unlock(&g_curl.lock);
-  return ok;
+  return st == INS_DYNLIB_LOADED;
 }
 
 static size_t curl_body_cb(char *p, size_t size, size_t n, void *arg) {
@@ -149,9 +99,9 @@ static size_t curl_header_cb(char *p, size_t size, size_t n, void *arg) {
   return len;
 }
 
-static struct ins_curl_slist *curl_headers(const struct ins_http_req *req) {
+static struct curl_slist *curl_headers(const struct ins_http_req *req) {
   char line[256];
-  struct ins_curl_slist *l = NULL, *t;
+  struct curl_slist *l = NULL, *t;
   snprintf(line, sizeof line, "Content-Type: %s", req->content_type);
   if (!(t = g_curl.slist_append(l, line))) goto fail;
   l = t;
@@ -184,7 +134,7 @@ fail:
 
 void ins_curl_post(struct ins_curl *k, const char *url, const struct ins_http_req *req,
                    const struct ins_net_cut *cut, uint64_t deadline, struct ins_http_result *res) {
-  struct ins_curl_slist *hdrs = curl_headers(req);
+  struct curl_slist *hdrs = curl_headers(req);
   if (!hdrs) {
     snprintf(res->why, sizeof res->why, "out of memory");
     return;
@@ -192,57 +142,61 @@ void ins_curl_post(struct ins_curl *k, const char *url, const struct ins_http_re
   bool stopping;
   uint64_t now = ins_net_now_ns(), d = ins_net_deadline(cut, deadline, &stopping);
   long ms = now < d ? ins_net_ms_until(d, now) : 1;
-  void *e = k->easy;
-  g_curl.easy_setopt(e, CURLOPT_URL_, url);
-  g_curl.easy_setopt(e, CURLOPT_POST_, 1L);
-  g_curl.easy_setopt(e, CURLOPT_POSTFIELDS_, req->body);
-  g_curl.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE_, (int64_t)req->len); /* curl_off_t */
-  g_curl.easy_setopt(e, CURLOPT_HTTPHEADER_, hdrs);
-  g_curl.easy_setopt(e, CURLOPT_WRITEFUNCTION_, curl_body_cb);
-  g_curl.easy_setopt(e, CURLOPT_WRITEDATA_, res);
-  g_curl.easy_setopt(e, CURLOPT_HEADERFUNCTION_, curl_header_cb);
-  g_curl.easy_setopt(e, CURLOPT_HEADERDATA_, res);
-  g_curl.easy_setopt(e, CURLOPT_NOSIGNAL_, 1L);
-  g_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS_, ms);
-  g_curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS_, ms);
-  if (ins_net_test_hooks.ca_file) g_curl.easy_setopt(e, CURLOPT_CAINFO_, ins_net_test_hooks.ca_file);
-  if (g_curl.multi_add_handle(k->multi, e) != 0) {
+  CURL *e = k->easy;
+  /* typed here: through setopt's "..." the compiler would not check them against curl's */
+  curl_write_callback body_cb = curl_body_cb, header_cb = curl_header_cb;
+  g_curl.easy_setopt(e, CURLOPT_URL, url);
+  g_curl.easy_setopt(e, CURLOPT_POST, 1L);
+  g_curl.easy_setopt(e, CURLOPT_POSTFIELDS, req->body);
+  g_curl.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->len);
+  g_curl.easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
+  g_curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, body_cb);
+  g_curl.easy_setopt(e, CURLOPT_WRITEDATA, res);
+  g_curl.easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+  g_curl.easy_setopt(e, CURLOPT_HEADERDATA, res);
+  g_curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L); /* never a signal (SIGALRM) inside someone's job */
+  g_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, ms);
+  g_curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, ms);
+  if (ins_net_test_hooks.ca_file) g_curl.easy_setopt(e, CURLOPT_CAINFO, ins_net_test_hooks.ca_file);
+  if (g_curl.multi_add_handle(k->multi, e) != CURLM_OK) {
     snprintf(res->why, sizeof res->why, "libcurl refused the transfer");
     goto out;
   }
-  int running = 1, result = -1;
+  int running = 1;
+  bool done = false; /* curl said how the transfer ended: result */
+  CURLcode result = CURLE_OK;
   for (;;) {
-    if (g_curl.multi_perform(k->multi, &running) != 0) break;
+    if (g_curl.multi_perform(k->multi, &running) != CURLM_OK) break;
     int q;
-    struct ins_curl_msg *m;
+    CURLMsg *m;
     while ((m = g_curl.multi_info_read(k->multi, &q)))
-      if (m->msg == CURLMSG_DONE_ && m->easy == e) result = m->data.result;
-    if (result >= 0 || !running) break;
+      if (m->msg == CURLMSG_DONE && m->easy_handle == e) done = true, result = m->data.result;
+    if (done || !running) break;
     now = ins_net_now_ns();
     d = ins_net_deadline(cut, deadline, &stopping);
     if (now >= d) {
-      result = CURLE_OPERATION_TIMEDOUT_;
+      done = true, result = CURLE_OPERATION_TIMEDOUT;
       break;
     }
-    struct ins_curl_waitfd w = {.fd = cut ? cut->wake_fd : -1, .events = POLLIN};
+    struct curl_waitfd w = {.fd = cut ? cut->wake_fd : -1, .events = POLLIN};
     int nfds;
     g_curl.multi_wait(k->multi, &w, !stopping && w.fd >= 0 ? 1u : 0u, ins_net_ms_until(d, now), &nfds);
   }
-  if (result == 0) {
+  if (done && result == CURLE_OK) {
     long code = 0;
-    g_curl.easy_getinfo(e, CURLINFO_RESPONSE_CODE_, &code);
+    g_curl.easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
     res->status = (int)code;
   } else {
     res->retry_after[0] = '\0';
     res->body_len = 0;
-    res->timed_out = result == CURLE_OPERATION_TIMEDOUT_;
-    snprintf(res->why, sizeof res->why, "%s", result > 0 ? g_curl.easy_strerror(result) : "libcurl failed");
+    res->timed_out = done && result == CURLE_OPERATION_TIMEDOUT;
+    snprintf(res->why, sizeof res->why, "%s", done ? g_curl.easy_strerror(result) : "libcurl failed");
   }
   /* Removing a finished transfer keeps its connection in the multi handle's cache for
    * the next request; removing an unfinished one closes it. */
   g_curl.multi_remove_handle(k->multi, e);
 out:
-  g_curl.easy_setopt(e, CURLOPT_HTTPHEADER_, (void *)NULL);
+  g_curl.easy_setopt(e, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
   g_curl.slist_free_all(hdrs);
 }
 

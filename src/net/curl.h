@@ -2,9 +2,10 @@
  * curl.h - the libcurl binding, for https:// (and http:// when a test asks):
  * libcurl loaded with dlopen at run time, so that the plugin links nothing
  * beyond libc and a job without https never loads it. Internal to the
- * connection (http.c), which embeds the handles. Owns loading libcurl,
- * declaring the little of its ABI we call, and one POST through its multi
- * interface, bounded by the deadline and cut by stop (resolve.h's clock).
+ * connection (http.c), which embeds the handles. Owns loading libcurl (through
+ * io/dynlib.h; curl.c is compiled against <curl/curl.h>, which types every call,
+ * and links nothing of it), and one POST through its multi interface, bounded
+ * by the deadline and cut by stop (resolve.h's clock).
  */
 #ifndef INS_NET_CURL_H
 #define INS_NET_CURL_H
@@ -18,7 +19,7 @@
 #define INS_NET_CURL_LIB "libcurl.so.4"
 
 struct ins_curl {
-  void *easy, *multi;
+  void *easy, *multi; /* CURL *, CURLM *: void in <curl/curl.h> too, which only curl.c includes */
 };
 
 /* Loads libcurl (once per process) and makes the handles: 0, or -1 with the reason in

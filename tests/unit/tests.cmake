@@ -205,3 +205,33 @@ if(TARGET inspector-replay AND TARGET rccl-profiler-inspector)
                    ${PROJECT_SOURCE_DIR}/tests/data/nccl-2.28.9-h200x2/torch-1735.jsonl.gz 40)
   set_tests_properties(unit_plugin_reload PROPERTIES TIMEOUT 300 LABELS "threads;unit;otlp")
 endif()
+
+# Loading an optional library at run time (src/io/dynlib.c), and the reasons libcurl's and zlib's
+# users give when the library lacks their functions: one ctest per case, unit_dynlib.<case>
+if(TARGET inspector_core)
+  add_executable(inspector-unit-dynlib ${CMAKE_CURRENT_LIST_DIR}/test_dynlib.c $<TARGET_OBJECTS:inspector_core>)
+  target_include_directories(inspector-unit-dynlib PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-dynlib PRIVATE _GNU_SOURCE INSPECTOR_OTLP=$<BOOL:${INSPECTOR_OTLP}>)
+  target_link_libraries(inspector-unit-dynlib PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
+  set(_dynlib_cases loads_and_fills loaded_once missing_library missing_symbol reason_cut)
+  if(INSPECTOR_OTLP)
+    list(APPEND _dynlib_cases curl_without_its_functions zlib_without_its_functions)
+  endif()
+  foreach(_case IN LISTS _dynlib_cases)
+    add_test(NAME unit_dynlib.${_case} COMMAND inspector-unit-dynlib --case ${_case})
+    set_tests_properties(unit_dynlib.${_case} PROPERTIES TIMEOUT 60 LABELS "unit")
+  endforeach()
+  # INS_DYNLIB_SYM refuses a slot of another type at compile time: the right type compiles
+  # (.right), the wrong one does not (.wrong, WILL_FAIL), with the build's compiler
+  foreach(_v right wrong)
+    set(_def "")
+    if(_v STREQUAL "wrong")
+      set(_def -DWRONG_TYPE)
+    endif()
+    add_test(NAME unit_dynlib.typecheck_${_v}
+             COMMAND ${CMAKE_C_COMPILER} -std=c11 -Wall -Wextra -Werror -fsyntax-only ${_def}
+                     -I${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_LIST_DIR}/dynlib_typecheck.c)
+    set_tests_properties(unit_dynlib.typecheck_${_v} PROPERTIES TIMEOUT 60 LABELS "unit")
+  endforeach()
+  set_tests_properties(unit_dynlib.typecheck_wrong PROPERTIES WILL_FAIL TRUE)
+endif()

@@ -1,7 +1,8 @@
 /*
  * otlp_export.c - the OTLP exporter (see otlp_export.h): its thread, its
- * queue, the delivery rules applied (retry or drop, when to try again), gzip,
- * and every message the exporter writes. The wire is src/net/'s (net/http.h),
+ * queue, the delivery rules applied (retry or drop, when to try again), gzip
+ * (zlib, loaded at run time through io/dynlib.h), and every message the
+ * exporter writes. The wire is src/net/'s (net/http.h),
  * the spec's rules for an answer otlp_rules.c's.
  *
  * One thread per exporter owns everything that moves: the queue, the
@@ -46,7 +47,6 @@
 #include "sink/otlp/otlp_export.h"
 
 #include <assert.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -59,9 +59,11 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "io/dynlib.h"
 #include "net/http.h"
 #include "net/httpdate.h"
 #include "net/url.h"
@@ -74,99 +76,58 @@ struct ins_otlp_test_hooks ins_otlp_test_hooks;
  * zlib, loaded at run time
  * ========================================================================= */
 
-/* zlib's z_stream as its zlib.h declares it (and the zlib manual, https://zlib.net/
- * manual.html, "Basic Functions"), in the same order, with zlib's types spelled out:
- * Bytef is unsigned char, uInt unsigned int, uLong unsigned long, voidpf and the
- * alloc_func/free_func pointers void * sized. The layout is checked at run time twice:
- * zlibCompileFlags() says how wide zlib's uInt, uLong and pointers are, and
- * deflateInit2_ compares our sizeof with its own (its stream_size argument) and refuses
- * (Z_VERSION_ERROR) when they differ. We never read zlib's internal state, only the
- * in/out fields. */
-struct ins_z_stream {
-  const unsigned char *next_in;
-  unsigned int avail_in;
-  unsigned long total_in;
-  unsigned char *next_out;
-  unsigned int avail_out;
-  unsigned long total_out;
-  const char *msg;
-  void *state;
-  void *zalloc, *zfree, *opaque; /* NULL: zlib's own allocator */
-  int data_type;
-  unsigned long adler;
-  unsigned long reserved;
-};
-#if ULONG_MAX == 0xffffffffffffffffUL && UINTPTR_MAX == 0xffffffffffffffffu
-_Static_assert(sizeof(struct ins_z_stream) == 112, "z_stream on LP64, as zlib builds it");
-#endif
+/* zlib's functions, typed by its own header (<zlib.h>, compiled against, never linked:
+ * INS_DYNLIB_SYM refuses a pointer of another type). */
+static struct {
+  __typeof__(deflateInit2_) *deflate_init2;
+  __typeof__(deflate) *deflate;
+  __typeof__(deflateReset) *deflate_reset;
+  __typeof__(deflateEnd) *deflate_end;
+  __typeof__(deflateBound) *deflate_bound;
+  __typeof__(zlibCompileFlags) *compile_flags;
+} g_z;
+static struct ins_dynlib g_z_lib = INS_DYNLIB_INIT;
 
-enum { Z_OK_ = 0, Z_STREAM_END_ = 1, Z_FINISH_ = 4, Z_DEFLATED_ = 8, Z_VERSION_ERROR_ = -6 };
 /* windowBits 15 (32 KiB, the most) + 16: a gzip wrapper instead of zlib's (deflateInit2
  * in the manual); Content-Encoding: gzip names exactly that format. */
 #define GZIP_WINDOW_BITS 31
 #define GZIP_MEM_LEVEL 8 /* zlib's default */
 /* zlib's default level (6), as the OpenTelemetry SDKs use: a metrics body of a few
  * hundred KB compresses in a few ms, on this thread only, once per interval. */
-#define GZIP_LEVEL (-1)
-/* The zlib 1.x API that the layout above follows: deflateInit2_ checks its major. */
-#define ZLIB_API_VERSION "1.2.11"
-
-static struct {
-  pthread_mutex_t lock;
-  bool ok;
-  int (*deflate_init2)(struct ins_z_stream *, int, int, int, int, int, const char *, int);
-  int (*deflate)(struct ins_z_stream *, int);
-  int (*deflate_reset)(struct ins_z_stream *);
-  int (*deflate_end)(struct ins_z_stream *);
-  unsigned long (*deflate_bound)(struct ins_z_stream *, unsigned long);
-  unsigned long (*compile_flags)(void);
-} g_z = {.lock = PTHREAD_MUTEX_INITIALIZER};
+#define GZIP_LEVEL Z_DEFAULT_COMPRESSION
 
 /* zlibCompileFlags(): two bits per type size, 0: 16 bits, 1: 32, 2: 64, 3: other. */
-static bool zlib_size_is(unsigned long flags, int shift, size_t bytes) {
+static bool zlib_size_is(uLong flags, int shift, size_t bytes) {
   static const size_t sizes[4] = {2, 4, 8, 0};
   return sizes[(flags >> shift) & 3] == bytes;
 }
 
-/* Loads zlib once per process; it stays loaded (RTLD_NODELETE), like libcurl. */
+/* Loads zlib once per process (io/dynlib.h: it stays loaded, RTLD_NODELETE, like
+ * libcurl). The zlib found at run time is the job machine's, not the one whose header we
+ * were compiled against, so how it was built is checked, twice: here zlibCompileFlags
+ * gives the width of its uInt, uLong and pointers one by one, and deflateInit2_ (at
+ * start) compares its major version and its sizeof(z_stream) with ours and refuses
+ * (Z_VERSION_ERROR) when they differ. The second alone would pass a zlib built with other
+ * types whose z_stream is as large in all; both cost nothing, once. */
 static bool zlib_load(char *why, size_t whylen) {
+  static const struct ins_dynlib_sym syms[] = {
+      INS_DYNLIB_SYM(deflateInit2_, g_z.deflate_init2),
+      INS_DYNLIB_SYM(deflate, g_z.deflate),
+      INS_DYNLIB_SYM(deflateReset, g_z.deflate_reset),
+      INS_DYNLIB_SYM(deflateEnd, g_z.deflate_end),
+      INS_DYNLIB_SYM(deflateBound, g_z.deflate_bound),
+      INS_DYNLIB_SYM(zlibCompileFlags, g_z.compile_flags),
+  };
   const char *lib = ins_otlp_test_hooks.zlib_lib ? ins_otlp_test_hooks.zlib_lib : INS_OTLP_ZLIB_LIB;
-  pthread_mutex_lock(&g_z.lock);
-  if (g_z.ok) goto out;
-  void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (!h) {
-    snprintf(why, whylen, "%s cannot be loaded", lib);
-    goto out;
-  }
-  const char *missing = NULL;
-#define SYM(field, name)                                                      \
-  do {                                                                        \
-    void *s = dlsym(h, name);                                                 \
-    if (!s && !missing) missing = name;                                       \
-    memcpy(&g_z.field, &s, sizeof s);                                         \
-  } while (0)
-  SYM(deflate_init2, "deflateInit2_");
-  SYM(deflate, "deflate");
-  SYM(deflate_reset, "deflateReset");
-  SYM(deflate_end, "deflateEnd");
-  SYM(deflate_bound, "deflateBound");
-  SYM(compile_flags, "zlibCompileFlags");
-#undef SYM
-  if (missing) {
-    snprintf(why, whylen, "%s has no %s", lib, missing);
-    goto out;
-  }
-  unsigned long f = g_z.compile_flags();
-  if (!zlib_size_is(f, 0, sizeof(unsigned int)) || !zlib_size_is(f, 2, sizeof(unsigned long)) ||
-      !zlib_size_is(f, 4, sizeof(void *))) {
+  if (ins_dynlib_load(&g_z_lib, lib, syms, sizeof syms / sizeof *syms, why, whylen) != INS_DYNLIB_LOADED)
+    return false;
+  uLong f = g_z.compile_flags();
+  if (!zlib_size_is(f, 0, sizeof(uInt)) || !zlib_size_is(f, 2, sizeof(uLong)) ||
+      !zlib_size_is(f, 4, sizeof(voidpf))) {
     snprintf(why, whylen, "%s was built with other type sizes (zlibCompileFlags 0x%lx)", lib, f);
-    goto out;
+    return false;
   }
-  g_z.ok = true;
-out:;
-  bool ok = g_z.ok;
-  pthread_mutex_unlock(&g_z.lock);
-  return ok;
+  return true;
 }
 
 /* ============================================================================
@@ -215,7 +176,7 @@ struct ins_otlp_exporter {
   bool partial_logged, gzip_warned;
   int warned_status[8];
   int nwarned_status;
-  struct ins_z_stream zs;
+  z_stream zs; /* zalloc, zfree, opaque NULL (calloc): zlib's own allocator */
   struct ins_http_result res;
 };
 
@@ -250,14 +211,14 @@ static void enqueue(struct ins_otlp_exporter *e, struct queued b) {
 }
 
 static bool gzip_body(struct ins_otlp_exporter *e, const struct ins_buf *in, struct ins_buf *out) {
-  if (in->len > UINT_MAX / 2 || g_z.deflate_reset(&e->zs) != Z_OK_) return false;
-  unsigned long bound = g_z.deflate_bound(&e->zs, (unsigned long)in->len);
+  if (in->len > UINT_MAX / 2 || g_z.deflate_reset(&e->zs) != Z_OK) return false;
+  uLong bound = g_z.deflate_bound(&e->zs, (uLong)in->len);
   if (bound > UINT_MAX || ins_buf_reserve(out, bound) != 0) return false;
-  e->zs.next_in = (const unsigned char *)in->data;
-  e->zs.avail_in = (unsigned int)in->len;
-  e->zs.next_out = (unsigned char *)out->data;
-  e->zs.avail_out = (unsigned int)bound;
-  if (g_z.deflate(&e->zs, Z_FINISH_) != Z_STREAM_END_) return false;
+  e->zs.next_in = (Bytef *)in->data;
+  e->zs.avail_in = (uInt)in->len;
+  e->zs.next_out = (Bytef *)out->data;
+  e->zs.avail_out = (uInt)bound;
+  if (g_z.deflate(&e->zs, Z_FINISH) != Z_STREAM_END) return false;
   out->len = bound - e->zs.avail_out;
   /* The queue holds bodies for as long as the collector is away: hold what was
    * compressed, not the bound reserved for it (often 10x more). */
@@ -557,16 +518,19 @@ struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint
     goto fail;
   }
   if (ep->gzip) {
-    int zr = Z_VERSION_ERROR_;
+    int zr = Z_VERSION_ERROR;
     if (zlib_load(why, sizeof why)) {
-      zr = g_z.deflate_init2(&e->zs, GZIP_LEVEL, Z_DEFLATED_, GZIP_WINDOW_BITS, GZIP_MEM_LEVEL, 0,
-                             ZLIB_API_VERSION, (int)sizeof e->zs);
-      if (zr != Z_OK_)
+      /* the arguments zlib.h's deflateInit2 macro adds: the version and z_stream's size
+       * we were compiled with, for the library to compare with its own */
+      zr = g_z.deflate_init2(&e->zs, GZIP_LEVEL, Z_DEFLATED, GZIP_WINDOW_BITS, GZIP_MEM_LEVEL,
+                             Z_DEFAULT_STRATEGY, ZLIB_VERSION, (int)sizeof(z_stream));
+      if (zr != Z_OK)
         snprintf(why, sizeof why, "%s (%d)",
-                 zr == Z_VERSION_ERROR_ ? "its z_stream is not the zlib 1.x layout we declare"
-                                        : "deflateInit2_ failed", zr);
+                 zr == Z_VERSION_ERROR ? "its major version or z_stream is not that of the zlib " ZLIB_VERSION
+                                         " we were built with"
+                                       : "deflateInit2_ failed", zr);
     }
-    e->gzip = zr == Z_OK_;
+    e->gzip = zr == Z_OK;
     if (!e->gzip)
       ins_warn("OTLP exporter: gzip was asked for %s but zlib cannot be used: %s. Metrics are sent "
                "uncompressed (install zlib: Debian/Ubuntu zlib1g, RHEL/Fedora zlib)", url.origin, why);
