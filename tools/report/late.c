@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "../common/xalloc.h"
 
 struct sample { /* one rank in one op */
   int comm, rank, op;
@@ -236,7 +237,7 @@ static void push_sample(struct sample **s, size_t *n, size_t *cap, struct sample
   if (*n == *cap) {
     *cap = *cap ? 2 * *cap : 1024;
     *s = realloc(*s, *cap * sizeof **s);
-    if (!*s) exit(1);
+    if (!*s) xalloc_die();
   }
   x.seq = *n;
   (*s)[(*n)++] = x;
@@ -247,7 +248,7 @@ static void push_sample(struct sample **s, size_t *n, size_t *cap, struct sample
 static struct sample *p2p_samples(const struct rpt_job *j, double thr, size_t *ns) {
   int nstr = rpt_nstrings();
   signed char *kind = calloc((size_t)nstr + 1, 1); /* 1 Send, 2 Recv */
-  if (!kind) exit(1);
+  if (!kind) xalloc_die();
   for (int i = 0; i < nstr; i++) kind[i] = !strcmp(rpt_str(i), "Send") ? 1 : !strcmp(rpt_str(i), "Recv") ? 2 : 0;
   size_t nsend = 0, nrecv = 0;
   struct xfer *snd = NULL, *rcv = NULL;
@@ -267,7 +268,7 @@ static struct sample *p2p_samples(const struct rpt_job *j, double thr, size_t *n
     if (*n == *cap) {
       *cap = *cap ? 2 * *cap : 256;
       *v = realloc(*v, *cap * sizeof **v);
-      if (!*v) exit(1);
+      if (!*v) xalloc_die();
     }
     (*v)[(*n)++] = x;
   }
@@ -322,7 +323,7 @@ static void p2p_judge(struct rpt_job *j, double thr) {
   j->np2p_stats = 0;
   int cap = 0;
   double *v = malloc((ns ? ns : 1) * sizeof *v);
-  if (!v) exit(1);
+  if (!v) xalloc_die();
   struct grid g;
   int gcomm = -1;
   for (size_t i = 0; i < ns;) {
@@ -337,7 +338,7 @@ static void p2p_judge(struct rpt_job *j, double thr) {
     if (j->np2p_stats == cap) {
       cap = cap ? 2 * cap : 64;
       j->p2p_stats = realloc(j->p2p_stats, (size_t)cap * sizeof *j->p2p_stats);
-      if (!j->p2p_stats) exit(1);
+      if (!j->p2p_stats) xalloc_die();
     }
     struct rpt_p2p_stat *r = &j->p2p_stats[j->np2p_stats++];
     memset(r, 0, sizeof *r);
@@ -368,7 +369,7 @@ void rpt_late(struct rpt_job *j) {
   double *st = malloc(tcap * sizeof *st), *ex = malloc(tcap * sizeof *ex), *bw = malloc(tcap * sizeof *bw);
   double *tmp = malloc(tcap * sizeof *tmp), *ex_tmp = malloc(tcap * sizeof *ex_tmp);
   double *bw_sorted = malloc(tcap * sizeof *bw_sorted);
-  if (!s || !st || !ex || !bw || !tmp || !ex_tmp || !bw_sorted) exit(1);
+  if (!s || !st || !ex || !bw || !tmp || !ex_tmp || !bw_sorted) xalloc_die();
   for (size_t i = 0; i < j->nops;) {
     size_t e = i + 1;
     while (e < j->nops && same_instance(&j->ops[i], &j->ops[e])) e++;
@@ -387,7 +388,7 @@ void rpt_late(struct rpt_job *j) {
       tmp = realloc(tmp, tcap * sizeof *tmp);
       ex_tmp = realloc(ex_tmp, tcap * sizeof *ex_tmp);
       bw_sorted = realloc(bw_sorted, tcap * sizeof *bw_sorted);
-      if (!st || !ex || !bw || !tmp || !ex_tmp || !bw_sorted) exit(1);
+      if (!st || !ex || !bw || !tmp || !ex_tmp || !bw_sorted) xalloc_die();
     }
     double maxs = -INFINITY;
     for (size_t k = 0; k < n; k++) {
@@ -409,7 +410,7 @@ void rpt_late(struct rpt_job *j) {
       if (ns == cap) {
         cap *= 2;
         s = realloc(s, cap * sizeof *s);
-        if (!s) exit(1);
+        if (!s) xalloc_die();
       }
       s[ns++] = (struct sample){.comm = (int)o->comm, .rank = o->rank, .op = o->op, .t = t_op,
                                 .late = st[k] - median_without(&mst, st[k]), .exec = ex[k],
@@ -432,7 +433,7 @@ void rpt_late(struct rpt_job *j) {
    * Ranks far sparser than the samples (a few high ranks in many communicators) are
    * sorted instead, into the same order: buckets would cost more than the samples. */
   size_t *base = calloc((size_t)j->ncomms + 1, sizeof *base);
-  if (!base) exit(1);
+  if (!base) xalloc_die();
   for (size_t i = 0; i < ns; i++) {
     assert(s[i].comm >= 0 && s[i].comm < j->ncomms && s[i].rank >= 0 && s[i].rank < j->comms[s[i].comm].nranks);
     if ((size_t)s[i].rank + 1 > base[s[i].comm + 1]) base[s[i].comm + 1] = (size_t)s[i].rank + 1;
@@ -444,7 +445,7 @@ void rpt_late(struct rpt_job *j) {
   } else {
     size_t *at = calloc(nb + 1, sizeof *at);
     struct sample *b = malloc((ns ? ns : 1) * sizeof *b);
-    if (!at || !b) exit(1);
+    if (!at || !b) xalloc_die();
     for (size_t i = 0; i < ns; i++) at[base[s[i].comm] + (size_t)s[i].rank + 1]++;
     for (size_t q = 0; q < nb; q++) at[q + 1] += at[q];
     for (size_t i = 0; i < ns; i++) b[at[base[s[i].comm] + (size_t)s[i].rank]++] = s[i];
@@ -459,7 +460,7 @@ void rpt_late(struct rpt_job *j) {
   /* per-op tallies of one rank: [op] = instances, late instances; only touched ops are reset */
   int nstr = rpt_nstrings();
   uint64_t *op_n = calloc((size_t)nstr, sizeof *op_n), *op_late = calloc((size_t)nstr, sizeof *op_late);
-  if (!v || !op_n || !op_late) exit(1);
+  if (!v || !op_n || !op_late) xalloc_die();
   struct grid grid;
   int gcomm = -1;
   for (size_t i = 0; i < ns;) {
@@ -474,7 +475,7 @@ void rpt_late(struct rpt_job *j) {
     if (j->nrstats == rcap) {
       rcap = rcap ? 2 * rcap : 64;
       j->rstats = realloc(j->rstats, (size_t)rcap * sizeof *j->rstats);
-      if (!j->rstats) exit(1);
+      if (!j->rstats) xalloc_die();
     }
     struct rpt_rank_stat *r = &j->rstats[j->nrstats++];
     memset(r, 0, sizeof *r);
@@ -525,7 +526,7 @@ void rpt_late(struct rpt_job *j) {
   size_t most = (size_t)j->nrstats + (size_t)j->np2p_stats + 1;
   j->stragglers = calloc(most, sizeof *j->stragglers);
   j->few_stragglers = calloc(most, sizeof *j->few_stragglers);
-  if (!j->stragglers || !j->few_stragglers) exit(1);
+  if (!j->stragglers || !j->few_stragglers) xalloc_die();
   j->nstragglers = j->nfew_stragglers = 0;
   for (int a = 0, b = 0; a < j->nrstats || b < j->np2p_stats;) {
     const struct rpt_rank_stat *r = a < j->nrstats ? &j->rstats[a] : NULL;

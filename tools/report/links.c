@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "../common/xalloc.h"
 
 struct lk { /* one pair's contribution to a link in one group */
   int a, b, host; /* host -1: a, b are hosts */
@@ -98,13 +99,13 @@ static int kt_add(struct ktable *t, struct lkey k) {
     t->cap = t->cap ? 2 * t->cap : 64;
     t->key = realloc(t->key, t->cap * sizeof *t->key);
     t->hash = realloc(t->hash, t->cap * sizeof *t->hash);
-    if (!t->key || !t->hash) exit(1);
+    if (!t->key || !t->hash) xalloc_die();
   }
   if (2 * (t->n + 1) > t->nslots) { /* at most half full */
     free(t->slot);
     t->nslots = t->nslots ? 2 * t->nslots : 128;
     t->slot = malloc(t->nslots * sizeof *t->slot);
-    if (!t->slot) exit(1);
+    if (!t->slot) xalloc_die();
     for (size_t i = 0; i < t->nslots; i++) t->slot[i] = -1;
     for (size_t p = 0; p < t->n; p++) kt_place(t, (int)p);
   }
@@ -129,7 +130,7 @@ static struct rpt_link *link_get(struct rpt_link **links, int *n, int *cap, stru
   if (*n == *cap) {
     *cap = *cap ? 2 * *cap : 16;
     *links = realloc(*links, (size_t)*cap * sizeof **links);
-    if (!*links) exit(1);
+    if (!*links) xalloc_die();
   }
   kt_add(kt, key);
   struct rpt_link *l = &(*links)[(*n)++];
@@ -166,7 +167,7 @@ void rpt_links(struct rpt_job *j) {
   struct ktable tkeys = {0}, lkeys = {0}; /* t's keys, j->links' keys: the same positions */
   /* the processes of named stragglers, whichever communicator named them */
   bool *late = calloc((size_t)j->nclocks + 1, sizeof *late);
-  if (!late) exit(1);
+  if (!late) xalloc_die();
   for (int s = 0; s < j->nstragglers; s++) {
     const struct rpt_comm *c = &j->comms[j->stragglers[s].comm];
     int r = j->stragglers[s].rank;
@@ -180,7 +181,7 @@ void rpt_links(struct rpt_job *j) {
     struct rpt_link_finding f;
   } *pend = NULL;
   size_t npend = 0, cpend = 0;
-  if (!t) exit(1);
+  if (!t) xalloc_die();
   for (int i = 0; i < j->npairs;) {
     int e = i;
     while (e < j->npairs && j->pairs[e].comm == j->pairs[i].comm && j->pairs[e].op == j->pairs[i].op &&
@@ -189,7 +190,7 @@ void rpt_links(struct rpt_job *j) {
     int comm = j->pairs[i].comm;
     const struct rpt_comm *c = &j->comms[comm];
     struct lk *ls = malloc((size_t)(e - i) * sizeof *ls);
-    if (!ls) exit(1);
+    if (!ls) xalloc_die();
     int nl = 0;
     for (int p = i; p < e; p++) {
       struct rpt_pair *pr = &j->pairs[p];
@@ -213,7 +214,7 @@ void rpt_links(struct rpt_job *j) {
     /* fold the pairs of one link: the median of their medians, samples summed */
     int nk = 0;
     double *v = malloc((size_t)(nl ? nl : 1) * sizeof *v), *pv = malloc((size_t)(nl ? nl : 1) * sizeof *pv);
-    if (!v || !pv) exit(1);
+    if (!v || !pv) xalloc_die();
     for (int p = 0; p < nl; p++) pv[p] = ls[p].p50;
     for (int p = 0; p < nl;) {
       int q = p;
@@ -243,7 +244,7 @@ void rpt_links(struct rpt_job *j) {
           if (nt == tcap) {
             tcap *= 2;
             t = realloc(t, tcap * sizeof *t);
-            if (!t) exit(1);
+            if (!t) xalloc_die();
           }
           q = kt_add(&tkeys, key);
           assert((size_t)q == nt);
@@ -263,7 +264,7 @@ void rpt_links(struct rpt_job *j) {
         if (npend == cpend) {
           cpend = cpend ? 2 * cpend : 16;
           pend = realloc(pend, cpend * sizeof *pend);
-          if (!pend) exit(1);
+          if (!pend) xalloc_die();
         }
         pend[npend++] = (struct pend){.k = ls[p], .comm = comm, .few = few,
                                       .f = {.comm = comm, .op = j->pairs[i].op, .bytes = j->pairs[i].bytes,
@@ -296,7 +297,7 @@ void rpt_links(struct rpt_job *j) {
       struct rpt_link *l = few ? link_get(&j->few_links, &j->nfew_links, &fcap, &fkeys, &pend[p].k, pend[p].comm)
                                : link_get(&j->links, &j->nlinks, &lcap, &lkeys, &pend[p].k, pend[p].comm);
       l->find = realloc(l->find, (size_t)(l->nfind + 1) * sizeof *l->find);
-      if (!l->find) exit(1);
+      if (!l->find) xalloc_die();
       l->find[l->nfind++] = pend[p].f;
       double ratio = pend[p].f.busbw_p50 / pend[p].f.class_p50;
       if (ratio < l->worst_ratio) l->worst_ratio = ratio;
@@ -320,7 +321,7 @@ void rpt_links(struct rpt_job *j) {
   int *h_links = calloc((size_t)nh + 1, sizeof *h_links), *h_slow = calloc((size_t)nh + 1, sizeof *h_slow);
   double *h_worst = malloc(((size_t)nh + 1) * sizeof *h_worst);
   bool *h_node = calloc((size_t)nh + 1, sizeof *h_node); /* a slow node already */
-  if (!h_links || !h_slow || !h_worst || !h_node) exit(1);
+  if (!h_links || !h_slow || !h_worst || !h_node) xalloc_die();
   for (int h = 0; h <= nh; h++) h_worst[h] = 1;
   for (size_t r = 0; r < nt; r++) {
     if (t[r].host >= 0) continue;
@@ -342,7 +343,7 @@ void rpt_links(struct rpt_job *j) {
       if (h_node[h] || h_links[h] < 2 || h_slow[h] != h_links[h]) continue;
       h_node[h] = true;
       j->slow_nodes = realloc(j->slow_nodes, (size_t)(j->nslow_nodes + 1) * sizeof *j->slow_nodes);
-      if (!j->slow_nodes) exit(1);
+      if (!j->slow_nodes) xalloc_die();
       struct rpt_slow_node *sn = &j->slow_nodes[j->nslow_nodes++];
       *sn = (struct rpt_slow_node){.host = h, .links = h_links[h], .worst_ratio = h_worst[h]};
       /* its evidence: its links' (slow nodes are few: a pass over the links each) */
