@@ -216,6 +216,232 @@ static const char *opt_name(int c) {
   return "?";
 }
 
+/* What the checks after the options need to know of them: the first of a kind given, by
+ * the name or the value the user typed, so that a message can quote it. */
+struct seen {
+  const char *synth_only; /* the first synthetic-only option */
+  const char *late_rank, *slow_link, *max_procs; /* their values, when given */
+  const char *late_how;   /* the first of --late-fraction, --late-from, --late-in */
+};
+
+/* The options of any run, traces or synthetic. Returns false for any other option. --help
+ * and --version exit at once, before the options after them are read or the whole line is
+ * checked: asking for the usage gets it, not a complaint about the rest of the line. */
+static bool run_option(int c, const char *name, struct rp_cli *o, struct seen *sn) {
+  switch (c) {
+  case O_PLUGIN: o->plugin = optarg; break;
+  case O_ABI:
+    if (strcmp(optarg, "trace") == 0) o->abi = RP_ABI_TRACE;
+    else o->abi = (int)parse_ll(name, optarg, 4, 6);
+    break;
+  case O_THREADS: o->threads = true; break;
+  case O_THREADS_FREE: o->threads = true; rp_schedule_free = true; break;
+  case O_PROCS: o->procs = true; break;
+  case O_MAX_PROCS: sn->max_procs = optarg; o->max_procs = (int)parse_ll(name, optarg, 1, 1000000); break;
+  case O_REPEAT: o->repeat = (int)parse_ll(name, optarg, 1, 1000000000); break;
+  case O_QUIET: o->quiet = true; break;
+  case 'h':
+  case O_HELP: fputs(k_usage, stdout); exit(0);
+  case O_VERSION: printf("inspector-replay %s (git %s)\n", INSPECTOR_VERSION, INSPECTOR_GIT_REV); exit(0);
+  case O_SYNTHETIC: o->synthetic = true; break;
+  case O_PACE: rp_set_pace_us(parse_dbl(name, optarg, 0.0, false)); break;
+  case O_MASK_LOG: o->mask_log = optarg; break;
+  case O_LOGGER_DIES: o->logger_dies = true; break;
+  case O_NO_FINALIZE: rp_set_no_finalize(true); break;
+  case O_PRELOAD:
+    if (!*optarg) usage_error("bad value for --preload: ''");
+    o->preload[o->npreload++] = optarg;
+    break;
+  case O_PACE_RECORDED: o->pace_recorded = true; break;
+  case O_RECORDED_CLOCK: rp_vclock_enable(true); o->recorded_clock = true; break;
+  default: return false;
+  }
+  return true;
+}
+
+/* --sizes MIN:MAX, each with an optional K, M or G. */
+static void sizes_option(const char *v, struct syn_params *p) {
+  const char *end = NULL;
+  uint64_t lo = parse_size(v, &end), hi = 0;
+  if (lo && *end == ':') hi = parse_size(end + 1, &end);
+  if (!lo || !hi || *end || lo > hi) usage_error("bad value for --sizes: '%s' (want MIN:MAX)", v);
+  p->min_bytes = lo;
+  p->max_bytes = hi;
+}
+
+/* --seed N: any unsigned 64-bit number, in C's bases (0x..., 0...); strtoull would take
+ * "-1" as 2^64 - 1, so a leading '-' is refused. */
+static uint64_t seed_option(const char *name, const char *v) {
+  char *end;
+  errno = 0;
+  uint64_t x = strtoull(v, &end, 0);
+  if (errno || end == v || *end || v[0] == '-') usage_error("bad value for --%s: '%s'", name, v);
+  return x;
+}
+
+/* The synthetic traffic's shape: ranks, nodes and communicators, the ops, their sizes
+ * and order, the links' speed, the names, the truth file. False for any other option. */
+static bool shape_option(int c, const char *name, struct rp_cli *o) {
+  const char *bad;
+  switch (c) {
+  case O_RANKS: o->syn.ranks = (int)parse_ll(name, optarg, 1, 4096); break;
+  case O_NODES: o->syn.nodes = (int)parse_ll(name, optarg, 1, 4096); break;
+  case O_COMMS: o->syn.comms = (int)parse_ll(name, optarg, 1, 1024); break;
+  case O_ITERS: o->syn.iters = (int)parse_ll(name, optarg, 1, 100000000); break;
+  case O_COLLS:
+    if (syn_parse_colls(optarg, &o->syn, &bad)) usage_error("bad value for --colls: '%s' (at '%s')", optarg, bad);
+    break;
+  case O_SIZES: sizes_option(optarg, &o->syn); break;
+  case O_FACTOR: o->syn.factor = parse_dbl(name, optarg, 1.0, true); break;
+  case O_ORDER:
+    if (strcmp(optarg, "sizes") == 0) o->syn.order = SYN_ORDER_SIZES;
+    else if (strcmp(optarg, "iters") == 0) o->syn.order = SYN_ORDER_ITERS;
+    else usage_error("bad value for --%s: '%s' (want sizes or iters)", name, optarg);
+    break;
+  case O_BW: o->syn.bw_gbs = parse_dbl(name, optarg, 0.0, true); break;
+  case O_LAT: o->syn.lat_us = parse_dbl(name, optarg, 0.0, false); break;
+  case O_CHANNELS: o->syn.channels = (int)parse_ll(name, optarg, 1, 64); break;
+  case O_COMM_NAME: o->syn.comm_name = optarg; break;
+  case O_SEED: o->syn.seed = seed_option(name, optarg); break;
+  case O_TRUTH: o->truth = optarg; break;
+  default: return false;
+  }
+  return true;
+}
+
+/* The synthetic point-to-point exchange: whom each rank sends to, how a task waits, on
+ * which communicator, and the slow links between nodes. False for any other option. */
+static bool p2p_option(int c, const char *name, struct rp_cli *o, struct seen *sn) {
+  switch (c) {
+  case O_P2P: o->syn.p2p = true; break;
+  case O_P2P_PATTERN:
+    if (strcmp(optarg, "ring") == 0) o->syn.p2p_pattern = SYN_P2P_RING;
+    else if (strcmp(optarg, "nodes") == 0) o->syn.p2p_pattern = SYN_P2P_NODES;
+    else if (strcmp(optarg, "all") == 0) o->syn.p2p_pattern = SYN_P2P_ALL;
+    else usage_error("bad value for --%s: '%s' (want ring, nodes or all)", name, optarg);
+    break;
+  case O_P2P_WAIT: o->syn.p2p_wait = true; break;
+  case O_P2P_COMM: o->syn.p2p_comm = true; break;
+  case O_SLOW_LINK:
+    sn->slow_link = optarg;
+    if (o->syn.nslow == SYN_MAX_SLOW) usage_error("too many --%s (at most %d)", name, SYN_MAX_SLOW);
+    if (parse_int_pair(optarg, 4095, &o->syn.slow_a[o->syn.nslow], &o->syn.slow_b[o->syn.nslow]))
+      usage_error("bad value for --%s: '%s' (want A:B, node indexes)", name, optarg);
+    o->syn.nslow++;
+    break;
+  case O_SLOW_FACTOR: o->syn.slow_factor = parse_dbl(name, optarg, 0.0, true); break;
+  default: return false;
+  }
+  return true;
+}
+
+/* The late rank: who, by how much, and in which of its ops. False for any other option. */
+static bool late_option(int c, const char *name, struct rp_cli *o, struct seen *sn) {
+  switch (c) {
+  case O_LATE_RANK: sn->late_rank = optarg; o->syn.late_rank = (int)parse_ll(name, optarg, 0, 4095); break;
+  case O_LATE_US: o->syn.late_us = parse_dbl(name, optarg, 0.0, false); break;
+  case O_LATE_JITTER: o->syn.late_jitter_us = parse_dbl(name, optarg, 0.0, false); break;
+  case O_LATE_FRACTION:
+    sn->late_how = sn->late_how ? sn->late_how : name;
+    o->syn.late_fraction = parse_dbl(name, optarg, 0.0, true);
+    if (o->syn.late_fraction > 1) usage_error("bad value for --%s: '%s' (want 0 < F <= 1)", name, optarg);
+    break;
+  case O_LATE_FROM:
+    sn->late_how = sn->late_how ? sn->late_how : name;
+    o->syn.late_from = parse_dbl(name, optarg, 0.0, false);
+    if (o->syn.late_from >= 1) usage_error("bad value for --%s: '%s' (want 0 <= F < 1)", name, optarg);
+    break;
+  case O_LATE_IN:
+    sn->late_how = sn->late_how ? sn->late_how : name;
+    if (strcmp(optarg, "all") == 0) o->syn.late_in = SYN_LATE_ALL;
+    else if (strcmp(optarg, "coll") == 0) o->syn.late_in = SYN_LATE_COLL;
+    else if (strcmp(optarg, "p2p") == 0) o->syn.late_in = SYN_LATE_P2P;
+    else usage_error("bad value for --%s: '%s' (want all, coll or p2p)", name, optarg);
+    break;
+  default: return false;
+  }
+  return true;
+}
+
+/* --degrade AT:FACTOR */
+static void degrade_option(const char *name, const char *v, struct syn_params *p) {
+  char *end;
+  errno = 0;
+  double at = strtod(v, &end), f = 0;
+  if (!errno && end != v && *end == ':' && end[1]) f = strtod(end + 1, &end);
+  if (errno || *end || !(at >= 0 && at <= 1) || !(f > 0) || !isfinite(f))
+    usage_error("bad value for --%s: '%s' (want AT:FACTOR, 0 <= AT <= 1, FACTOR > 0)", name, v);
+  p->degrade_at = at;
+  p->degrade_factor = f;
+}
+
+/* Time in the synthetic job: the nodes' GPU clocks, the gaps between ops, a bandwidth that
+ * drops from some op on. False for any other option. */
+static bool time_option(int c, const char *name, struct rp_cli *o) {
+  switch (c) {
+  case O_CLOCK_OFFSET:
+    o->syn.clock_offset_ms = parse_dbl(name, optarg, 0.0, false);
+    if (o->syn.clock_offset_ms > 1e6) usage_error("bad value for --%s: '%s' (at most 1e6 ms)", name, optarg);
+    break;
+  case O_CLOCK_DRIFT:
+    o->syn.clock_drift_ppm = parse_dbl(name, optarg, 0.0, false);
+    if (o->syn.clock_drift_ppm > 1000) usage_error("bad value for --%s: '%s' (at most 1000 ppm)", name, optarg);
+    break;
+  case O_OP_GAP:
+    o->syn.op_gap_ms = parse_dbl(name, optarg, 0.0, false);
+    if (o->syn.op_gap_ms > 1e6) usage_error("bad value for --%s: '%s' (at most 1e6 ms)", name, optarg);
+    break;
+  case O_DEGRADE: degrade_option(name, optarg, &o->syn); break;
+  default: return false;
+  }
+  return true;
+}
+
+/* getopt's ':' (an option without its value) and '?' (an unknown or ambiguous one). optopt
+ * holds an unknown short option's character, 0 for a long one: then only argv names it. */
+_Noreturn static void bad_option(int c, char **argv) {
+  if (c == ':') usage_error("option '%s' needs a value", argv[optind - 1]);
+  if (optopt > 0 && optopt < 128) usage_error("unknown option '-%c'", optopt);
+  usage_error("unknown option '%s'", argv[optind - 1]);
+}
+
+/* The P2P options need --p2p, and --p2p-pattern nodes and --slow-link nodes to exist. */
+static void check_p2p(const struct rp_cli *o, const struct seen *sn) {
+  const struct syn_params *p = &o->syn;
+  if (p->late_in == SYN_LATE_P2P && !p->p2p) usage_error("--late-in p2p needs --p2p");
+  if (p->p2p_wait && !p->p2p) usage_error("--p2p-wait needs --p2p");
+  if (p->p2p_comm && !p->p2p) usage_error("--p2p-comm needs --p2p");
+  if (p->p2p_pattern == SYN_P2P_NODES) {
+    if (!p->p2p) usage_error("--p2p-pattern needs --p2p");
+    if (p->nodes < 2 || p->ranks % p->nodes)
+      usage_error("--p2p-pattern nodes needs --nodes 2 or more dividing --ranks (got %d ranks on %d nodes)",
+                  p->ranks, p->nodes);
+  }
+  if (sn->slow_link) {
+    if (!p->p2p) usage_error("--slow-link slows P2P transfers: it needs --p2p");
+    for (int i = 0; i < p->nslow; i++)
+      if (p->slow_a[i] >= p->nodes || p->slow_b[i] >= p->nodes)
+        usage_error("bad value for --slow-link: '%d:%d' (nodes are 0..%d)", p->slow_a[i], p->slow_b[i],
+                    p->nodes - 1);
+  }
+}
+
+/* A synthetic job's options against each other: each option was checked alone as it came,
+ * and a later one may change what an earlier one allows (--late-rank before --ranks). */
+static void check_synthetic(const struct rp_cli *o, const struct seen *sn) {
+  const struct syn_params *p = &o->syn;
+  if (o->ntraces) usage_error("--synthetic takes no TRACE files (got '%s')", o->traces[0]);
+  if (o->abi == RP_ABI_TRACE) usage_error("--abi trace needs TRACE files, not --synthetic");
+  if (p->nodes > p->ranks) usage_error("bad value for --nodes: %d (more nodes than the %d ranks)", p->nodes, p->ranks);
+  if (sn->late_rank && p->late_rank >= p->ranks)
+    usage_error("bad value for --late-rank: '%s' (ranks are 0..%d)", sn->late_rank, p->ranks - 1);
+  if (p->p2p && p->ranks < 2) usage_error("--p2p needs --ranks 2 or more");
+  if (sn->late_how && !sn->late_rank) usage_error("--%s needs --late-rank", sn->late_how);
+  check_p2p(o, sn);
+  if (o->pace_recorded) usage_error("--pace-recorded needs TRACE files: synthetic traffic has no recorded times");
+  if (o->recorded_clock) usage_error("--recorded-clock needs TRACE files: synthetic traffic has no recorded times");
+}
+
 void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
   memset(o, 0, sizeof *o);
   o->abi = RP_ABI_NEWEST;
@@ -226,181 +452,27 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     fprintf(stderr, "inspector-replay: out of memory\n");
     exit(1);
   }
-  const char *synth_only = NULL; /* first synthetic-only option seen */
-  const char *late_rank_arg = NULL, *slow_link_arg = NULL, *max_procs_arg = NULL;
-  const char *late_how = NULL; /* the first of --late-fraction, --late-from, --late-in given */
-
+  struct seen sn = {0};
   opterr = 0; /* our own messages */
   int c;
   while ((c = getopt_long(argc, argv, ":h", k_opts, NULL)) != -1) {
     const char *name = opt_name(c);
-    if (c >= O_RANKS) synth_only = synth_only ? synth_only : name;
-    switch (c) {
-    case O_PLUGIN: o->plugin = optarg; break;
-    case O_ABI:
-      if (strcmp(optarg, "trace") == 0) o->abi = RP_ABI_TRACE;
-      else o->abi = (int)parse_ll(name, optarg, 4, 6);
-      break;
-    case O_THREADS: o->threads = true; break;
-    case O_THREADS_FREE: o->threads = true; rp_schedule_free = true; break;
-    case O_PROCS: o->procs = true; break;
-    case O_REPEAT: o->repeat = (int)parse_ll(name, optarg, 1, 1000000000); break;
-    case O_QUIET: o->quiet = true; break;
-    case 'h':
-    case O_HELP: fputs(k_usage, stdout); exit(0);
-    case O_VERSION: printf("inspector-replay %s (git %s)\n", INSPECTOR_VERSION, INSPECTOR_GIT_REV); exit(0);
-    case O_SYNTHETIC: o->synthetic = true; break;
-    case O_RANKS: o->syn.ranks = (int)parse_ll(name, optarg, 1, 4096); break;
-    case O_NODES: o->syn.nodes = (int)parse_ll(name, optarg, 1, 4096); break;
-    case O_COMMS: o->syn.comms = (int)parse_ll(name, optarg, 1, 1024); break;
-    case O_ITERS: o->syn.iters = (int)parse_ll(name, optarg, 1, 100000000); break;
-    case O_COLLS: {
-      const char *bad;
-      if (syn_parse_colls(optarg, &o->syn, &bad)) usage_error("bad value for --colls: '%s' (at '%s')", optarg, bad);
-      break;
-    }
-    case O_P2P: o->syn.p2p = true; break;
-    case O_SIZES: {
-      const char *end = NULL;
-      uint64_t lo = parse_size(optarg, &end), hi = 0;
-      if (lo && *end == ':') hi = parse_size(end + 1, &end);
-      if (!lo || !hi || *end || lo > hi) usage_error("bad value for --sizes: '%s' (want MIN:MAX)", optarg);
-      o->syn.min_bytes = lo;
-      o->syn.max_bytes = hi;
-      break;
-    }
-    case O_FACTOR: o->syn.factor = parse_dbl(name, optarg, 1.0, true); break;
-    case O_BW: o->syn.bw_gbs = parse_dbl(name, optarg, 0.0, true); break;
-    case O_LAT: o->syn.lat_us = parse_dbl(name, optarg, 0.0, false); break;
-    case O_CHANNELS: o->syn.channels = (int)parse_ll(name, optarg, 1, 64); break;
-    case O_LATE_RANK: late_rank_arg = optarg; o->syn.late_rank = (int)parse_ll(name, optarg, 0, 4095); break;
-    case O_LATE_US: o->syn.late_us = parse_dbl(name, optarg, 0.0, false); break;
-    case O_PACE: rp_set_pace_us(parse_dbl(name, optarg, 0.0, false)); break;
-    case O_MASK_LOG: o->mask_log = optarg; break;
-    case O_LOGGER_DIES: o->logger_dies = true; break;
-    case O_NO_FINALIZE: rp_set_no_finalize(true); break;
-    case O_PRELOAD:
-      if (!*optarg) usage_error("bad value for --preload: ''");
-      o->preload[o->npreload++] = optarg;
-      break;
-    case O_PACE_RECORDED: o->pace_recorded = true; break;
-    case O_RECORDED_CLOCK: rp_vclock_enable(true); o->recorded_clock = true; break;
-    case O_COMM_NAME: o->syn.comm_name = optarg; break;
-    case O_SEED: {
-      char *end;
-      errno = 0;
-      o->syn.seed = strtoull(optarg, &end, 0);
-      if (errno || end == optarg || *end || optarg[0] == '-') usage_error("bad value for --%s: '%s'", name, optarg);
-      break;
-    }
-    case O_TRUTH: o->truth = optarg; break;
-    case O_MAX_PROCS: max_procs_arg = optarg; o->max_procs = (int)parse_ll(name, optarg, 1, 1000000); break;
-    case O_LATE_JITTER: o->syn.late_jitter_us = parse_dbl(name, optarg, 0.0, false); break;
-    case O_CLOCK_OFFSET:
-      o->syn.clock_offset_ms = parse_dbl(name, optarg, 0.0, false);
-      if (o->syn.clock_offset_ms > 1e6) usage_error("bad value for --%s: '%s' (at most 1e6 ms)", name, optarg);
-      break;
-    case O_CLOCK_DRIFT:
-      o->syn.clock_drift_ppm = parse_dbl(name, optarg, 0.0, false);
-      if (o->syn.clock_drift_ppm > 1000) usage_error("bad value for --%s: '%s' (at most 1000 ppm)", name, optarg);
-      break;
-    case O_OP_GAP:
-      o->syn.op_gap_ms = parse_dbl(name, optarg, 0.0, false);
-      if (o->syn.op_gap_ms > 1e6) usage_error("bad value for --%s: '%s' (at most 1e6 ms)", name, optarg);
-      break;
-    case O_P2P_PATTERN:
-      if (strcmp(optarg, "ring") == 0) o->syn.p2p_pattern = SYN_P2P_RING;
-      else if (strcmp(optarg, "nodes") == 0) o->syn.p2p_pattern = SYN_P2P_NODES;
-      else if (strcmp(optarg, "all") == 0) o->syn.p2p_pattern = SYN_P2P_ALL;
-      else usage_error("bad value for --%s: '%s' (want ring, nodes or all)", name, optarg);
-      break;
-    case O_SLOW_LINK:
-      slow_link_arg = optarg;
-      if (o->syn.nslow == SYN_MAX_SLOW)
-        usage_error("too many --%s (at most %d)", name, SYN_MAX_SLOW);
-      if (parse_int_pair(optarg, 4095, &o->syn.slow_a[o->syn.nslow], &o->syn.slow_b[o->syn.nslow]))
-        usage_error("bad value for --%s: '%s' (want A:B, node indexes)", name, optarg);
-      o->syn.nslow++;
-      break;
-    case O_SLOW_FACTOR: o->syn.slow_factor = parse_dbl(name, optarg, 0.0, true); break;
-    case O_DEGRADE: {
-      char *end;
-      errno = 0;
-      double at = strtod(optarg, &end), f = 0;
-      if (!errno && end != optarg && *end == ':' && end[1]) f = strtod(end + 1, &end);
-      if (errno || *end || !(at >= 0 && at <= 1) || !(f > 0) || !isfinite(f))
-        usage_error("bad value for --%s: '%s' (want AT:FACTOR, 0 <= AT <= 1, FACTOR > 0)", name, optarg);
-      o->syn.degrade_at = at;
-      o->syn.degrade_factor = f;
-      break;
-    }
-    case O_LATE_FRACTION:
-      late_how = late_how ? late_how : name;
-      o->syn.late_fraction = parse_dbl(name, optarg, 0.0, true);
-      if (o->syn.late_fraction > 1) usage_error("bad value for --%s: '%s' (want 0 < F <= 1)", name, optarg);
-      break;
-    case O_LATE_FROM:
-      late_how = late_how ? late_how : name;
-      o->syn.late_from = parse_dbl(name, optarg, 0.0, false);
-      if (o->syn.late_from >= 1) usage_error("bad value for --%s: '%s' (want 0 <= F < 1)", name, optarg);
-      break;
-    case O_LATE_IN:
-      late_how = late_how ? late_how : name;
-      if (strcmp(optarg, "all") == 0) o->syn.late_in = SYN_LATE_ALL;
-      else if (strcmp(optarg, "coll") == 0) o->syn.late_in = SYN_LATE_COLL;
-      else if (strcmp(optarg, "p2p") == 0) o->syn.late_in = SYN_LATE_P2P;
-      else usage_error("bad value for --%s: '%s' (want all, coll or p2p)", name, optarg);
-      break;
-    case O_P2P_WAIT: o->syn.p2p_wait = true; break;
-    case O_P2P_COMM: o->syn.p2p_comm = true; break;
-    case O_ORDER:
-      if (strcmp(optarg, "sizes") == 0) o->syn.order = SYN_ORDER_SIZES;
-      else if (strcmp(optarg, "iters") == 0) o->syn.order = SYN_ORDER_ITERS;
-      else usage_error("bad value for --%s: '%s' (want sizes or iters)", name, optarg);
-      break;
-    case ':':
-      usage_error("option '%s' needs a value", argv[optind - 1]);
-      break;
-    default: /* '?' */
-      if (optopt > 0 && optopt < 128) usage_error("unknown option '-%c'", optopt);
-      usage_error("unknown option '%s'", argv[optind - 1]);
-    }
+    if (c >= O_RANKS) sn.synth_only = sn.synth_only ? sn.synth_only : name;
+    /* each option belongs to one group (the usage text's); one that none takes is an error */
+    if (!run_option(c, name, o, &sn) && !shape_option(c, name, o) && !p2p_option(c, name, o, &sn) &&
+        !late_option(c, name, o, &sn) && !time_option(c, name, o))
+      bad_option(c, argv);
   }
   o->traces = argv + optind;
   o->ntraces = argc - optind;
-
   if (o->synthetic) {
-    if (o->ntraces) usage_error("--synthetic takes no TRACE files (got '%s')", o->traces[0]);
-    if (o->abi == RP_ABI_TRACE) usage_error("--abi trace needs TRACE files, not --synthetic");
-    if (o->syn.nodes > o->syn.ranks) usage_error("bad value for --nodes: %d (more nodes than the %d ranks)", o->syn.nodes, o->syn.ranks);
-    if (late_rank_arg && o->syn.late_rank >= o->syn.ranks)
-      usage_error("bad value for --late-rank: '%s' (ranks are 0..%d)", late_rank_arg, o->syn.ranks - 1);
-    if (o->syn.p2p && o->syn.ranks < 2) usage_error("--p2p needs --ranks 2 or more");
-    if (late_how && !late_rank_arg) usage_error("--%s needs --late-rank", late_how);
-    if (o->syn.late_in == SYN_LATE_P2P && !o->syn.p2p) usage_error("--late-in p2p needs --p2p");
-    if (o->syn.p2p_wait && !o->syn.p2p) usage_error("--p2p-wait needs --p2p");
-    if (o->syn.p2p_comm && !o->syn.p2p) usage_error("--p2p-comm needs --p2p");
-    if (o->syn.p2p_pattern == SYN_P2P_NODES) {
-      if (!o->syn.p2p) usage_error("--p2p-pattern needs --p2p");
-      if (o->syn.nodes < 2 || o->syn.ranks % o->syn.nodes)
-        usage_error("--p2p-pattern nodes needs --nodes 2 or more dividing --ranks (got %d ranks on %d nodes)",
-                    o->syn.ranks, o->syn.nodes);
-    }
-    if (slow_link_arg) {
-      if (!o->syn.p2p) usage_error("--slow-link slows P2P transfers: it needs --p2p");
-      for (int i = 0; i < o->syn.nslow; i++)
-        if (o->syn.slow_a[i] >= o->syn.nodes || o->syn.slow_b[i] >= o->syn.nodes)
-          usage_error("bad value for --slow-link: '%d:%d' (nodes are 0..%d)", o->syn.slow_a[i], o->syn.slow_b[i],
-                      o->syn.nodes - 1);
-    }
-    if (o->pace_recorded) usage_error("--pace-recorded needs TRACE files: synthetic traffic has no recorded times");
-    if (o->recorded_clock) usage_error("--recorded-clock needs TRACE files: synthetic traffic has no recorded times");
+    check_synthetic(o, &sn);
   } else {
-    if (synth_only) usage_error("--%s needs --synthetic", synth_only);
+    if (sn.synth_only) usage_error("--%s needs --synthetic", sn.synth_only);
     if (o->ntraces == 0) usage_error("no TRACE file given");
   }
   if (o->mask_log && o->procs) usage_error("--mask-log works in one process: drop --procs");
-  if (max_procs_arg && !o->procs) usage_error("--max-procs needs --procs");
+  if (sn.max_procs && !o->procs) usage_error("--max-procs needs --procs");
 }
 
 void rp_cli_free(struct rp_cli *o) {

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "../common/xalloc.h"
 
 #define ROUNDS 8         /* at most, with a constant or a line per clock */
 #define WINDOW_ROUNDS 2  /* then at most, with a line per window too */
@@ -235,7 +236,7 @@ void rpt_align(struct rpt_job *j) {
   size_t ninst = 0, cap = 64, nent = 0;
   size_t *beg = malloc(cap * sizeof *beg), *end = malloc(cap * sizeof *end);
   int *parent = malloc((size_t)nc * sizeof *parent);
-  if (!beg || !end || !parent) exit(1);
+  if (!beg || !end || !parent) xalloc_die();
   for (int c = 0; c < nc; c++) parent[c] = c;
   uint64_t ref = UINT64_MAX;
   for (size_t i = 0; i < j->nops;) {
@@ -248,7 +249,7 @@ void rpt_align(struct rpt_job *j) {
         cap *= 2;
         beg = realloc(beg, cap * sizeof *beg);
         end = realloc(end, cap * sizeof *end);
-        if (!beg || !end) exit(1);
+        if (!beg || !end) xalloc_die();
       }
       beg[ninst] = i;
       end[ninst++] = e;
@@ -265,7 +266,7 @@ void rpt_align(struct rpt_job *j) {
   j->clock_ref_ns = ninst ? ref : 0;
   /* components, numbered in clock order */
   int *comp_of_root = malloc((size_t)nc * sizeof *comp_of_root);
-  if (!comp_of_root) exit(1);
+  if (!comp_of_root) xalloc_die();
   for (int c = 0; c < nc; c++) comp_of_root[c] = -1;
   j->ncomponents = 0;
   for (int c = 0; c < nc; c++) {
@@ -284,7 +285,7 @@ void rpt_align(struct rpt_job *j) {
   /* per-clock slices of one flat residual array */
   size_t *cnt = calloc((size_t)nc + 1, sizeof *cnt);
   double *res = malloc((nent ? nent : 1) * sizeof *res), *tmp = malloc((nent ? nent : 1) * sizeof *tmp);
-  if (!cnt || !res || !tmp) exit(1);
+  if (!cnt || !res || !tmp) xalloc_die();
   for (size_t q = 0; q < ninst; q++)
     for (size_t k = beg[q]; k < end[q]; k++) cnt[j->ops[k].clock + 1]++;
   for (int c = 0; c < nc; c++) {
@@ -298,7 +299,7 @@ void rpt_align(struct rpt_job *j) {
   struct tinst *order = malloc((ninst ? ninst : 1) * sizeof *order);
   size_t *sel = malloc((ninst ? ninst : 1) * sizeof *sel);
   double *pos = calloc((size_t)nc, sizeof *pos), *due = calloc((size_t)nc, sizeof *due);
-  if (!order || !sel || !pos || !due) exit(1);
+  if (!order || !sel || !pos || !due) xalloc_die();
   for (size_t q = 0; q < ninst; q++) order[q] = (struct tinst){.t = end_x(j, &j->ops[beg[q]]), .q = q};
   qsort(order, ninst, sizeof *order, cmp_tinst);
   size_t nsel = 0, nslots = 0;
@@ -326,7 +327,7 @@ void rpt_align(struct rpt_job *j) {
   struct slot *slots = malloc((nslots ? nslots : 1) * sizeof *slots);
   double *common = malloc((nsel ? nsel : 1) * sizeof *common);
   double *sx = malloc((nslots ? nslots : 1) * sizeof *sx), *sy = malloc((nslots ? nslots : 1) * sizeof *sy);
-  if (!sbase || !sfill || !slots || !common || !sx || !sy) exit(1);
+  if (!sbase || !sfill || !slots || !common || !sx || !sy) xalloc_die();
   for (size_t qi = 0; qi < nsel; qi++)
     for (size_t k = beg[sel[qi]]; k < end[sel[qi]]; k++) sbase[j->ops[k].clock + 1]++;
   for (int c = 0; c < nc; c++) sbase[c + 1] += sbase[c];
@@ -343,7 +344,7 @@ void rpt_align(struct rpt_job *j) {
    * a line per window would take their kinks (the median clock changing) for every clock's
    * own; against settled common ends, a window only fits what one clock does alone. */
   double *was = malloc(2 * ((size_t)nc ? (size_t)nc : 1) * sizeof *was); /* per clock: at its first, last end */
-  if (!was) exit(1);
+  if (!was) xalloc_die();
   for (size_t i = 0; i < 2 * (size_t)nc; i++) was[i] = NAN;
   int line_rounds = 0, window_rounds = 0;
   while (nsel) {

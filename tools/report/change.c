@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "../common/xalloc.h"
 
 #define MIN_SIDE 3
 #define MIN_BINS 8
@@ -33,7 +34,7 @@ struct pt {
 
 static void add_change(struct rpt_job *j, int g, uint64_t t, double before, double after) {
   j->changes = realloc(j->changes, (size_t)(j->nchanges + 1) * sizeof *j->changes);
-  if (!j->changes) exit(1);
+  if (!j->changes) xalloc_die();
   j->changes[j->nchanges++] = (struct rpt_change){.group = g, .t_ns = t, .before_gbs = before, .after_gbs = after};
 }
 
@@ -126,7 +127,7 @@ static void build_series(struct rpt_job *j) {
   size_t cap = 64;
   while (cap < 2 * (size_t)j->ngroups) cap *= 2;
   int *slot = malloc(cap * sizeof *slot);
-  if (!slot) exit(1);
+  if (!slot) xalloc_die();
   for (size_t k = 0; k < cap; k++) slot[k] = -1;
   for (int g = 0; g < j->ngroups; g++) {
     const struct rpt_group *x = &j->groups[g];
@@ -153,7 +154,7 @@ static void build_series(struct rpt_job *j) {
       s->nbins = nbins;
       s->count = calloc((size_t)nbins, sizeof *s->count);
       s->sum_mbs = calloc((size_t)nbins, sizeof *s->sum_mbs);
-      if (!s->count || !s->sum_mbs) exit(1);
+      if (!s->count || !s->sum_mbs) xalloc_die();
     }
     int b = (int)((uint64_t)(aligned_start(j, e) - t0) / w);
     s->count[b]++;
@@ -173,7 +174,7 @@ void rpt_changes(struct rpt_job *j) {
     if (n < MIN_BINS) continue;
     struct pt *p = malloc((size_t)n * sizeof *p);
     double *tmp = malloc((size_t)n * sizeof *tmp);
-    if (!p || !tmp) exit(1);
+    if (!p || !tmp) xalloc_die();
     n = 0;
     for (int i = 0; i < s->nbins; i++)
       if (s->count[i])

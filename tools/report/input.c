@@ -55,6 +55,7 @@
 #include <zlib.h>
 
 #include "acc.h"
+#include "../common/xalloc.h"
 
 /* Plain files are split into units of this size; INSPECTOR_REPORT_CHUNK_BYTES overrides it
  * so that the tests can split small files (chunk edges, line numbers across chunks). */
@@ -567,7 +568,7 @@ static void show_bad_lines(struct worker *w, int nw) {
   struct unit *pos = malloc((size_t)g_nunits * sizeof *pos);
   uint64_t *first = malloc((size_t)g_nunits * sizeof *first);
   int *order = malloc((size_t)g_nunits * sizeof *order);
-  if (!pos || !first || !order) exit(1);
+  if (!pos || !first || !order) xalloc_die();
   memcpy(pos, g_units, (size_t)g_nunits * sizeof *pos);
   qsort(pos, (size_t)g_nunits, sizeof *pos, cmp_unit_pos);
   for (int i = 0; i < g_nunits; i++) {
@@ -584,7 +585,7 @@ static void show_bad_lines(struct worker *w, int nw) {
       if (nb == cb) {
         cb = cb ? 2 * cb : 32;
         refs = realloc(refs, cb * sizeof *refs);
-        if (!refs) exit(1);
+        if (!refs) xalloc_die();
       }
       refs[nb++] = (struct bad_ref){.file = g_units[b[i].unit].file,
                                     .lineno = first[order[b[i].unit]] + b[i].lineno, .why = b[i].why};
@@ -606,7 +607,7 @@ void rpt_input_read(struct rpt_job *j) {
   int nw = j->opt.threads;
   if (nw > g_nunits) nw = g_nunits > 0 ? g_nunits : 1;
   struct worker *w = calloc((size_t)nw, sizeof *w);
-  if (!w) exit(1);
+  if (!w) xalloc_die();
   double t0 = now_s(), next = 1.0;
   uint64_t total = 0;
   for (int i = 0; i < g_nfiles; i++) total += g_files[i].size;
@@ -642,7 +643,7 @@ void rpt_input_read(struct rpt_job *j) {
   j->files = g_nfiles;
   j->bytes_read = total + atomic_load(&g_stream_bytes);
   struct rpt_acc **accs = malloc((size_t)nw * sizeof *accs);
-  if (!accs) exit(1);
+  if (!accs) xalloc_die();
   int na = started ? started : 1;
   for (int t = 0; t < na; t++) accs[t] = w[t].acc;
   for (int t = na; t < nw; t++) free(w[t].acc); /* never started */

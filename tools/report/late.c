@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "../common/xalloc.h"
 
 struct sample { /* one rank in one op */
   int comm, rank, op;
@@ -236,7 +237,7 @@ static void push_sample(struct sample **s, size_t *n, size_t *cap, struct sample
   if (*n == *cap) {
     *cap = *cap ? 2 * *cap : 1024;
     *s = realloc(*s, *cap * sizeof **s);
-    if (!*s) exit(1);
+    if (!*s) xalloc_die();
   }
   x.seq = *n;
   (*s)[(*n)++] = x;
@@ -247,7 +248,7 @@ static void push_sample(struct sample **s, size_t *n, size_t *cap, struct sample
 static struct sample *p2p_samples(const struct rpt_job *j, double thr, size_t *ns) {
   int nstr = rpt_nstrings();
   signed char *kind = calloc((size_t)nstr + 1, 1); /* 1 Send, 2 Recv */
-  if (!kind) exit(1);
+  if (!kind) xalloc_die();
   for (int i = 0; i < nstr; i++) kind[i] = !strcmp(rpt_str(i), "Send") ? 1 : !strcmp(rpt_str(i), "Recv") ? 2 : 0;
   size_t nsend = 0, nrecv = 0;
   struct xfer *snd = NULL, *rcv = NULL;
@@ -267,7 +268,7 @@ static struct sample *p2p_samples(const struct rpt_job *j, double thr, size_t *n
     if (*n == *cap) {
       *cap = *cap ? 2 * *cap : 256;
       *v = realloc(*v, *cap * sizeof **v);
-      if (!*v) exit(1);
+      if (!*v) xalloc_die();
     }
     (*v)[(*n)++] = x;
   }
@@ -322,7 +323,7 @@ static void p2p_judge(struct rpt_job *j, double thr) {
   j->np2p_stats = 0;
   int cap = 0;
   double *v = malloc((ns ? ns : 1) * sizeof *v);
-  if (!v) exit(1);
+  if (!v) xalloc_die();
   struct grid g;
   int gcomm = -1;
   for (size_t i = 0; i < ns;) {
@@ -337,7 +338,7 @@ static void p2p_judge(struct rpt_job *j, double thr) {
     if (j->np2p_stats == cap) {
       cap = cap ? 2 * cap : 64;
       j->p2p_stats = realloc(j->p2p_stats, (size_t)cap * sizeof *j->p2p_stats);
-      if (!j->p2p_stats) exit(1);
+      if (!j->p2p_stats) xalloc_die();
     }
     struct rpt_p2p_stat *r = &j->p2p_stats[j->np2p_stats++];
     memset(r, 0, sizeof *r);
@@ -356,83 +357,109 @@ static void p2p_judge(struct rpt_job *j, double thr) {
   free(s);
 }
 
-void rpt_late(struct rpt_job *j) {
-  if (!j->have_starts) return;
+/* ---- collectives: a sample per rank and op instance, judged per rank ------------- */
+
+/* The threshold lateness is judged against: --late-us, raised to 3 x the clock alignment's
+ * residual p95 when that is larger (below it, lateness is the alignment's noise). */
+static double late_threshold(struct rpt_job *j) {
   double thr = j->opt.late_ns;
   if (3 * j->resid_p95_ns > thr) thr = 3 * j->resid_p95_ns;
   j->late_threshold_ns = thr; /* printed by every output, with why when raised */
   j->late_threshold_raised = thr > j->opt.late_ns;
-  size_t cap = 1024, ns = 0;
-  struct sample *s = malloc(cap * sizeof *s);
-  size_t tcap = 64;
-  double *st = malloc(tcap * sizeof *st), *ex = malloc(tcap * sizeof *ex), *bw = malloc(tcap * sizeof *bw);
-  double *tmp = malloc(tcap * sizeof *tmp), *ex_tmp = malloc(tcap * sizeof *ex_tmp);
-  double *bw_sorted = malloc(tcap * sizeof *bw_sorted);
-  if (!s || !st || !ex || !bw || !tmp || !ex_tmp || !bw_sorted) exit(1);
+  return thr;
+}
+
+/* One op instance's values per rank, grown to the largest instance seen: aligned starts,
+ * kernel times, busbw, and the copies that selection reorders. */
+struct inst_scratch {
+  size_t cap;
+  double *st, *ex, *bw, *tmp, *ex_tmp, *bw_sorted;
+};
+
+static void scratch_fit(struct inst_scratch *x, size_t n) {
+  if (n <= x->cap) return;
+  x->cap = n > 64 ? n : 64; /* most instances have a few ranks: one allocation serves them */
+  x->st = realloc(x->st, x->cap * sizeof *x->st);
+  x->ex = realloc(x->ex, x->cap * sizeof *x->ex);
+  x->bw = realloc(x->bw, x->cap * sizeof *x->bw);
+  x->tmp = realloc(x->tmp, x->cap * sizeof *x->tmp);
+  x->ex_tmp = realloc(x->ex_tmp, x->cap * sizeof *x->ex_tmp);
+  x->bw_sorted = realloc(x->bw_sorted, x->cap * sizeof *x->bw_sorted);
+  if (!x->st || !x->ex || !x->bw || !x->tmp || !x->ex_tmp || !x->bw_sorted) xalloc_die();
+}
+
+static void scratch_free(struct inst_scratch *x) {
+  free(x->ex_tmp);
+  free(x->bw_sorted);
+  free(x->st);
+  free(x->ex);
+  free(x->bw);
+  free(x->tmp);
+}
+
+/* A sample per rank of the op instance ops[i, e): its start against the median of the
+ * others' (so that a late rank does not move its own yardstick), and its kernel time beside
+ * the others' median as evidence: the others wait for a late rank inside their kernels, so
+ * its own kernel is the shortest. */
+static void instance_samples(const struct rpt_job *j, size_t i, size_t e, struct inst_scratch *x,
+                             struct sample **s, size_t *ns, size_t *cap) {
+  size_t n = e - i;
+  scratch_fit(x, n);
+  double maxs = -INFINITY;
+  for (size_t k = 0; k < n; k++) {
+    const struct rpt_opent *o = &j->ops[i + k];
+    x->st[k] = rpt_aligned_rel_ns(j, o->clock, o->start_ns);
+    x->ex[k] = (double)o->exec_ns;
+    x->bw[k] = o->busbw;
+    if (x->st[k] > maxs) maxs = x->st[k];
+  }
+  memcpy(x->tmp, x->st, n * sizeof *x->st);
+  struct middle mst = middle_of(x->tmp, n);
+  double t_op = median_all(&mst);
+  memcpy(x->ex_tmp, x->ex, n * sizeof *x->ex);
+  struct middle mex = middle_of(x->ex_tmp, n);
+  memcpy(x->bw_sorted, x->bw, n * sizeof *x->bw);
+  double bw_med = rpt_median(x->bw_sorted, n);
+  for (size_t k = 0; k < n; k++) {
+    const struct rpt_opent *o = &j->ops[i + k];
+    push_sample(s, ns, cap, (struct sample){.comm = (int)o->comm, .rank = o->rank, .op = o->op, .t = t_op,
+                                            .late = x->st[k] - median_without(&mst, x->st[k]), .exec = x->ex[k],
+                                            .others_exec = median_without(&mex, x->ex[k]),
+                                            .bw_ratio = bw_med > 0 ? x->bw[k] / bw_med : 0,
+                                            .last = x->st[k] == maxs});
+  }
+}
+
+/* The samples of every collective instance with two or more ranks, each on a known clock
+ * (a start on no known clock cannot be aligned with the others'), in the order of job.ops;
+ * *ns their number. */
+static struct sample *coll_samples(const struct rpt_job *j, size_t *ns) {
+  struct sample *s = NULL;
+  size_t cap = 0;
+  struct inst_scratch x = {0};
+  *ns = 0;
   for (size_t i = 0; i < j->nops;) {
     size_t e = i + 1;
     while (e < j->nops && same_instance(&j->ops[i], &j->ops[e])) e++;
-    size_t n = e - i;
-    bool ok = !j->ops[i].p2p && n >= 2;
+    bool ok = !j->ops[i].p2p && e - i >= 2;
     for (size_t k = i; k < e && ok; k++) ok = j->ops[k].clock >= 0;
-    if (!ok) {
-      i = e;
-      continue;
-    }
-    if (n > tcap) {
-      tcap = n;
-      st = realloc(st, tcap * sizeof *st);
-      ex = realloc(ex, tcap * sizeof *ex);
-      bw = realloc(bw, tcap * sizeof *bw);
-      tmp = realloc(tmp, tcap * sizeof *tmp);
-      ex_tmp = realloc(ex_tmp, tcap * sizeof *ex_tmp);
-      bw_sorted = realloc(bw_sorted, tcap * sizeof *bw_sorted);
-      if (!st || !ex || !bw || !tmp || !ex_tmp || !bw_sorted) exit(1);
-    }
-    double maxs = -INFINITY;
-    for (size_t k = 0; k < n; k++) {
-      const struct rpt_opent *o = &j->ops[i + k];
-      st[k] = rpt_aligned_rel_ns(j, o->clock, o->start_ns);
-      ex[k] = (double)o->exec_ns;
-      bw[k] = o->busbw;
-      if (st[k] > maxs) maxs = st[k];
-    }
-    memcpy(tmp, st, n * sizeof *st);
-    struct middle mst = middle_of(tmp, n);
-    double t_op = median_all(&mst);
-    memcpy(ex_tmp, ex, n * sizeof *ex);
-    struct middle mex = middle_of(ex_tmp, n);
-    memcpy(bw_sorted, bw, n * sizeof *bw);
-    double bw_med = rpt_median(bw_sorted, n);
-    for (size_t k = 0; k < n; k++) {
-      const struct rpt_opent *o = &j->ops[i + k];
-      if (ns == cap) {
-        cap *= 2;
-        s = realloc(s, cap * sizeof *s);
-        if (!s) exit(1);
-      }
-      s[ns++] = (struct sample){.comm = (int)o->comm, .rank = o->rank, .op = o->op, .t = t_op,
-                                .late = st[k] - median_without(&mst, st[k]), .exec = ex[k],
-                                .others_exec = median_without(&mex, ex[k]),
-                                .bw_ratio = bw_med > 0 ? bw[k] / bw_med : 0, .last = st[k] == maxs,
-                                .seq = ns};
-    }
+    if (ok) instance_samples(j, i, e, &x, &s, ns, &cap);
     i = e;
   }
-  free(ex_tmp);
-  free(bw_sorted);
-  free(st);
-  free(ex);
-  free(bw);
-  free(tmp);
-  /* per (comm, rank): bucket the samples (a counting pass, not a sort of every sample).
-   * A communicator's buckets run to the largest rank its samples have, not to its
-   * n_ranks: a log's n_ranks may claim 16 M ranks, many communicators' sum would not
-   * fit an int, and a table sized from them alone would trust them to bound the ranks.
-   * Ranks far sparser than the samples (a few high ranks in many communicators) are
-   * sorted instead, into the same order: buckets would cost more than the samples. */
+  scratch_free(&x);
+  return s;
+}
+
+/* The samples s[0, ns) bucketed per (comm, rank), each rank's in the order made; returns
+ * them (s is freed or reused). A counting pass, not a sort of every sample. A
+ * communicator's buckets run to the largest rank its samples have, not to its n_ranks: a
+ * log's n_ranks may claim 16 M ranks, many communicators' sum would not fit an int, and a
+ * table sized from them alone would trust them to bound the ranks. Ranks far sparser than
+ * the samples (a few high ranks in many communicators) are sorted instead, into the same
+ * order: buckets would cost more than the samples. */
+static struct sample *by_rank(const struct rpt_job *j, struct sample *s, size_t ns) {
   size_t *base = calloc((size_t)j->ncomms + 1, sizeof *base);
-  if (!base) exit(1);
+  if (!base) xalloc_die();
   for (size_t i = 0; i < ns; i++) {
     assert(s[i].comm >= 0 && s[i].comm < j->ncomms && s[i].rank >= 0 && s[i].rank < j->comms[s[i].comm].nranks);
     if ((size_t)s[i].rank + 1 > base[s[i].comm + 1]) base[s[i].comm + 1] = (size_t)s[i].rank + 1;
@@ -441,25 +468,74 @@ void rpt_late(struct rpt_job *j) {
   size_t nb = base[j->ncomms];
   if (nb > 4 * ns + 4096) {
     qsort(s, ns, sizeof *s, cmp_sample);
-  } else {
-    size_t *at = calloc(nb + 1, sizeof *at);
-    struct sample *b = malloc((ns ? ns : 1) * sizeof *b);
-    if (!at || !b) exit(1);
-    for (size_t i = 0; i < ns; i++) at[base[s[i].comm] + (size_t)s[i].rank + 1]++;
-    for (size_t q = 0; q < nb; q++) at[q + 1] += at[q];
-    for (size_t i = 0; i < ns; i++) b[at[base[s[i].comm] + (size_t)s[i].rank]++] = s[i];
-    free(s);
-    free(at);
-    s = b;
+    free(base);
+    return s;
   }
+  size_t *at = calloc(nb + 1, sizeof *at);
+  struct sample *b = malloc((ns ? ns : 1) * sizeof *b);
+  if (!at || !b) xalloc_die();
+  for (size_t i = 0; i < ns; i++) at[base[s[i].comm] + (size_t)s[i].rank + 1]++;
+  for (size_t q = 0; q < nb; q++) at[q + 1] += at[q];
+  for (size_t i = 0; i < ns; i++) b[at[base[s[i].comm] + (size_t)s[i].rank]++] = s[i];
+  free(s);
+  free(at);
+  free(base);
+  return b;
+}
+
+/* The op rank r is most often late in, from its samples s[i, e) (ties: the lower name id,
+ * whatever the order read). op_n, op_late: per op, zero on entry and on return (only the
+ * ops touched are reset: a rank has few of the job's names). */
+static void top_op(struct rpt_rank_stat *r, const struct sample *s, size_t i, size_t e, double thr, uint64_t *op_n,
+                   uint64_t *op_late) {
+  for (size_t k = i; k < e; k++) {
+    op_n[s[k].op]++;
+    op_late[s[k].op] += s[k].late >= thr;
+  }
+  r->top_op = -1;
+  uint64_t best = 0;
+  for (size_t k = i; k < e; k++) {
+    int op = s[k].op;
+    if (op_late[op] > best || (op_late[op] == best && best && op < r->top_op)) {
+      best = op_late[op];
+      r->top_op = op;
+      r->top_op_share = (double)op_late[op] / (double)op_n[op];
+    }
+  }
+  for (size_t k = i; k < e; k++) op_n[s[k].op] = op_late[s[k].op] = 0;
+}
+
+/* Rank r's figures from its samples s[i, e): how often late, by how much (mean and median),
+ * its kernel times against the others', its busbw against the op's median. v: e - i
+ * doubles of scratch. */
+static void rank_figures(struct rpt_rank_stat *r, const struct sample *s, size_t i, size_t e, double thr, double *v) {
+  double sum = 0;
+  for (size_t k = i; k < e; k++) {
+    r->late_ops += s[k].late >= thr;
+    r->last_ops += s[k].last;
+    sum += s[k].late;
+    v[k - i] = s[k].late;
+  }
+  r->mean_late_ns = sum / (double)(e - i);
+  r->med_late_ns = rpt_median(v, e - i);
+  for (size_t k = i; k < e; k++) v[k - i] = s[k].exec;
+  r->med_exec_ns = rpt_median(v, e - i);
+  for (size_t k = i; k < e; k++) v[k - i] = s[k].others_exec;
+  r->others_med_exec_ns = rpt_median(v, e - i);
+  for (size_t k = i; k < e; k++) v[k - i] = s[k].bw_ratio;
+  r->busbw_ratio = rpt_median(v, e - i);
+}
+
+/* j->rstats: every rank with collective samples (s: by_rank's order), its figures and its
+ * verdict over its communicator's windows. */
+static void rank_stats(struct rpt_job *j, const struct sample *s, size_t ns, double thr) {
   j->rstats = NULL;
   j->nrstats = 0;
   int rcap = 0;
   double *v = malloc((ns ? ns : 1) * sizeof *v);
-  /* per-op tallies of one rank: [op] = instances, late instances; only touched ops are reset */
   int nstr = rpt_nstrings();
   uint64_t *op_n = calloc((size_t)nstr, sizeof *op_n), *op_late = calloc((size_t)nstr, sizeof *op_late);
-  if (!v || !op_n || !op_late) exit(1);
+  if (!v || !op_n || !op_late) xalloc_die();
   struct grid grid;
   int gcomm = -1;
   for (size_t i = 0; i < ns;) {
@@ -474,58 +550,31 @@ void rpt_late(struct rpt_job *j) {
     if (j->nrstats == rcap) {
       rcap = rcap ? 2 * rcap : 64;
       j->rstats = realloc(j->rstats, (size_t)rcap * sizeof *j->rstats);
-      if (!j->rstats) exit(1);
+      if (!j->rstats) xalloc_die();
     }
     struct rpt_rank_stat *r = &j->rstats[j->nrstats++];
     memset(r, 0, sizeof *r);
     r->comm = s[i].comm;
     r->rank = s[i].rank;
     r->ops = e - i;
-    double sum = 0;
-    for (size_t k = i; k < e; k++) {
-      bool late = s[k].late >= thr;
-      r->late_ops += late;
-      r->last_ops += s[k].last;
-      sum += s[k].late;
-      v[k - i] = s[k].late;
-      op_n[s[k].op]++;
-      op_late[s[k].op] += late;
-    }
-    r->mean_late_ns = sum / (double)(e - i);
-    r->med_late_ns = rpt_median(v, e - i);
-    for (size_t k = i; k < e; k++) v[k - i] = s[k].exec;
-    r->med_exec_ns = rpt_median(v, e - i);
-    for (size_t k = i; k < e; k++) v[k - i] = s[k].others_exec;
-    r->others_med_exec_ns = rpt_median(v, e - i);
-    for (size_t k = i; k < e; k++) v[k - i] = s[k].bw_ratio;
-    r->busbw_ratio = rpt_median(v, e - i);
-    /* the op it is most often late in (ties: the lower name id, whatever the order read) */
-    r->top_op = -1;
-    uint64_t best = 0;
-    for (size_t k = i; k < e; k++) {
-      int op = s[k].op;
-      if (op_late[op] > best || (op_late[op] == best && best && op < r->top_op)) {
-        best = op_late[op];
-        r->top_op = op;
-        r->top_op_share = (double)op_late[op] / (double)op_n[op];
-      }
-    }
-    for (size_t k = i; k < e; k++) op_n[s[k].op] = op_late[s[k].op] = 0;
+    rank_figures(r, s, i, e, thr, v);
+    top_op(r, s, i, e, thr, op_n, op_late);
     judge(j, &grid, s, i, e, thr, v, &r->judge);
     i = e;
   }
   free(op_n);
   free(op_late);
-  free(base);
   free(v);
-  free(s);
-  p2p_judge(j, thr);
-  /* stragglers, in (comm, rank) order (rpt_is_straggler searches them so), over both lists:
-   * named on its collectives, else on its P2P transfers; the same for "not enough data" */
+}
+
+/* j->stragglers and j->few_stragglers, in (comm, rank) order (rpt_is_straggler searches them
+ * so), over both lists: named on its collectives, else on its P2P transfers; the same for
+ * "not enough data". */
+static void name_stragglers(struct rpt_job *j) {
   size_t most = (size_t)j->nrstats + (size_t)j->np2p_stats + 1;
   j->stragglers = calloc(most, sizeof *j->stragglers);
   j->few_stragglers = calloc(most, sizeof *j->few_stragglers);
-  if (!j->stragglers || !j->few_stragglers) exit(1);
+  if (!j->stragglers || !j->few_stragglers) xalloc_die();
   j->nstragglers = j->nfew_stragglers = 0;
   for (int a = 0, b = 0; a < j->nrstats || b < j->np2p_stats;) {
     const struct rpt_rank_stat *r = a < j->nrstats ? &j->rstats[a] : NULL;
@@ -552,4 +601,18 @@ void rpt_late(struct rpt_job *j) {
       j->few_stragglers[j->nfew_stragglers++] = g;
     }
   }
+}
+
+/* Lateness needs start times on aligned clocks; each rank is judged on its collectives and
+ * on its P2P transfers apart, then named once. */
+void rpt_late(struct rpt_job *j) {
+  if (!j->have_starts) return;
+  double thr = late_threshold(j);
+  size_t ns = 0;
+  struct sample *s = coll_samples(j, &ns);
+  s = by_rank(j, s, ns);
+  rank_stats(j, s, ns, thr);
+  free(s);
+  p2p_judge(j, thr);
+  name_stragglers(j);
 }

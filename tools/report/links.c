@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "../common/xalloc.h"
 
 struct lk { /* one pair's contribution to a link in one group */
   int a, b, host; /* host -1: a, b are hosts */
@@ -98,13 +99,13 @@ static int kt_add(struct ktable *t, struct lkey k) {
     t->cap = t->cap ? 2 * t->cap : 64;
     t->key = realloc(t->key, t->cap * sizeof *t->key);
     t->hash = realloc(t->hash, t->cap * sizeof *t->hash);
-    if (!t->key || !t->hash) exit(1);
+    if (!t->key || !t->hash) xalloc_die();
   }
   if (2 * (t->n + 1) > t->nslots) { /* at most half full */
     free(t->slot);
     t->nslots = t->nslots ? 2 * t->nslots : 128;
     t->slot = malloc(t->nslots * sizeof *t->slot);
-    if (!t->slot) exit(1);
+    if (!t->slot) xalloc_die();
     for (size_t i = 0; i < t->nslots; i++) t->slot[i] = -1;
     for (size_t p = 0; p < t->n; p++) kt_place(t, (int)p);
   }
@@ -129,7 +130,7 @@ static struct rpt_link *link_get(struct rpt_link **links, int *n, int *cap, stru
   if (*n == *cap) {
     *cap = *cap ? 2 * *cap : 16;
     *links = realloc(*links, (size_t)*cap * sizeof **links);
-    if (!*links) exit(1);
+    if (!*links) xalloc_die();
   }
   kt_add(kt, key);
   struct rpt_link *l = &(*links)[(*n)++];
@@ -150,6 +151,26 @@ struct tally {
   int pairs, pairs_below;     /* its pairs over the groups compared, those below the slow line */
 };
 
+/* A finding below the slow line, kept until every group is seen: whether its link is slow
+ * persistently (the rule in persistent_links) is known only from all of its groups. */
+struct pend {
+  struct lk k;
+  int comm;
+  bool few; /* below the line on fewer than RPT_MIN_LINK_SAMPLES transfers: not judged slow */
+  struct rpt_link_finding f;
+};
+
+/* What the pass over the groups leaves for the steps after it. */
+struct links_work {
+  bool *late;          /* [clock]: a named straggler's process (late_processes) */
+  struct tally *t;     /* every link compared somewhere, in the order first compared */
+  size_t nt, tcap;
+  struct ktable tkeys; /* t's keys */
+  struct ktable lkeys; /* j->links' keys: the same positions */
+  struct pend *pend;
+  size_t npend, cpend;
+};
+
 /* Whether (comm, rank) belongs to a named straggler's process (late[clock]), or is one. */
 static bool late_rank(const struct rpt_job *j, const bool *late, int comm, int rank) {
   const struct rpt_comm *c = &j->comms[comm];
@@ -157,153 +178,191 @@ static bool late_rank(const struct rpt_job *j, const bool *late, int comm, int r
   return (k >= 0 && late[k]) || rpt_is_straggler(j, comm, rank);
 }
 
-void rpt_links(struct rpt_job *j) {
-  int lcap = 0;
-  j->links = NULL;
-  j->nlinks = 0;
-  size_t tcap = 64, nt = 0;
-  struct tally *t = malloc(tcap * sizeof *t);
-  struct ktable tkeys = {0}, lkeys = {0}; /* t's keys, j->links' keys: the same positions */
-  /* the processes of named stragglers, whichever communicator named them */
+/* [clock]: the process of a named straggler, whichever communicator named it (a process
+ * late in one communicator is as late in the others: see the top). */
+static bool *late_processes(const struct rpt_job *j) {
   bool *late = calloc((size_t)j->nclocks + 1, sizeof *late);
-  if (!late) exit(1);
+  if (!late) xalloc_die();
   for (int s = 0; s < j->nstragglers; s++) {
     const struct rpt_comm *c = &j->comms[j->stragglers[s].comm];
     int r = j->stragglers[s].rank;
     if (c->rank && r < c->nranks && c->rank[r].clock >= 0) late[c->rank[r].clock] = true;
   }
-  /* pending findings, kept until the persistence rule is applied */
-  struct pend {
-    struct lk k;
-    int comm;
-    bool few; /* below the line on fewer than RPT_MIN_LINK_SAMPLES transfers: not judged slow */
-    struct rpt_link_finding f;
-  } *pend = NULL;
-  size_t npend = 0, cpend = 0;
-  if (!t) exit(1);
-  for (int i = 0; i < j->npairs;) {
-    int e = i;
-    while (e < j->npairs && j->pairs[e].comm == j->pairs[i].comm && j->pairs[e].op == j->pairs[i].op &&
-           j->pairs[e].bytes == j->pairs[i].bytes)
-      e++;
-    int comm = j->pairs[i].comm;
-    const struct rpt_comm *c = &j->comms[comm];
-    struct lk *ls = malloc((size_t)(e - i) * sizeof *ls);
-    if (!ls) exit(1);
-    int nl = 0;
-    for (int p = i; p < e; p++) {
-      struct rpt_pair *pr = &j->pairs[p];
-      if (!c->rank || pr->rank >= c->nranks || pr->peer >= c->nranks || pr->busbw.n == 0) continue;
-      if (late_rank(j, late, comm, pr->rank) || late_rank(j, late, comm, pr->peer)) continue;
-      int ha = c->rank[pr->rank].host, hb = c->rank[pr->peer].host;
-      if (ha < 0 || hb < 0) continue;
-      struct lk k = {.p50 = rpt_qs_quantile(&pr->busbw, 0.5), .n = pr->busbw.n};
-      if (ha != hb) {
-        k.host = -1;
-        k.a = ha < hb ? ha : hb;
-        k.b = ha < hb ? hb : ha;
-      } else {
-        k.host = ha;
-        k.a = pr->rank < pr->peer ? pr->rank : pr->peer;
-        k.b = pr->rank < pr->peer ? pr->peer : pr->rank;
-      }
-      ls[nl++] = k;
+  return late;
+}
+
+/* The end of the group starting at pairs[i]: the pairs of one (communicator, op, size),
+ * adjacent in job.pairs. Links are compared only within a group: bandwidth depends on the
+ * op and the size as much as on the link. */
+static int group_end(const struct rpt_job *j, int i) {
+  int e = i;
+  while (e < j->npairs && j->pairs[e].comm == j->pairs[i].comm && j->pairs[e].op == j->pairs[i].op &&
+         j->pairs[e].bytes == j->pairs[i].bytes)
+    e++;
+  return e;
+}
+
+/* The group pairs[i, e) as one entry per pair in ls, sorted by link; returns how many.
+ * Left out: pairs with no transfer or outside the communicator, and a straggler's process
+ * at either end (its peers wait for it: that reads as a slow link). */
+static int group_pairs(struct rpt_job *j, const bool *late, int i, int e, struct lk *ls) {
+  int comm = j->pairs[i].comm, nl = 0;
+  const struct rpt_comm *c = &j->comms[comm];
+  for (int p = i; p < e; p++) {
+    struct rpt_pair *pr = &j->pairs[p];
+    if (!c->rank || pr->rank >= c->nranks || pr->peer >= c->nranks || pr->busbw.n == 0) continue;
+    if (late_rank(j, late, comm, pr->rank) || late_rank(j, late, comm, pr->peer)) continue;
+    int ha = c->rank[pr->rank].host, hb = c->rank[pr->peer].host;
+    if (ha < 0 || hb < 0) continue;
+    struct lk k = {.p50 = rpt_qs_quantile(&pr->busbw, 0.5), .n = pr->busbw.n};
+    if (ha != hb) { /* across nodes: the hosts' link, whichever way the traffic went */
+      k.host = -1;
+      k.a = ha < hb ? ha : hb;
+      k.b = ha < hb ? hb : ha;
+    } else {
+      k.host = ha;
+      k.a = pr->rank < pr->peer ? pr->rank : pr->peer;
+      k.b = pr->rank < pr->peer ? pr->peer : pr->rank;
     }
-    qsort(ls, (size_t)nl, sizeof *ls, cmp_lk);
-    /* fold the pairs of one link: the median of their medians, samples summed */
-    int nk = 0;
-    double *v = malloc((size_t)(nl ? nl : 1) * sizeof *v), *pv = malloc((size_t)(nl ? nl : 1) * sizeof *pv);
-    if (!v || !pv) exit(1);
-    for (int p = 0; p < nl; p++) pv[p] = ls[p].p50;
-    for (int p = 0; p < nl;) {
-      int q = p;
-      uint64_t n = 0;
-      while (q < nl && !cmp_lk(&ls[p], &ls[q])) v[q - p] = ls[q].p50, n += ls[q].n, q++;
-      struct lk k = ls[p];
-      k.p50 = rpt_median(v, (size_t)(q - p));
-      k.n = n;
-      k.first = p;
-      k.npairs = q - p;
-      ls[nk++] = k;
-      p = q;
-    }
-    /* each class: across nodes (host -1), or within one node (any host >= 0) */
-    for (int cls = 0; cls < 2; cls++) {
-      int nc = 0;
-      for (int p = 0; p < nk; p++)
-        if ((ls[p].host < 0) == (cls == 0)) v[nc++] = ls[p].p50;
-      if (nc < 3) continue; /* no majority to compare with */
-      double med = rpt_median(v, (size_t)nc);
-      bool any = false;
-      for (int p = 0; p < nk; p++) {
-        if ((ls[p].host < 0) != (cls == 0)) continue;
-        struct lkey key = key_of(ls[p].a, ls[p].b, ls[p].host, comm);
-        int q = kt_find(&tkeys, key);
-        if (q < 0) {
-          if (nt == tcap) {
-            tcap *= 2;
-            t = realloc(t, tcap * sizeof *t);
-            if (!t) exit(1);
-          }
-          q = kt_add(&tkeys, key);
-          assert((size_t)q == nt);
-          t[nt++] = (struct tally){.a = ls[p].a, .b = ls[p].b, .host = ls[p].host, .comm = comm};
-        }
-        struct tally *tl = &t[q];
-        tl->compared++;
-        tl->pairs += ls[p].npairs;
-        for (int x = ls[p].first; x < ls[p].first + ls[p].npairs; x++)
-          tl->pairs_below += pv[x] < j->opt.slow_link_ratio * med;
-        if (!(ls[p].p50 < j->opt.slow_link_ratio * med)) continue;
-        bool few = ls[p].n < RPT_MIN_LINK_SAMPLES;
-        if (!few) {
-          any = true;
-          tl->slow++;
-        }
-        if (npend == cpend) {
-          cpend = cpend ? 2 * cpend : 16;
-          pend = realloc(pend, cpend * sizeof *pend);
-          if (!pend) exit(1);
-        }
-        pend[npend++] = (struct pend){.k = ls[p], .comm = comm, .few = few,
-                                      .f = {.comm = comm, .op = j->pairs[i].op, .bytes = j->pairs[i].bytes,
-                                            .busbw_p50 = ls[p].p50, .class_p50 = med, .samples = ls[p].n,
-                                            .class_links = nc}};
-      }
-      if (any) /* every link of this class in this group had a chance to be slow here */
-        for (int p = 0; p < nk; p++) {
-          if ((ls[p].host < 0) != (cls == 0)) continue;
-          t[kt_find(&tkeys, key_of(ls[p].a, ls[p].b, ls[p].host, comm))].class_groups_with_slow++;
-        }
-    }
-    free(v);
-    free(pv);
-    free(ls);
-    i = e;
+    ls[nl++] = k;
   }
-  /* persistent: slow in at least half of the groups where its class had a slow link */
-  j->few_links = NULL;
-  j->nfew_links = 0;
-  int fcap = 0;
+  qsort(ls, (size_t)nl, sizeof *ls, cmp_lk);
+  return nl;
+}
+
+/* Folds the pairs of one link (adjacent in ls) into one entry, in place: the median of their
+ * medians (one busy pair does not make its link slow), samples summed. pv keeps every pair's
+ * median, a link's at pv[first, first + npairs), for the evidence; v: nl doubles of scratch.
+ * Returns the number of links. */
+static int fold_links(struct lk *ls, int nl, double *v, double *pv) {
+  int nk = 0;
+  for (int p = 0; p < nl; p++) pv[p] = ls[p].p50;
+  for (int p = 0; p < nl;) {
+    int q = p;
+    uint64_t n = 0;
+    while (q < nl && !cmp_lk(&ls[p], &ls[q])) v[q - p] = ls[q].p50, n += ls[q].n, q++;
+    struct lk k = ls[p];
+    k.p50 = rpt_median(v, (size_t)(q - p));
+    k.n = n;
+    k.first = p;
+    k.npairs = q - p;
+    ls[nk++] = k;
+    p = q;
+  }
+  return nk;
+}
+
+/* The tally of link k on communicator comm, added when it is first compared. */
+static struct tally *tally_get(struct links_work *w, const struct lk *k, int comm) {
+  struct lkey key = key_of(k->a, k->b, k->host, comm);
+  int q = kt_find(&w->tkeys, key);
+  if (q < 0) {
+    if (w->nt == w->tcap) {
+      w->tcap = w->tcap ? 2 * w->tcap : 64;
+      w->t = realloc(w->t, w->tcap * sizeof *w->t);
+      if (!w->t) xalloc_die();
+    }
+    q = kt_add(&w->tkeys, key);
+    assert((size_t)q == w->nt);
+    w->t[w->nt++] = (struct tally){.a = k->a, .b = k->b, .host = k->host, .comm = comm};
+  }
+  return &w->t[q];
+}
+
+static void pend_add(struct links_work *w, struct pend p) {
+  if (w->npend == w->cpend) {
+    w->cpend = w->cpend ? 2 * w->cpend : 16;
+    w->pend = realloc(w->pend, w->cpend * sizeof *w->pend);
+    if (!w->pend) xalloc_die();
+  }
+  w->pend[w->npend++] = p;
+}
+
+/* One class of a group's links, ls[0, nk) folded (cross: across nodes, else within one):
+ * each against the class's median. Tallies every link compared and keeps every one below
+ * the slow line as a pending finding. g: the group's first pair; v: nk doubles of scratch. */
+static void judge_class(const struct rpt_job *j, struct links_work *w, const struct rpt_pair *g, bool cross,
+                        const struct lk *ls, int nk, const double *pv, double *v) {
+  int comm = g->comm, nc = 0;
+  for (int p = 0; p < nk; p++)
+    if ((ls[p].host < 0) == cross) v[nc++] = ls[p].p50;
+  if (nc < 3) return; /* no majority to compare with */
+  double med = rpt_median(v, (size_t)nc);
+  bool any = false;
+  for (int p = 0; p < nk; p++) {
+    if ((ls[p].host < 0) != cross) continue;
+    struct tally *tl = tally_get(w, &ls[p], comm);
+    tl->compared++;
+    tl->pairs += ls[p].npairs;
+    for (int x = ls[p].first; x < ls[p].first + ls[p].npairs; x++)
+      tl->pairs_below += pv[x] < j->opt.slow_link_ratio * med;
+    if (!(ls[p].p50 < j->opt.slow_link_ratio * med)) continue;
+    bool few = ls[p].n < RPT_MIN_LINK_SAMPLES;
+    if (!few) {
+      any = true;
+      tl->slow++;
+    }
+    pend_add(w, (struct pend){.k = ls[p], .comm = comm, .few = few,
+                              .f = {.comm = comm, .op = g->op, .bytes = g->bytes, .busbw_p50 = ls[p].p50,
+                                    .class_p50 = med, .samples = ls[p].n, .class_links = nc}});
+  }
+  if (any) /* every link of this class in this group had a chance to be slow here */
+    for (int p = 0; p < nk; p++) {
+      if ((ls[p].host < 0) != cross) continue;
+      w->t[kt_find(&w->tkeys, key_of(ls[p].a, ls[p].b, ls[p].host, comm))].class_groups_with_slow++;
+    }
+}
+
+/* The group pairs[i, e): its links, each class compared apart (NVLink and the network
+ * differ by an order of magnitude). Across nodes first: the tallies' order is the order
+ * slow nodes are named in. */
+static void judge_group(struct rpt_job *j, struct links_work *w, int i, int e) {
+  struct lk *ls = malloc((size_t)(e - i) * sizeof *ls);
+  if (!ls) xalloc_die();
+  int nl = group_pairs(j, w->late, i, e, ls);
+  double *v = malloc((size_t)(nl ? nl : 1) * sizeof *v), *pv = malloc((size_t)(nl ? nl : 1) * sizeof *pv);
+  if (!v || !pv) xalloc_die();
+  int nk = fold_links(ls, nl, v, pv);
+  judge_class(j, w, &j->pairs[i], true, ls, nk, pv, v);
+  judge_class(j, w, &j->pairs[i], false, ls, nk, pv, v);
+  free(v);
+  free(pv);
+  free(ls);
+}
+
+/* A pending finding into its link l, with the link's evidence from its tally. */
+static void add_finding(struct rpt_link *l, const struct pend *pd, const struct tally *tl) {
+  l->find = realloc(l->find, (size_t)(l->nfind + 1) * sizeof *l->find);
+  if (!l->find) xalloc_die();
+  l->find[l->nfind++] = pd->f;
+  double ratio = pd->f.busbw_p50 / pd->f.class_p50;
+  if (ratio < l->worst_ratio) l->worst_ratio = ratio;
+  l->samples += pd->f.samples;
+  l->groups = tl->compared;
+  l->pairs = tl->pairs;
+  l->pairs_below = tl->pairs_below;
+}
+
+/* j->links: the links slow in at least half of the groups where their class had a slow
+ * link (one slow group among many is noise); j->few_links: those below the line only on
+ * too few transfers, and not judged on enough elsewhere ("not enough data"). */
+static void persistent_links(struct rpt_job *j, struct links_work *w) {
+  j->links = j->few_links = NULL;
+  j->nlinks = j->nfew_links = 0;
+  int lcap = 0, fcap = 0;
   struct ktable fkeys = {0}; /* j->few_links' keys */
-  for (int few = 0; few < 2; few++) { /* the slow links, then those with too few transfers alone */
-    for (size_t p = 0; p < npend; p++) {
-      struct lkey key = key_of(pend[p].k.a, pend[p].k.b, pend[p].k.host, pend[p].comm);
-      int q = kt_find(&tkeys, key);
-      if (q < 0 || pend[p].few != few) continue;
+  const struct tally *t = w->t;
+  for (int few = 0; few < 2; few++) { /* the slow links first: the few-transfer pass asks for them */
+    for (size_t p = 0; p < w->npend; p++) {
+      const struct pend *pd = &w->pend[p];
+      struct lkey key = key_of(pd->k.a, pd->k.b, pd->k.host, pd->comm);
+      int q = kt_find(&w->tkeys, key);
+      if (q < 0 || pd->few != few) continue;
       if (!few && 2 * t[q].slow < t[q].class_groups_with_slow) continue;
-      if (few && (t[q].slow || kt_find(&lkeys, key) >= 0)) continue; /* judged (slow or not) on enough elsewhere */
-      struct rpt_link *l = few ? link_get(&j->few_links, &j->nfew_links, &fcap, &fkeys, &pend[p].k, pend[p].comm)
-                               : link_get(&j->links, &j->nlinks, &lcap, &lkeys, &pend[p].k, pend[p].comm);
-      l->find = realloc(l->find, (size_t)(l->nfind + 1) * sizeof *l->find);
-      if (!l->find) exit(1);
-      l->find[l->nfind++] = pend[p].f;
-      double ratio = pend[p].f.busbw_p50 / pend[p].f.class_p50;
-      if (ratio < l->worst_ratio) l->worst_ratio = ratio;
-      l->samples += pend[p].f.samples;
-      l->groups = t[q].compared;
-      l->pairs = t[q].pairs;
-      l->pairs_below = t[q].pairs_below;
+      if (few && (t[q].slow || kt_find(&w->lkeys, key) >= 0)) continue; /* judged (slow or not) on enough elsewhere */
+      struct rpt_link *l = few ? link_get(&j->few_links, &j->nfew_links, &fcap, &fkeys, &pd->k, pd->comm)
+                               : link_get(&j->links, &j->nlinks, &lcap, &w->lkeys, &pd->k, pd->comm);
+      add_finding(l, pd, &t[q]);
     }
   }
   for (int l = 0; l < j->nlinks + j->nfew_links; l++) {
@@ -312,63 +371,92 @@ void rpt_links(struct rpt_job *j) {
     x->conf = x->agree_lo >= 0.5 ? RPT_CONF_HIGH : RPT_CONF_MEDIUM;
   }
   kt_free(&fkeys);
-  /* slow nodes: hosts with two or more cross-node links, all of them slow; per host
-   * (interned ids) its links, slow links and worst ratio, in one pass over the tallies */
-  j->slow_nodes = NULL;
-  j->nslow_nodes = 0;
-  int nh = rpt_nstrings();
-  int *h_links = calloc((size_t)nh + 1, sizeof *h_links), *h_slow = calloc((size_t)nh + 1, sizeof *h_slow);
-  double *h_worst = malloc(((size_t)nh + 1) * sizeof *h_worst);
-  bool *h_node = calloc((size_t)nh + 1, sizeof *h_node); /* a slow node already */
-  if (!h_links || !h_slow || !h_worst || !h_node) exit(1);
-  for (int h = 0; h <= nh; h++) h_worst[h] = 1;
-  for (size_t r = 0; r < nt; r++) {
-    if (t[r].host >= 0) continue;
-    int l = kt_find(&lkeys, key_of(t[r].a, t[r].b, -1, -1));
+}
+
+/* Per host (interned id, [0, n]): its cross-node links, how many of them are slow, their
+ * worst ratio, and whether it is named a slow node already. */
+struct hosts {
+  int *links, *slow;
+  double *worst;
+  bool *node;
+};
+
+/* Every host's links and slow links, in one pass over the tallies. */
+static void count_host_links(const struct rpt_job *j, const struct links_work *w, int nh, struct hosts *hs) {
+  for (int h = 0; h <= nh; h++) hs->worst[h] = 1;
+  for (size_t r = 0; r < w->nt; r++) {
+    const struct tally *t = &w->t[r];
+    if (t->host >= 0) continue;
+    int l = kt_find(&w->lkeys, key_of(t->a, t->b, -1, -1));
     for (int side = 0; side < 2; side++) {
-      int h = side ? t[r].b : t[r].a;
-      assert(h >= 0 && h < nh && t[r].a != t[r].b); /* a cross-node link: two hosts */
-      h_links[h]++;
+      int h = side ? t->b : t->a;
+      assert(h >= 0 && h < nh && t->a != t->b); /* a cross-node link: two hosts */
+      hs->links[h]++;
       if (l < 0) continue;
-      h_slow[h]++;
-      if (j->links[l].worst_ratio < h_worst[h]) h_worst[h] = j->links[l].worst_ratio;
+      hs->slow[h]++;
+      if (j->links[l].worst_ratio < hs->worst[h]) hs->worst[h] = j->links[l].worst_ratio;
     }
   }
-  /* in the order the hosts first appear in the tallies, as before */
-  for (size_t q = 0; q < nt; q++) {
-    if (t[q].host >= 0) continue;
-    for (int side = 0; side < 2; side++) {
-      int h = side ? t[q].b : t[q].a;
-      if (h_node[h] || h_links[h] < 2 || h_slow[h] != h_links[h]) continue;
-      h_node[h] = true;
-      j->slow_nodes = realloc(j->slow_nodes, (size_t)(j->nslow_nodes + 1) * sizeof *j->slow_nodes);
-      if (!j->slow_nodes) exit(1);
-      struct rpt_slow_node *sn = &j->slow_nodes[j->nslow_nodes++];
-      *sn = (struct rpt_slow_node){.host = h, .links = h_links[h], .worst_ratio = h_worst[h]};
-      /* its evidence: its links' (slow nodes are few: a pass over the links each) */
-      for (int l = 0; l < j->nlinks; l++)
-        if (j->links[l].host < 0 && (j->links[l].a == h || j->links[l].b == h)) {
-          sn->pairs += j->links[l].pairs;
-          sn->pairs_below += j->links[l].pairs_below;
-          sn->samples += j->links[l].samples;
-        }
-      sn->agree_lo = rpt_share_lo((uint64_t)sn->pairs_below, (uint64_t)sn->pairs);
-      sn->conf = sn->agree_lo >= 0.5 ? RPT_CONF_HIGH : RPT_CONF_MEDIUM;
+}
+
+/* Host h as a slow node, with its links' evidence (slow nodes are few: a pass over the
+ * links each). */
+static void name_slow_node(struct rpt_job *j, const struct hosts *hs, int h) {
+  j->slow_nodes = realloc(j->slow_nodes, (size_t)(j->nslow_nodes + 1) * sizeof *j->slow_nodes);
+  if (!j->slow_nodes) xalloc_die();
+  struct rpt_slow_node *sn = &j->slow_nodes[j->nslow_nodes++];
+  *sn = (struct rpt_slow_node){.host = h, .links = hs->links[h], .worst_ratio = hs->worst[h]};
+  for (int l = 0; l < j->nlinks; l++)
+    if (j->links[l].host < 0 && (j->links[l].a == h || j->links[l].b == h)) {
+      sn->pairs += j->links[l].pairs;
+      sn->pairs_below += j->links[l].pairs_below;
+      sn->samples += j->links[l].samples;
     }
-  }
-  /* a slow node's links are explained by it: drop them from the link list */
+  sn->agree_lo = rpt_share_lo((uint64_t)sn->pairs_below, (uint64_t)sn->pairs);
+  sn->conf = sn->agree_lo >= 0.5 ? RPT_CONF_HIGH : RPT_CONF_MEDIUM;
+}
+
+/* A slow node's links are explained by it: dropped from j->links. */
+static void drop_node_links(struct rpt_job *j, const bool *node) {
   int k = 0;
   for (int l = 0; l < j->nlinks; l++) {
-    bool by_node = j->links[l].host < 0 && (h_node[j->links[l].a] || h_node[j->links[l].b]);
+    bool by_node = j->links[l].host < 0 && (node[j->links[l].a] || node[j->links[l].b]);
     if (by_node) free(j->links[l].find);
     else j->links[k++] = j->links[l];
   }
   j->nlinks = k;
-  free(h_links);
-  free(h_slow);
-  free(h_worst);
-  free(h_node);
-  /* hosts in name order: "node-002 <-> node-003" whichever was read first */
+}
+
+/* Slow nodes: hosts with two or more cross-node links, all of them slow, named in the order
+ * the hosts first appear in the tallies (the order of the groups, whatever the hash). */
+static void slow_nodes(struct rpt_job *j, const struct links_work *w) {
+  j->slow_nodes = NULL;
+  j->nslow_nodes = 0;
+  int nh = rpt_nstrings();
+  struct hosts hs = {.links = calloc((size_t)nh + 1, sizeof *hs.links), .slow = calloc((size_t)nh + 1, sizeof *hs.slow),
+                     .worst = malloc(((size_t)nh + 1) * sizeof *hs.worst),
+                     .node = calloc((size_t)nh + 1, sizeof *hs.node)};
+  if (!hs.links || !hs.slow || !hs.worst || !hs.node) xalloc_die();
+  count_host_links(j, w, nh, &hs);
+  for (size_t q = 0; q < w->nt; q++) {
+    const struct tally *t = &w->t[q];
+    if (t->host >= 0) continue;
+    for (int side = 0; side < 2; side++) {
+      int h = side ? t->b : t->a;
+      if (hs.node[h] || hs.links[h] < 2 || hs.slow[h] != hs.links[h]) continue;
+      hs.node[h] = true;
+      name_slow_node(j, &hs, h);
+    }
+  }
+  drop_node_links(j, hs.node);
+  free(hs.links);
+  free(hs.slow);
+  free(hs.worst);
+  free(hs.node);
+}
+
+/* Hosts in name order: "node-002 <-> node-003" whichever was read first. */
+static void hosts_in_name_order(struct rpt_job *j) {
   for (int w = 0; w < 2; w++) {
     struct rpt_link *ls = w ? j->few_links : j->links;
     for (int l = 0; l < (w ? j->nfew_links : j->nlinks); l++)
@@ -378,9 +466,23 @@ void rpt_links(struct rpt_job *j) {
         ls[l].b = x;
       }
   }
-  free(late);
-  free(t);
-  free(pend);
-  kt_free(&tkeys);
-  kt_free(&lkeys);
+}
+
+/* Each group judged on its own, then the rules that need every group: persistence, then
+ * slow nodes (which read the persistent links), then the names' order for the outputs. */
+void rpt_links(struct rpt_job *j) {
+  struct links_work w = {.late = late_processes(j)};
+  for (int i = 0; i < j->npairs;) {
+    int e = group_end(j, i);
+    judge_group(j, &w, i, e);
+    i = e;
+  }
+  persistent_links(j, &w);
+  slow_nodes(j, &w);
+  hosts_in_name_order(j);
+  free(w.late);
+  free(w.t);
+  free(w.pend);
+  kt_free(&w.tkeys);
+  kt_free(&w.lkeys);
 }
