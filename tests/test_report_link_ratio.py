@@ -16,9 +16,15 @@ class median is a normal link's), sizes 1, 2 and 4 MiB (--sizes 1M:4M --factor 2
                          node-002 <-> node-003 slow in both, node-005 <-> node-006 in the
                          second only, so in half the groups where a cross-node link was slow:
                          both are named (a link is slow when it is in at least half of them)
+  link_ratio.read-order  --slow-link 2:3, 5:6, 6:7 and 0:7: slow nodes node-006 and node-007
+                         and a slow link node-002 <-> node-003, read by one thread from the
+                         files in name order and in reverse (which changes the order in which
+                         op names and hostnames are first met): every output (text, --json,
+                         --csv, --html, --trace) byte-identical
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -137,10 +143,68 @@ def half_groups_case(a):
         return True, "OK %s: %s, findings %s" % (name, got, nfind)
 
 
+def outputs(exe, wd, files):
+    """Every output of inspector-report --threads 1 on files (in that order): {name: bytes}.
+    The files written go to the same paths on every call, so that paths printed match."""
+    out = os.path.join(wd.path, "out")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(os.path.join(out, "csv"))
+    got = {}
+    for fmt, extra in (("text", ["--csv", os.path.join(out, "csv"), "--html", os.path.join(out, "page.html"),
+                                 "--trace", os.path.join(out, "trace.json")]), ("json", ["--json"])):
+        p = subprocess.run([exe, "--threads", "1"] + extra + files, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=300)
+        if p.returncode != 0:
+            return None, "report rc %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[-2000:])
+        got[fmt] = p.stdout
+    for root, _, names in os.walk(out):
+        for n in names:
+            with open(os.path.join(root, n), "rb") as f:
+                got[os.path.relpath(os.path.join(root, n), out)] = f.read()
+    return got, ""
+
+
+def read_order_case(a):
+    """Output order follows names and numbers, not which log was read first: interned ids
+    (op names, hostnames) are numbered in the order they are first met, and pairs, links,
+    slow nodes and a rank's top op were ordered by them (tools/report/acc.c)."""
+    name = "link_ratio.read-order"
+    with harness.Workdir(a.keep, "link-ratio") as wd:
+        os.makedirs(wd.dump)
+        cmd = harness.replay_cmd(a.replay, a.plugin, synthetic=["--procs", "--quiet"] + JOB + [
+            "--slow-link", "2:3", "--slow-link", "5:6", "--slow-link", "6:7", "--slow-link", "0:7"])
+        r = harness.run(cmd, harness.make_env({}, dump_dir=wd.dump), wd.cwd, a.timeout)
+        if r.rc != 0:
+            wd.failed = True
+            return False, "FAIL %s: replay rc %s" % (name, r.rc)
+        files = sorted(os.path.join(wd.dump, f) for f in os.listdir(wd.dump))
+        exe = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
+        fwd, err = outputs(exe, wd, files)
+        rev, err2 = outputs(exe, wd, files[::-1]) if fwd is not None else (None, "")
+        if fwd is None or rev is None:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, err or err2)
+        problems = []
+        rep = json.loads(fwd["json"].decode())
+        nodes = [n["hostname"] for n in rep["slow_nodes"]]
+        links = [(l["a"], l["b"]) for l in rep["slow_links"]]
+        if sorted(nodes) != ["node-006", "node-007"] or links != [("node-002", "node-003")]:
+            problems.append("slow nodes %s, slow links %s; planted node-006, node-007 and "
+                            "node-002 <-> node-003" % (nodes, links))
+        for k in sorted(set(fwd) | set(rev)):
+            if fwd.get(k) != rev.get(k):
+                problems.append("%s differs between the files in name order and reversed" % k)
+        if problems:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, "; ".join(problems))
+        return True, "OK %s: %d outputs byte-identical whichever file is read first" % (name, len(fwd))
+
+
 def cases():
     return [harness.Case("link_ratio.slow-link", slow_link_case, labels=["report"], timeout=240),
             harness.Case("link_ratio.slow-node", slow_node_case, labels=["report"], timeout=240),
-            harness.Case("link_ratio.half-groups", half_groups_case, labels=["report"], timeout=240)]
+            harness.Case("link_ratio.half-groups", half_groups_case, labels=["report"], timeout=240),
+            harness.Case("link_ratio.read-order", read_order_case, labels=["report"], timeout=240)]
 
 
 if __name__ == "__main__":

@@ -489,17 +489,22 @@ uint64_t rpt_acc_probes(const struct rpt_acc *a) {
 
 /* ---- the merge ----------------------------------------------------------- */
 
+/*
+ * Every sort and tie-break below compares interned ids, which renumber_strings has put in
+ * name order first: an id comparison is a name comparison, so the merged groups, pairs and
+ * clocks (and all that the analyses derive from them) are in the same order whichever
+ * thread met a name first, and no comparison takes the intern table's lock.
+ */
 static int cmp_group(const void *x, const void *y) {
   const struct rpt_group *a = x, *b = y;
   if (a->comm != b->comm) return a->comm - b->comm;
   if (a->p2p != b->p2p) return a->p2p - b->p2p;
-  int s = strcmp(rpt_str(a->op), rpt_str(b->op));
-  if (s) return s;
+  if (a->op != b->op) return a->op - b->op; /* name order */
   return a->bytes < b->bytes ? -1 : a->bytes > b->bytes;
 }
 
 /* A pair's key, packed so that comparing the words in turn orders the pairs by
- * (communicator, op, size, rank, peer) (every part is >= 0), and where the pair is. */
+ * (communicator, op name, size, rank, peer) (every part is >= 0), and where the pair is. */
 struct pair_key {
   uint64_t a, b, c; /* comm << 32 | op, bytes, rank << 32 | peer */
   uint32_t i;
@@ -542,9 +547,27 @@ static struct rpt_pair *sort_pairs(struct rpt_pair *ps, size_t np, size_t *k) {
 
 static int cmp_clock(const void *x, const void *y) {
   const struct rpt_clock *a = x, *b = y;
-  int s = strcmp(rpt_str(a->host), rpt_str(b->host));
-  if (s) return s;
+  if (a->host != b->host) return a->host - b->host; /* name order */
   return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+/* The interned ids put in name order (rpt_intern_sort), and every id the threads hold
+ * renumbered with them: the hosts of rank tables and clocks, the ops of groups, pairs and
+ * the op sample. Before anything is sorted or thinned (thin reads op names by id). */
+static void renumber_strings(struct rpt_acc **accs, int n) {
+  int *map = rpt_intern_sort();
+  for (int t = 0; t < n; t++) {
+    struct rpt_acc *a = accs[t];
+    for (int i = 0; i < a->ncomms; i++)
+      if (a->comms[i].rank)
+        for (int r = 0; r < a->comms[i].nranks; r++)
+          if (a->comms[i].rank[r].host >= 0) a->comms[i].rank[r].host = map[a->comms[i].rank[r].host];
+    for (int i = 0; i < a->nclocks; i++) a->clocks[i].host = map[a->clocks[i].host];
+    for (int i = 0; i < a->ngroups; i++) a->groups[i].op = map[a->groups[i].op];
+    for (int i = 0; i < a->npairs; i++) a->pairs[i].op = map[a->pairs[i].op];
+    for (size_t i = 0; i < a->nops; i++) a->ops[i].op = (uint16_t)map[a->ops[i].op];
+  }
+  free(map);
 }
 
 static bool same_instance(const struct rpt_opent *a, const struct rpt_opent *b) {
@@ -726,9 +749,10 @@ void rpt_acc_merge(struct rpt_acc **accs, int n, struct rpt_job *j) {
   /* The sample's final share applies to every thread. */
   unsigned shift = atomic_load(&g_shift);
   j->sample_shift = shift;
+  renumber_strings(accs, n);
   merge_comms(accs, n, j);
   /* clocks: union by (host, pid), sorted by host name then pid (a sort, then equal
-   * neighbours folded: one host name is one interned id) */
+   * neighbours folded: one host name is one interned id, and ids are in name order) */
   int kcap = 0;
   for (int t = 0; t < n; t++) kcap += accs[t]->nclocks;
   j->clocks = xcalloc((size_t)kcap, sizeof *j->clocks);

@@ -9,6 +9,9 @@
  * each looked up once per communicator and rank: the table is a hash index
  * (a scan of every string was 77% of a report on 4,096 hosts in 64
  * communicators), and counts its probes (rpt_intern_probes) for the tests.
+ * Once every log is read, the merge renumbers the ids in name order
+ * (rpt_intern_sort), so that no order in the report depends on which thread
+ * met a string first.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -38,8 +41,8 @@ static void oom(void) {
   exit(1);
 }
 
-static void index_grow(void) {
-  size_t cap = g_ixcap ? 2 * g_ixcap : 128;
+/* Builds the index anew with cap slots (every id placed from its hash). */
+static void index_build(size_t cap) {
   int *ix = malloc(cap * sizeof *ix);
   if (!ix) oom();
   memset(ix, -1, cap * sizeof *ix);
@@ -79,13 +82,47 @@ int rpt_intern(const char *s) {
     g_hash[g_n] = h;
     id = g_n++;
     if (2 * (size_t)g_n > g_ixcap) { /* grown: the new string goes in with the rest */
-      index_grow();
+      index_build(g_ixcap ? 2 * g_ixcap : 128);
     } else {
       g_ix[k] = id; /* k: the empty slot the lookup ended on */
     }
   }
   pthread_mutex_unlock(&g_lock);
   return id;
+}
+
+static int cmp_str_id(const void *x, const void *y) {
+  return strcmp(g_strs[*(const int *)x], g_strs[*(const int *)y]);
+}
+
+/*
+ * Ids are given in the order the reading threads first meet the strings, which depends on
+ * which thread read which log first; every sort or tie-break by id (pairs by op, links by
+ * host, a rank's top op) then orders the output by that race. Renumbered here, once, after
+ * the last line is read: ids in name order make an id comparison a name comparison, so the
+ * analyses and outputs keep comparing ints and their order depends only on the data.
+ */
+int *rpt_intern_sort(void) {
+  pthread_mutex_lock(&g_lock);
+  int *order = malloc(((size_t)g_n + 1) * sizeof *order), *map = malloc(((size_t)g_n + 1) * sizeof *map);
+  char **strs = malloc(((size_t)g_cap + 1) * sizeof *strs);
+  uint64_t *hash = malloc(((size_t)g_cap + 1) * sizeof *hash);
+  if (!order || !map || !strs || !hash) oom();
+  for (int id = 0; id < g_n; id++) order[id] = id;
+  qsort(order, (size_t)g_n, sizeof *order, cmp_str_id); /* names are distinct: a total order */
+  for (int id = 0; id < g_n; id++) {
+    map[order[id]] = id;
+    strs[id] = g_strs[order[id]];
+    hash[id] = g_hash[order[id]];
+  }
+  free(g_strs);
+  free(g_hash);
+  free(order);
+  g_strs = strs;
+  g_hash = hash;
+  if (g_ixcap) index_build(g_ixcap);
+  pthread_mutex_unlock(&g_lock);
+  return map;
 }
 
 uint64_t rpt_intern_probes(void) {

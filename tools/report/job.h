@@ -363,10 +363,15 @@ static inline double rpt_aligned_rel_ns(const struct rpt_job *j, int clock, uint
 /* Frees what the job holds (not the job itself, nor the interned strings). */
 void rpt_job_free(struct rpt_job *j);
 
-/* Interned strings (operation names, hostnames): ids from 0, shared by every thread. */
+/* Interned strings (operation names, hostnames): ids from 0, shared by every thread; once
+ * the logs are read, in name order (rpt_intern_sort), so comparing ids compares names. */
 int rpt_intern(const char *s);
 const char *rpt_str(int id);
 int rpt_nstrings(void); /* ids are 0 .. rpt_nstrings() - 1 */
+/* Renumbers the ids in name order (the merge calls it once, after the last line is read,
+ * before any id is compared): returns the map old id -> new id, [rpt_nstrings()], which the
+ * caller applies to every id it holds and frees. */
+int *rpt_intern_sort(void);
 void rpt_intern_free(void); /* at exit, after every output */
 uint64_t rpt_intern_probes(void); /* slots the lookups examined so far (for the tests) */
 
