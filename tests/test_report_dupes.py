@@ -20,6 +20,15 @@ per rank; its report (--json) read from the plain folder is the reference.
                           restarted with the same pid), or that name no process at all
                           (identical lines without hostname and pid): every file read, no
                           duplicate claimed
+  dupes.contradictions    hand-written logs that contradict each other: communicator 0xd0b5
+                          named "comm-m", "comm-a", "comm-z", "comm-y" in five files (of one
+                          size: the report reads the largest first), its rank 0 on
+                          (node-b, pid 7), (node-a, pid 7) and (node-c, pid 5), its rank 1 on
+                          (node-d, pid 9) and (node-d, pid 3); read by one thread from the
+                          files in name order and reversed, and by 4 threads: every output
+                          (text, --json, --csv, --html, --trace) byte-identical, the name the
+                          smallest ("comm-a"), each rank on its smallest (host, pid):
+                          node-a pid 7 and node-d pid 3
 """
 import gzip
 import json
@@ -195,10 +204,10 @@ def same_path_case():
     return harness.Case("dupes.same-path", fn, labels=["report"], timeout=120)
 
 
-def line(host, pid, dump_us, rank, sn, comm=0xD0B5):
+def line(host, pid, dump_us, rank, sn, comm=0xD0B5, name="dupes"):
     meta = {} if host is None else {"hostname": host, "pid": pid, "dump_timestamp_us": dump_us}
     return json.dumps({
-        "header": {"id": "0x%x" % comm, "comm_name": "dupes", "rank": rank, "n_ranks": 2, "nnodes": 2},
+        "header": {"id": "0x%x" % comm, "comm_name": name, "rank": rank, "n_ranks": 2, "nnodes": 2},
         "metadata": meta,
         "coll_perf": {"coll": "AllReduce", "coll_sn": sn, "coll_msg_size_bytes": 1 << 20,
                       "coll_exec_time_ns": 200000 + sn, "coll_timing_source": "kernel_gpu",
@@ -244,8 +253,90 @@ def other_processes_case():
     return harness.Case("dupes.other-processes", fn, labels=["report"], timeout=60)
 
 
+def every_output(exe, out, threads, files):
+    """Every output of inspector-report --threads N on files (in that order): {name: bytes},
+    or (None, why). The files it writes go to the same paths each call, so printed paths match."""
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(os.path.join(out, "csv"))
+    got = {}
+    for fmt, extra in (("text", ["--csv", os.path.join(out, "csv"), "--html", os.path.join(out, "page.html"),
+                                 "--trace", os.path.join(out, "trace.json")]), ("json", ["--json"])):
+        p = subprocess.run([exe, "--threads", str(threads)] + extra + files, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120)
+        if p.returncode != 0:
+            return None, "rc %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[-800:])
+        got[fmt] = p.stdout
+    for root, _, names in os.walk(out):
+        for n in names:
+            with open(os.path.join(root, n), "rb") as f:
+                got[os.path.relpath(os.path.join(root, n), out)] = f.read()
+    return got, ""
+
+
+def contradictions_case():
+    """A communicator under several names, a rank on several (host, pid): what the report
+    says is decided by the data (the smallest name, the smallest (host, pid)), not by which
+    line was read first or last (tools/report/acc.c, comm_slot, note_rank, the merge)."""
+    def fn(a):
+        problems = []
+        with harness.Workdir(a.keep, "report-dupes") as wd:
+            os.makedirs(wd.dump)
+            t0 = 1800000000000000
+            # (file, name, rank, host, pid, sequence numbers): rank 0's three processes and
+            # rank 1's two each log a part of the job; the smallest of each is in no end file,
+            # so neither the first line read nor the last one holds it, in either order. The
+            # files are all one size: the report reads the largest first, then in the order given
+            parts = [("1.log", "comm-m", 0, "node-b", 7, range(10, 16)),
+                     ("2.log", "comm-a", 0, "node-a", 7, range(20, 26)),   # pid 7 again, another host
+                     ("3.log", "comm-z", 0, "node-c", 5, range(30, 36)),
+                     ("4.log", "comm-m", 1, "node-d", 9, range(10, 16)),
+                     ("5.log", "comm-y", 1, "node-d", 3, range(20, 26))]
+            for f, name, rank, host, pid, sns in parts:
+                with open(os.path.join(wd.dump, f), "w") as fo:
+                    fo.writelines(line(host, pid, t0 + pid, rank, sn, name=name) for sn in sns)
+            files = [os.path.join(wd.dump, p[0]) for p in parts]
+            if len({os.path.getsize(f) for f in files}) != 1:
+                raise RuntimeError("the logs differ in size: the report would not read them in the order given")
+            exe = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
+            out = os.path.join(wd.path, "out")
+            runs = {}
+            for what, threads, fs in (("one thread, name order", 1, files),
+                                      ("one thread, reversed", 1, files[::-1]),
+                                      ("4 threads", 4, files)):
+                runs[what], err = every_output(exe, out, threads, fs)
+                if runs[what] is None:
+                    problems.append("%s: %s" % (what, err))
+            if not problems:
+                ref = runs["one thread, name order"]
+                for what, got in runs.items():
+                    for k in sorted(set(ref) | set(got)):
+                        if ref.get(k) != got.get(k):
+                            problems.append("%s: %s differs from one thread's in name order" % (what, k))
+                rep = json.loads(ref["json"].decode())
+                names = [(c["id"], c["name"]) for c in rep["communicators"]]
+                if names != [("0xd0b5", "comm-a")]:
+                    problems.append("communicators %s, want [('0xd0b5', 'comm-a')]" % names)
+                if b'communicator 0xd0b5 "comm-a"' not in ref["text"]:
+                    problems.append("the text names no communicator 0xd0b5 \"comm-a\"")
+                page = ref["page.html"].decode()
+                for want in ("rank 0 \u00b7 node-a pid 7", "rank 1 \u00b7 node-d pid 3"):
+                    if want not in page:
+                        problems.append("the page has no %r" % want)
+                for other in ("node-b pid", "node-c pid", "node-d pid 9"):
+                    if other in page:
+                        problems.append("the page places a rank on %r" % other)
+            if problems:
+                wd.failed = True
+        if problems:
+            return False, "FAIL dupes.contradictions: %s" % "; ".join(problems)
+        return True, ("OK dupes.contradictions: %d outputs byte-identical in both file orders and on 4 threads; "
+                      "\"comm-a\", node-a pid 7, node-d pid 3" % len(ref))
+    return harness.Case("dupes.contradictions", fn, labels=["report"], timeout=120)
+
+
 def cases():
-    return [copied_folder_case(), log_and_gz_case(), same_path_case(), other_processes_case()]
+    return [copied_folder_case(), log_and_gz_case(), same_path_case(), other_processes_case(),
+            contradictions_case()]
 
 
 if __name__ == "__main__":

@@ -21,6 +21,15 @@
  * kernel_gpu), or a bus bandwidth above the configured physical ceiling is
  * then left out of every statistic and every cross-rank analysis, and counted
  * under the first of those reasons it has.
+ *
+ * Logs that contradict each other (two jobs' logs mixed, a rank restarted elsewhere, edited
+ * logs) are settled by the data, never by which line a thread read first or which thread
+ * the merge met first, so the report is the same whatever the threads and the file order:
+ * a communicator logged under several names takes the smallest (strcmp), a rank logged on
+ * several (host, pid) the smallest (host name by strcmp, then pid). Each thread keeps its
+ * smallest, the merge the smallest of all. A line is compared with what is held only where
+ * it differs from it (the name by one strcmp, the place by interned id and pid first); each
+ * line's ops keep the clock of the process that wrote it.
  */
 #include "acc.h"
 #include "../common/xalloc.h"
@@ -110,7 +119,7 @@ static uint64_t nz(uint64_t h) { return h ? h : 1; }
 
 struct lcomm { /* a communicator as one thread saw it */
   uint64_t id;
-  char name[128];
+  char name[128];               /* the smallest (strcmp) its lines gave */
   int nranks, nnodes;           /* the largest its lines gave */
   int nranks_lo;                /* the smallest n_ranks its lines gave */
   uint64_t lines, lines_at_max; /* its lines; those that gave n_ranks == nranks */
@@ -256,7 +265,10 @@ static int comm_slot(struct rpt_acc *a, const struct rpt_header *hd) {
     }
     a->last_comm = p;
   }
-  note_nranks(&a->comms[p], hd);
+  struct lcomm *c = &a->comms[p];
+  /* one strcmp: equal (the usual case) or larger, nothing to do (see the top) */
+  if (strcmp(hd->name, c->name) < 0) snprintf(c->name, sizeof c->name, "%s", hd->name);
+  note_nranks(c, hd);
   return p;
 }
 
@@ -272,19 +284,29 @@ static int clock_slot(struct rpt_acc *a, int host, long long pid) {
   return a->nclocks++;
 }
 
-/* Where the rank of this line runs: its host and process (its clock). */
+/* (host, pid) comes before the place ri holds: host names by strcmp, then pids. While the
+ * logs are read, ids are in the order threads met the names (not yet renumbered): names are
+ * compared, the held one looked up (a lock, only where a rank's logs disagree). */
+static bool place_before(int host, const char *name, long long pid, const struct rpt_rank_info *ri) {
+  if (host != ri->host) return strcmp(name, rpt_str(ri->host)) < 0;
+  return pid < ri->pid;
+}
+
+/* Where the rank of this line runs: its host and process. The rank keeps the smallest
+ * (host, pid) its lines gave (see the top); the line's own clock is returned, for its ops. */
 static int note_rank(struct rpt_acc *a, int comm, const struct rpt_header *hd) {
   struct lcomm *c = &a->comms[comm];
   if (!hd->host[0]) return -1;
+  int host = intern_cached(a, hd->host);
   if (c->rank && hd->rank < c->nranks) {
     struct rpt_rank_info *ri = &c->rank[hd->rank];
-    if (ri->host >= 0 && ri->pid == hd->pid) return ri->clock;
-    ri->host = intern_cached(a, hd->host);
-    ri->pid = hd->pid;
-    ri->clock = clock_slot(a, ri->host, hd->pid);
-    return ri->clock;
+    if (ri->host == host && ri->pid == hd->pid) return ri->clock;
+    int clock = clock_slot(a, host, hd->pid);
+    if (ri->host < 0 || place_before(host, hd->host, hd->pid, ri))
+      *ri = (struct rpt_rank_info){.host = host, .clock = clock, .pid = hd->pid};
+    return clock;
   }
-  return clock_slot(a, intern_cached(a, hd->host), hd->pid);
+  return clock_slot(a, host, hd->pid);
 }
 
 static struct lctx *ctx_slot(struct rpt_acc *a, int comm, int rank) {
@@ -695,7 +717,8 @@ static int cmp_comm_ref(const void *x, const void *y) {
  * Communicators: the union by id, sorted by id (a sort of every thread's, then each
  * run of one id folded; a search of the merged list per communicator made this
  * quadratic: 40,000 communicators took seconds, 300,000 minutes). The name is the
- * first thread's; n_ranks and nnodes the largest any line gave (see note_nranks),
+ * smallest of the threads' (each holds its smallest: see the top); n_ranks and nnodes the
+ * largest any line gave (see note_nranks),
  * and the lines that gave fewer ranks are counted in j->nranks_mixed_*.
  */
 static void merge_comms(struct rpt_acc **accs, int n, struct rpt_job *j) {
@@ -708,11 +731,12 @@ static void merge_comms(struct rpt_acc **accs, int n, struct rpt_job *j) {
   j->comms = xcalloc(total, sizeof *j->comms);
   for (size_t i = 0; i < total;) {
     size_t e = i;
-    const struct lcomm *first = &accs[refs[i].t]->comms[refs[i].i];
+    const struct lcomm *first = &accs[refs[i].t]->comms[refs[i].i], *named = first;
     int hi = 0, lo = first->nranks_lo, nnodes = 0;
     uint64_t lines = 0, at_max = 0;
     for (; e < total && refs[e].id == refs[i].id; e++) {
       const struct lcomm *lc = &accs[refs[e].t]->comms[refs[e].i];
+      if (strcmp(lc->name, named->name) < 0) named = lc;
       if (lc->nranks > hi) hi = lc->nranks;
       if (lc->nranks_lo < lo) lo = lc->nranks_lo;
       if (lc->nnodes > nnodes) nnodes = lc->nnodes;
@@ -724,7 +748,7 @@ static void merge_comms(struct rpt_acc **accs, int n, struct rpt_job *j) {
     }
     struct rpt_comm *c = &j->comms[j->ncomms++];
     c->id = first->id;
-    snprintf(c->name, sizeof c->name, "%s", first->name);
+    snprintf(c->name, sizeof c->name, "%s", named->name);
     c->nranks = hi;
     c->nnodes = nnodes;
     c->kind = comm_kind(hi, nnodes);
@@ -776,11 +800,16 @@ void rpt_acc_merge(struct rpt_acc **accs, int n, struct rpt_job *j) {
       struct rpt_comm *c = &j->comms[cmap[i]];
       const struct lcomm *lc = &a->comms[i];
       if (!lc->rank || !c->rank) continue;
-      for (int r = 0; r < c->nranks && r < lc->nranks; r++)
-        if (lc->rank[r].host >= 0) {
-          c->rank[r] = lc->rank[r];
-          c->rank[r].clock = kmap[lc->rank[r].clock];
+      /* a rank several threads placed: the smallest (host, pid) of all; ids are in name
+       * order now (renumber_strings), so comparing them compares the names */
+      for (int r = 0; r < c->nranks && r < lc->nranks; r++) {
+        const struct rpt_rank_info *l = &lc->rank[r];
+        struct rpt_rank_info *m = &c->rank[r];
+        if (l->host >= 0 && (m->host < 0 || l->host < m->host || (l->host == m->host && l->pid < m->pid))) {
+          *m = *l;
+          m->clock = kmap[l->clock];
         }
+      }
     }
     for (int i = 0; i < a->nctx; i++) a->ctx[i].comm = cmap[a->ctx[i].comm];
     for (int i = 0; i < a->ngroups; i++) a->groups[i].comm = cmap[a->groups[i].comm];
