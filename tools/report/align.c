@@ -228,16 +228,41 @@ static void fit_clock(struct rpt_clock *k, const double *x, const double *y, siz
   if (better(resid_med(&c, x, y, m, tmp), best)) *k = c;
 }
 
-void rpt_align(struct rpt_job *j) {
-  int nc = j->nclocks;
-  if (!j->nops || !nc) return;
-  j->have_starts = true;
-  /* instances: [beg, end) runs of one collective on two or more ranks */
-  size_t ninst = 0, cap = 64, nent = 0;
-  size_t *beg = malloc(cap * sizeof *beg), *end = malloc(cap * sizeof *end);
-  int *parent = malloc((size_t)nc * sizeof *parent);
-  if (!beg || !end || !parent) xalloc_die();
-  for (int c = 0; c < nc; c++) parent[c] = c;
+/*
+ * rpt_align's working state. The steps below fill it in order, each reading what the
+ * ones before left: the instances, every clock's ends in them, the subset the rounds fit
+ * on and each clock's ends in that subset. One struct, freed once, so that no step owns
+ * memory another needs.
+ */
+struct align {
+  struct rpt_job *j;
+  int nc;             /* clocks */
+  size_t ninst, nent; /* instances, and their ends in all */
+  size_t *beg, *end;  /* instance q: job.ops[beg[q], end[q]) */
+  int *parent;        /* union-find over clocks: joined when they share an instance */
+  size_t *cnt;        /* clock c's ends in every instance: res[cnt[c], cnt[c + 1]) */
+  double *res;        /* per end: |its aligned end - its instance's common end| */
+  double *tmp;        /* scratch, nent doubles: every median below is taken in it */
+  size_t nsel, nslots;
+  size_t *sel;        /* the instances the rounds fit on, in time order */
+  size_t *sbase;      /* clock c's ends in those: slots[sbase[c], sbase[c + 1]), by its time */
+  struct slot *slots;
+  double *sx, *sy;    /* per slot: its end on its own clock; that - its common end */
+  double *common;     /* per selected instance: its common end in this round */
+};
+
+/* Only what ends at once on every rank can say how clocks differ: a collective seen on two
+ * or more ranks, each on a known clock (P2P ends are not simultaneous). Clocks joined by
+ * one are comparable; the reference time, the earliest end of any, keeps the doubles the
+ * rounds work in good to the nanosecond. */
+static void find_instances(struct align *a) {
+  struct rpt_job *j = a->j;
+  size_t cap = 64;
+  a->beg = malloc(cap * sizeof *a->beg);
+  a->end = malloc(cap * sizeof *a->end);
+  a->parent = malloc((size_t)a->nc * sizeof *a->parent);
+  if (!a->beg || !a->end || !a->parent) xalloc_die();
+  for (int c = 0; c < a->nc; c++) a->parent[c] = c;
   uint64_t ref = UINT64_MAX;
   for (size_t i = 0; i < j->nops;) {
     size_t e = i + 1;
@@ -245,32 +270,39 @@ void rpt_align(struct rpt_job *j) {
     bool ok = !j->ops[i].p2p && e - i >= 2;
     for (size_t k = i; k < e && ok; k++) ok = j->ops[k].clock >= 0;
     if (ok) {
-      if (ninst == cap) {
+      if (a->ninst == cap) {
         cap *= 2;
-        beg = realloc(beg, cap * sizeof *beg);
-        end = realloc(end, cap * sizeof *end);
-        if (!beg || !end) xalloc_die();
+        a->beg = realloc(a->beg, cap * sizeof *a->beg);
+        a->end = realloc(a->end, cap * sizeof *a->end);
+        if (!a->beg || !a->end) xalloc_die();
       }
-      beg[ninst] = i;
-      end[ninst++] = e;
-      nent += e - i;
+      a->beg[a->ninst] = i;
+      a->end[a->ninst++] = e;
+      a->nent += e - i;
       for (size_t k = i; k < e; k++) {
-        int a = find(parent, j->ops[i].clock), b = find(parent, j->ops[k].clock);
-        if (a != b) parent[a] = b;
+        int x = find(a->parent, j->ops[i].clock), y = find(a->parent, j->ops[k].clock);
+        if (x != y) a->parent[x] = y;
         if (j->ops[k].start_ns + j->ops[k].exec_ns < ref) ref = j->ops[k].start_ns + j->ops[k].exec_ns;
       }
     }
     i = e;
   }
-  j->align_ops = ninst;
-  j->clock_ref_ns = ninst ? ref : 0;
-  /* components, numbered in clock order */
-  int *comp_of_root = malloc((size_t)nc * sizeof *comp_of_root);
+  j->align_ops = a->ninst;
+  j->clock_ref_ns = a->ninst ? ref : 0;
+}
+
+/* Clocks that never share an instance, directly or through others, have no offset between
+ * them: each such set (a component) gets its own zero. Numbered in clock order, so that the
+ * numbers do not depend on the order the instances came in. Every clock is reset here: one
+ * in no instance keeps these values (offset 0, not aligned). */
+static void number_components(struct align *a) {
+  struct rpt_job *j = a->j;
+  int *comp_of_root = malloc((size_t)a->nc * sizeof *comp_of_root);
   if (!comp_of_root) xalloc_die();
-  for (int c = 0; c < nc; c++) comp_of_root[c] = -1;
+  for (int c = 0; c < a->nc; c++) comp_of_root[c] = -1;
   j->ncomponents = 0;
-  for (int c = 0; c < nc; c++) {
-    int r = find(parent, c);
+  for (int c = 0; c < a->nc; c++) {
+    int r = find(a->parent, c);
     if (comp_of_root[r] < 0) comp_of_root[r] = j->ncomponents++;
     struct rpt_clock *k = &j->clocks[c];
     k->component = comp_of_root[r];
@@ -282,114 +314,169 @@ void rpt_align(struct rpt_job *j) {
     k->aligned = false;
     k->ops = 0;
   }
-  /* per-clock slices of one flat residual array */
-  size_t *cnt = calloc((size_t)nc + 1, sizeof *cnt);
-  double *res = malloc((nent ? nent : 1) * sizeof *res), *tmp = malloc((nent ? nent : 1) * sizeof *tmp);
-  if (!cnt || !res || !tmp) xalloc_die();
-  for (size_t q = 0; q < ninst; q++)
-    for (size_t k = beg[q]; k < end[q]; k++) cnt[j->ops[k].clock + 1]++;
-  for (int c = 0; c < nc; c++) {
-    j->clocks[c].ops = cnt[c + 1];
-    j->clocks[c].aligned = cnt[c + 1] > 0;
-    cnt[c + 1] += cnt[c]; /* now cnt[c] is clock c's first slot */
+  free(comp_of_root);
+}
+
+/* Every clock's ends get a slice of one flat residual array (the residual is measured on
+ * all of them, not only on those the rounds fit), so that its p95 is a selection within its
+ * slice. A clock with none is not aligned: its offset stays 0 and it counts in no range. */
+static void count_ends(struct align *a) {
+  struct rpt_job *j = a->j;
+  a->cnt = calloc((size_t)a->nc + 1, sizeof *a->cnt);
+  a->res = malloc((a->nent ? a->nent : 1) * sizeof *a->res);
+  a->tmp = malloc((a->nent ? a->nent : 1) * sizeof *a->tmp);
+  if (!a->cnt || !a->res || !a->tmp) xalloc_die();
+  for (size_t q = 0; q < a->ninst; q++)
+    for (size_t k = a->beg[q]; k < a->end[q]; k++) a->cnt[j->ops[k].clock + 1]++;
+  for (int c = 0; c < a->nc; c++) {
+    j->clocks[c].ops = a->cnt[c + 1];
+    j->clocks[c].aligned = a->cnt[c + 1] > 0;
+    a->cnt[c + 1] += a->cnt[c]; /* now cnt[c] is clock c's first slot */
   }
-  /* The rounds use a subset spread over time: instances in time order (a raw end: clocks
-   * milliseconds apart only reorder neighbours), each taken when one of its clocks is due,
-   * every (its ops / PER_CLOCK)-th of that clock's. */
-  struct tinst *order = malloc((ninst ? ninst : 1) * sizeof *order);
-  size_t *sel = malloc((ninst ? ninst : 1) * sizeof *sel);
-  double *pos = calloc((size_t)nc, sizeof *pos), *due = calloc((size_t)nc, sizeof *due);
-  if (!order || !sel || !pos || !due) xalloc_die();
-  for (size_t q = 0; q < ninst; q++) order[q] = (struct tinst){.t = end_x(j, &j->ops[beg[q]]), .q = q};
-  qsort(order, ninst, sizeof *order, cmp_tinst);
-  size_t nsel = 0, nslots = 0;
-  for (size_t oi = 0; oi < ninst; oi++) {
+}
+
+/* The rounds use a subset spread over time: instances in time order (a raw end: clocks
+ * milliseconds apart only reorder neighbours), each taken when one of its clocks is due,
+ * every (its ops / PER_CLOCK)-th of that clock's. A rate needs the job's whole span, and
+ * the rounds then cost PER_CLOCK x ranks per clock set, whatever the job's length. */
+static void select_instances(struct align *a) {
+  struct rpt_job *j = a->j;
+  struct tinst *order = malloc((a->ninst ? a->ninst : 1) * sizeof *order);
+  a->sel = malloc((a->ninst ? a->ninst : 1) * sizeof *a->sel);
+  double *pos = calloc((size_t)a->nc, sizeof *pos), *due = calloc((size_t)a->nc, sizeof *due);
+  if (!order || !a->sel || !pos || !due) xalloc_die();
+  for (size_t q = 0; q < a->ninst; q++) order[q] = (struct tinst){.t = end_x(j, &j->ops[a->beg[q]]), .q = q};
+  qsort(order, a->ninst, sizeof *order, cmp_tinst);
+  for (size_t oi = 0; oi < a->ninst; oi++) {
     size_t q = order[oi].q;
     bool want = false;
-    for (size_t k = beg[q]; k < end[q] && !want; k++) want = pos[j->ops[k].clock] >= due[j->ops[k].clock];
-    for (size_t k = beg[q]; k < end[q]; k++) {
+    for (size_t k = a->beg[q]; k < a->end[q] && !want; k++) want = pos[j->ops[k].clock] >= due[j->ops[k].clock];
+    for (size_t k = a->beg[q]; k < a->end[q]; k++) {
       int c = j->ops[k].clock;
       pos[c] += 1;
+      /* one instance serves every clock in it that was due: each moves on to its next due
+       * point, on a fixed grid, so that its picks stay evenly spread over its time */
       if (want && pos[c] > due[c]) {
-        double stride = (double)(cnt[c + 1] - cnt[c]) / PER_CLOCK;
+        double stride = (double)(a->cnt[c + 1] - a->cnt[c]) / PER_CLOCK;
         due[c] += stride > 1 ? stride : 1;
       }
     }
     if (!want) continue;
-    sel[nsel++] = q;
-    nslots += end[q] - beg[q];
+    a->sel[a->nsel++] = q;
+    a->nslots += a->end[q] - a->beg[q];
   }
   free(order);
   free(pos);
   free(due);
-  /* each clock's ends in the selection, sorted by its time */
-  size_t *sbase = calloc((size_t)nc + 1, sizeof *sbase), *sfill = calloc((size_t)nc, sizeof *sfill);
-  struct slot *slots = malloc((nslots ? nslots : 1) * sizeof *slots);
-  double *common = malloc((nsel ? nsel : 1) * sizeof *common);
-  double *sx = malloc((nslots ? nslots : 1) * sizeof *sx), *sy = malloc((nslots ? nslots : 1) * sizeof *sy);
-  if (!sbase || !sfill || !slots || !common || !sx || !sy) xalloc_die();
-  for (size_t qi = 0; qi < nsel; qi++)
-    for (size_t k = beg[sel[qi]]; k < end[sel[qi]]; k++) sbase[j->ops[k].clock + 1]++;
-  for (int c = 0; c < nc; c++) sbase[c + 1] += sbase[c];
-  for (size_t qi = 0; qi < nsel; qi++)
-    for (size_t k = beg[sel[qi]]; k < end[sel[qi]]; k++) {
+}
+
+/* A clock's model is fitted against its own time, its samples sorted by it: each clock's
+ * ends in the selection get a contiguous run of slots, sorted once here, since the rounds
+ * only change the common ends (sy), never which end is where (sx). */
+static void gather_slots(struct align *a) {
+  struct rpt_job *j = a->j;
+  int nc = a->nc;
+  size_t *sfill = calloc((size_t)nc, sizeof *sfill);
+  a->sbase = calloc((size_t)nc + 1, sizeof *a->sbase);
+  a->slots = malloc((a->nslots ? a->nslots : 1) * sizeof *a->slots);
+  a->common = malloc((a->nsel ? a->nsel : 1) * sizeof *a->common);
+  a->sx = malloc((a->nslots ? a->nslots : 1) * sizeof *a->sx);
+  a->sy = malloc((a->nslots ? a->nslots : 1) * sizeof *a->sy);
+  if (!a->sbase || !sfill || !a->slots || !a->common || !a->sx || !a->sy) xalloc_die();
+  for (size_t qi = 0; qi < a->nsel; qi++)
+    for (size_t k = a->beg[a->sel[qi]]; k < a->end[a->sel[qi]]; k++) a->sbase[j->ops[k].clock + 1]++;
+  for (int c = 0; c < nc; c++) a->sbase[c + 1] += a->sbase[c];
+  for (size_t qi = 0; qi < a->nsel; qi++)
+    for (size_t k = a->beg[a->sel[qi]]; k < a->end[a->sel[qi]]; k++) {
       int c = j->ops[k].clock;
-      slots[sbase[c] + sfill[c]++] = (struct slot){.x = end_x(j, &j->ops[k]), .k = k, .qi = qi};
+      a->slots[a->sbase[c] + sfill[c]++] = (struct slot){.x = end_x(j, &j->ops[k]), .k = k, .qi = qi};
     }
   for (int c = 0; c < nc; c++) {
-    sort_slots(slots + sbase[c], sbase[c + 1] - sbase[c]);
-    for (size_t i = sbase[c]; i < sbase[c + 1]; i++) sx[i] = slots[i].x;
+    sort_slots(a->slots + a->sbase[c], a->sbase[c + 1] - a->sbase[c]);
+    for (size_t i = a->sbase[c]; i < a->sbase[c + 1]; i++) a->sx[i] = a->slots[i].x;
   }
-  /* Lines first, until they settle: the first common ends are taken on unaligned clocks, and
-   * a line per window would take their kinks (the median clock changing) for every clock's
-   * own; against settled common ends, a window only fits what one clock does alone. */
-  double *was = malloc(2 * ((size_t)nc ? (size_t)nc : 1) * sizeof *was); /* per clock: at its first, last end */
+  free(sfill);
+}
+
+/* Instance q's common end on the clocks as aligned now: the median of its ends, so that a
+ * rank that ended apart (preempted, a stale timestamp) does not move it. Uses tmp. */
+static double common_end(const struct align *a, size_t q) {
+  const struct rpt_job *j = a->j;
+  double *tmp = a->tmp;
+  size_t n = 0;
+  for (size_t k = a->beg[q]; k < a->end[q]; k++) {
+    const struct rpt_opent *e = &j->ops[k];
+    double x = end_x(j, e);
+    tmp[n++] = x - rpt_clock_offset(&j->clocks[e->clock], x);
+  }
+  return rpt_median(tmp, n);
+}
+
+/* One round: each clock's offset from the common ends of the last round's alignment. */
+static void fit_round(struct align *a, bool windows) {
+  for (size_t qi = 0; qi < a->nsel; qi++) a->common[qi] = common_end(a, a->sel[qi]);
+  for (int c = 0; c < a->nc; c++) {
+    size_t m = a->sbase[c + 1] - a->sbase[c];
+    if (!m) continue;
+    for (size_t i = a->sbase[c]; i < a->sbase[c + 1]; i++) a->sy[i] = a->slots[i].x - a->common[a->slots[i].qi];
+    fit_clock(&a->j->clocks[c], a->sx + a->sbase[c], a->sy + a->sbase[c], m, a->tmp, windows);
+  }
+}
+
+/* Offsets are only defined up to a common function of time: fixing one per component (zero
+ * is its median clock's offset at the reference time and its rate) makes each round's fit
+ * one answer, comparable with the last, so that the rounds can settle. */
+static void zero_components(struct align *a) {
+  struct rpt_job *j = a->j;
+  double *tmp = a->tmp;
+  for (int comp = 0; comp < j->ncomponents; comp++) {
+    size_t n = 0;
+    for (int c = 0; c < a->nc; c++)
+      if (j->clocks[c].component == comp && j->clocks[c].nseg) tmp[n++] = rpt_clock_offset(&j->clocks[c], 0);
+    double z0 = rpt_median(tmp, n);
+    n = 0;
+    for (int c = 0; c < a->nc; c++)
+      if (j->clocks[c].component == comp && j->clocks[c].nseg) tmp[n++] = j->clocks[c].rate;
+    double z1 = rpt_median(tmp, n);
+    for (int c = 0; c < a->nc; c++) {
+      struct rpt_clock *k = &j->clocks[c];
+      if (k->component != comp || !k->nseg) continue;
+      k->rate -= z1;
+      for (int i = 0; i < k->nseg; i++) k->seg_a[i] -= z0;
+    }
+  }
+}
+
+/* How far the round moved any clock, judged at both ends of its span (a rate that changes
+ * shows there, not in the offset at one time). was: per clock, at its first and last end,
+ * NAN before the first round, which counts as moved. */
+static double moved_since(const struct align *a, double *was) {
+  double moved = 0;
+  for (int c = 0; c < a->nc; c++) {
+    if (a->sbase[c + 1] == a->sbase[c]) continue;
+    const struct rpt_clock *k = &a->j->clocks[c];
+    double x = rpt_clock_offset(k, a->sx[a->sbase[c]]), y = rpt_clock_offset(k, a->sx[a->sbase[c + 1] - 1]);
+    double d = fmax(fabs(x - was[2 * c]), fabs(y - was[2 * c + 1]));
+    if (!(d <= moved)) moved = d; /* NAN (the first round) too */
+    was[2 * c] = x;
+    was[2 * c + 1] = y;
+  }
+  return moved;
+}
+
+/* Lines first, until they settle: the first common ends are taken on unaligned clocks, and
+ * a line per window would take their kinks (the median clock changing) for every clock's
+ * own; against settled common ends, a window only fits what one clock does alone. */
+static void run_rounds(struct align *a) {
+  double *was = malloc(2 * ((size_t)a->nc ? (size_t)a->nc : 1) * sizeof *was);
   if (!was) xalloc_die();
-  for (size_t i = 0; i < 2 * (size_t)nc; i++) was[i] = NAN;
+  for (size_t i = 0; i < 2 * (size_t)a->nc; i++) was[i] = NAN;
   int line_rounds = 0, window_rounds = 0;
-  while (nsel) {
+  while (a->nsel) {
     bool windows = line_rounds == ROUNDS;
-    for (size_t qi = 0; qi < nsel; qi++) {
-      size_t q = sel[qi], n = 0;
-      for (size_t k = beg[q]; k < end[q]; k++) {
-        const struct rpt_opent *e = &j->ops[k];
-        double x = end_x(j, e);
-        tmp[n++] = x - rpt_clock_offset(&j->clocks[e->clock], x);
-      }
-      common[qi] = rpt_median(tmp, n);
-    }
-    for (int c = 0; c < nc; c++) {
-      size_t m = sbase[c + 1] - sbase[c];
-      if (!m) continue;
-      for (size_t i = sbase[c]; i < sbase[c + 1]; i++) sy[i] = slots[i].x - common[slots[i].qi];
-      fit_clock(&j->clocks[c], sx + sbase[c], sy + sbase[c], m, tmp, windows);
-    }
-    /* zero is the median clock of each component: its offset at the reference time and its rate */
-    for (int comp = 0; comp < j->ncomponents; comp++) {
-      size_t n = 0;
-      for (int c = 0; c < nc; c++)
-        if (j->clocks[c].component == comp && j->clocks[c].nseg) tmp[n++] = rpt_clock_offset(&j->clocks[c], 0);
-      double z0 = rpt_median(tmp, n);
-      n = 0;
-      for (int c = 0; c < nc; c++)
-        if (j->clocks[c].component == comp && j->clocks[c].nseg) tmp[n++] = j->clocks[c].rate;
-      double z1 = rpt_median(tmp, n);
-      for (int c = 0; c < nc; c++) {
-        struct rpt_clock *k = &j->clocks[c];
-        if (k->component != comp || !k->nseg) continue;
-        k->rate -= z1;
-        for (int i = 0; i < k->nseg; i++) k->seg_a[i] -= z0;
-      }
-    }
-    double moved = 0;
-    for (int c = 0; c < nc; c++) {
-      if (sbase[c + 1] == sbase[c]) continue;
-      double a = rpt_clock_offset(&j->clocks[c], sx[sbase[c]]), b = rpt_clock_offset(&j->clocks[c], sx[sbase[c + 1] - 1]);
-      double d = fmax(fabs(a - was[2 * c]), fabs(b - was[2 * c + 1]));
-      if (!(d <= moved)) moved = d; /* NAN (the first round) too */
-      was[2 * c] = a;
-      was[2 * c + 1] = b;
-    }
+    fit_round(a, windows);
+    zero_components(a);
+    double moved = moved_since(a, was);
     if (!windows) {
       line_rounds = moved < SETTLED_NS ? ROUNDS : line_rounds + 1;
     } else if (++window_rounds == WINDOW_ROUNDS || moved < SETTLED_NS) {
@@ -397,35 +484,45 @@ void rpt_align(struct rpt_job *j) {
     }
   }
   free(was);
-  /* the residuals of the final offsets, on every instance */
+}
+
+/* The residuals of the final offsets, on every instance, not only the rounds' subset: the
+ * lateness threshold rests on them (late.c), so they must cover the ends the rounds never
+ * saw. Each end's goes to its clock's slice of res. Returns how many (nent). */
+static size_t measure_residuals(struct align *a) {
+  struct rpt_job *j = a->j;
   size_t n = 0;
-  memset(sfill, 0, (size_t)nc * sizeof *sfill);
-  for (size_t q = 0; q < ninst; q++) {
-    size_t m = 0;
-    for (size_t k = beg[q]; k < end[q]; k++) {
+  size_t *fill = calloc((size_t)a->nc, sizeof *fill);
+  if (!fill) xalloc_die();
+  for (size_t q = 0; q < a->ninst; q++) {
+    double t = common_end(a, q);
+    for (size_t k = a->beg[q]; k < a->end[q]; k++) {
       const struct rpt_opent *e = &j->ops[k];
       double x = end_x(j, e);
-      tmp[m++] = x - rpt_clock_offset(&j->clocks[e->clock], x);
-    }
-    double t = rpt_median(tmp, m);
-    for (size_t k = beg[q]; k < end[q]; k++) {
-      const struct rpt_opent *e = &j->ops[k];
-      double x = end_x(j, e);
-      res[cnt[e->clock] + sfill[e->clock]++] = fabs(x - rpt_clock_offset(&j->clocks[e->clock], x) - t);
+      a->res[a->cnt[e->clock] + fill[e->clock]++] = fabs(x - rpt_clock_offset(&j->clocks[e->clock], x) - t);
       n++;
     }
   }
+  free(fill);
+  return n;
+}
+
+/* What the outputs show: each clock's offset at the reference time, its drift and residual
+ * p95, and the job's ranges over the aligned clocks (an unaligned clock's 0 would widen
+ * them); the job's residual over all n ends. */
+static void summarize(struct align *a, size_t n) {
+  struct rpt_job *j = a->j;
   j->offset_min_ns = j->offset_max_ns = 0;
   j->drift_min_ppm = j->drift_max_ppm = 0;
   j->clocks_line = j->clocks_windows = 0;
-  for (int c = 0; c < nc; c++) {
+  for (int c = 0; c < a->nc; c++) {
     struct rpt_clock *k = &j->clocks[c];
     k->offset_ns = (int64_t)llround(rpt_clock_offset(k, 0));
     k->drift_ppm = k->rate * 1e6;
-    size_t m = cnt[c + 1] - cnt[c];
+    size_t m = a->cnt[c + 1] - a->cnt[c];
     if (m) { /* a selection, not a sort: the same value, in O(m) */
       size_t i95 = (size_t)(0.95 * (double)m);
-      k->resid_p95_ns = select_k(res + cnt[c], m, i95 < m ? i95 : m - 1);
+      k->resid_p95_ns = select_k(a->res + a->cnt[c], m, i95 < m ? i95 : m - 1);
     }
     if (!k->aligned) continue;
     j->clocks_line += k->model == RPT_CLOCK_LINE;
@@ -435,24 +532,39 @@ void rpt_align(struct rpt_job *j) {
     if (k->drift_ppm < j->drift_min_ppm) j->drift_min_ppm = k->drift_ppm;
     if (k->drift_ppm > j->drift_max_ppm) j->drift_max_ppm = k->drift_ppm;
   }
-  memcpy(tmp, res, n * sizeof *res);
+  memcpy(a->tmp, a->res, n * sizeof *a->res);
   if (n) {
     size_t i95 = (size_t)(0.95 * (double)n);
-    j->resid_p95_ns = select_k(tmp, n, i95 < n ? i95 : n - 1);
-    j->resid_p50_ns = select_k(tmp, n, n / 2);
+    j->resid_p95_ns = select_k(a->tmp, n, i95 < n ? i95 : n - 1);
+    j->resid_p50_ns = select_k(a->tmp, n, n / 2);
   }
-  free(sel);
-  free(slots);
-  free(sbase);
-  free(sfill);
-  free(sx);
-  free(sy);
-  free(common);
-  free(beg);
-  free(end);
-  free(parent);
-  free(comp_of_root);
-  free(cnt);
-  free(res);
-  free(tmp);
+}
+
+static void free_align(struct align *a) {
+  free(a->beg);
+  free(a->end);
+  free(a->parent);
+  free(a->cnt);
+  free(a->res);
+  free(a->tmp);
+  free(a->sel);
+  free(a->sbase);
+  free(a->slots);
+  free(a->sx);
+  free(a->sy);
+  free(a->common);
+}
+
+void rpt_align(struct rpt_job *j) {
+  if (!j->nops || !j->nclocks) return;
+  j->have_starts = true;
+  struct align a = {.j = j, .nc = j->nclocks};
+  find_instances(&a);
+  number_components(&a);
+  count_ends(&a);
+  select_instances(&a);
+  gather_slots(&a);
+  run_rounds(&a);
+  summarize(&a, measure_residuals(&a));
+  free_align(&a);
 }
