@@ -200,6 +200,28 @@ def shell_line(cmd, env_extra):
                     [shlex.quote(c) for c in cmd])
 
 
+def report_outputs(exe, out, files, threads=1, timeout=300):
+    """Every output of inspector-report --threads N on files (in that order), as
+    {name: bytes}: text and --json on stdout, and the files of --csv, --html and --trace
+    under out (emptied first, the same paths on every call, so that paths printed match).
+    (None, why) when the report fails. For tests that require two runs to agree byte for byte."""
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(os.path.join(out, "csv"))
+    got = {}
+    for fmt, extra in (("text", ["--csv", os.path.join(out, "csv"), "--html", os.path.join(out, "page.html"),
+                                 "--trace", os.path.join(out, "trace.json")]), ("json", ["--json"])):
+        p = subprocess.run([exe, "--threads", str(threads)] + extra + list(files), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=timeout)
+        if p.returncode != 0:
+            return None, "report rc %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[-2000:])
+        got[fmt] = p.stdout
+    for root, _, names in os.walk(out):
+        for n in names:
+            with open(os.path.join(root, n), "rb") as f:
+                got[os.path.relpath(os.path.join(root, n), out)] = f.read()
+    return got, ""
+
+
 class Workdir:
     """A fresh temporary directory with dump/ and cwd/ below it; removed unless kept."""
 

@@ -253,26 +253,6 @@ def other_processes_case():
     return harness.Case("dupes.other-processes", fn, labels=["report"], timeout=60)
 
 
-def every_output(exe, out, threads, files):
-    """Every output of inspector-report --threads N on files (in that order): {name: bytes},
-    or (None, why). The files it writes go to the same paths each call, so printed paths match."""
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(os.path.join(out, "csv"))
-    got = {}
-    for fmt, extra in (("text", ["--csv", os.path.join(out, "csv"), "--html", os.path.join(out, "page.html"),
-                                 "--trace", os.path.join(out, "trace.json")]), ("json", ["--json"])):
-        p = subprocess.run([exe, "--threads", str(threads)] + extra + files, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=120)
-        if p.returncode != 0:
-            return None, "rc %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[-800:])
-        got[fmt] = p.stdout
-    for root, _, names in os.walk(out):
-        for n in names:
-            with open(os.path.join(root, n), "rb") as f:
-                got[os.path.relpath(os.path.join(root, n), out)] = f.read()
-    return got, ""
-
-
 def contradictions_case():
     """A communicator under several names, a rank on several (host, pid): what the report
     says is decided by the data (the smallest name, the smallest (host, pid)), not by which
@@ -303,7 +283,7 @@ def contradictions_case():
             for what, threads, fs in (("one thread, name order", 1, files),
                                       ("one thread, reversed", 1, files[::-1]),
                                       ("4 threads", 4, files)):
-                runs[what], err = every_output(exe, out, threads, fs)
+                runs[what], err = harness.report_outputs(exe, out, fs, threads=threads, timeout=120)
                 if runs[what] is None:
                     problems.append("%s: %s" % (what, err))
             if not problems:

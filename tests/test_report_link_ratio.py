@@ -24,7 +24,6 @@ class median is a normal link's), sizes 1, 2 and 4 MiB (--sizes 1M:4M --factor 2
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -143,27 +142,6 @@ def half_groups_case(a):
         return True, "OK %s: %s, findings %s" % (name, got, nfind)
 
 
-def outputs(exe, wd, files):
-    """Every output of inspector-report --threads 1 on files (in that order): {name: bytes}.
-    The files written go to the same paths on every call, so that paths printed match."""
-    out = os.path.join(wd.path, "out")
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(os.path.join(out, "csv"))
-    got = {}
-    for fmt, extra in (("text", ["--csv", os.path.join(out, "csv"), "--html", os.path.join(out, "page.html"),
-                                 "--trace", os.path.join(out, "trace.json")]), ("json", ["--json"])):
-        p = subprocess.run([exe, "--threads", "1"] + extra + files, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=300)
-        if p.returncode != 0:
-            return None, "report rc %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[-2000:])
-        got[fmt] = p.stdout
-    for root, _, names in os.walk(out):
-        for n in names:
-            with open(os.path.join(root, n), "rb") as f:
-                got[os.path.relpath(os.path.join(root, n), out)] = f.read()
-    return got, ""
-
-
 def read_order_case(a):
     """Output order follows names and numbers, not which log was read first: interned ids
     (op names, hostnames) are numbered in the order they are first met, and pairs, links,
@@ -179,8 +157,8 @@ def read_order_case(a):
             return False, "FAIL %s: replay rc %s" % (name, r.rc)
         files = sorted(os.path.join(wd.dump, f) for f in os.listdir(wd.dump))
         exe = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
-        fwd, err = outputs(exe, wd, files)
-        rev, err2 = outputs(exe, wd, files[::-1]) if fwd is not None else (None, "")
+        fwd, err = harness.report_outputs(exe, os.path.join(wd.path, "out"), files)
+        rev, err2 = harness.report_outputs(exe, os.path.join(wd.path, "out"), files[::-1]) if fwd is not None else (None, "")
         if fwd is None or rev is None:
             wd.failed = True
             return False, "FAIL %s: %s" % (name, err or err2)
