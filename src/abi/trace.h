@@ -46,10 +46,11 @@ void *ins_trace_record(void *h, int state, const union prof_state_args *args);
 /* Process exit: stop the trace thread, write what is left. */
 void ins_trace_flush(void);
 
-/* fork() (abi/lifecycle.c's handlers): the prepare takes the callbacks' memory lock
- * (until `until` at most), the parent releases it; the child drops the parent's unwritten
- * lines and traces its own callbacks to its own file from its first communicator on
- * (fork_restart, with the process's trace directory and host name). */
+/* fork() (abi/lifecycle.c's handlers): the prepare takes trace mode's memory lock
+ * (until `until` at most), the parent releases it; the child forgets the parent's
+ * unwritten lines without reading them (the same few stores however many there are) and
+ * traces its own callbacks to its own file from its first communicator on (fork_restart,
+ * with the process's trace directory and host name). */
 void ins_trace_fork_prepare(const struct timespec *until);
 void ins_trace_fork_parent(void);
 void ins_trace_fork_child(void);

@@ -1,5 +1,6 @@
 # C unit tests of the plugin's internals (included from tests/CMakeLists.txt), each linked
 # against the plugin's objects.
+# (arguments after the labels: the test's command line)
 function(ins_unit_test name source timeout labels)
   add_executable(inspector-unit-${name} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${source}
                  $<TARGET_OBJECTS:inspector_core>)
@@ -7,7 +8,7 @@ function(ins_unit_test name source timeout labels)
   target_compile_definitions(inspector-unit-${name} PRIVATE _GNU_SOURCE
                              INSPECTOR_OTLP=$<BOOL:${INSPECTOR_OTLP}>)
   target_link_libraries(inspector-unit-${name} PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
-  add_test(NAME unit_${name} COMMAND inspector-unit-${name})
+  add_test(NAME unit_${name} COMMAND inspector-unit-${name} ${ARGN})
   set_tests_properties(unit_${name} PROPERTIES TIMEOUT ${timeout} LABELS "${labels}")
 endfunction()
 
@@ -73,6 +74,14 @@ if(TARGET inspector_core)
   ins_unit_test(writer_layout test_writer_layout.c 60 "unit")
   # trace lines in time order, even for an event timed before lines already written
   ins_unit_test(trace_order test_trace_order.c 60 "unit;trace")
+  # fork() with a large trace backlog: the child's handlers touch none of it, the child's
+  # own trace holds its lines only and replays (through the plugin and inspector-replay)
+  if(TARGET inspector-replay AND TARGET rccl-profiler-inspector)
+    ins_unit_test(trace_fork test_trace_fork.c 120 "threads;unit;trace"
+                  $<TARGET_FILE:inspector-replay> $<TARGET_FILE:rccl-profiler-inspector>)
+  else()
+    ins_unit_test(trace_fork test_trace_fork.c 120 "threads;unit;trace")
+  endif()
 endif()
 
 # inspector-report's line parser, built from its sources (the tool's own target is a program):
