@@ -31,12 +31,19 @@
  * works behind the GPU, and hand its ops other ops' timestamps (docs/VALIDATION.md).
  *
  * Handles: NCCL is given a wrapper per event (its id in the trace, and the tracker's
- * handle), kept until exit since NCCL may name any event as a parent later. Wrappers
- * come from chunks owned by the calling thread.
+ * handle), kept while any communicator lives, since NCCL may name any event as a parent
+ * later. Wrappers come from chunks owned by the calling thread.
+ *
+ * Unload: NCCL unloads the plugin with its last communicator and loads it again at the
+ * next. With no communicator left no callback can come and no wrapper is named again, so
+ * everything goes then (ins_trace_release): buffers, segments, wrapper chunks (all
+ * listed as they are made: keep), the init lines, the write buffer, the file; the thread
+ * is joined before. A thread's pointer to its buffer is thread-local, and glibc sets it
+ * anew in every live thread at the next load.
  *
  * fork(): the child forgets the parent's unwritten callbacks in a few stores, without
  * reading them, however many there are (up to TRACE_MAX_BYTES), and abandons their
- * memory ("fork()", below, says why not free it).
+ * memory to its own unload ("fork()", below, says why not free it).
  */
 #include "abi/trace.h"
 
@@ -189,7 +196,8 @@ static _Atomic uint64_t g_finalized;
 static uint64_t g_finalized_formatted;
 
 /* Everything the callbacks' side allocates (each thread's buffer, its segments, its
- * wrapper chunks), listed: blocks of pointers, newest first. A block, not one array grown by realloc: a forked child goes
+ * wrapper chunks), listed for the unload to free (ins_trace_release): blocks of
+ * pointers, newest first. A block, not one array grown by realloc: a forked child goes
  * on adding to the block it inherited (one page of it made its own), never copying the
  * parent's list. */
 #define KEPT_PER_BLOCK 510
@@ -815,6 +823,35 @@ void ins_trace_flush(void) {
              "trace is incomplete", (unsigned long long)lost, g_path, TRACE_MAX_BYTES >> 20);
 }
 
+/* ---- unload ------------------------------------------------------------------------ */
+
+void ins_trace_release(void) {
+  if (atomic_load(&g_thread_running)) return; /* not flushed (cannot be: see trace.h) */
+  atomic_store(&g_ins_trace_on, 0);
+  pthread_mutex_lock(&g_mem_lock);
+  for (struct kept *k = g_kept, *prev; k; k = prev) {
+    for (size_t i = 0; i < k->n; i++) free(k->p[i]);
+    prev = k->prev;
+    free(k);
+  }
+  g_kept = NULL;
+  for (size_t i = 0; i < g_ninits; i++) free(g_inits[i].line);
+  free(g_inits);
+  g_inits = NULL, g_ninits = g_inits_cap = 0;
+  pthread_mutex_unlock(&g_mem_lock);
+  atomic_store(&g_bufs, NULL);
+  atomic_store(&g_nsegs, 0);
+  /* This thread's pointer to its freed buffer; every other thread's is set to NULL by the
+   * next dlopen of this library, which initialises its static TLS block in every live
+   * thread (glibc: _dl_init_static_tls), and is never read before (no communicator, no
+   * callback). At exit the library stays mapped and no callback comes either. */
+  t_buf = NULL;
+  free(g_buf);
+  g_buf = NULL, g_len = 0;
+  if (g_fd >= 0) close(g_fd);
+  g_fd = -1;
+}
+
 /* ---- fork() (abi/lifecycle.c's handlers) ------------------------------------------ */
 
 /*
@@ -833,8 +870,8 @@ void ins_trace_flush(void) {
  * at its first communicator: pages the child never touches cost it nothing (copy on
  * write), whereas freeing them touches each block's header, and NCCL may still name a
  * wrapper of an inherited communicator's event in the child (stop and record read it).
- * It all stays listed (g_kept: the child adds to the same list), so that a leak checker
- * finds it reachable. Only the parent's init
+ * It all stays listed (g_kept: the child adds to the same list), so the child's unload
+ * frees it with its own, and a leak checker finds it reachable. Only the parent's init
  * lines (a few, one per live communicator) are freed, at the child's first communicator
  * (ins_trace_fork_restart): a file of the child's made again starts with its own.
  * If the prepare could not take the lock, the list and the lines may be mid-change:

@@ -215,6 +215,20 @@ if(TARGET inspector-replay AND TARGET rccl-profiler-inspector)
   set_tests_properties(unit_plugin_reload PROPERTIES TIMEOUT 300 LABELS "threads;unit;otlp")
 endif()
 
+# The plugin loaded and unloaded again and again in trace mode, with callbacks from threads that
+# live through every cycle: each cycle's trace whole, and nothing left behind (malloc's bytes, the
+# trace file's descriptor; LeakSanitizer's check at exit in ASan builds)
+if(TARGET rccl-profiler-inspector)
+  add_executable(inspector-unit-trace_reload ${CMAKE_CURRENT_LIST_DIR}/test_trace_reload.c)
+  target_include_directories(inspector-unit-trace_reload PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-trace_reload PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-trace_reload PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  add_dependencies(inspector-unit-trace_reload rccl-profiler-inspector)
+  add_test(NAME unit_trace_reload
+           COMMAND inspector-unit-trace_reload $<TARGET_FILE:rccl-profiler-inspector> 20)
+  set_tests_properties(unit_trace_reload PROPERTIES TIMEOUT 120 LABELS "threads;unit;trace")
+endif()
+
 # Loading an optional library at run time (src/io/dynlib.c), and the reasons libcurl's and zlib's
 # users give when the library lacks their functions: one ctest per case, unit_dynlib.<case>
 if(TARGET inspector_core)
