@@ -245,9 +245,14 @@ static void exit_register(void) {
 
 /* Process exit or library unload. Runs before the code is unmapped, so the threads are
  * joined here (or were, by the atexit handler); then what the writer and the device
- * lookup hold is released, so that a plugin loaded and unloaded again leaks nothing. */
+ * lookup hold is released, so that a plugin loaded and unloaded again leaks nothing.
+ * Trace mode's memory too, when no communicator is left (always at unload: NCCL unloads
+ * the plugin with its last one): its buffers are written by callbacks, and the wrappers
+ * NCCL was given may be named by any later one; at an exit with communicators alive,
+ * callbacks may still come from other threads, and it stays. */
 __attribute__((destructor)) static void process_exit(void) {
   if (g_pid && getpid() != g_pid) return; /* a forked child: see exit_flush */
   exit_flush();
   ins_dump_release();
+  if (atomic_load(&g_live) == 0) ins_trace_release();
 }

@@ -31,8 +31,19 @@
  * works behind the GPU, and hand its ops other ops' timestamps (docs/VALIDATION.md).
  *
  * Handles: NCCL is given a wrapper per event (its id in the trace, and the tracker's
- * handle), kept until exit since NCCL may name any event as a parent later. Wrappers
- * come from chunks owned by the calling thread.
+ * handle), kept while any communicator lives, since NCCL may name any event as a parent
+ * later. Wrappers come from chunks owned by the calling thread.
+ *
+ * Unload: NCCL unloads the plugin with its last communicator and loads it again at the
+ * next. With no communicator left no callback can come and no wrapper is named again, so
+ * everything goes then (ins_trace_release): buffers, segments, wrapper chunks (all
+ * listed as they are made: keep), the init lines, the write buffer, the file; the thread
+ * is joined before. A thread's pointer to its buffer is thread-local, and glibc sets it
+ * anew in every live thread at the next load.
+ *
+ * fork(): the child forgets the parent's unwritten callbacks in a few stores, without
+ * reading them, however many there are (up to TRACE_MAX_BYTES), and abandons their
+ * memory to its own unload ("fork()", below, says why not free it).
  */
 #include "abi/trace.h"
 
@@ -91,14 +102,13 @@ enum { EV_INIT, EV_START, EV_STOP, EV_RECORD, EV_FINALIZE, EV_SKIP };
 /* One callback: a cache line, the line a callback writes (three lines a callback made
  * NCCL's proxy thread slower than the GPU: docs/VALIDATION.md). A start whose line needs
  * the descriptor's union has it in the cells after (`ncells` in all); a kernel-channel
- * start, most of them, keeps its channel in `state` and its pTimer in `ptimer`. */
+ * start, most of them, keeps its channel in `state` and its pTimer in `ptimer`; an init
+ * its line's text, NUL-terminated (the name is not NCCL's constant). A cell owns no
+ * memory: a backlog can be dropped without reading it (fork, below). */
 struct trace_ev {
   uint64_t t;                       /* CLOCK_MONOTONIC ns */
   uint64_t id, parent_id, pgroup_id;
-  union {
-    uint64_t ptimer;                /* a kernel channel's start or stop */
-    char *init_line;                /* EV_INIT: its text (the name is not NCCL's constant) */
-  };
+  uint64_t ptimer;                  /* a kernel channel's start or stop */
   uint32_t type;                    /* a start's PROF_EV_* */
   int32_t ctx, rank, state;
   uint8_t what;                     /* EV_* */
@@ -149,9 +159,10 @@ static _Atomic uint64_t g_lines_lost; /* a buffer full, or the file failed */
  * __tls_get_addr (a call on every traced callback, 15 of its ~230 instructions); the
  * 8 bytes fit in the static TLS glibc keeps spare for libraries loaded by dlopen. */
 static __thread __attribute__((tls_model("initial-exec"))) struct tbuf *t_buf;
-static pthread_mutex_t g_chunks_lock = PTHREAD_MUTEX_INITIALIZER;
-static void **g_chunks;               /* wrapper chunks and buffers, freed at exit */
-static size_t g_nchunks, g_chunks_cap;
+/* Trace mode's memory lock: the callbacks take it to list what they allocate (below,
+ * keep), the trace thread to change g_inits; the fork's prepare takes it, so that the
+ * child finds both whole. */
+static pthread_mutex_t g_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t g_thread;
 static atomic_bool g_thread_running;
 static atomic_bool g_stop;
@@ -176,7 +187,7 @@ struct init_line {
   bool written, finalized; /* finalized: forgotten once its finalize line is written */
   char *line;
 };
-static struct init_line *g_inits;
+static struct init_line *g_inits;    /* changed under g_mem_lock */
 static size_t g_ninits, g_inits_cap;
 static uint64_t g_last_t; /* lines' t never go back */
 /* The finalize events written to the file so far (a finalize waits for its own), and
@@ -184,22 +195,32 @@ static uint64_t g_last_t; /* lines' t never go back */
 static _Atomic uint64_t g_finalized;
 static uint64_t g_finalized_formatted;
 
-static bool g_keep_off; /* a forked child that could not take g_chunks_lock: no more memory */
+/* Everything the callbacks' side allocates (each thread's buffer, its segments, its
+ * wrapper chunks), listed for the unload to free (ins_trace_release): blocks of
+ * pointers, newest first. A block, not one array grown by realloc: a forked child goes
+ * on adding to the block it inherited (one page of it made its own), never copying the
+ * parent's list. */
+#define KEPT_PER_BLOCK 510
+struct kept {
+  struct kept *prev;
+  size_t n;
+  void *p[KEPT_PER_BLOCK];
+};
+static struct kept *g_kept; /* under g_mem_lock */
 
 static bool keep(void *p) {
-  if (g_keep_off) return false;
-  pthread_mutex_lock(&g_chunks_lock);
-  if (g_nchunks == g_chunks_cap) {
-    size_t cap = g_chunks_cap ? 2 * g_chunks_cap : 64;
-    void **q = realloc(g_chunks, cap * sizeof *q);
-    if (!q) {
-      pthread_mutex_unlock(&g_chunks_lock);
+  pthread_mutex_lock(&g_mem_lock);
+  if (!g_kept || g_kept->n == KEPT_PER_BLOCK) {
+    struct kept *k = malloc(sizeof *k);
+    if (!k) {
+      pthread_mutex_unlock(&g_mem_lock);
       return false;
     }
-    g_chunks = q, g_chunks_cap = cap;
+    k->prev = g_kept, k->n = 0;
+    g_kept = k;
   }
-  g_chunks[g_nchunks++] = p;
-  pthread_mutex_unlock(&g_chunks_lock);
+  g_kept->p[g_kept->n++] = p;
+  pthread_mutex_unlock(&g_mem_lock);
   return true;
 }
 
@@ -481,13 +502,17 @@ static void flush_buf(void) {
                     "later callbacks are not written", g_path, strerror(err));
   }
   g_len = 0;
-  for (size_t i = 0; i < g_ninits;) {
-    if (g_inits[i].finalized) { /* its finalize line too is in the file */
-      free(g_inits[i].line);
-      g_inits[i] = g_inits[--g_ninits];
-      continue;
+  if (g_ninits) {
+    pthread_mutex_lock(&g_mem_lock);
+    for (size_t i = 0; i < g_ninits;) {
+      if (g_inits[i].finalized) { /* its finalize line too is in the file */
+        free(g_inits[i].line);
+        g_inits[i] = g_inits[--g_ninits];
+        continue;
+      }
+      g_inits[i++].written = true;
     }
-    g_inits[i++].written = true;
+    pthread_mutex_unlock(&g_mem_lock);
   }
   atomic_store_explicit(&g_finalized, g_finalized_formatted, memory_order_release);
 }
@@ -585,26 +610,28 @@ static bool fast_line(const struct trace_ev *e, long tid, uint64_t t) {
   return true;
 }
 
-/* A context's init line, as written (prefix included), kept until its finalize; takes
- * body (malloc'd). Without memory the line is not kept: a file made again lacks it. */
-static void remember_init(int ctx, long tid, char *body) {
+/* A context's init line, as written (prefix included), kept until its finalize. Without
+ * memory the line is not kept: a file made again lacks it. */
+static void remember_init(int ctx, long tid, const char *body) {
   char pre[64];
-  int np = body ? ins_tracefmt_prefix_at(pre, sizeof pre, g_last_t, tid) : -1;
+  int np = ins_tracefmt_prefix_at(pre, sizeof pre, g_last_t, tid);
   char *line = NULL;
   if (np > 0 && (size_t)np < sizeof pre && (line = malloc((size_t)np + strlen(body) + 2)))
     sprintf(line, "%s%s}", pre, body);
-  free(body);
   if (!line) return;
+  pthread_mutex_lock(&g_mem_lock);
   if (g_ninits == g_inits_cap) {
     size_t cap = g_inits_cap ? 2 * g_inits_cap : 16;
     struct init_line *q = realloc(g_inits, cap * sizeof *q);
     if (!q) {
+      pthread_mutex_unlock(&g_mem_lock);
       free(line);
       return;
     }
     g_inits = q, g_inits_cap = cap;
   }
   g_inits[g_ninits++] = (struct init_line){ctx, false, false, line};
+  pthread_mutex_unlock(&g_mem_lock);
 }
 
 static void forget_init(int ctx) {
@@ -618,9 +645,9 @@ static void format_ev(const struct trace_ev *e, long tid) {
   if (fast_line(e, tid, t)) return; /* every stop, record and kernel-channel start */
   char body[2048];
   switch (e->what) {
-    case EV_INIT:
-      put_line(e->t, tid, e->init_line ? e->init_line : "\"cb\":\"init\"");
-      remember_init(e->ctx, tid, e->init_line);
+    case EV_INIT: /* its text in the cells after e */
+      put_line(e->t, tid, (const char *)(e + 1));
+      remember_init(e->ctx, tid, (const char *)(e + 1));
       return;
     case EV_START:
       /* the union in the cells after e (a kernel-channel start never comes here) */
@@ -748,13 +775,14 @@ int ins_trace_init(uint64_t comm_id, const char *name, int nnodes, int nranks, i
   snprintf(body, sizeof body, "\"cb\":\"init\",\"ver\":%d,\"ctx\":%d,\"comm\":\"0x%" PRIx64
            "\",\"name\":\"%s\",\"nnodes\":%d,\"nranks\":%d,\"rank\":%d,\"mask\":%d",
            abi_version, ctx, comm_id, clean, nnodes, nranks, rank, mask);
+  size_t n = strlen(body) + 1;
   struct tbuf *b = my_buf();
-  struct trace_ev *e = take_cell(b);
+  struct trace_ev *e = take_cells(b, 1 + (unsigned)((n + sizeof *e - 1) / sizeof *e));
   if (e) {
     e->what = EV_INIT;
     e->ctx = ctx;
-    e->init_line = strdup(body); /* NULL: a bare init line, and the replay says so */
-    commit(b, 1);
+    memcpy(e + 1, body, n);
+    commit(b, e->ncells);
   }
   return ctx;
 }
@@ -795,47 +823,97 @@ void ins_trace_flush(void) {
              "trace is incomplete", (unsigned long long)lost, g_path, TRACE_MAX_BYTES >> 20);
 }
 
+/* ---- unload ------------------------------------------------------------------------ */
+
+void ins_trace_release(void) {
+  if (atomic_load(&g_thread_running)) return; /* not flushed (cannot be: see trace.h) */
+  atomic_store(&g_ins_trace_on, 0);
+  pthread_mutex_lock(&g_mem_lock);
+  for (struct kept *k = g_kept, *prev; k; k = prev) {
+    for (size_t i = 0; i < k->n; i++) free(k->p[i]);
+    prev = k->prev;
+    free(k);
+  }
+  g_kept = NULL;
+  for (size_t i = 0; i < g_ninits; i++) free(g_inits[i].line);
+  free(g_inits);
+  g_inits = NULL, g_ninits = g_inits_cap = 0;
+  pthread_mutex_unlock(&g_mem_lock);
+  atomic_store(&g_bufs, NULL);
+  atomic_store(&g_nsegs, 0);
+  /* This thread's pointer to its freed buffer; every other thread's is set to NULL by the
+   * next dlopen of this library, which initialises its static TLS block in every live
+   * thread (glibc: _dl_init_static_tls), and is never read before (no communicator, no
+   * callback). At exit the library stays mapped and no callback comes either. */
+  t_buf = NULL;
+  free(g_buf);
+  g_buf = NULL, g_len = 0;
+  if (g_fd >= 0) close(g_fd);
+  g_fd = -1;
+}
+
 /* ---- fork() (abi/lifecycle.c's handlers) ------------------------------------------ */
 
-/* The callbacks take g_chunks_lock (briefly, for memory): the prepare takes it so that
- * the child does not inherit it held. The child has no trace thread: what the parent's
- * threads had not yet written is the parent's and is dropped here; the child's own
- * callbacks are kept in its buffers until its first communicator opens the child's own
- * trace file (ins_trace_fork_restart). */
+/*
+ * The callbacks take g_mem_lock (briefly, for memory), and the trace thread (to change
+ * g_inits): the prepare takes it so that the child inherits neither held nor mid-change.
+ * The child has no trace thread; what the parent's threads had not yet written is the
+ * parent's, and is never written here.
+ *
+ * The child's handler does the same few stores whatever that backlog (up to
+ * TRACE_MAX_BYTES): it forgets the parent's buffers (the list, and the forking thread's
+ * own pointer) without reading them, so that a child that only execs costs nothing more
+ * than the fork. Walking them, as the first version did to skip the cells, read the
+ * whole backlog and wrote into every segment it passed: up to 1 GiB and a page a
+ * segment made the child's own, for 15 s in the worst fork measured, where the fork
+ * promises 1 s. The parent's memory is abandoned in the child, not freed, even lazily
+ * at its first communicator: pages the child never touches cost it nothing (copy on
+ * write), whereas freeing them touches each block's header, and NCCL may still name a
+ * wrapper of an inherited communicator's event in the child (stop and record read it).
+ * It all stays listed (g_kept: the child adds to the same list), so the child's unload
+ * frees it with its own, and a leak checker finds it reachable. Only the parent's init
+ * lines (a few, one per live communicator) are freed, at the child's first communicator
+ * (ins_trace_fork_restart): a file of the child's made again starts with its own.
+ * If the prepare could not take the lock, the list and the lines may be mid-change:
+ * the child starts both afresh and leaves the parent's alone.
+ */
 static _Thread_local bool t_fork_locked;
 static bool g_fork_restart;
 
 void ins_trace_fork_prepare(const struct timespec *until) {
-  t_fork_locked = pthread_mutex_timedlock(&g_chunks_lock, until) == 0;
+  t_fork_locked = pthread_mutex_timedlock(&g_mem_lock, until) == 0;
 }
 
 void ins_trace_fork_parent(void) {
-  if (t_fork_locked) pthread_mutex_unlock(&g_chunks_lock);
+  if (t_fork_locked) pthread_mutex_unlock(&g_mem_lock);
 }
 
 void ins_trace_fork_child(void) {
-  pthread_mutex_init(&g_chunks_lock, NULL);
-  if (!t_fork_locked) g_keep_off = true; /* g_chunks may have been mid-change */
-  if (!atomic_load(&g_thread_running)) return;
+  pthread_mutex_init(&g_mem_lock, NULL);
+  if (!t_fork_locked) {
+    g_kept = NULL;
+    g_inits = NULL, g_ninits = g_inits_cap = 0;
+  }
+  /* the parent's buffers: forgotten, not read (the other threads' pointers are not in
+   * the child: only this one is) */
+  t_buf = NULL;
+  atomic_store(&g_bufs, NULL);
+  atomic_store(&g_nsegs, 0);       /* the child's own count against TRACE_MAX_BYTES */
+  atomic_store(&g_lines_lost, 0);  /* the parent's */
   atomic_store(&g_thread_running, false);
-  /* the parent's cells, committed and not yet written: skipped, as the thread would */
-  for (struct tbuf *b = atomic_load(&g_bufs); b; b = b->next)
-    for (const struct trace_ev *e; (e = peek(b));) {
-      if (e->what == EV_INIT) free(e->init_line);
-      advance(b, e->ncells);
-    }
-  while (g_ninits) free(g_inits[--g_ninits].line); /* the parent's contexts */
   if (g_fd >= 0) close(g_fd); /* the child's copy; the file stays the parent's */
   g_fd = -1;
   g_len = 0; /* formatted for the parent's file */
   g_off = 0;
   g_failed = false;
-  g_fork_restart = true;
+  g_fork_restart = ins_tracing();
 }
 
 void ins_trace_fork_restart(const char *dir, const char *hostname) {
   if (!g_fork_restart) return;
   g_fork_restart = false;
+  for (size_t i = 0; i < g_ninits; i++) free(g_inits[i].line); /* the parent's contexts */
+  g_ninits = 0;
   atomic_store(&g_stop, false);
   ins_trace_open(dir, hostname); /* <host>-pid<child>.trace.jsonl, and a thread */
 }

@@ -43,13 +43,20 @@ void *ins_trace_unwrap(void *h);
 /* Log a stop / state record; return the tracker's handle. */
 void *ins_trace_stop(void *h);
 void *ins_trace_record(void *h, int state, const union prof_state_args *args);
-/* Process exit: stop the trace thread, write what is left. */
+/* Process exit or unload: stop the trace thread, write what is left. */
 void ins_trace_flush(void);
+/* Unload (or exit) with no communicator left, after ins_trace_flush: no callback can
+ * come and NCCL names no event again, so every buffer, segment and wrapper, the init
+ * lines, the write buffer and the file go (NCCL unloads the plugin with its last
+ * communicator and loads it again at the next: nothing accumulates). Trace mode is off
+ * after it. */
+void ins_trace_release(void);
 
-/* fork() (abi/lifecycle.c's handlers): the prepare takes the callbacks' memory lock
- * (until `until` at most), the parent releases it; the child drops the parent's unwritten
- * lines and traces its own callbacks to its own file from its first communicator on
- * (fork_restart, with the process's trace directory and host name). */
+/* fork() (abi/lifecycle.c's handlers): the prepare takes trace mode's memory lock
+ * (until `until` at most), the parent releases it; the child forgets the parent's
+ * unwritten lines without reading them (the same few stores however many there are) and
+ * traces its own callbacks to its own file from its first communicator on (fork_restart,
+ * with the process's trace directory and host name). */
 void ins_trace_fork_prepare(const struct timespec *until);
 void ins_trace_fork_parent(void);
 void ins_trace_fork_child(void);

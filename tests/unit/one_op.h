@@ -3,9 +3,10 @@
  * an AllReduce of 1 MiB (262144 x ncclFloat32, RING, SIMPLE) on n kernel channels, each
  * with its GPU start and stop timestamps, completed; optionally in a group of its own
  * before it. Shared by the unit tests that drive the plugin (fork_util.h's fu_op,
- * test_fork.c, test_prom_totals.c, test_op_timestamps.c), so that what "one op" is stays
- * written once. It asserts nothing itself: it says whether every event was started, and
- * each test checks what it means to.
+ * test_fork.c, test_prom_totals.c, test_op_timestamps.c; test_trace_reload.c through the
+ * table of a plugin it loaded), so that what "one op" is stays written once. It asserts
+ * nothing itself: it says whether every event was started, and each test checks what it
+ * means to.
  */
 #ifndef INS_ONE_OP_H
 #define INS_ONE_OP_H
@@ -15,7 +16,12 @@
 
 #include "nccl/profiler_abi.h"
 
+/* The table driven: the plugin's objects linked in; a test that loads the plugin with
+ * dlopen defines OO_TABLE as the table it found, before including this. */
+#ifndef OO_TABLE
 extern struct prof_table_v5 ncclProfiler_v5;
+#define OO_TABLE ncclProfiler_v5
+#endif
 
 /* A channel's GPU timestamps (ns); 0 is a channel that gave no GPU timer. */
 struct oo_span {
@@ -29,8 +35,8 @@ static inline void oo_group(void *ctx) {
   memset(&d, 0, sizeof d);
   d.type = PROF_EV_GROUP;
   void *group = NULL;
-  ncclProfiler_v5.startEvent(ctx, &group, &d);
-  if (group) ncclProfiler_v5.stopEvent(group);
+  OO_TABLE.startEvent(ctx, &group, &d);
+  if (group) OO_TABLE.stopEvent(group);
 }
 
 /* The AllReduce numbered sn on the n channels ch, completed. 1 when the collective and
@@ -47,7 +53,7 @@ static inline int oo_allreduce(void *ctx, uint64_t sn, const struct oo_span *ch,
   d.coll.algo = "RING";
   d.coll.proto = "SIMPLE";
   void *op = NULL;
-  if (ncclProfiler_v5.startEvent(ctx, &op, &d) != 0 || !op) return 0;
+  if (OO_TABLE.startEvent(ctx, &op, &d) != 0 || !op) return 0;
   int started = 1;
   for (int c = 0; c < n; c++) {
     void *h = NULL;
@@ -56,17 +62,17 @@ static inline int oo_allreduce(void *ctx, uint64_t sn, const struct oo_span *ch,
     d.parentObj = op;
     d.kernelCh.channelId = (uint8_t)c;
     d.kernelCh.pTimer = ch[c].start;
-    if (ncclProfiler_v5.startEvent(ctx, &h, &d) != 0 || !h) {
+    if (OO_TABLE.startEvent(ctx, &h, &d) != 0 || !h) {
       started = 0;
       continue;
     }
     union prof_state_args args;
     memset(&args, 0, sizeof args);
     args.kernelCh.pTimer = ch[c].stop;
-    ncclProfiler_v5.recordEventState(h, PROF_STATE_KERNEL_CH_STOP, &args);
-    ncclProfiler_v5.stopEvent(h);
+    OO_TABLE.recordEventState(h, PROF_STATE_KERNEL_CH_STOP, &args);
+    OO_TABLE.stopEvent(h);
   }
-  ncclProfiler_v5.stopEvent(op);
+  OO_TABLE.stopEvent(op);
   return started;
 }
 

@@ -1,5 +1,6 @@
 # C unit tests of the plugin's internals (included from tests/CMakeLists.txt), each linked
 # against the plugin's objects.
+# (arguments after the labels: the test's command line)
 function(ins_unit_test name source timeout labels)
   add_executable(inspector-unit-${name} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${source}
                  $<TARGET_OBJECTS:inspector_core>)
@@ -7,7 +8,7 @@ function(ins_unit_test name source timeout labels)
   target_compile_definitions(inspector-unit-${name} PRIVATE _GNU_SOURCE
                              INSPECTOR_OTLP=$<BOOL:${INSPECTOR_OTLP}>)
   target_link_libraries(inspector-unit-${name} PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
-  add_test(NAME unit_${name} COMMAND inspector-unit-${name})
+  add_test(NAME unit_${name} COMMAND inspector-unit-${name} ${ARGN})
   set_tests_properties(unit_${name} PROPERTIES TIMEOUT ${timeout} LABELS "${labels}")
 endfunction()
 
@@ -73,6 +74,14 @@ if(TARGET inspector_core)
   ins_unit_test(writer_layout test_writer_layout.c 60 "unit")
   # trace lines in time order, even for an event timed before lines already written
   ins_unit_test(trace_order test_trace_order.c 60 "unit;trace")
+  # fork() with a large trace backlog: the child's handlers touch none of it, the child's
+  # own trace holds its lines only and replays (through the plugin and inspector-replay)
+  if(TARGET inspector-replay AND TARGET rccl-profiler-inspector)
+    ins_unit_test(trace_fork test_trace_fork.c 120 "threads;unit;trace"
+                  $<TARGET_FILE:inspector-replay> $<TARGET_FILE:rccl-profiler-inspector>)
+  else()
+    ins_unit_test(trace_fork test_trace_fork.c 120 "threads;unit;trace")
+  endif()
 endif()
 
 # inspector-report's line parser, built from its sources (the tool's own target is a program):
@@ -204,6 +213,20 @@ if(TARGET inspector-replay AND TARGET rccl-profiler-inspector)
            COMMAND inspector-unit-plugin_reload $<TARGET_FILE:rccl-profiler-inspector>
                    ${PROJECT_SOURCE_DIR}/tests/data/nccl-2.28.9-h200x2/torch-1735.jsonl.gz 40)
   set_tests_properties(unit_plugin_reload PROPERTIES TIMEOUT 300 LABELS "threads;unit;otlp")
+endif()
+
+# The plugin loaded and unloaded again and again in trace mode, with callbacks from threads that
+# live through every cycle: each cycle's trace whole, and nothing left behind (malloc's bytes, the
+# trace file's descriptor; LeakSanitizer's check at exit in ASan builds)
+if(TARGET rccl-profiler-inspector)
+  add_executable(inspector-unit-trace_reload ${CMAKE_CURRENT_LIST_DIR}/test_trace_reload.c)
+  target_include_directories(inspector-unit-trace_reload PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-trace_reload PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-trace_reload PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  add_dependencies(inspector-unit-trace_reload rccl-profiler-inspector)
+  add_test(NAME unit_trace_reload
+           COMMAND inspector-unit-trace_reload $<TARGET_FILE:rccl-profiler-inspector> 20)
+  set_tests_properties(unit_trace_reload PROPERTIES TIMEOUT 120 LABELS "threads;unit;trace")
 endif()
 
 # Loading an optional library at run time (src/io/dynlib.c), and the reasons libcurl's and zlib's
