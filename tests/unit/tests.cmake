@@ -26,6 +26,23 @@ if(TARGET inspector_core)
   ins_unit_test(writer_deleted test_writer_deleted.c 60 "unit")
   # trace mode's file deleted while the job runs: a new file that starts with the live inits
   ins_unit_test(trace_deleted test_trace_deleted.c 60 "unit;trace")
+  # the dump directory (or a parent) deleted while the job runs and a link planted in its
+  # place: not followed by the log, the trace file or the .prom files (one warning, counted);
+  # the user's own links still are. One process per case: unit_dir_relinked.<case>
+  add_executable(inspector-unit-dir_relinked ${CMAKE_CURRENT_LIST_DIR}/test_dir_relinked.c
+                 $<TARGET_OBJECTS:inspector_core>)
+  target_include_directories(inspector-unit-dir_relinked PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-dir_relinked PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-dir_relinked PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
+  foreach(_case json.dir json.parent json.user_link json.dir_is_link trace.dir trace.parent
+          prom.dir prom.parent)
+    add_test(NAME unit_dir_relinked.${_case} COMMAND inspector-unit-dir_relinked --case ${_case})
+    set(_labels "unit")
+    if(_case MATCHES "^trace")
+      set(_labels "unit;trace")
+    endif()
+    set_tests_properties(unit_dir_relinked.${_case} PROPERTIES TIMEOUT 60 LABELS "${_labels}")
+  endforeach()
   # the writer thread's queue with a stalled file system: depth, waits, order
   ins_unit_test(wqueue test_wqueue.c 60 "threads;unit")
   # dump_stats over several dumps of one communicator: since_last_dump is per dump
