@@ -73,6 +73,22 @@ if(TARGET inspector_core)
   ins_unit_test(op_timestamps test_op_timestamps.c 120 "unit")
   # rings of 16 cells wrapping under the dump thread, two producers each (TSan: label threads)
   ins_unit_test(ring_stress test_ring_stress.c 300 "threads;unit")
+  # the rings' positions at their edges: the span count past where the old bases wrapped,
+  # a ring at its span's end moving to a new one, the last span, moves under load (TSan:
+  # label threads). One process per case: unit_ring_spans.<case>
+  add_executable(inspector-unit-ring_spans ${CMAKE_CURRENT_LIST_DIR}/test_ring_spans.c
+                 $<TARGET_OBJECTS:inspector_core>)
+  target_include_directories(inspector-unit-ring_spans PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-ring_spans PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-ring_spans PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
+  foreach(_case wrap span_end last_span moves)
+    add_test(NAME unit_ring_spans.${_case} COMMAND inspector-unit-ring_spans --case ${_case})
+    set(_labels "unit")
+    if(_case STREQUAL "moves")
+      set(_labels "threads;unit")
+    endif()
+    set_tests_properties(unit_ring_spans.${_case} PROPERTIES TIMEOUT 120 LABELS "${_labels}")
+  endforeach()
   # a GPU's Prometheus counters add up over its communicators' reports
   ins_unit_test(prom_totals test_prom_totals.c 60 "unit")
   # rules at their bounds exactly: the timer's span, the largest values of variables
