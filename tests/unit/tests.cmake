@@ -140,6 +140,22 @@ if(TARGET inspector-report)
   set_tests_properties(unit_report_acc_probes PROPERTIES TIMEOUT 60 LABELS "unit;report")
 endif()
 
+# inspector-report's plain-file reader past 4 GiB (tools/report/input.c): chunks read at offsets
+# beyond 2^32 of a reservation whose untouched pages fault, lines of RPT_LINE_MAX rejected unread
+if(TARGET inspector-report)
+  set(_rpt ${PROJECT_SOURCE_DIR}/tools/report)
+  add_executable(inspector-unit-report_big_inputs ${CMAKE_CURRENT_LIST_DIR}/test_report_big_inputs.c
+                 ${_rpt}/input.c ${_rpt}/acc.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c
+                 ${_rpt}/job.c ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
+  target_include_directories(inspector-unit-report_big_inputs PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-report_big_inputs PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-report_big_inputs PRIVATE PkgConfig::JANSSON ZLIB::ZLIB Threads::Threads m)
+  foreach(_case chunk_in_a_line lines_past_4gib line_max)
+    add_test(NAME unit_report_big_inputs.${_case} COMMAND inspector-unit-report_big_inputs --case ${_case})
+    set_tests_properties(unit_report_big_inputs.${_case} PROPERTIES TIMEOUT 60 LABELS "unit;report")
+  endforeach()
+endif()
+
 # inspector-report's HTML page and Perfetto trace (tools/report/out_html.c, out_trace.c) written
 # from a job built by hand: the trace read back by a strict JSON parser, log strings escaped
 if(TARGET inspector-report)
