@@ -664,7 +664,8 @@ void rpt_input_read(struct rpt_job *j) {
   for (int t = 0; t < started; t++) pthread_join(w[t].tid, NULL);
   if (said)
     fprintf(stderr, "inspector-report: read %d files, %.1f MB, %llu records in %.1f s\n", g_nfiles,
-            (double)total / 1e6, (unsigned long long)atomic_load(&g_records_seen), now_s() - t0);
+            (double)(total + atomic_load(&g_stream_bytes)) / 1e6,
+            (unsigned long long)atomic_load(&g_records_seen), now_s() - t0);
   show_bad_lines(w, started ? started : 1);
   j->files = g_nfiles;
   j->bytes_read = total + atomic_load(&g_stream_bytes);
