@@ -43,9 +43,9 @@ struct cell_hdr { _Atomic uint64_t seq; uint64_t pad; };
  *
  * The count never wraps. Spans run from 1 to 2^32 - 2: the last is left out, so that no
  * sequence word (position + 1) or room test (head + cap) passes 2^64. When every span is
- * handed out (4 billion rings made or moved: a process creating a communicator every
- * microsecond for two hours) a new ring is refused (ins_ring_init: -2; its communicator is
- * not tracked, said) and a ring stays in its span. The bases were once 2^40 apart from
+ * handed out (4 billion rings made or moved: 2 billion communicators, two rings each) a new
+ * ring is refused (ins_ring_init: -2; its communicator is not tracked, said) and a ring
+ * stays in its span. The bases were once 2^40 apart from
  * a count that wrapped after 2^24 rings, onto the bases of rings still live, and a ring
  * that passed 2^40 positions ran into the next ring's: a stale cell then read as a record.
  */
