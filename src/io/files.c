@@ -35,7 +35,7 @@ const char *ins_files_why(const struct ins_files_dir *d, int err) {
   return err == ELOOP && d->why[0] ? d->why : strerror(err);
 }
 
-/* Refuse component comp, the first `len` bytes of the path: -1, errno ELOOP, d->why set. */
+/* Refuse the component that ends `len` bytes into the path: -1, errno ELOOP, d->why set. */
 static int refuse(struct ins_files_dir *d, size_t len) {
   snprintf(d->why, sizeof d->why, "'%.*s' is a symbolic link that was not there, or led "
            "elsewhere, when the directory was first made: not followed", (int)len, d->path);
