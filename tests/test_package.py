@@ -570,9 +570,10 @@ def check_make_clean(a):
 # Test hooks: in the builds made for the tests only
 
 # Each source file that holds a test hook (#ifdef INS_TEST_HOOKS) and the names its hooks put
-# into the object (the environment variables they read). A file that mentions INS_TEST_HOOKS
-# and is not here is a failure: a new hook gets its names checked.
-TEST_HOOKS = {"src/sink/otlp/otlp.c": ("INSPECTOR_OTLP_MAX_BODY_BYTES",)}
+# into the object (the environment variables they read, the functions they add). A file that
+# mentions INS_TEST_HOOKS and is not here is a failure: a new hook gets its names checked.
+TEST_HOOKS = {"src/sink/otlp/otlp.c": ("INSPECTOR_OTLP_MAX_BODY_BYTES",),
+              "src/core/ring.c": ("ins_ring_test_spans",)}
 
 
 def package_cmake_options():

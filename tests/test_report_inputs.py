@@ -15,6 +15,14 @@
                         pipe fed by a writer, named on the command line: read to their end,
                         every record counted (a pipe used to read as empty: the gzip sniffing
                         took its first bytes, and its size is 0)
+  inputs.huge-line-stream  a named pipe fed more than 2 GiB: records, a record padded to 1 MiB less
+                        one byte (read), a line of 1 MiB (rejected: no Inspector line is that
+                        long), a line of 2 GiB + 7 bytes (rejected, never held in memory), then
+                        records past 2^31 bytes: every record counted, both long lines named by
+                        line number, every byte counted. The reader used to grow its buffer to
+                        hold the whole line, rescanning it at every read (200 s), until zlib
+                        refused a read of 2^31 bytes ("request does not fit in an int"): the
+                        records after the line were lost. Half a second of piping (1 CPU)
   inputs.fifo-in-dir    a named pipe (and a link to one) named like a log in a directory, with
                         no writer: skipped with a warning naming it, the report returns (a 30 s
                         guard catches a hang), the directory's regular log read
@@ -38,6 +46,7 @@
                         second), while the report takes seconds (a few more under ASan);
                         the per-run guard (half the case's timeout) catches a regression
 """
+import fcntl
 import gzip
 import json
 import os
@@ -222,6 +231,85 @@ def streams_case():
             return False, "FAIL inputs.streams: %s" % "; ".join(problems)
         return True, "OK inputs.streams: <(cat log) <(cat log.gz) and a named pipe: %d records each way" % want[1]
     return harness.Case("inputs.streams", fn, labels=["report"], timeout=150)
+
+
+LINE_MAX = 1 << 20  # tools/report/parse.h, RPT_LINE_MAX: a line this long or longer is rejected
+
+
+def padded_line(length, sn):
+    """A record of exactly `length` bytes with its newline aside (a member of spaces pads it)."""
+    rec = json.loads(coll_line(COMM, 0, 4, sn, 10**15 + sn * 10**7, 2_000_000, "host0", 100))
+    rec["pad"] = ""
+    bare = len(json.dumps(rec, separators=(",", ":")))
+    rec["pad"] = " " * (length - bare)
+    line = json.dumps(rec, separators=(",", ":"))
+    assert len(line) == length
+    return line + "\n"
+
+
+def huge_line_stream_case():
+    def fn(a):
+        problems = []
+        before, after = job_lines([0, 1], 4), job_lines([2, 3], 4)
+        near, at = padded_line(LINE_MAX - 1, 100), padded_line(LINE_MAX, 101)
+        huge = (1 << 31) + 7
+        head = "".join(before + [near, at]).encode()
+        tail = b"\n" + "".join(after).encode()
+        total = len(head) + huge + len(tail)
+        with harness.Workdir(a.keep, "report-inputs") as wd:
+            fifo = os.path.join(wd.path, "feed.log")
+            os.mkfifo(fifo)
+            wrote = []
+
+            def writer():
+                try:
+                    fd = os.open(fifo, os.O_WRONLY)  # blocks until the report opens it
+                    try:
+                        fcntl.fcntl(fd, 1031, 1 << 20)  # F_SETPIPE_SZ: fewer switches
+                    except OSError:
+                        pass
+                    with os.fdopen(fd, "wb", buffering=0) as f:
+                        f.write(head)
+                        block, left = b"x" * (1 << 20), huge
+                        while left:
+                            left -= f.write(block[:min(left, len(block))])
+                        f.write(tail)
+                    wrote.append(True)
+                except OSError as e:  # the reader stopped early
+                    wrote.append(e)
+            t = threading.Thread(target=writer, daemon=True)
+            t.start()
+            try:
+                rc, out, err = run(a, ["--json", fifo], timeout=60)
+                try:
+                    got = json.loads(out)["inputs"]
+                except ValueError:
+                    got = {}
+                want = {"files": 1, "records": len(before) + 1 + len(after), "lines_rejected": 2, "bytes": total}
+                seen = {k: got.get(k) for k in want}
+                if rc != 0 or seen != want:
+                    problems.append("rc %d, %s, want %s: %s" % (rc, seen, want, err[-800:]))
+                n = len(before)
+                for lineno, length in ((n + 2, LINE_MAX), (n + 3, huge)):
+                    msg = "%s:%d: rejected: a line of %d bytes: longer than any Inspector line" % (fifo, lineno, length)
+                    if err.count(msg) != 1:
+                        problems.append("no %r on stderr: %s" % (msg, err[-800:]))
+            except subprocess.TimeoutExpired:
+                problems.append("the report did not finish in 60 s")
+            finally:
+                if t.is_alive():  # free the writer if the report never opened the pipe
+                    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+                    t.join(5)
+                    os.close(fd)
+            if wrote != [True]:
+                problems.append("the writer of the named pipe: %s" % wrote)
+            if problems:
+                wd.failed = True
+        if problems:
+            return False, "FAIL inputs.huge-line-stream: %s" % "; ".join(problems)
+        return True, ("OK inputs.huge-line-stream: %d bytes through a pipe, lines of 1 MiB and 2 GiB + 7 "
+                      "rejected, the records around them read" % total)
+    return harness.Case("inputs.huge-line-stream", fn, labels=["report"], timeout=120)
 
 
 def fifo_in_dir_case():
@@ -472,8 +560,8 @@ def many_comms_case():
 
 
 def cases():
-    return [nranks_mixed_case(), nranks_huge_case(), streams_case(), fifo_in_dir_case(), deep_tree_case(),
-            planted_links_case(), many_comms_case()]
+    return [nranks_mixed_case(), nranks_huge_case(), streams_case(), huge_line_stream_case(), fifo_in_dir_case(),
+            deep_tree_case(), planted_links_case(), many_comms_case()]
 
 
 if __name__ == "__main__":

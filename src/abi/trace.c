@@ -177,7 +177,8 @@ static size_t g_len;
 static off_t g_off;
 static bool g_failed;
 static char g_path[PATH_MAX + 320];
-static char g_dir[PATH_MAX], g_stem[300]; /* to make the file again if it is deleted */
+static struct ins_files_dir g_dir; /* as first made: to make the file again if it is deleted */
+static char g_stem[300];
 static atomic_int g_warned, g_warned_gone;
 /* The init lines of the contexts not yet finalized, so that a file made again after the
  * first was deleted starts with them (the replay needs a context's init before its
@@ -461,7 +462,7 @@ static size_t write_all(const char *p, size_t n, int *err) {
 static int reopen(void) {
   bool renamed = false;
   close(g_fd);
-  g_fd = ins_files_create(g_dir, g_stem, ".trace.jsonl", g_path, sizeof g_path, &renamed);
+  g_fd = ins_files_create(&g_dir, g_stem, ".trace.jsonl", g_path, sizeof g_path, &renamed);
   g_off = 0;
   if (g_fd < 0) return -1;
   if (!ins_warn_once(&g_warned_gone, "trace mode: the trace file was deleted while the job ran: "
@@ -484,9 +485,10 @@ static void flush_buf(void) {
   int err = 0;
   size_t done = g_failed ? 0 : write_all(g_buf, g_len, &err);
   /* Deleted before or while this was written: it reached no one. Again, to a new file. */
+  bool lost_file = false;
   if (!g_failed && done == g_len && g_len && ins_files_gone(g_fd, g_path)) {
     if (reopen() == 0) done = write_all(g_buf, g_len, &err);
-    else err = errno, done = 0;
+    else err = errno, done = 0, lost_file = g_fd < 0;
   }
   if (!g_failed && done < g_len) {
     const char *nl = done ? memrchr(g_buf, '\n', done) : NULL;
@@ -497,7 +499,11 @@ static void flush_buf(void) {
   g_off += (off_t)done;
   if (done < g_len) {
     atomic_fetch_add(&g_lines_lost, count_lines(g_buf + done, g_len - done));
-    if (err)
+    if (lost_file) /* the directory could not be made again, or is refused (io/files.h) */
+      ins_warn_once(&g_warned, "trace mode: the trace file %s was deleted while the job ran and "
+                    "cannot be made again: %s; the trace ends there and later callbacks are not "
+                    "written (counted)", g_path, ins_files_why(&g_dir, err));
+    else if (err)
       ins_warn_once(&g_warned, "trace mode: writing %s failed: %s; the trace ends there and "
                     "later callbacks are not written", g_path, strerror(err));
   }
@@ -736,17 +742,17 @@ void ins_trace_open(const char *dir, const char *hostname) {
   g_buf = NULL;
   char stem[300];
   snprintf(stem, sizeof stem, "%s-pid%ld", hostname, (long)getpid());
-  snprintf(g_dir, sizeof g_dir, "%s", dir);
+  ins_files_dir_set(&g_dir, dir); /* a forked child's: the parent's, as it was first made */
   snprintf(g_stem, sizeof g_stem, "%s", stem);
   bool renamed = false;
   g_buf = malloc(TRACE_BUF);
   if (g_buf)
-    g_fd = ins_files_create(dir, stem, ".trace.jsonl", g_path, sizeof g_path, &renamed);
+    g_fd = ins_files_create(&g_dir, stem, ".trace.jsonl", g_path, sizeof g_path, &renamed);
   else
     errno = ENOMEM;
   if (g_fd < 0) {
     ins_warn("NCCL_INSPECTOR_TRACE_DIR: cannot create a trace file in '%s': %s; trace mode off",
-             dir, strerror(errno));
+             dir, ins_files_why(&g_dir, errno));
     free(g_buf);
     g_buf = NULL;
     return;
@@ -808,7 +814,9 @@ void ins_trace_finalize(int ctx) {
 }
 
 void ins_trace_flush(void) {
-  if (g_fd < 0) return;
+  /* no file: trace mode never started, or its file could not be made again (the thread
+   * runs on, counting the lines it cannot write: stopped here, and they are said) */
+  if (g_fd < 0 && !g_thread_running) return;
   if (g_thread_running) {
     atomic_store(&g_stop, true);
     pthread_join(g_thread, NULL);

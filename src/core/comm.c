@@ -44,9 +44,17 @@ struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, cons
    * records are then dropped and counted, the job goes on); 0: a config made by hand */
   ins_seg_setup((size_t)(cfg->ring_memory_max_mb ? cfg->ring_memory_max_mb : INS_SEG_DEFAULT_MAX_MB)
                 << 20);
-  if (ins_ring_init(&c->ring[INS_KIND_COLL], cfg->coll_ring_size, INS_RECORD_MAX(c->verbose)) ||
-      ins_ring_init(&c->ring[INS_KIND_P2P], cfg->p2p_ring_size, INS_RECORD_MAX(c->verbose)))
-    goto fail;
+  int rc = ins_ring_init(&c->ring[INS_KIND_COLL], cfg->coll_ring_size, INS_RECORD_MAX(c->verbose));
+  if (!rc) rc = ins_ring_init(&c->ring[INS_KIND_P2P], cfg->p2p_ring_size, INS_RECORD_MAX(c->verbose));
+  if (rc == -2) {
+    static atomic_int warned;
+    ins_warn_once(&warned, "this process has made over 4 billion rings of records (2 per "
+                  "communicator): communicator 0x%llx rank %d and later ones are not tracked",
+                  (unsigned long long)id, rank);
+    ins_comm_destroy(c);
+    return NULL;
+  }
+  if (rc) goto fail;
   /* the pool keeps resident what this context's rings hold full: bursts one context can
    * hold at all cost no page faults once they were seen */
   ins_seg_keep_warm((c->ring[0].slot_mask + 1 + c->ring[1].slot_mask + 1) / 2);

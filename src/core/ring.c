@@ -12,6 +12,7 @@
 #include "core/ring.h"
 
 #include <assert.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,18 +22,59 @@
 
 /* seq: pos + 1 once the record of position pos is in the cell; anything else (what an
  * earlier user of the segment left) is not a record, since no ring of the process ever
- * uses that position again (positions are unique in the process: g_ring_base). */
+ * uses that position again (positions are unique in the process: the spans, below). */
 struct cell_hdr { _Atomic uint64_t seq; uint64_t pad; };
 #define HDR sizeof(struct cell_hdr)
 
-/* Each ring's positions start at a base of its own, 2^40 apart (127 days of 100,000
- * records a second, positions skipped by trims included), so that a segment a ring
- * reuses, or takes over from another, needs no clearing: its old sequence words are other
- * positions. So the consumer never writes a cell (it only reads them), and a segment is
- * handed on as it is. The bases wrap after 2^24 rings (8 million communicators) in one
- * process. */
-#define RING_SPAN_SHIFT 40
-static _Atomic uint64_t g_ring_base = 1;
+/*
+ * Spans. Each ring's positions lie in a span of its own: 2^32 positions (span s is
+ * [s << 32, (s + 1) << 32)), from a process-wide count, so that positions are unique in
+ * the process and a segment a ring reuses, or takes over from another, needs no clearing:
+ * its old sequence words are other positions. So the consumer never writes a cell (it only
+ * reads them), and a segment is handed on as it is.
+ *
+ * A span is not enough for a ring's life (positions skipped by trims included, 2^32 is 12
+ * hours at 100,000 records a second): a ring that has used half of its span takes a new
+ * one at a trim that finds it empty (ins_ring_trim: tail, then head, jump to the new
+ * span's start; a producer that sees tail moved and head not yet looks again). Producers
+ * never reserve past the span's end (`end`): a ring never empty at a trim for 2^31
+ * positions drops records there, counted as when it is full, until the consumer has
+ * drained it and moved it.
+ *
+ * The count never wraps. Spans run from 1 to 2^32 - 2: the last is left out, so that no
+ * sequence word (position + 1) or room test (head + cap) passes 2^64. When every span is
+ * handed out (4 billion rings made or moved: 2 billion communicators, two rings each) a new
+ * ring is refused (ins_ring_init: -2; its communicator is not tracked, said) and a ring
+ * stays in its span. The bases were once 2^40 apart from
+ * a count that wrapped after 2^24 rings, onto the bases of rings still live, and a ring
+ * that passed 2^40 positions ran into the next ring's: a stale cell then read as a record.
+ */
+#define RING_SPAN_SHIFT 32
+static unsigned g_span_shift = RING_SPAN_SHIFT; /* only tests change it (ins_ring_test_spans) */
+static _Atomic uint64_t g_next_span = 1;
+
+/* A new span's first position, or 0 when every span is handed out. */
+static uint64_t take_span(void) {
+  uint64_t last = (UINT64_MAX >> g_span_shift) - 1;
+  uint64_t s = atomic_load_explicit(&g_next_span, memory_order_relaxed);
+  do {
+    if (s > last) return 0;
+  } while (!atomic_compare_exchange_weak_explicit(&g_next_span, &s, s + 1, memory_order_relaxed,
+                                                  memory_order_relaxed));
+  return s << g_span_shift;
+}
+
+#ifdef INS_TEST_HOOKS
+/* Tests only (CMake defines INS_TEST_HOOKS where the tests are built; a package has no
+ * such function: tests/test_package.py): spans of 2^shift positions from now on (0: as
+ * they are), and the next span handed out is `next`, so that a test reaches the last
+ * spans, or moves a ring many times, quickly (tests/unit/test_ring_spans.c declares it). */
+void ins_ring_test_spans(unsigned shift, uint64_t next);
+void ins_ring_test_spans(unsigned shift, uint64_t next) {
+  if (shift) g_span_shift = shift;
+  atomic_store(&g_next_span, next);
+}
+#endif
 
 static inline _Atomic uintptr_t *slot_of(struct ins_ring *r, uint64_t pos) {
   return &r->slot[(pos >> r->seg_shift) & r->slot_mask];
@@ -45,6 +87,8 @@ static inline struct cell_hdr *cell_in(struct ins_ring *r, uintptr_t seg, uint64
 int ins_ring_init(struct ins_ring *r, uint32_t capacity, size_t payload) {
   /* positions map to cells and slots by masks: a power of two (core/config.c rounds up) */
   assert(capacity >= 2 && (capacity & (capacity - 1)) == 0);
+  /* a full ring fits in half a span: it moves to a new one with room to spare */
+  assert((uint64_t)capacity <= (1ull << g_span_shift) / 2);
   memset(r, 0, sizeof *r);
   size_t stride = (HDR + payload + 15) & ~(size_t)15;
   if (stride > INS_SEG_BYTES) return -1;
@@ -52,6 +96,8 @@ int ins_ring_init(struct ins_ring *r, uint32_t capacity, size_t payload) {
   while ((size_t)per * 2 * stride <= INS_SEG_BYTES && per < capacity) per *= 2;
   /* twice the slots a full ring spans (ring.h: a producer never finds an older segment) */
   uint32_t nslots = 2 * (capacity / per);
+  uint64_t base = take_span();
+  if (!base) return -2;
   r->slot = calloc(nslots, sizeof *r->slot);
   if (!r->slot) return -1;
   r->cap = capacity;
@@ -59,9 +105,9 @@ int ins_ring_init(struct ins_ring *r, uint32_t capacity, size_t payload) {
   r->cell_mask = per - 1;
   r->seg_shift = (uint32_t)__builtin_ctz(per);
   r->slot_mask = nslots - 1;
-  uint64_t base = atomic_fetch_add_explicit(&g_ring_base, 1, memory_order_relaxed) << RING_SPAN_SHIFT;
   atomic_init(&r->tail, base);
   atomic_init(&r->limit, base + capacity);
+  atomic_init(&r->end, base + (1ull << g_span_shift));
   atomic_init(&r->head, base);
   return 0;
 }
@@ -108,11 +154,20 @@ static uintptr_t install(struct ins_ring *r, _Atomic uintptr_t *slot) {
  * itself), the slot has no segment, or another producer won the CAS. */
 static __attribute__((noinline)) void *reserve_slow(struct ins_ring *r, uint64_t *pos_out) {
   uint64_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
-  for (;;) {
+  for (int moving = 0;;) {
     if (pos >= atomic_load_explicit(&r->limit, memory_order_acquire)) {
       uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-      atomic_store_explicit(&r->limit, h + r->cap, memory_order_release);
-      if (pos >= h + r->cap) return NULL; /* full */
+      /* after head: the end of the span head is in (ins_ring_trim stores it before head) */
+      uint64_t end = atomic_load_explicit(&r->end, memory_order_relaxed);
+      uint64_t lim = h + r->cap < end ? h + r->cap : end;
+      atomic_store_explicit(&r->limit, lim, memory_order_release);
+      if (pos >= lim) {
+        /* full, or at the span's end; or (tail more than a ring past head) the consumer
+         * has moved tail to a new span and not yet head: a moment, look again */
+        if (pos - h <= r->cap || ++moving > 8) return NULL;
+        pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
+        continue;
+      }
     }
     _Atomic uintptr_t *slot = slot_of(r, pos);
     uintptr_t seg = atomic_load_explicit(slot, memory_order_acquire);
@@ -164,16 +219,28 @@ static void give_back(struct ins_ring *r, uint64_t h, uintptr_t seg) {
  * segment's end. Once per drain, not whenever a peek finds nothing: a drain catches up
  * with a busy producer many times, and taking its segment each time made it start a new
  * one as often (2 to 5 ns more a callback at 500,000 records/s, measured: docs/BENCHMARKS.md).
+ *
+ * A ring past half its span moves to a new span the same way, segment or none: tail jumps
+ * to the new span's start, then `end`, then head (the order reserve_slow relies on). The
+ * span is taken once and kept (`spare`) until a trim finds the ring empty.
  */
 void ins_ring_trim(struct ins_ring *r) {
   uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
   uintptr_t seg = atomic_load_explicit(slot_of(r, h), memory_order_acquire);
-  uint64_t t = h, end = (h | r->cell_mask) + 1;
-  if (!seg || !atomic_compare_exchange_strong_explicit(&r->tail, &t, end, memory_order_relaxed,
-                                                       memory_order_relaxed))
+  uint64_t end = atomic_load_explicit(&r->end, memory_order_relaxed);
+  uint64_t span = 1ull << g_span_shift;
+  if (end - h <= span / 2 && !r->spare) r->spare = take_span(); /* 0: none left, it stays */
+  bool move = end - h <= span / 2 && r->spare;
+  uint64_t t = h, to = move ? r->spare : (h | r->cell_mask) + 1;
+  if ((!seg && !move) || !atomic_compare_exchange_strong_explicit(&r->tail, &t, to, memory_order_relaxed,
+                                                                  memory_order_relaxed))
     return;
-  give_back(r, h, seg);
-  atomic_store_explicit(&r->head, end, memory_order_release);
+  if (seg) give_back(r, h, seg);
+  if (move) {
+    atomic_store_explicit(&r->end, to + span, memory_order_relaxed);
+    r->spare = 0;
+  }
+  atomic_store_explicit(&r->head, to, memory_order_release);
 }
 
 /* Records were dropped because the process's rings held the cap (seg.h): said once, by

@@ -28,9 +28,11 @@
  *    have installed one early into an empty slot: harmless, the slot's next user
  *    or finalize takes it).
  *  - A cell holds the record of p once its `seq` is p + 1. Positions are unique in
- *    the process (each ring's start at a base of its own: ring.c), so what an
- *    earlier user of a segment left in it never reads as a record: no cell is ever
- *    cleared, and the consumer only reads cells.
+ *    the process (each ring's in a span of 2^32 of its own, a new span when it has used
+ *    half of one: ring.c), so what an earlier user of a segment left in it never reads
+ *    as a record: no cell is ever cleared, and the consumer only reads cells.
+ *  - A producer never reserves at or past `end`, its span's end; the consumer moves an
+ *    empty ring to a new span at a trim (tail, then end, then head).
  * Full, or no segment to be had (the process's cap): "drop and count", never wait.
  * A producer wakes the consumer by the policy core/wake.h states (its test on a
  * ring is inline at the end of this file).
@@ -55,11 +57,16 @@ struct ins_ring {
   uint32_t cell_mask;                 /* per_seg - 1: cells per segment, a power of two */
   uint32_t slot_mask;                 /* nslots - 1 */
   uint32_t stride;                    /* bytes per cell, header included */
+  _Atomic uint64_t end;               /* the end of the ring's span: no position reserved at or
+                                         past it (written by the consumer, read by producers
+                                         only when `limit` says full) */
   _Alignas(64) _Atomic uint64_t head; /* next position to consume (written by the consumer only) */
+  uint64_t spare;                     /* the consumer's: a span taken for the next move, 0 none */
 };
 
 /* A ring of at most `capacity` (power of two) cells of `payload` bytes each: a slot
- * table (16 bytes per segment of a full ring), no cells yet. 0, or -1 (no memory). */
+ * table (16 bytes per segment of a full ring), no cells yet. 0, or -1 (no memory), or -2
+ * (the process has made so many rings that no span of positions is left: ring.c). */
 int ins_ring_init(struct ins_ring *r, uint32_t capacity, size_t payload);
 /* Gives every segment back (records still in it are dropped) and frees the table. */
 void ins_ring_free(struct ins_ring *r);

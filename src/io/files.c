@@ -1,80 +1,229 @@
 /*
  * files.c - safe creation of directories and files (see files.h).
+ *
+ * The walk holds O_PATH descriptors: they need only search permission on the
+ * directories above (as a path lookup does), where O_RDONLY would need read
+ * permission on each (a /lustre/project at 0711 is common), and *at calls take
+ * them. Random names are our own (mkostemps takes a path, which would be looked
+ * up again from the top).
  */
 #include "io/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-/* Give a directory we just made its mode through a descriptor: if the name was
- * swapped for a link meanwhile, O_NOFOLLOW refuses it; if for someone else's
- * directory, fchmod fails (EPERM). Either way nothing of theirs changes. */
-static void set_new_dir_mode(const char *path) {
-  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
+#define WALK (O_PATH | O_DIRECTORY | O_CLOEXEC)
+#define RANDOM_TRIES 100 /* names taken in a row before giving up (EEXIST) */
+
+void ins_files_dir_set(struct ins_files_dir *d, const char *path) {
+  if (d->known && !strcmp(d->path, path)) return;
+  snprintf(d->path, sizeof d->path, "%s", path);
+  d->known = false;
+  d->nlinks = 0;
+  d->why[0] = '\0';
+}
+
+const char *ins_files_why(const struct ins_files_dir *d, int err) {
+  return err == ELOOP && d->why[0] ? d->why : strerror(err);
+}
+
+/* Refuse the component that ends `len` bytes into the path: -1, errno ELOOP, d->why set. */
+static int refuse(struct ins_files_dir *d, size_t len) {
+  snprintf(d->why, sizeof d->why, "'%.*s' is a symbolic link that was not there, or led "
+           "elsewhere, when the directory was first made: not followed", (int)len, d->path);
+  return errno = ELOOP, -1;
+}
+
+/* A directory we just made, open at fd (O_RDONLY: fchmod needs more than O_PATH): its
+ * mode whatever the umask, unless it turns out to be someone else's. */
+static void own_new_dir(int fd) {
   struct stat st;
   if (fstat(fd, &st) == 0 && st.st_uid == geteuid()) (void)fchmod(fd, INS_DIR_MODE);
-  close(fd);
 }
 
-int ins_files_mkdir_p(const char *dir) {
-  char path[PATH_MAX];
-  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) return errno = ENAMETOOLONG, -1;
-  for (char *p = path + 1;; p++) {
-    if (*p == '/' || *p == '\0') {
-      char saved = *p;
-      *p = '\0';
-      if (mkdir(path, INS_DIR_MODE) == 0)
-        set_new_dir_mode(path); /* INS_DIR_MODE whatever the umask */
-      else if (errno != EEXIST)
-        return -1;
-      *p = saved;
-      if (!saved) break;
-    }
-  }
+/* The walk's state: the links met, kept as d's memory if this is its first making. */
+struct walk {
+  int nlinks;
+  struct { uint32_t comp; dev_t dev; ino_t ino; } link[INS_FILES_MAX_LINKS];
+};
+
+static bool remembered(const struct ins_files_dir *d, uint32_t comp, const struct stat *st) {
+  for (int i = 0; i < d->nlinks; i++)
+    if (d->link[i].comp == comp) return d->link[i].dev == st->st_dev && d->link[i].ino == st->st_ino;
+  return false;
+}
+
+/* Through the link `name` in fd: a descriptor of the directory it leads to, if this is
+ * d's first making (the link remembered in w) or the link led there at the first. */
+static int through_link(struct ins_files_dir *d, struct walk *w, int fd, const char *name,
+                        uint32_t comp, size_t len) {
+  int next = openat(fd, name, WALK), e;
   struct stat st;
-  if (stat(path, &st) != 0) return -1;
-  if (!S_ISDIR(st.st_mode)) return errno = ENOTDIR, -1;
-  return 0;
+  if (next < 0) return -1;
+  if (fstat(next, &st) != 0) goto fail;
+  if (d->known) {
+    if (remembered(d, comp, &st)) return next;
+    close(next);
+    return refuse(d, len);
+  }
+  if (w->nlinks == INS_FILES_MAX_LINKS) {
+    errno = ELOOP;
+    goto fail;
+  }
+  w->link[w->nlinks].comp = comp;
+  w->link[w->nlinks].dev = st.st_dev;
+  w->link[w->nlinks++].ino = st.st_ino;
+  return next;
+fail:
+  e = errno;
+  close(next);
+  return errno = e, -1;
 }
 
-/* mkostemps has made a new file (O_EXCL, mode 0600): it is ours to chmod. */
-static int own_new_file(int fd) {
-  if (fd >= 0) (void)fchmod(fd, INS_FILE_MODE);
+/* Component `name` (the comp'th of d's path, which ends `len` bytes in) in the directory
+ * open at fd: a descriptor of it, made if missing. -1 with errno. */
+static int step(struct ins_files_dir *d, struct walk *w, int fd, const char *name, uint32_t comp,
+                size_t len, bool make) {
+  for (int tries = 0; tries < 3; tries++) { /* it may change while we look: look again */
+    int next = openat(fd, name, WALK | O_NOFOLLOW);
+    if (next >= 0) return next;
+    if (errno == ENOENT && make) {
+      if (mkdirat(fd, name, INS_DIR_MODE) != 0) {
+        if (errno == EEXIST) continue; /* made meanwhile: what is it? */
+        return -1;
+      }
+      /* ours: a link in its place now was planted since (refused even at the first making) */
+      next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (next >= 0) {
+        own_new_dir(next);
+        return next;
+      }
+      if (errno == EACCES) return openat(fd, name, WALK | O_NOFOLLOW); /* a umask of 04xx */
+      return errno == ELOOP || errno == ENOTDIR ? refuse(d, len) : -1;
+    }
+    if (errno != ENOTDIR && errno != ELOOP) return -1; /* ENOENT when not making */
+    struct stat ls;
+    if (fstatat(fd, name, &ls, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;
+      return -1;
+    }
+    if (!S_ISLNK(ls.st_mode)) return errno = ENOTDIR, -1; /* a file, or anything else */
+    return through_link(d, w, fd, name, comp, len);
+  }
+  return errno = EAGAIN, -1;
+}
+
+int ins_files_dir_open(struct ins_files_dir *d, bool make) {
+  d->why[0] = '\0';
+  const char *p = d->path;
+  if (!*p) return errno = ENOENT, -1;
+  int fd = open(*p == '/' ? "/" : ".", WALK);
+  if (fd < 0) return -1;
+  struct walk w = {.nlinks = 0};
+  char name[NAME_MAX + 1];
+  for (uint32_t comp = 0;; comp++) {
+    while (*p == '/') p++;
+    if (!*p) break;
+    size_t n = strcspn(p, "/");
+    if (n > NAME_MAX) {
+      close(fd);
+      return errno = ENAMETOOLONG, -1;
+    }
+    memcpy(name, p, n);
+    name[n] = '\0';
+    p += n;
+    int next = step(d, &w, fd, name, comp, (size_t)(p - d->path), make), e = errno;
+    close(fd);
+    if (next < 0) return errno = e, -1;
+    fd = next;
+  }
+  if (!d->known) {
+    d->nlinks = w.nlinks;
+    memcpy(d->link, w.link, sizeof w.link);
+    d->known = true;
+  }
   return fd;
 }
 
-int ins_files_create(const char *dir, const char *stem, const char *suffix, char *path,
-                    size_t cap, bool *renamed) {
+/* Six characters no one can guess ahead of time (as mkstemp's XXXXXX). */
+static void random_name(char *x) {
+  static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  unsigned char r[6];
+  if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+    /* no entropy yet (early boot): the clock, our pid and a counter, mixed */
+    static _Atomic uint64_t n;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t v = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 48 ^ n++;
+    v *= 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 6; i++) r[i] = (unsigned char)(v >> (8 * i + 13));
+  }
+  for (int i = 0; i < 6; i++) x[i] = set[r[i] % (sizeof set - 1)];
+}
+
+/* A new file `name` in dirfd (O_EXCL refuses any existing name, a link, even a dangling
+ * one, included), its mode set through its descriptor. */
+static int create_at(int dirfd, const char *name) {
+  int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, INS_FILE_MODE);
+  if (fd >= 0) (void)fchmod(fd, INS_FILE_MODE); /* whatever the umask: ours, just made */
+  return fd;
+}
+
+/* name: head + "XXXXXX" + tail, the X's random, created new in dirfd (tried again while
+ * the name is taken). */
+static int create_random(int dirfd, char *name, size_t cap, const char *head, const char *tail) {
+  int n = snprintf(name, cap, "%sXXXXXX%s", head, tail);
+  if (n < 0 || (size_t)n >= cap) return errno = ENAMETOOLONG, -1;
+  for (int i = 0; i < RANDOM_TRIES; i++) {
+    random_name(name + strlen(head));
+    int fd = create_at(dirfd, name);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return errno = EEXIST, -1;
+}
+
+int ins_files_create(struct ins_files_dir *d, const char *stem, const char *suffix, char *path,
+                     size_t cap, bool *renamed) {
   *renamed = false;
-  if (ins_files_mkdir_p(dir) != 0) return -1;
-  int n = snprintf(path, cap, "%s/%s%s", dir, stem, suffix);
-  if (n < 0 || (size_t)n >= cap) return errno = ENAMETOOLONG, -1;
-  /* O_EXCL: fails on any existing name, a link (even a dangling one) included */
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, INS_FILE_MODE);
-  if (fd >= 0) return own_new_file(fd);
-  if (errno != EEXIST) return -1;
-  n = snprintf(path, cap, "%s/%s.XXXXXX%s", dir, stem, suffix);
-  if (n < 0 || (size_t)n >= cap) return errno = ENAMETOOLONG, -1;
-  *renamed = true;
-  return own_new_file(mkostemps(path, (int)strlen(suffix), O_CLOEXEC));
+  char name[NAME_MAX + 1], head[NAME_MAX + 1];
+  /* the random name is 7 bytes longer (.XXXXXX): said now, before anything is made */
+  int n = snprintf(name, sizeof name, "%s.XXXXXX%s", stem, suffix);
+  if (n < 0 || (size_t)n >= sizeof name || strlen(d->path) + 1 + (size_t)n >= cap)
+    return errno = ENAMETOOLONG, -1;
+  snprintf(name, sizeof name, "%s%s", stem, suffix);
+  int dfd = ins_files_dir_open(d, true);
+  if (dfd < 0) return -1;
+  int fd = create_at(dfd, name);
+  if (fd < 0 && errno == EEXIST) {
+    *renamed = true;
+    snprintf(head, sizeof head, "%s.", stem);
+    fd = create_random(dfd, name, sizeof name, head, suffix);
+  }
+  int e = errno;
+  close(dfd);
+  if (fd < 0) return errno = e, -1;
+  snprintf(path, cap, "%s/%s", d->path, name);
+  return fd;
 }
 
-int ins_files_create_temp(const char *dir, const char *prefix, char *path, size_t cap) {
-  int n = snprintf(path, cap, "%s/%sXXXXXX", dir, prefix);
-  if (n < 0 || (size_t)n >= cap) return errno = ENAMETOOLONG, -1;
-  return own_new_file(mkostemp(path, O_CLOEXEC));
+int ins_files_create_temp(int dirfd, const char *prefix, char *name, size_t cap) {
+  return create_random(dirfd, name, cap, prefix, "");
 }
 
-int ins_files_dir_writable(const char *dir) {
-  if (ins_files_mkdir_p(dir) != 0) return -1;
-  return access(dir, W_OK | X_OK);
+int ins_files_dir_writable(struct ins_files_dir *d) {
+  int dfd = ins_files_dir_open(d, true);
+  if (dfd < 0) return -1;
+  int rc = faccessat(dfd, ".", W_OK | X_OK, 0), e = errno;
+  close(dfd);
+  return rc == 0 ? 0 : (errno = e, -1);
 }
 
 bool ins_files_gone(int fd, const char *path) {

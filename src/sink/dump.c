@@ -429,10 +429,12 @@ void ins_dump_start(const struct ins_config *cfg) {
   for (int i = 0; i < g_nsinks; i++) g_sinks[i]->start(cfg);
   /* Now, not at the first write: with the default interval that is teardown, hours
    * later. The writers check again then (the directory may change meanwhile). */
-  if (ins_files_dir_writable(cfg->dump_dir) != 0)
+  static struct ins_files_dir dir; /* init only: the sinks keep their own (io/files.h) */
+  ins_files_dir_set(&dir, cfg->dump_dir);
+  if (ins_files_dir_writable(&dir) != 0)
     ins_warn("NCCL_INSPECTOR_DUMP_DIR: cannot write to '%s': %s; records will be counted as "
              "lost unless it becomes writable (set NCCL_INSPECTOR_DUMP_DIR to a writable "
-             "directory)", cfg->dump_dir, strerror(errno));
+             "directory)", cfg->dump_dir, ins_files_why(&dir, errno));
   /* Interval 0 (continuous): the thread wakes every INTERVAL0_US by itself, and a
    * producer wakes it only when a ring is a sixteenth full, so that a callback
    * makes a system call (the futex wake) once per many records, not per record. */

@@ -27,6 +27,23 @@ if(TARGET inspector_core)
   ins_unit_test(writer_deleted test_writer_deleted.c 60 "unit")
   # trace mode's file deleted while the job runs: a new file that starts with the live inits
   ins_unit_test(trace_deleted test_trace_deleted.c 60 "unit;trace")
+  # the dump directory (or a parent) deleted while the job runs and a link planted in its
+  # place: not followed by the log, the trace file or the .prom files (one warning, counted);
+  # the user's own links still are. One process per case: unit_dir_relinked.<case>
+  add_executable(inspector-unit-dir_relinked ${CMAKE_CURRENT_LIST_DIR}/test_dir_relinked.c
+                 $<TARGET_OBJECTS:inspector_core>)
+  target_include_directories(inspector-unit-dir_relinked PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-dir_relinked PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-dir_relinked PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
+  foreach(_case json.dir json.parent json.user_link json.dir_is_link trace.dir trace.parent
+          prom.dir prom.parent)
+    add_test(NAME unit_dir_relinked.${_case} COMMAND inspector-unit-dir_relinked --case ${_case})
+    set(_labels "unit")
+    if(_case MATCHES "^trace")
+      set(_labels "unit;trace")
+    endif()
+    set_tests_properties(unit_dir_relinked.${_case} PROPERTIES TIMEOUT 60 LABELS "${_labels}")
+  endforeach()
   # the writer thread's queue with a stalled file system: depth, waits, order
   ins_unit_test(wqueue test_wqueue.c 60 "threads;unit")
   # dump_stats over several dumps of one communicator: since_last_dump is per dump
@@ -57,6 +74,22 @@ if(TARGET inspector_core)
   ins_unit_test(op_timestamps test_op_timestamps.c 120 "unit")
   # rings of 16 cells wrapping under the dump thread, two producers each (TSan: label threads)
   ins_unit_test(ring_stress test_ring_stress.c 300 "threads;unit")
+  # the rings' positions at their edges: the span count past where the old bases wrapped,
+  # a ring at its span's end moving to a new one, the last span, moves under load (TSan:
+  # label threads). One process per case: unit_ring_spans.<case>
+  add_executable(inspector-unit-ring_spans ${CMAKE_CURRENT_LIST_DIR}/test_ring_spans.c
+                 $<TARGET_OBJECTS:inspector_core>)
+  target_include_directories(inspector-unit-ring_spans PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-ring_spans PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-ring_spans PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
+  foreach(_case wrap span_end last_span moves)
+    add_test(NAME unit_ring_spans.${_case} COMMAND inspector-unit-ring_spans --case ${_case})
+    set(_labels "unit")
+    if(_case STREQUAL "moves")
+      set(_labels "threads;unit")
+    endif()
+    set_tests_properties(unit_ring_spans.${_case} PROPERTIES TIMEOUT 120 LABELS "${_labels}")
+  endforeach()
   # a GPU's Prometheus counters add up over its communicators' reports
   ins_unit_test(prom_totals test_prom_totals.c 60 "unit")
   # rules at their bounds exactly: the timer's span, the largest values of variables
@@ -114,6 +147,22 @@ if(TARGET inspector-report)
   target_link_libraries(inspector-unit-report_acc_probes PRIVATE PkgConfig::JANSSON Threads::Threads m)
   add_test(NAME unit_report_acc_probes COMMAND inspector-unit-report_acc_probes)
   set_tests_properties(unit_report_acc_probes PROPERTIES TIMEOUT 60 LABELS "unit;report")
+endif()
+
+# inspector-report's plain-file reader past 4 GiB (tools/report/input.c): chunks read at offsets
+# beyond 2^32 of a reservation whose untouched pages fault, lines of RPT_LINE_MAX rejected unread
+if(TARGET inspector-report)
+  set(_rpt ${PROJECT_SOURCE_DIR}/tools/report)
+  add_executable(inspector-unit-report_big_inputs ${CMAKE_CURRENT_LIST_DIR}/test_report_big_inputs.c
+                 ${_rpt}/input.c ${_rpt}/acc.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c
+                 ${_rpt}/job.c ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
+  target_include_directories(inspector-unit-report_big_inputs PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-report_big_inputs PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-report_big_inputs PRIVATE PkgConfig::JANSSON ZLIB::ZLIB Threads::Threads m)
+  foreach(_case chunk_in_a_line lines_past_4gib line_max)
+    add_test(NAME unit_report_big_inputs.${_case} COMMAND inspector-unit-report_big_inputs --case ${_case})
+    set_tests_properties(unit_report_big_inputs.${_case} PROPERTIES TIMEOUT 60 LABELS "unit;report")
+  endforeach()
 endif()
 
 # inspector-report's HTML page and Perfetto trace (tools/report/out_html.c, out_trace.c) written

@@ -455,6 +455,13 @@ static int exclusion(const struct rpt_options *o, const struct rpt_record *r) {
   return -1;
 }
 
+void rpt_acc_long_line(struct rpt_acc *a, uint64_t len, int unit, uint64_t lineno) {
+  struct rpt_line l;
+  a->lines++;
+  rpt_parse_too_long(len, &l);
+  note_bad(a, unit, lineno, &l);
+}
+
 void rpt_acc_line(struct rpt_acc *a, const char *line, size_t len, int unit, uint64_t lineno) {
   struct rpt_line l;
   a->lines++;

@@ -31,6 +31,8 @@ struct rpt_bad_line {
 struct rpt_acc *rpt_acc_new(const struct rpt_options *opt, int nthreads);
 /* One line of input unit `unit` (its line number counted from 1 within the unit). */
 void rpt_acc_line(struct rpt_acc *a, const char *line, size_t len, int unit, uint64_t lineno);
+/* A line of len bytes (RPT_LINE_MAX or more) that the reader did not keep: rejected. */
+void rpt_acc_long_line(struct rpt_acc *a, uint64_t len, int unit, uint64_t lineno);
 /* Lines rejected or not records, in this thread (the first few are kept with their reason). */
 const struct rpt_bad_line *rpt_acc_bad_lines(const struct rpt_acc *a, int *n);
 uint64_t rpt_acc_records(const struct rpt_acc *a);

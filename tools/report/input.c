@@ -42,6 +42,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -61,7 +62,7 @@
  * so that the tests can split small files (chunk edges, line numbers across chunks). */
 #define CHUNK (16u << 20)
 static uint64_t g_chunk = CHUNK;
-#define GZ_BUF (1u << 20)
+#define GZ_BUF RPT_LINE_MAX /* a stream's (or gzip file's) line buffer */
 #define SHOW_BAD_LINES 10
 
 struct file {
@@ -371,11 +372,14 @@ struct worker {
 };
 
 /* Feeds the lines that start in [lo, hi) of a mapped file (the last may run past hi). */
-static uint64_t feed_mapped(struct rpt_acc *acc, int unit, const char *base, uint64_t size, uint64_t lo, uint64_t hi) {
+uint64_t rpt_input_feed_mapped(struct rpt_acc *acc, int unit, const char *base, uint64_t size, uint64_t lo,
+                               uint64_t hi) {
   uint64_t p = lo, lines = 0;
   if (lo > 0) { /* the line that holds byte lo - 1 belongs to the previous chunk */
-    const char *nl = memchr(base + lo - 1, '\n', size - (lo - 1));
-    p = nl ? (uint64_t)(nl - base) + 1 : size;
+    /* its end looked for in this chunk only: a line that spans it starts in none of its
+     * bytes (a 4 GiB line once made each of its 256 chunks read on to its end) */
+    const char *nl = memchr(base + lo - 1, '\n', (hi < size ? hi : size) - (lo - 1));
+    p = nl ? (uint64_t)(nl - base) + 1 : hi;
   }
   uint64_t reported = p;
   while (p < hi && p < size) {
@@ -414,7 +418,7 @@ static void read_plain(struct rpt_acc *acc, int ui) {
     return;
   }
   madvise(m, f->size, MADV_SEQUENTIAL);
-  u->lines = feed_mapped(acc, ui, m, f->size, u->off, u->off + u->len);
+  u->lines = rpt_input_feed_mapped(acc, ui, m, f->size, u->off, u->off + u->len);
   munmap(m, f->size);
 }
 
@@ -441,28 +445,32 @@ static void read_gz(struct rpt_acc *acc, int ui) {
     return;
   }
   gzbuffer(z, 1 << 17);
-  size_t cap = GZ_BUF, have = 0;
-  char *buf = malloc(cap);
+  /* A line is kept whole in buf (GZ_BUF, RPT_LINE_MAX bytes): one that fills it is too
+   * long for an Inspector line and is skipped to its newline, counted, never kept. */
+  char *buf = malloc(GZ_BUF);
   if (!buf) {
     fprintf(stderr, "inspector-report: out of memory\n");
     exit(1);
   }
-  uint64_t lines = 0;
+  size_t have = 0;
+  uint64_t lines = 0, skipping = 0; /* skipping: bytes of a too-long line read so far */
   z_off_t reported = 0;
   for (;;) {
-    if (have == cap) { /* a line longer than the buffer: grow it */
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) {
-        fprintf(stderr, "inspector-report: out of memory\n");
-        exit(1);
-      }
-      buf = nb;
-    }
-    int got = gzread(z, buf + have, (unsigned)(cap - have));
+    int got = gzread(z, buf + have, (unsigned)(GZ_BUF - have));
     if (got <= 0) break;
     have += (size_t)got;
     if (f->stream) atomic_fetch_add_explicit(&g_stream_bytes, (uint64_t)got, memory_order_relaxed);
     size_t p = 0;
+    if (skipping) {
+      char *nl = memchr(buf, '\n', have);
+      p = nl ? (size_t)(nl - buf) : have;
+      skipping += p;
+      if (nl) {
+        rpt_acc_long_line(acc, skipping, ui, ++lines);
+        skipping = 0;
+        p++;
+      }
+    }
     for (;;) {
       char *nl = memchr(buf + p, '\n', have - p);
       if (!nl) break;
@@ -471,13 +479,16 @@ static void read_gz(struct rpt_acc *acc, int ui) {
     }
     memmove(buf, buf + p, have - p);
     have -= p;
+    if (have == GZ_BUF) skipping = have, have = 0; /* RPT_LINE_MAX bytes and no newline yet */
     z_off_t off = gzoffset(z);
     if (off > reported) {
       atomic_fetch_add_explicit(&g_bytes_done, (uint64_t)(off - reported), memory_order_relaxed);
       reported = off;
     }
   }
-  if (have) rpt_acc_line(acc, buf, have, ui, ++lines); /* the last line had no newline */
+  /* the last line had no newline */
+  if (skipping) rpt_acc_long_line(acc, skipping, ui, ++lines);
+  else if (have) rpt_acc_line(acc, buf, have, ui, ++lines);
   int zerr = 0;
   const char *msg = gzerror(z, &zerr);
   if (zerr != Z_OK && zerr != Z_STREAM_END) /* a truncated .gz: what was read counts */
@@ -518,12 +529,23 @@ static int cmp_unit_pos(const void *x, const void *y) {
   return a->off < b->off ? -1 : a->off > b->off;
 }
 
+/* A file's chunk: g_chunk, or larger so that no file has more than this many (a unit is
+ * named by an int; with 16 MiB chunks, a file of 16 TiB). */
+#define UNITS_PER_FILE (1u << 20)
+static uint64_t chunk_of(const struct file *f) {
+  return f->size / g_chunk < UNITS_PER_FILE ? g_chunk : f->size / UNITS_PER_FILE + 1;
+}
+
 static void make_units(void) {
   const char *env = getenv("INSPECTOR_REPORT_CHUNK_BYTES");
   if (env && atoll(env) > 0) g_chunk = (uint64_t)atoll(env);
-  int cap = 0;
+  uint64_t cap = 0;
   for (int i = 0; i < g_nfiles; i++)
-    cap += g_files[i].gz || g_files[i].stream ? 1 : (int)(g_files[i].size / g_chunk + 1);
+    cap += g_files[i].gz || g_files[i].stream ? 1 : g_files[i].size / chunk_of(&g_files[i]) + 1;
+  if (cap > INT_MAX) {
+    fprintf(stderr, "inspector-report: too many inputs: %llu units of work\n", (unsigned long long)cap);
+    exit(1);
+  }
   g_units = calloc((size_t)cap, sizeof *g_units);
   if (!g_units && cap) {
     fprintf(stderr, "inspector-report: out of memory\n");
@@ -534,9 +556,9 @@ static void make_units(void) {
       g_units[g_nunits++] = (struct unit){.file = i, .off = 0, .len = g_files[i].size};
       continue;
     }
-    uint64_t off = 0;
+    uint64_t off = 0, chunk = chunk_of(&g_files[i]);
     do {
-      uint64_t len = g_files[i].size - off < g_chunk ? g_files[i].size - off : g_chunk;
+      uint64_t len = g_files[i].size - off < chunk ? g_files[i].size - off : chunk;
       g_units[g_nunits++] = (struct unit){.file = i, .off = off, .len = len};
       off += len;
     } while (off < g_files[i].size);
@@ -562,19 +584,23 @@ static int cmp_bad(const void *x, const void *y) {
   return a->lineno < b->lineno ? -1 : a->lineno > b->lineno;
 }
 
+static int cmp_unit_index(const void *x, const void *y) {
+  return cmp_unit_pos(&g_units[*(const int *)x], &g_units[*(const int *)y]);
+}
+
 /* The first few bad lines in file order, with whole-file line numbers. */
 static void show_bad_lines(struct worker *w, int nw) {
-  /* a unit's first line number within its file: units sorted by position, summed per file */
-  struct unit *pos = malloc((size_t)g_nunits * sizeof *pos);
+  /* a unit's first line number within its file: units sorted by position, summed per file
+   * (a sort, not a search per unit: a file cut in many chunks made that quadratic) */
+  int *idx = malloc((size_t)g_nunits * sizeof *idx), *order = malloc((size_t)g_nunits * sizeof *order);
   uint64_t *first = malloc((size_t)g_nunits * sizeof *first);
-  int *order = malloc((size_t)g_nunits * sizeof *order);
-  if (!pos || !first || !order) xalloc_die();
-  memcpy(pos, g_units, (size_t)g_nunits * sizeof *pos);
-  qsort(pos, (size_t)g_nunits, sizeof *pos, cmp_unit_pos);
+  if (!idx || !first || !order) xalloc_die();
+  for (int k = 0; k < g_nunits; k++) idx[k] = k;
+  qsort(idx, (size_t)g_nunits, sizeof *idx, cmp_unit_index);
   for (int i = 0; i < g_nunits; i++) {
-    first[i] = i > 0 && pos[i - 1].file == pos[i].file ? first[i - 1] + pos[i - 1].lines : 0;
-    for (int k = 0; k < g_nunits; k++) /* map back: find unit k at this position */
-      if (g_units[k].file == pos[i].file && g_units[k].off == pos[i].off) order[k] = i;
+    const struct unit *u = &g_units[idx[i]], *prev = i > 0 ? &g_units[idx[i - 1]] : NULL;
+    first[i] = prev && prev->file == u->file ? first[i - 1] + prev->lines : 0;
+    order[idx[i]] = i;
   }
   size_t nb = 0, cb = 0;
   struct bad_ref *refs = NULL;
@@ -596,7 +622,7 @@ static void show_bad_lines(struct worker *w, int nw) {
     fprintf(stderr, "inspector-report: %s:%llu: %s\n", g_files[refs[i].file].path,
             (unsigned long long)refs[i].lineno, refs[i].why);
   free(refs);
-  free(pos);
+  free(idx);
   free(first);
   free(order);
 }
@@ -638,7 +664,8 @@ void rpt_input_read(struct rpt_job *j) {
   for (int t = 0; t < started; t++) pthread_join(w[t].tid, NULL);
   if (said)
     fprintf(stderr, "inspector-report: read %d files, %.1f MB, %llu records in %.1f s\n", g_nfiles,
-            (double)total / 1e6, (unsigned long long)atomic_load(&g_records_seen), now_s() - t0);
+            (double)(total + atomic_load(&g_stream_bytes)) / 1e6,
+            (unsigned long long)atomic_load(&g_records_seen), now_s() - t0);
   show_bad_lines(w, started ? started : 1);
   j->files = g_nfiles;
   j->bytes_read = total + atomic_load(&g_stream_bytes);

@@ -28,4 +28,11 @@ int rpt_input_add(const char *path);
  * clocks, op sample). Prints progress for inputs that take more than a second. */
 void rpt_input_read(struct rpt_job *j);
 
+struct rpt_acc;
+/* One unit of a plain file mapped at base (size bytes): the lines that start in [lo, hi)
+ * into acc as unit `unit` (the last may run past hi; nothing past hi is read to find the
+ * first). How many. rpt_input_read's, named for tests/unit/test_report_big_inputs.c. */
+uint64_t rpt_input_feed_mapped(struct rpt_acc *acc, int unit, const char *base, uint64_t size, uint64_t lo,
+                               uint64_t hi);
+
 #endif /* RPT_INPUT_H */

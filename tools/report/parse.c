@@ -373,8 +373,17 @@ static size_t content_len(const char *line, size_t len) {
   return i == len ? 0 : len;
 }
 
+enum rpt_kind rpt_parse_too_long(uint64_t len, struct rpt_line *out) {
+  memset(out, 0, sizeof *out);
+  reject(out, "a line of %llu bytes: longer than any Inspector line (under %d)",
+         (unsigned long long)len, RPT_LINE_MAX);
+  return out->kind = RPT_REJECTED;
+}
+
 static enum rpt_kind parse(const char *line, size_t len, struct rpt_line *out, bool fast) {
   struct rpt_fields f;
+  if (len >= RPT_LINE_MAX && len - (line[len - 1] == '\n') >= RPT_LINE_MAX) /* its newline aside */
+    return rpt_parse_too_long(len - (line[len - 1] == '\n'), out);
   memset(out, 0, sizeof *out);
   if (!(len = content_len(line, len))) return out->kind = RPT_BLANK;
   if (fast && rpt_scan(line, len, &f)) return out->kind = check(out, &f);

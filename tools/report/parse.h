@@ -29,6 +29,10 @@
 #define RPT_MAX_SN (1LL << 48)                  /* 2.8e14 ops: 9 years at a million ops/s */
 #define RPT_MAX_TS_NS 7258118400000000000LL     /* 2200-01-01 in ns since the epoch */
 #define RPT_MAX_RANKS (1 << 24)                 /* 16 M ranks */
+/* A line of this many bytes or more (its newline aside) is rejected unread: no plugin writes
+ * one (a verbose record on 64 channels is under 16 KB), and one hostile line must cost
+ * neither memory (a stream's buffer, jansson's tree of it) nor a parse. */
+#define RPT_LINE_MAX (1 << 20)
 
 enum rpt_kind {
   RPT_BLANK,      /* an empty (or all-blank) line: skipped, not counted */
@@ -87,6 +91,9 @@ struct rpt_line {
 
 /* Parses line[0..len) (any bytes; a trailing newline is ignored) into *out; returns out->kind. */
 enum rpt_kind rpt_parse_line(const char *line, size_t len, struct rpt_line *out);
+/* A line of len bytes, RPT_LINE_MAX or more, that the reader did not keep (a stream's):
+ * rejected as rpt_parse_line rejects it. Returns RPT_REJECTED. */
+enum rpt_kind rpt_parse_too_long(uint64_t len, struct rpt_line *out);
 
 /*
  * The same through jansson alone, never the fast scanner (parse.c says how the two share one

@@ -346,6 +346,9 @@ static void prefix_keep(const struct scan *s) {
 }
 
 bool rpt_scan(const char *line, size_t len, struct rpt_fields *f) {
+  /* offsets in a line are kept in 32 bits (mark_off, the prefix cache): a longer line is
+   * jansson's to judge (parse.c rejects lines of RPT_LINE_MAX or more before either) */
+  if (len > UINT32_MAX) return false;
   struct scan s = {.line = line, .end = line + len, .f = f};
   memset(f->type, 0, sizeof f->type);
   const struct prefix_cache *c = &t_prefix;

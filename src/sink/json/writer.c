@@ -23,7 +23,8 @@
 #define PAGE INS_WRITER_PAGE
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static char g_dir[PATH_MAX], g_host[256];
+static char g_host[256];
+static struct ins_files_dir g_dir; /* the dump directory, as first made (io/files.h) */
 static int g_fd = -1;
 static off_t g_off;    /* end of file: we are its only writer (we created it) */
 static pid_t g_fd_pid; /* a forked child must not write to its parent's file */
@@ -37,8 +38,13 @@ static atomic_int g_warned_gone;
 
 void ins_writer_configure(const char *dir, const char *hostname) {
   pthread_mutex_lock(&g_lock);
-  snprintf(g_dir, sizeof g_dir, "%s", dir);
+  ins_files_dir_set(&g_dir, dir);
   snprintf(g_host, sizeof g_host, "%s", hostname);
+  /* Made now, at the start, not at the first write (teardown, with the default interval):
+   * what its path is now is what a making again is held to (io/files.h). Failing, it is
+   * said by the dump layer's check, and tried again at the first write. */
+  int fd = ins_files_dir_open(&g_dir, true);
+  if (fd >= 0) close(fd);
   pthread_mutex_unlock(&g_lock);
 }
 
@@ -71,22 +77,28 @@ size_t ins_writer_layout(const char *in, size_t len, size_t off, char *out, size
   return o;
 }
 
-static int open_locked(void) {
+/* gone: the path of the file this one replaces (deleted while the job ran), or NULL. One
+ * warning either way: that it was deleted, or that no new file can be made. */
+static int open_locked(const char *gone) {
   char stem[sizeof g_host + 32], path[PATH_MAX + 320];
   snprintf(stem, sizeof stem, "%s-pid%ld", g_host, (long)getpid());
   bool renamed;
-  g_fd = ins_files_create(g_dir, stem, ".log", path, sizeof path, &renamed);
+  g_fd = ins_files_create(&g_dir, stem, ".log", path, sizeof path, &renamed);
   if (g_fd < 0) {
-    ins_warn("cannot create a log file in '%s': %s; records are not written "
-             "(set NCCL_INSPECTOR_DUMP_DIR to a writable directory)", g_dir, strerror(errno));
+    ins_warn("cannot create a log file in '%s': %s; records are not written (they are counted; "
+             "set NCCL_INSPECTOR_DUMP_DIR to a writable directory)", g_dir.path,
+             ins_files_why(&g_dir, errno));
     return -1;
   }
   g_off = 0;
   g_fd_pid = getpid();
   snprintf(g_path, sizeof g_path, "%s", path);
+  if (gone && !ins_warn_once(&g_warned_gone, "the log file %s was deleted while the job ran: "
+                             "records go to a new file", gone))
+    ins_info("the log file %s was deleted again: records go to a new file", gone);
   if (renamed)
     ins_warn("'%s/%s.log' already exists (a file left by an earlier process with this pid, or a "
-             "link planted there): it is left alone, and records go to %s", g_dir, stem, path);
+             "link planted there): it is left alone, and records go to %s", g_dir.path, stem, path);
   else
     ins_info("writing records to %s", path);
   return 0;
@@ -139,10 +151,10 @@ static int pad_last_line(size_t pad) {
   return -1;
 }
 
-static uint64_t append_locked(const char *data, size_t len, uint64_t records) {
+static uint64_t append_locked(const char *data, size_t len, uint64_t records, const char *gone) {
   uint64_t lost = 0;
   if (g_fd >= 0 && g_fd_pid != getpid()) g_fd = -1; /* forked: start our own file */
-  if (g_fd < 0 && !g_open_failed && !g_closed && open_locked() != 0) g_open_failed = true;
+  if (g_fd < 0 && !g_open_failed && !g_closed && open_locked(gone) != 0) g_open_failed = true;
   if (g_fd < 0) {
     lost = records;
     goto done;
@@ -176,17 +188,17 @@ done:
 uint64_t ins_writer_append(const char *data, size_t len, uint64_t records) {
   if (!len) return 0;
   pthread_mutex_lock(&g_lock);
-  uint64_t lost = append_locked(data, len, records);
+  uint64_t lost = append_locked(data, len, records, NULL);
   /* The file was deleted (or its directory) before or while this batch was written: the
    * batch reached no one. A new file (created as safely as the first, directory
-   * included: io/files.h) gets it again; one fstat per batch. */
+   * included, checked against its first making: io/files.h) gets it again; one fstat
+   * per batch. */
   if (g_fd >= 0 && ins_files_gone(g_fd, g_path)) {
-    if (!ins_warn_once(&g_warned_gone, "the log file %s was deleted while the job ran: records "
-                       "go to a new file", g_path))
-      ins_info("the log file %s was deleted again: records go to a new file", g_path);
+    char gone[sizeof g_path];
+    memcpy(gone, g_path, sizeof gone);
     close(g_fd);
     g_fd = -1;
-    lost = append_locked(data, len, records);
+    lost = append_locked(data, len, records, gone);
   }
   pthread_mutex_unlock(&g_lock);
   return lost;

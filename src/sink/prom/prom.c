@@ -43,7 +43,8 @@ struct ins_prom_dev {
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static char g_dir[PATH_MAX], g_host[256];
+static char g_host[256];
+static struct ins_files_dir g_dir; /* the dump directory, as first made (io/files.h) */
 static bool g_stats;
 static char *g_proc_labels;            /* version, cluster, slurm_job_id, node */
 static struct ins_prom_dev *g_devs;
@@ -53,7 +54,10 @@ void ins_prom_configure(const struct ins_config *cfg) {
   char buf[2048];
   ins_prom_process_labels(buf, sizeof buf, cfg);
   pthread_mutex_lock(&g_lock);
-  snprintf(g_dir, sizeof g_dir, "%s", cfg->dump_dir);
+  ins_files_dir_set(&g_dir, cfg->dump_dir);
+  /* made now: what its path is at the start is what a making again is held to */
+  int fd = ins_files_dir_open(&g_dir, true);
+  if (fd >= 0) close(fd);
   snprintf(g_host, sizeof g_host, "%s", cfg->hostname);
   g_stats = cfg->prom_dump_stats;
   free(g_proc_labels);
@@ -138,7 +142,7 @@ static void write_dev(struct ins_prom_dev *d) {
                             .kept = d->kept, .dropped = d->dropped, .excluded = d->excluded,
                             .untimed = d->untimed, .unreported = d->unreported,
                             .stats = g_stats};
-  if (ins_prom_file_write(g_dir, &f, path, sizeof path) == 0 && !d->named) {
+  if (ins_prom_file_write(&g_dir, &f, path, sizeof path) == 0 && !d->named) {
     d->named = true;
     ins_info("writing Prometheus metrics to %s", path);
   }
@@ -159,8 +163,7 @@ void ins_prom_detach(struct ins_prom_dev *d) {
     write_dev(d);
   } else {
     char path[PATH_MAX + 256];
-    ins_prom_file_path(path, sizeof path, g_dir, d->id.uuid);
-    if (unlink(path) == 0) ins_info("removed %s (last communicator on its GPU destroyed)", path);
+    if (ins_prom_file_remove(&g_dir, d->id.uuid, path, sizeof path) == 0) ins_info("removed %s (last communicator on its GPU destroyed)", path);
     ins_prom_table_reset(&d->table);
   }
   pthread_mutex_unlock(&g_lock);

@@ -89,68 +89,85 @@ static void sampling_gauge(FILE *f, const struct ins_prom_file *d) {
   fprintf(f, "} %.6f\n", s.covered);
 }
 
-int ins_prom_file_write(const char *dir, const struct ins_prom_file *d, char *path, size_t cap) {
-  char tmp[PATH_MAX + 256], prefix[256];
-  ins_prom_file_path(path, cap, dir, d->uuid);
+int ins_prom_file_write(struct ins_files_dir *dir, const struct ins_prom_file *d, char *path,
+                        size_t cap) {
+  char tmp[NAME_MAX + 1], name[NAME_MAX + 1], prefix[256];
+  ins_prom_file_path(path, cap, dir->path, d->uuid);
+  snprintf(name, sizeof name, "nccl_inspector_metrics_%s.prom", d->uuid);
   /* A new file under a random name (io/files.h), renamed over the .prom file when
    * complete: the node exporter never reads half a file, and a link planted at either
-   * name is never written through. Not *.prom: the textfile collector ignores it. */
+   * name is never written through. Not *.prom: the textfile collector ignores it. Both
+   * names in the directory's descriptor: a directory made again is held to its first
+   * making, a link planted in its place (or a parent's) refused. */
   snprintf(prefix, sizeof prefix, ".nccl_inspector_metrics_%s.prom.tmp", d->uuid);
   FILE *f = NULL;
-  int fd = -1;
-  if (ins_files_mkdir_p(dir) != 0) {
+  int fd = -1, dfd = ins_files_dir_open(dir, true);
+  if (dfd < 0) {
     ins_warn_once(&g_warned, "cannot create dump directory '%s': %s; Prometheus metrics are "
                   "not written (set NCCL_INSPECTOR_DUMP_DIR to a writable directory)",
-                  dir, strerror(errno));
-  } else if ((fd = ins_files_create_temp(dir, prefix, tmp, sizeof tmp)) < 0 ||
-             !(f = fdopen(fd, "w"))) {
+                  dir->path, ins_files_why(dir, errno));
+    return -1;
+  }
+  if ((fd = ins_files_create_temp(dfd, prefix, tmp, sizeof tmp)) < 0 || !(f = fdopen(fd, "w"))) {
     ins_warn_once(&g_warned, "cannot create a file in '%s': %s; Prometheus metrics are "
-                  "not written", dir, strerror(errno));
+                  "not written", dir->path, strerror(errno));
     if (fd >= 0) {
       close(fd);
-      unlink(tmp);
+      unlinkat(dfd, tmp, 0);
     }
+    close(dfd);
+    return -1;
   }
-  if (f) {
-    family(f, d, "nccl_bus_bandwidth_gbs",
-           "Collective bus bandwidth in GB/s: geometric mean over the dump window.", INS_KIND_COLL, true);
-    family(f, d, "nccl_collective_exec_time_microseconds",
-           "Collective execution time in microseconds: mean over the dump window.", INS_KIND_COLL, false);
-    family(f, d, "nccl_p2p_bus_bandwidth_gbs",
-           "Point-to-point bus bandwidth in GB/s: geometric mean over the dump window.", INS_KIND_P2P, true);
-    family(f, d, "nccl_p2p_exec_time_microseconds",
-           "Point-to-point execution time in microseconds: mean over the dump window.", INS_KIND_P2P, false);
-    if (d->stats) {
-      /* One reason so far; the label leaves room for others without a new metric. */
-      static const char *const stale = ",reason=\"stale_channels\"";
-      counter(f, d, "nccl_collectives_total", "Collective records aggregated on this GPU.", "",
-              d->kept[0]);
-      counter(f, d, "nccl_collectives_dropped_total", "Collective records dropped on this GPU.", "",
-              d->dropped[0]);
-      counter(f, d, "nccl_collectives_excluded_total",
-              "Collective records left out of the samples on this GPU, by reason "
-              "(stale_channels: timed from some of their channels only).",
-              stale, d->excluded[0]);
-      counter(f, d, "nccl_p2p_total", "Point-to-point records aggregated on this GPU.", "",
-              d->kept[1]);
-      counter(f, d, "nccl_p2p_dropped_total", "Point-to-point records dropped on this GPU.", "",
-              d->dropped[1]);
-      counter(f, d, "nccl_p2p_excluded_total",
-              "Point-to-point records left out of the samples on this GPU, by reason "
-              "(stale_channels: timed from some of their channels only).",
-              stale, d->excluded[1]);
-      untimed_counters(f, d);
-      sampling_gauge(f, d);
-    }
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-      ins_warn_once(&g_warned, "cannot write '%s': %s; Prometheus metrics are not written",
-                    path, strerror(errno));
-      unlink(tmp);
-    } else {
-      return 0;
-    }
+  family(f, d, "nccl_bus_bandwidth_gbs",
+         "Collective bus bandwidth in GB/s: geometric mean over the dump window.", INS_KIND_COLL, true);
+  family(f, d, "nccl_collective_exec_time_microseconds",
+         "Collective execution time in microseconds: mean over the dump window.", INS_KIND_COLL, false);
+  family(f, d, "nccl_p2p_bus_bandwidth_gbs",
+         "Point-to-point bus bandwidth in GB/s: geometric mean over the dump window.", INS_KIND_P2P, true);
+  family(f, d, "nccl_p2p_exec_time_microseconds",
+         "Point-to-point execution time in microseconds: mean over the dump window.", INS_KIND_P2P, false);
+  if (d->stats) {
+    /* One reason so far; the label leaves room for others without a new metric. */
+    static const char *const stale = ",reason=\"stale_channels\"";
+    counter(f, d, "nccl_collectives_total", "Collective records aggregated on this GPU.", "",
+            d->kept[0]);
+    counter(f, d, "nccl_collectives_dropped_total", "Collective records dropped on this GPU.", "",
+            d->dropped[0]);
+    counter(f, d, "nccl_collectives_excluded_total",
+            "Collective records left out of the samples on this GPU, by reason "
+            "(stale_channels: timed from some of their channels only).",
+            stale, d->excluded[0]);
+    counter(f, d, "nccl_p2p_total", "Point-to-point records aggregated on this GPU.", "",
+            d->kept[1]);
+    counter(f, d, "nccl_p2p_dropped_total", "Point-to-point records dropped on this GPU.", "",
+            d->dropped[1]);
+    counter(f, d, "nccl_p2p_excluded_total",
+            "Point-to-point records left out of the samples on this GPU, by reason "
+            "(stale_channels: timed from some of their channels only).",
+            stale, d->excluded[1]);
+    untimed_counters(f, d);
+    sampling_gauge(f, d);
   }
-  return -1;
+  int bad = ferror(f), rc = 0;
+  if (fclose(f) != 0 || bad || renameat(dfd, tmp, dfd, name) != 0) {
+    ins_warn_once(&g_warned, "cannot write '%s': %s; Prometheus metrics are not written",
+                  path, strerror(errno));
+    unlinkat(dfd, tmp, 0);
+    rc = -1;
+  }
+  close(dfd);
+  return rc;
+}
+
+int ins_prom_file_remove(struct ins_files_dir *dir, const char *uuid, char *path, size_t cap) {
+  char name[NAME_MAX + 1];
+  ins_prom_file_path(path, cap, dir->path, uuid);
+  snprintf(name, sizeof name, "nccl_inspector_metrics_%s.prom", uuid);
+  /* in the directory as it was first made, never through a link planted since */
+  int dfd = ins_files_dir_open(dir, false);
+  if (dfd < 0) return -1;
+  int rc = unlinkat(dfd, name, 0);
+  close(dfd);
+  return rc;
 }
 

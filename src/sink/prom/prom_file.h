@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core/record.h"
+#include "io/files.h"
 #include "sink/prom/prom_table.h"
 
 /* What one device's file is made of. */
@@ -31,7 +32,12 @@ struct ins_prom_file {
 };
 
 void ins_prom_file_path(char *out, size_t cap, const char *dir, const char *uuid);
-/* Replace the device's file in dir (path: its name). 0, or -1 after a warning (once). */
-int ins_prom_file_write(const char *dir, const struct ins_prom_file *d, char *path, size_t cap);
+/* Replace the device's file in dir, made if needed (io/files.h; path: the file's). 0, or -1
+ * after a warning (once). */
+int ins_prom_file_write(struct ins_files_dir *dir, const struct ins_prom_file *d, char *path,
+                        size_t cap);
+/* Remove the device's file from dir, if dir is there as it was first made (path: the
+ * file's). 0, or -1 with errno. */
+int ins_prom_file_remove(struct ins_files_dir *dir, const char *uuid, char *path, size_t cap);
 
 #endif
