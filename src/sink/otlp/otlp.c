@@ -186,7 +186,7 @@ static void otlp_start(const struct ins_config *cfg) {
   struct ins_otlp_exporter *e =
       ins_otlp_exporter_start(&g_cfg.ep, g_cfg.interval_ms, QUEUE_MAX, ins_otlp_collect, NULL);
   atomic_store(&g_exporter, e);
-  /* the URL redacted: userinfo and query values may carry credentials */
+  /* the URL redacted: its userinfo, path, query and even its host may carry credentials */
   char shown[INS_OTLP_URL_SHOWN];
   if (e)
     ins_info("exporting OTLP metrics to %s every %u ms (%s%s)",
