@@ -149,16 +149,16 @@ static int supply_left(void) {
   return n;
 }
 
-static int collect(void *arg, struct ins_buf *bodies, int max, bool fresh, bool *more) {
+static int collect(void *arg, struct ins_otlp_body *bodies, int max, bool fresh, bool *more) {
   (void)arg, (void)fresh;
   *more = false; /* each call's bodies are an export of their own */
   int n = 0;
   pthread_mutex_lock(&g_supply.lock);
   while (n < max && g_supply.count) {
     int i = g_supply.head;
-    if (ins_buf_reserve(&bodies[n], g_supply.len[i]) == 0) {
-      memcpy(bodies[n].data, g_supply.body[i], g_supply.len[i]);
-      bodies[n].len = g_supply.len[i];
+    if (ins_buf_reserve(&bodies[n].data, g_supply.len[i]) == 0) {
+      memcpy(bodies[n].data.data, g_supply.body[i], g_supply.len[i]);
+      bodies[n].data.len = g_supply.len[i];
       n++;
     }
     free(g_supply.body[i]);
@@ -188,7 +188,7 @@ static void fast_backoff(void) {
 }
 
 static struct ins_otlp_exporter *start(int queue) {
-  return ins_otlp_exporter_start(&g_ep, 20, queue, collect, NULL);
+  return ins_otlp_exporter_start(&g_ep, 20, queue, collect, NULL, NULL);
 }
 
 static bool wait_dropped(struct ins_otlp_exporter *e, uint64_t n) {
@@ -1161,9 +1161,9 @@ static void case_fork_child_never_sends(void) {
 /* Bad arguments and endpoints: NULL after one warning, nothing started. */
 static void case_start_refusals(void) {
   endpoint(NULL, NULL);
-  CHECK(ins_otlp_exporter_start(&g_ep, 20, 0, collect, NULL) == NULL);
-  CHECK(ins_otlp_exporter_start(&g_ep, 0, 4, collect, NULL) == NULL);
-  CHECK(ins_otlp_exporter_start(&g_ep, 20, 4, NULL, NULL) == NULL);
+  CHECK(ins_otlp_exporter_start(&g_ep, 20, 0, collect, NULL, NULL) == NULL);
+  CHECK(ins_otlp_exporter_start(&g_ep, 0, 4, collect, NULL, NULL) == NULL);
+  CHECK(ins_otlp_exporter_start(&g_ep, 20, 4, NULL, NULL, NULL) == NULL);
   snprintf(g_ep.url, sizeof g_ep.url, "grpc://collector:4317?token=secret");
   CHECK(start(4) == NULL);
   CHECK_EQ_U(count_all_msgs(), 4);

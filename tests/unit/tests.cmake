@@ -54,6 +54,12 @@ if(TARGET inspector_core)
   # shutdown, and the exporter's handle published to its thread (TSan: label threads)
   if(INSPECTOR_OTLP)
     ins_unit_test(otlp_collect test_otlp_collect.c 60 "threads;unit;otlp")
+    # exit_counts_undelivered runs the exporter against tests/otlp_receiver.py (otlp_receiver.h)
+    target_compile_definitions(inspector-unit-otlp_collect PRIVATE
+                               INS_TEST_RECEIVER="${PROJECT_SOURCE_DIR}/tests/otlp_receiver.py")
+    if(Python3_EXECUTABLE)
+      target_compile_definitions(inspector-unit-otlp_collect PRIVATE INS_TEST_PYTHON="${Python3_EXECUTABLE}")
+    endif()
   endif()
   # an op's time from its channels: equal start and stop, the latest stop, stale channels
   ins_unit_test(op_timestamps test_op_timestamps.c 120 "unit")

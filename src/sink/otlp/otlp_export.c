@@ -39,7 +39,9 @@
  * as core/redact.h's ins_redact_text does (a collector may echo the headers we
  * sent: their words are withheld), Retry-After as the delay read from it, and
  * never a header.
-
+ *
+ * A delivered body is handed back to the sink (`delivered`, with what it held),
+ * so that the sink can say at exit which series never reached the collector.
  *
  * Fork: the child of a fork has none of our threads, and its copy of the
  * exporter is whatever the thread was in the middle of: it must never be
@@ -143,6 +145,7 @@ static bool zlib_load(char *why, size_t whylen) {
 struct queued {
   struct ins_buf body;
   bool gzip;
+  struct ins_otlp_held held; /* handed back to `delivered` */
 };
 
 struct ins_otlp_exporter {
@@ -155,6 +158,7 @@ struct ins_otlp_exporter {
   uint32_t timeout_ms, interval_ms;
   int queue_max;
   ins_otlp_collect_fn collect;
+  ins_otlp_delivered_fn delivered_fn;
   void *arg;
   pid_t pid;
   struct ins_otlp_backoff backoff;
@@ -171,7 +175,7 @@ struct ins_otlp_exporter {
   struct ins_http_conn *conn;
   struct queued *q;
   int qhead, qcount;
-  struct ins_buf *scratch; /* handed to collect */
+  struct ins_otlp_body *scratch; /* handed to collect */
   bool more;               /* the sink has more bodies of the export in progress */
   unsigned failures;       /* consecutive attempts without an answer or with a retryable one */
   bool failing;            /* warned that delivery fails; an INFO when it works again */
@@ -243,7 +247,7 @@ static void collect_bodies(struct ins_otlp_exporter *e, bool fresh) {
   if (n > e->queue_max) n = e->queue_max; /* NEVER: collect fills at most max */
   e->more = more && n > 0; /* a sink that made nothing has nothing more either */
   for (int i = 0; i < e->queue_max; i++) {
-    struct queued b = {e->scratch[i], false};
+    struct queued b = {e->scratch[i].data, false, e->scratch[i].held};
     if (i >= n || !b.body.len) {
       if (i < n) atomic_fetch_add(&e->dropped, 1); /* the sink could not make it */
       ins_buf_free(&b.body);
@@ -253,7 +257,7 @@ static void collect_bodies(struct ins_otlp_exporter *e, bool fresh) {
       struct ins_buf z = {0};
       if (gzip_body(e, &b.body, &z)) {
         ins_buf_free(&b.body);
-        b = (struct queued){z, true};
+        b = (struct queued){z, true, b.held};
       } else {
         ins_buf_free(&z);
         if (!e->gzip_warned)
@@ -297,6 +301,7 @@ static void on_delivered(struct ins_otlp_exporter *e, uint64_t now) {
              e->log_url, (long long)rejected, shown[0] ? ": " : "", shown);
     e->partial_logged = true;
   }
+  if (e->delivered_fn) e->delivered_fn(e->arg, &e->q[e->qhead].held);
   ins_buf_free(&e->q[e->qhead].body);
   pop_head(e);
   e->delivered++;
@@ -476,7 +481,8 @@ static void exporter_free(struct ins_otlp_exporter *e) {
 }
 
 struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint *ep, uint32_t interval_ms,
-                                                  int queue_max, ins_otlp_collect_fn collect, void *arg) {
+                                                  int queue_max, ins_otlp_collect_fn collect,
+                                                  ins_otlp_delivered_fn delivered, void *arg) {
   char why[200] = "";
   struct ins_otlp_exporter *e = NULL;
   bool oom = false;
@@ -511,6 +517,7 @@ struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint
   e->interval_ms = interval_ms;
   e->queue_max = queue_max;
   e->collect = collect;
+  e->delivered_fn = delivered;
   e->arg = arg;
   e->pid = getpid();
   const struct ins_otlp_test_hooks *th = &ins_otlp_test_hooks;
