@@ -27,7 +27,10 @@ DIR/control.json   read at start (or --control), and again whenever its text cha
 Actions: 200 | 200partial:N (a partial success rejecting N points) | close200 (200, Connection:
 close) | chunked (200, chunked body) | 503[:RA] | 503date:S (Retry-After as an HTTP-date S seconds
 ahead) | 429[:RA] | 502 | 504 | 400 (with a google.rpc.Status) | slow:S (sleeps S seconds, then 200)
-| close (closes the connection without answering: "refuse").
+| close (closes the connection without answering: "refuse") | 400echo and 200echo (a collector that
+echoes the request's headers, the Authorization header among them, in its answer: a 400 whose
+google.rpc.Status message, and a 200 whose partial success's error message, holds every header line
+as received).
 
 It exits on SIGTERM or SIGINT, and by itself when its parent process is gone (a test that crashed
 leaves no receiver behind; with --rm-on-orphan it removes DIR too).
@@ -206,6 +209,22 @@ class Handler(BaseHTTPRequestHandler):
         elif name == "503date":
             when = email.utils.formatdate(time.time() + float(arg), usegmt=True)
             self.answer(503, b"", extra=[("Retry-After", when)])
+        elif name in ("400echo", "200echo"):
+            msg = "the test collector echoes your request's headers: " + "; ".join(
+                "%s: %s" % (k, v) for k, v in self.headers.items())
+            if name == "200echo":
+                if json_req:
+                    body = json.dumps({"partialSuccess": {"rejectedDataPoints": "1",
+                                                          "errorMessage": msg}}).encode()
+                else:
+                    body = pb_field(1, 2, pb_field(1, 0, 1) + pb_field(2, 2, msg.encode()))
+                self.answer(200, body)
+            else:
+                if json_req:
+                    body = json.dumps({"code": 3, "message": msg}).encode()
+                else:
+                    body = pb_field(1, 0, 3) + pb_field(2, 2, msg.encode())
+                self.answer(400, body)
         elif name == "400":
             msg = b"the test collector rejects this body"
             if json_req:

@@ -2,8 +2,9 @@
  * config.c - environment parsing for struct ins_config.
  *
  * Every variable has a default; a value we cannot use is named in one WARN
- * together with the value used instead. Read once, before any comm is
- * tracked, so the hot path only reads a const struct.
+ * together with the value used instead (the value given only as core/redact.h's
+ * ins_redact_value shows it: a credential pasted into the wrong variable is not).
+ * Read once, before any comm is tracked, so the hot path only reads a const struct.
  */
 #include "core/config.h"
 
@@ -17,6 +18,7 @@
 
 #include "core/env.h"
 #include "core/log.h"
+#include "core/redact.h"
 #include "core/seg.h"
 #include "core/utf8.h"
 
@@ -55,7 +57,8 @@ static void env_bool(const char *name, bool def, bool *out) {
   if (!s || !*s) return;
   if (ins_parse_bool(s, out) != 0) {
     *out = def;
-    ins_warn("%s='%s' is not 0 or 1; using %d", name, s, def);
+    char shown[INS_REDACT_VALUE_SHOWN];
+    ins_warn("%s=%s is not 0 or 1; using %d", name, ins_redact_value(shown, sizeof shown, s, strlen(s)), def);
   }
 }
 
@@ -66,7 +69,9 @@ static void env_ll(const char *name, long long def, long long lo, long long hi,
   if (!s || !*s) return;
   if (ins_parse_ll(s, lo, hi, out) != 0) {
     *out = def;
-    ins_warn("%s='%s' is not an integer in [%lld, %lld]; using %lld", name, s, lo, hi, def);
+    char shown[INS_REDACT_VALUE_SHOWN];
+    ins_warn("%s=%s is not an integer in [%lld, %lld]; using %lld", name,
+             ins_redact_value(shown, sizeof shown, s, strlen(s)), lo, hi, def);
   }
 }
 
@@ -112,9 +117,11 @@ static void sample_config(struct ins_config *cfg) {
     /* A period of 10 s or less without a window: a tenth of it. */
     long long wdef = p > 10 * SAMPLE_DEFAULT_WINDOW_MS ? SAMPLE_DEFAULT_WINDOW_MS : (p / 10 ? p / 10 : 1);
     env_ll("NCCL_INSPECTOR_SAMPLE_WINDOW_MS", wdef, 1, SAMPLE_MAX_MS, &w);
+    char shown[INS_REDACT_VALUE_SHOWN];
     if (want_groups)
-      ins_warn("NCCL_INSPECTOR_SAMPLE_GROUPS='%s' ignored: time windows "
-               "(NCCL_INSPECTOR_SAMPLE_WINDOW_MS/_PERIOD_MS) are set and take precedence", gs);
+      ins_warn("NCCL_INSPECTOR_SAMPLE_GROUPS=%s ignored: time windows "
+               "(NCCL_INSPECTOR_SAMPLE_WINDOW_MS/_PERIOD_MS) are set and take precedence",
+               ins_redact_value(shown, sizeof shown, gs, strlen(gs)));
     if (w >= p) {
       ins_warn("NCCL_INSPECTOR_SAMPLE_WINDOW_MS=%lld is not shorter than "
                "NCCL_INSPECTOR_SAMPLE_PERIOD_MS=%lld; using no sampling (every op timed)", w, p);

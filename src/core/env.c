@@ -4,12 +4,14 @@
  * getenv() of the right name never sees NCCL_INSPECTOR_ENABLED=1 or
  * NCCL_INSPECTOR_PROM_DUMPS=1: the job runs without what the user asked for, and
  * nothing says why. So the whole environment is scanned once, at process init, for
- * names that look like ours. The lists here are the one place the plugin's setting
- * names are listed together; tests/test_bad_env.py (names.env-lists) keeps them equal to the names the
- * sources actually read.
+ * names that look like ours, and each is named (never its value: name_shown). The
+ * lists here are the one place the plugin's setting names are listed together;
+ * tests/test_bad_env.py (names.env-lists) keeps them equal to the names the sources
+ * actually read.
  */
 #include "core/env.h"
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -119,6 +121,19 @@ static const char *closest(const char *name, size_t len, const char *const *list
   return best;
 }
 
+/* How much of a variable's name (len bytes) a warning shows: up to the first byte a name
+ * in a shell is not made of ([A-Za-z0-9_]), at most NAME_SHOWN_MAX. The value is never
+ * shown: an unknown variable is named to say that it does nothing, and what it holds may
+ * be a credential (a misspelled OTEL_EXPORTER_OTLP_HEADERS). What follows such a byte may
+ * be a value too: an entry without '=' ("NAME:token", which execve allows), or a name
+ * with the value glued on. */
+#define NAME_SHOWN_MAX 64
+static size_t name_shown(const char *name, size_t len) {
+  size_t n = 0;
+  while (n < len && n < NAME_SHOWN_MAX && (isalnum((unsigned char)name[n]) || name[n] == '_')) n++;
+  return n;
+}
+
 int ins_env_check(char *const *envp) {
   static const char ins[] = "NCCL_INSPECTOR_", otel[] = "OTEL_";
   int unknown = 0;
@@ -137,9 +152,11 @@ int ins_env_check(char *const *envp) {
     } else {
       continue;
     }
-    if (++unknown <= INS_ENV_MAX_WARNINGS)
-      ins_warn("%.*s is not a setting Inspector knows, and is ignored: did you mean %s? "
-               "(docs/reference.md lists them)", (int)(len > NAME_MAX_LEN ? NAME_MAX_LEN : len), e, hint);
+    if (++unknown <= INS_ENV_MAX_WARNINGS) {
+      size_t shown = name_shown(e, len);
+      ins_warn("%.*s%s is not a setting Inspector knows, and is ignored: did you mean %s? "
+               "(docs/reference.md lists them)", (int)shown, e, shown < len ? "..." : "", hint);
+    }
   }
   if (unknown > INS_ENV_MAX_WARNINGS)
     ins_warn("%d more environment variables named like Inspector's settings are not settings it "

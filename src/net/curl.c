@@ -190,6 +190,8 @@ void ins_curl_post(struct ins_curl *k, const char *url, const struct ins_http_re
     res->retry_after[0] = '\0';
     res->body_len = 0;
     res->timed_out = done && result == CURLE_OPERATION_TIMEDOUT;
+    /* curl_easy_strerror's fixed text, never CURLOPT_ERRORBUFFER's (nor CURLOPT_VERBOSE): those
+     * name the URL, its host and path, which a message may show only as ins_net_url_shown does */
     snprintf(res->why, sizeof res->why, "%s", done ? g_curl.easy_strerror(result) : "libcurl failed");
   }
   /* Removing a finished transfer keeps its connection in the multi handle's cache for

@@ -8,7 +8,8 @@
  * HTTP/1.1 client, the libcurl binding, and the connection that picks one of
  * the two clients. It knows no telemetry protocol: what an answer means (OTLP's
  * retry rules, its partial success) is the caller's (src/sink/otlp/otlp_rules.c). It
- * includes nothing from src/sink/, from src/core/ only the clock, and from src/io/
+ * includes nothing from src/sink/, from src/core/ only the clock and the redaction rule
+ * (core/redact.h: what a message may show of a host), and from src/io/
  * (the floor below) the library loader that brings libcurl in (io/dynlib.h).
  * tests/test_layers.py holds these rules.
  */

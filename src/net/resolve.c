@@ -192,7 +192,9 @@ static int resolve(struct ins_net_lookup **dns, const char *host, const char *po
   *dns = NULL;
 done:
   if (e == 0) return 0;
-  snprintf(why, whylen, "cannot resolve %.80s: %s", host, e == EAI_SYSTEM ? strerror(errno) : gai_strerror(e));
+  /* no host in it: the caller's message shows the endpoint as ins_net_url_shown allows */
+  snprintf(why, whylen, "the host name cannot be resolved: %s",
+           e == EAI_SYSTEM ? strerror(errno) : gai_strerror(e));
   return -1;
 }
 

@@ -1,7 +1,8 @@
 /*
- * url.c - parsing an endpoint URL (see url.h): RFC 3986's authority and path as
- * an HTTP client sends them (RFC 9110 7.1), IPv6 literals and their zones (RFC
- * 6874) included. Pure: no lookup, no allocation.
+ * url.c - endpoint URLs (see url.h): their parts (RFC 3986's generic syntax), the
+ * authority and path as an HTTP client sends them (RFC 9110 7.1), IPv6 literals and
+ * their zones (RFC 6874) included, and what a message shows of one. Pure: no
+ * lookup, no allocation.
  */
 #include "net/url.h"
 
@@ -9,6 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+#include "core/redact.h"
+
+#define SCHEME_MAX 16
 
 static int fail_why(char *why, size_t n, const char *msg) {
   snprintf(why, n, "%s", msg);
@@ -21,21 +26,35 @@ static bool target_char_ok(unsigned char ch) { return ch > 0x20 && ch < 0x7f; }
 
 static bool host_char_ok(unsigned char ch) { return isalnum(ch) || ch == '-' || ch == '.' || ch == '_'; }
 
-int ins_net_url_parse(struct ins_net_url *u, const char *url, char *why, size_t whylen) {
-  memset(u, 0, sizeof *u);
-  const char *p;
-  if (!strncasecmp(url, "http://", 7)) {
-    p = url + 7;
-  } else if (!strncasecmp(url, "https://", 8)) {
-    u->https = true;
-    p = url + 8;
+/* The parts of url from its authority at offset auth on. */
+static void split_from(const char *url, size_t auth, struct ins_net_url_parts *p) {
+  p->auth = auth;
+  p->path = auth + strcspn(url + auth, "/?#");
+  p->query = p->path + strcspn(url + p->path, "?#");
+  p->fragment = p->query + strcspn(url + p->query, "#");
+  p->end = p->fragment + strlen(url + p->fragment);
+}
+
+void ins_net_url_split(const char *url, struct ins_net_url_parts *p) {
+  memset(p, 0, sizeof *p);
+  size_t n = 0;
+  if (isalpha((unsigned char)url[0]))
+    while (n <= SCHEME_MAX && (isalnum((unsigned char)url[n]) || strchr("+-.", url[n]) != NULL) && url[n])
+      n++;
+  if (n && n <= SCHEME_MAX && !strncmp(url + n, "://", 3)) {
+    p->scheme = n;
+    split_from(url, n + 3, p);
   } else {
-    return fail_why(why, whylen, "the scheme is neither http:// nor https://");
+    p->end = strlen(url);
   }
-  size_t alen = strcspn(p, "/?#");
-  const char *aend = p + alen;
-  if (memchr(p, '@', alen))
-    return fail_why(why, whylen, "user:password@ in the URL is not supported (give credentials as headers)");
+}
+
+/* The authority of url (its parts pp; the scheme already known) into u: host, port, Host
+ * header, origin. */
+static int parse_authority(struct ins_net_url *u, const char *url, const struct ins_net_url_parts *pp,
+                           char *why, size_t whylen) {
+  const char *p = url + pp->auth, *aend = url + pp->path;
+  size_t alen = pp->path - pp->auth;
   const char *hend; /* end of the host text; the port (if any) follows a ':' there */
   if (*p == '[') {
     const char *rb = memchr(p, ']', alen);
@@ -86,9 +105,19 @@ int ins_net_url_parse(struct ins_net_url *u, const char *url, char *why, size_t 
            dflt ? "" : ":", dflt ? "" : u->port);
   snprintf(u->origin, sizeof u->origin, "%s://%s%s%s:%s", u->https ? "https" : "http", v6 ? "[" : "",
            u->host, v6 ? "]" : "", u->port);
+  /* A zone in a link-local address is written %25 in a URL (RFC 6874), % for getaddrinfo. */
+  char *z = strstr(u->host, "%25");
+  if (z) memmove(z + 1, z + 3, strlen(z + 3) + 1);
+  return 0;
+}
+
+/* The request-target of url (its parts pp) into u->path. */
+static int parse_path(struct ins_net_url *u, const char *url, const struct ins_net_url_parts *pp, char *why,
+                      size_t whylen) {
+  const char *aend = url + pp->path;
   /* The path is kept as given (the sink has appended /v1/metrics where the spec says);
    * the fragment is the client's own and never sent (RFC 9110 7.1). */
-  size_t plen = strcspn(aend, "#");
+  size_t plen = pp->fragment - pp->path;
   if (plen == 0) {
     strcpy(u->path, "/");
   } else {
@@ -99,8 +128,84 @@ int ins_net_url_parse(struct ins_net_url *u, const char *url, char *why, size_t 
         return fail_why(why, whylen, "a space or control character in the path");
     snprintf(u->path, sizeof u->path, "%s%.*s", slash ? "" : "/", (int)plen, aend);
   }
-  /* A zone in a link-local address is written %25 in a URL (RFC 6874), % for getaddrinfo. */
-  char *z = strstr(u->host, "%25");
-  if (z) memmove(z + 1, z + 3, strlen(z + 3) + 1);
   return 0;
+}
+
+static bool scheme_is(const char *url, const struct ins_net_url_parts *p, const char *name) {
+  return p->scheme == strlen(name) && !strncasecmp(url, name, p->scheme);
+}
+
+int ins_net_url_parse(struct ins_net_url *u, const char *url, char *why, size_t whylen) {
+  memset(u, 0, sizeof *u);
+  struct ins_net_url_parts p;
+  ins_net_url_split(url, &p);
+  if (scheme_is(url, &p, "https")) u->https = true;
+  else if (!scheme_is(url, &p, "http"))
+    return fail_why(why, whylen, "the scheme is neither http:// nor https://");
+  if (memchr(url + p.auth, '@', p.end - p.auth))
+    return fail_why(why, whylen, "an '@' in the URL: user:password@ is not supported (give credentials as "
+                                 "headers)");
+  if (parse_authority(u, url, &p, why, whylen) != 0) return -1;
+  return parse_path(u, url, &p, why, whylen);
+}
+
+/* Appends n bytes of s to out (cap bytes, *o used); false when they did not all fit. */
+static bool put(char *out, size_t cap, size_t *o, const char *s, size_t n) {
+  bool all = *o + n < cap;
+  if (!all) n = *o + 1 < cap ? cap - 1 - *o : 0;
+  memcpy(out + *o, s, n);
+  *o += n;
+  out[*o] = '\0';
+  return all;
+}
+
+const char *ins_net_url_shown(const char *url, const char *safe_path, char *out, size_t cap) {
+  if (!cap) return "";
+  size_t o = 0;
+  out[0] = '\0';
+  if (!url || !*url) return out;
+  struct ins_net_url_parts p;
+  ins_net_url_split(url, &p);
+  bool all = true;
+  if (!p.scheme) {
+    all = put(out, cap, &o, "***", 3);
+    goto done;
+  }
+  all = put(out, cap, &o, url, p.scheme) && put(out, cap, &o, "://", 3);
+  const char *at = NULL; /* the last '@': whatever comes before it is the userinfo */
+  for (const char *c = url + p.auth; *c; c++)
+    if (*c == '@') at = c;
+  if (at) {
+    all = all && put(out, cap, &o, "***@", 4);
+    split_from(url, (size_t)(at + 1 - url), &p);
+  }
+  struct ins_net_url u;
+  memset(&u, 0, sizeof u);
+  u.https = scheme_is(url, &p, "https");
+  char why[8];
+  if (parse_authority(&u, url, &p, why, sizeof why) != 0) { /* the path is withheld anyway */
+    all = all && put(out, cap, &o, "***", 3); /* malformed: nothing beyond the scheme */
+    goto done;
+  }
+  bool v6 = strchr(u.host, ':') != NULL; /* an address: shown as it is */
+  bool hide = !v6 && ins_redact_looks_secret(u.host, strlen(u.host));
+  const char *host = hide ? "***" : u.host;
+  all = all && put(out, cap, &o, "[", v6) && put(out, cap, &o, host, strlen(host)) &&
+        put(out, cap, &o, "]", v6);
+  /* the port as given (digits, ":" alone, or none): it parsed, so it is only that */
+  const char *a = url + p.auth, *aend = url + p.path;
+  const char *port = v6 ? (const char *)memchr(a, ']', (size_t)(aend - a)) + 1
+                        : memchr(a, ':', (size_t)(aend - a));
+  if (port && port < aend) all = all && put(out, cap, &o, port, (size_t)(aend - port));
+  size_t plen = p.query - p.path;
+  const char *path = url + p.path;
+  if (plen == 1 || (safe_path && plen == strlen(safe_path) && !strncmp(path, safe_path, plen)))
+    all = all && put(out, cap, &o, path, plen); /* "/" alone, or the caller's safe path */
+  else if (plen)
+    all = all && put(out, cap, &o, "/***", 4);
+  if (p.query < p.fragment) all = all && put(out, cap, &o, "?***", 4);
+  if (p.fragment < p.end) all = all && put(out, cap, &o, "#***", 4);
+done:
+  if (!all && cap > 4) memcpy(out + (o > cap - 4 ? cap - 4 : o), "...", 4); /* cut: say so */
+  return out;
 }

@@ -64,9 +64,13 @@ else()
 endif()
 
 # config.c and what it calls: the misspelled-setting check (env.c), the logger (stderr
-# until NCCL gives one) and, where present, the UTF-8 cleaner the host name goes through.
+# until NCCL gives one), what a warning may show of a value (redact.c) and, where present,
+# the UTF-8 cleaner the host name goes through.
 set(_env_sources ${INS_FUZZ_ROOT}/src/core/config.c ${INS_FUZZ_ROOT}/src/core/env.c
     ${INS_FUZZ_ROOT}/src/core/log.c)
+if(EXISTS ${INS_FUZZ_ROOT}/src/core/redact.c)
+  list(APPEND _env_sources ${INS_FUZZ_ROOT}/src/core/redact.c)
+endif()
 if(EXISTS ${INS_FUZZ_ROOT}/src/core/utf8.c)
   list(APPEND _env_sources ${INS_FUZZ_ROOT}/src/core/utf8.c)
 endif()

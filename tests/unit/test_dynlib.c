@@ -136,7 +136,7 @@ static void logger(int level, unsigned long flags, const char *file, int line, c
   va_end(ap);
 }
 
-static int no_bodies(void *arg, struct ins_buf *bodies, int max, bool fresh, bool *more) {
+static int no_bodies(void *arg, struct ins_otlp_body *bodies, int max, bool fresh, bool *more) {
   (void)arg, (void)bodies, (void)max, (void)fresh;
   *more = false;
   return 0;
@@ -150,7 +150,7 @@ static void case_zlib_without_its_functions(void) {
   ins_otlp_test_hooks.zlib_lib = "libc.so.6";
   struct ins_otlp_endpoint ep = {.gzip = true, .timeout_ms = 1000};
   snprintf(ep.url, sizeof ep.url, "http://127.0.0.1:9/v1/metrics");
-  struct ins_otlp_exporter *e = ins_otlp_exporter_start(&ep, 60000, 4, no_bodies, NULL);
+  struct ins_otlp_exporter *e = ins_otlp_exporter_start(&ep, 60000, 4, no_bodies, NULL, NULL);
   CHECK(e != NULL);
   ins_otlp_exporter_stop(e, 0);
   CHECK_EQ_U(g_nmsgs, 1);

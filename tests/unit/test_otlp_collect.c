@@ -28,14 +28,25 @@
  *                     sink's lock: the exporter's handle is published so that
  *                     ThreadSanitizer finds no race (this test's point is its
  *                     TSan build, labelled "threads")
+ *   exit_counts_undelivered
+ *                     a collector (tests/otlp_receiver.py) that takes bodies of
+ *                     300 series until some have reached it, then rejects all
+ *                     (400); 200 series made after that never reach it. The
+ *                     warning at exit counts, of the 500 series, those that never
+ *                     reached the collector and those that reached it only in
+ *                     earlier exports, and its numbers equal what the receiver
+ *                     took (the series named in bodies it answered 200), however
+ *                     many bodies it took before the switch
  *
  * The sink is driven through its own table (ins_otlp_sink) with communicators
  * made by hand; bodies are asked for in http/json and read by searching for
  * the attribute values this test gave (each series' communicator name).
- * Nothing is sent anywhere but a port on 127.0.0.1 that nothing listens on.
+ * Nothing is sent anywhere but a port on 127.0.0.1 that nothing listens on, or
+ * the receiver of exit_counts_undelivered.
  */
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,8 +59,10 @@
 #include "closed_port.h"
 #include "core/comm.h"
 #include "core/config.h"
+#include "core/log.h"
 #include "core/record.h"
 #include "io/buf.h"
+#include "otlp_receiver.h"
 #include "sink/otlp/otlp.h"
 
 #define NSERIES 1000
@@ -61,13 +74,15 @@ static void sleep_ms(int ms) {
   nanosleep(&ts, NULL);
 }
 
-/* The sink started as the plugin starts it, with this export interval. */
-static void sink_start(const char *interval_ms) {
+/* The sink started as the plugin starts it, with this export interval, exporting to this
+ * port on 127.0.0.1 (0: one that nothing listens on, where the last export at shutdown is
+ * refused at once), each request bounded by timeout_ms. */
+static void sink_start_to(const char *interval_ms, int port, const char *timeout_ms) {
   char url[64];
-  snprintf(url, sizeof url, "http://127.0.0.1:%d", closed_port());
+  snprintf(url, sizeof url, "http://127.0.0.1:%d", port ? port : closed_port());
   setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url, 1);
   setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", 1);
-  setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "50", 1); /* the last export at shutdown: refused at once */
+  setenv("OTEL_EXPORTER_OTLP_TIMEOUT", timeout_ms, 1);
   setenv("OTEL_METRIC_EXPORT_INTERVAL", interval_ms, 1);
   char max[32];
   snprintf(max, sizeof max, "%d", BODY_MAX);
@@ -79,6 +94,8 @@ static void sink_start(const char *interval_ms) {
   snprintf(cfg.cluster, sizeof cfg.cluster, "unknown");
   ins_otlp_sink.start(&cfg);
 }
+
+static void sink_start(const char *interval_ms) { sink_start_to(interval_ms, 0, "50"); }
 
 struct comm {
   struct ins_comm *c;
@@ -154,12 +171,12 @@ static int take_export(struct seen *s, bool fresh, int max_calls) {
   int calls = 0;
   bool more = true;
   while (more && calls < max_calls) {
-    struct ins_buf bodies[PER_CALL];
+    struct ins_otlp_body bodies[PER_CALL];
     memset(bodies, 0, sizeof bodies);
     int n = ins_otlp_collect(NULL, bodies, PER_CALL, fresh && calls == 0, &more);
     CHECK(n >= 0 && n <= PER_CALL);
-    for (int i = 0; i < n; i++) read_body(s, &bodies[i]);
-    for (int i = 0; i < PER_CALL; i++) ins_buf_free(&bodies[i]);
+    for (int i = 0; i < n; i++) read_body(s, &bodies[i].data);
+    for (int i = 0; i < PER_CALL; i++) ins_buf_free(&bodies[i].data);
     calls++;
   }
   CHECK(!more);
@@ -196,7 +213,7 @@ static void case_in_turns(void) {
   unsigned long long first_time = s.time;
 
   /* asked again without fresh: nothing is open */
-  struct ins_buf none[PER_CALL];
+  struct ins_otlp_body none[PER_CALL];
   memset(none, 0, sizeof none);
   bool more = true;
   CHECK_EQ_U(ins_otlp_collect(NULL, none, PER_CALL, false, &more), 0);
@@ -205,21 +222,21 @@ static void case_in_turns(void) {
   /* a fresh export starts from the first series again; a series created while it is in
    * progress (after its first call) is in it, at its end */
   memset(&s, 0, sizeof s);
-  struct ins_buf bodies[PER_CALL];
+  struct ins_otlp_body bodies[PER_CALL];
   memset(bodies, 0, sizeof bodies);
   sleep_ms(2); /* a later time (ns clock) */
   int n = ins_otlp_collect(NULL, bodies, PER_CALL, true, &more);
   CHECK(n == PER_CALL && more);
-  for (int i = 0; i < n; i++) read_body(&s, &bodies[i]);
-  for (int i = 0; i < PER_CALL; i++) ins_buf_free(&bodies[i]);
+  for (int i = 0; i < n; i++) read_body(&s, &bodies[i].data);
+  for (int i = 0; i < PER_CALL; i++) ins_buf_free(&bodies[i].data);
   CHECK(s.hits[0] == 4 && s.first_with_counters == 0);
   CHECK(comm_new(&k[NSERIES], NSERIES) == 0);
   CHECK(comm_record(&k[NSERIES]) == 0);
   while (more) {
     memset(bodies, 0, sizeof bodies);
     n = ins_otlp_collect(NULL, bodies, PER_CALL, false, &more);
-    for (int i = 0; i < n; i++) read_body(&s, &bodies[i]);
-    for (int i = 0; i < PER_CALL; i++) ins_buf_free(&bodies[i]);
+    for (int i = 0; i < n; i++) read_body(&s, &bodies[i].data);
+    for (int i = 0; i < PER_CALL; i++) ins_buf_free(&bodies[i].data);
   }
   CHECK_EQ_U(count_hits(&s, 0, NSERIES + 1, 4), 0);
   CHECK(s.time > first_time);
@@ -285,7 +302,7 @@ static void case_after_shutdown(void) {
   memset(&counts, 0, sizeof counts);
   counts.dropped_since[0] = 3;
   CHECK(ins_otlp_sink.counts(NULL, a.c, a.state, &counts) == 0);
-  struct ins_buf bodies[PER_CALL];
+  struct ins_otlp_body bodies[PER_CALL];
   memset(bodies, 0, sizeof bodies);
   bool more = true;
   CHECK_EQ_U(ins_otlp_collect(NULL, bodies, PER_CALL, true, &more), 0); /* nothing to export */
@@ -312,11 +329,106 @@ static void case_publish_race(void) {
   sink_start("1");
   sleep_ms(100); /* the exporter collects (and reads its own handle) about 100 times */
   ins_otlp_sink.shutdown();
-  struct ins_buf bodies[PER_CALL];
+  struct ins_otlp_body bodies[PER_CALL];
   memset(bodies, 0, sizeof bodies);
   bool more = true;
   CHECK_EQ_U(ins_otlp_collect(NULL, bodies, PER_CALL, true, &more), 0); /* shut down: nothing */
   CHECK(!more);
+}
+
+/* ---- the warning at exit against what a collector took ---- */
+
+#define MAX_MSGS 64 /* the sink's own messages ("OTLP: ..."), not the exporter's */
+static pthread_mutex_t g_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char g_msgs[MAX_MSGS][1100];
+static int g_nmsgs;
+
+static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...) {
+  (void)level, (void)flags, (void)file, (void)line;
+  char text[1100];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "[log] %s\n", text);
+  pthread_mutex_lock(&g_log_lock);
+  if (g_nmsgs < MAX_MSGS && strstr(text, "OTLP: ")) snprintf(g_msgs[g_nmsgs++], sizeof g_msgs[0], "%s", text);
+  pthread_mutex_unlock(&g_log_lock);
+}
+
+static int count_msgs(const char *s) {
+  int n = 0;
+  pthread_mutex_lock(&g_log_lock);
+  for (int i = 0; i < g_nmsgs; i++) n += strstr(g_msgs[i], s) != NULL;
+  pthread_mutex_unlock(&g_log_lock);
+  return n;
+}
+
+#define REQUESTS_MAX 20000
+/* The series (by number) named in the bodies the receiver answered 200, into taken: those
+ * of the requests from *next on (each body read once); how many series in all. */
+static int series_taken(struct receiver *r, bool *taken, int nseries, int *next) {
+  static struct rec q[REQUESTS_MAX];
+  int n = receiver_requests(r, q, REQUESTS_MAX);
+  for (int i = 0; i < n; i++) {
+    if (q[i].seq < *next) continue;
+    *next = q[i].seq + 1;
+    if (strcmp(q[i].action, "200")) continue;
+    char *body = receiver_file(r, q[i].seq, "body", NULL);
+    for (const char *p = body; p && (p = strstr(p, "\"series-")); p += 8) {
+      int k = atoi(p + 8);
+      if (k >= 0 && k < nseries) taken[k] = true;
+    }
+    free(body);
+  }
+  int got = 0;
+  for (int k = 0; k < nseries; k++) got += taken[k];
+  return got;
+}
+
+static void case_exit_counts_undelivered(void) {
+  enum { EARLY = 300, LATE = 200, ALL = EARLY + LATE };
+  ins_log_set_logger(logger);
+  struct receiver r;
+  CHECK(receiver_start(&r, "{}")); /* 200 to everything */
+  sink_start_to("300", r.port, "10000"); /* the last export's deadline: 3 s */
+  static struct comm k[ALL];
+  static bool taken[ALL];
+  int next = 1;
+  for (int i = 0; i < EARLY; i++) {
+    CHECK(comm_new(&k[i], i) == 0);
+    CHECK(comm_record(&k[i]) == 0);
+  }
+  /* until some early series have reached the collector (how many depends on its speed:
+   * the numbers below are the receiver's, whatever they are) */
+  int got = 0;
+  for (time_t until = time(NULL) + RECEIVER_WAIT_S; (got = series_taken(&r, taken, ALL, &next)) == 0 &&
+                                                     time(NULL) < until;)
+    receiver_sleep_ms(20);
+  CHECK(got > 0);
+  /* from now on the collector rejects every body: the late series never reach it, and
+   * the last export at exit is delivered to no series */
+  CHECK(receiver_control(&r, "{\"default\": \"400\"}"));
+  for (int i = EARLY; i < ALL; i++) {
+    CHECK(comm_new(&k[i], i) == 0);
+    CHECK(comm_record(&k[i]) == 0);
+  }
+  for (int i = 0; i < ALL; i++) comm_free(&k[i]);
+  ins_otlp_sink.shutdown();
+  /* what the receiver took, before the switch (after it, nothing): early series only */
+  got = series_taken(&r, taken, ALL, &next);
+  int late_taken = 0;
+  for (int i = EARLY; i < ALL; i++) late_taken += taken[i];
+  CHECK(got > 0 && got <= EARLY);
+  CHECK_EQ_U(late_taken, 0);
+  printf("exit_counts_undelivered: the collector took %d of the %d series\n", got, ALL);
+  char want[200];
+  snprintf(want, sizeof want, "of the %d series, %d never reached the collector (it has none of their values) "
+           "and %d reached it only in earlier exports", ALL, ALL - got, got);
+  CHECK_EQ_U(count_msgs(want), 1);
+  CHECK_EQ_U(count_msgs("was not delivered whole"), 1);
+  receiver_stop(&r);
+  ins_log_detach();
 }
 
 int main(int argc, char **argv) {
@@ -325,7 +437,8 @@ int main(int argc, char **argv) {
     void (*fn)(void);
   } cases[] = {{"in_turns", case_in_turns}, {"after_shutdown", case_after_shutdown},
                {"drains_first", case_drains_first},
-               {"publish_race", case_publish_race}};
+               {"publish_race", case_publish_race},
+               {"exit_counts_undelivered", case_exit_counts_undelivered}};
   setenv("NCCL_INSPECTOR_ENABLE", "1", 1);
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     bool run = argc < 2;

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "otlp_receiver.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "net/curl.h"
@@ -61,8 +62,6 @@ extern char **environ;
 
 #define WAIT_S 60 /* the most any event is waited for: only a failure gets there */
 
-static const char *g_python = "python3";
-static const char *g_receiver_py = "tests/otlp_receiver.py";
 
 static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -150,16 +149,16 @@ static int supply_left(void) {
   return n;
 }
 
-static int collect(void *arg, struct ins_buf *bodies, int max, bool fresh, bool *more) {
+static int collect(void *arg, struct ins_otlp_body *bodies, int max, bool fresh, bool *more) {
   (void)arg, (void)fresh;
   *more = false; /* each call's bodies are an export of their own */
   int n = 0;
   pthread_mutex_lock(&g_supply.lock);
   while (n < max && g_supply.count) {
     int i = g_supply.head;
-    if (ins_buf_reserve(&bodies[n], g_supply.len[i]) == 0) {
-      memcpy(bodies[n].data, g_supply.body[i], g_supply.len[i]);
-      bodies[n].len = g_supply.len[i];
+    if (ins_buf_reserve(&bodies[n].data, g_supply.len[i]) == 0) {
+      memcpy(bodies[n].data.data, g_supply.body[i], g_supply.len[i]);
+      bodies[n].data.len = g_supply.len[i];
       n++;
     }
     free(g_supply.body[i]);
@@ -168,196 +167,6 @@ static int collect(void *arg, struct ins_buf *bodies, int max, bool fresh, bool 
   }
   pthread_mutex_unlock(&g_supply.lock);
   return n;
-}
-
-/* ---- the receiver (tests/otlp_receiver.py) ---- */
-
-struct receiver {
-  pid_t pid;
-  char dir[64];
-  int port;
-};
-
-struct rec {
-  int seq, conn;
-  double t;
-  char method[8], path[512], enc[32], ctype[64], action[32];
-  size_t raw_len, body_len;
-};
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
-  (void)st, (void)flag, (void)f;
-  return remove(p);
-}
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, n = 0;
-  char *b = malloc(cap + 1);
-  size_t got;
-  while (b && (got = fread(b + n, 1, cap - n, f)) > 0) {
-    n += got;
-    if (n == cap) {
-      char *nb = realloc(b, (cap *= 2) + 1);
-      if (!nb) {
-        free(b);
-        b = NULL;
-      } else {
-        b = nb;
-      }
-    }
-  }
-  fclose(f);
-  if (b) b[n] = '\0';
-  if (len) *len = n;
-  return b;
-}
-
-static void write_file(const char *path, const char *text) {
-  char tmp[256];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) return;
-  fputs(text, f);
-  fclose(f);
-  rename(tmp, path);
-}
-
-static bool wait_for_file_text(const char *path, const char *want) {
-  for (int i = 0; i < WAIT_S * 100; i++) {
-    char *t = read_file(path, NULL);
-    bool ok = t && (!want || !strcmp(t, want));
-    free(t);
-    if (ok) return true;
-    sleep_ms(10);
-  }
-  return false;
-}
-
-static bool receiver_start_tls(struct receiver *r, const char *control, const char *cert, const char *key) {
-  memset(r, 0, sizeof *r);
-  snprintf(r->dir, sizeof r->dir, "/tmp/ins-otlp-test-XXXXXX");
-  if (!mkdtemp(r->dir)) return false;
-  char *argv[16];
-  int a = 0;
-  argv[a++] = (char *)g_python;
-  argv[a++] = (char *)g_receiver_py;
-  argv[a++] = "--dir";
-  argv[a++] = r->dir;
-  argv[a++] = "--rm-on-orphan";
-  if (control) {
-    argv[a++] = "--control";
-    argv[a++] = (char *)control;
-  }
-  if (cert) {
-    argv[a++] = "--tls-cert";
-    argv[a++] = (char *)cert;
-    argv[a++] = "--tls-key";
-    argv[a++] = (char *)key;
-  }
-  argv[a] = NULL;
-  if (posix_spawnp(&r->pid, g_python, NULL, NULL, argv, environ) != 0) return false;
-  char path[128];
-  snprintf(path, sizeof path, "%s/port", r->dir);
-  if (!wait_for_file_text(path, NULL)) return false;
-  char *t = read_file(path, NULL);
-  r->port = t ? atoi(t) : 0;
-  free(t);
-  return r->port > 0;
-}
-
-static bool receiver_start(struct receiver *r, const char *control) {
-  return receiver_start_tls(r, control, NULL, NULL);
-}
-
-/* A new control, in effect when this returns (the receiver acknowledges it). */
-static bool receiver_control(struct receiver *r, const char *json) {
-  char path[128], applied[128];
-  snprintf(path, sizeof path, "%s/control.json", r->dir);
-  snprintf(applied, sizeof applied, "%s/applied", r->dir);
-  write_file(path, json);
-  return wait_for_file_text(applied, json);
-}
-
-static void receiver_stop(struct receiver *r) {
-  if (r->pid > 0) {
-    kill(r->pid, SIGTERM);
-    int waited_ms = 0;
-    while (waitpid(r->pid, NULL, WNOHANG) == 0) {
-      if (waited_ms == WAIT_S * 1000) { /* it must never hang a test: then it is killed */
-        kill(r->pid, SIGKILL);
-        waitpid(r->pid, NULL, 0);
-        break;
-      }
-      sleep_ms(10);
-      waited_ms += 10;
-    }
-  }
-  if (r->dir[0]) nftw(r->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-  r->pid = 0;
-}
-
-static int receiver_requests(struct receiver *r, struct rec *out, int max) {
-  char path[128];
-  snprintf(path, sizeof path, "%s/requests.tsv", r->dir);
-  char *t = read_file(path, NULL);
-  if (!t) return 0;
-  int n = 0;
-  char *save = NULL;
-  for (char *line = strtok_r(t, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save)) {
-    struct rec *q = &out[n];
-    memset(q, 0, sizeof *q);
-    char *f[10];
-    int nf = 0;
-    char *s2 = NULL;
-    for (char *x = strtok_r(line, "\t", &s2); x && nf < 10; x = strtok_r(NULL, "\t", &s2)) f[nf++] = x;
-    if (nf != 10) continue;
-    q->seq = atoi(f[0]);
-    q->conn = atoi(f[1]);
-    q->t = strtod(f[2], NULL);
-    snprintf(q->method, sizeof q->method, "%s", f[3]);
-    snprintf(q->path, sizeof q->path, "%s", f[4]);
-    q->raw_len = strtoul(f[5], NULL, 10);
-    q->body_len = strtoul(f[6], NULL, 10);
-    snprintf(q->enc, sizeof q->enc, "%s", f[7]);
-    snprintf(q->ctype, sizeof q->ctype, "%s", f[8]);
-    snprintf(q->action, sizeof q->action, "%s", f[9]);
-    n++;
-  }
-  free(t);
-  return n;
-}
-
-static int receiver_count(struct receiver *r) {
-  static struct rec tmp[256];
-  return receiver_requests(r, tmp, 256);
-}
-
-static bool wait_requests(struct receiver *r, int n) {
-  for (int i = 0; i < WAIT_S * 100; i++) {
-    if (receiver_count(r) >= n) return true;
-    sleep_ms(10);
-  }
-  return false;
-}
-
-static char *receiver_file(struct receiver *r, int seq, const char *what, size_t *len) {
-  char path[128];
-  snprintf(path, sizeof path, "%s/%d.%s", r->dir, seq, what);
-  return read_file(path, len);
-}
-
-static bool body_is(struct receiver *r, int seq, const char *want, size_t wlen) {
-  size_t len;
-  char *b = receiver_file(r, seq, "body", &len);
-  bool ok = b && len == wlen && !memcmp(b, want, wlen);
-  free(b);
-  return ok;
-}
-
-static bool body_is_str(struct receiver *r, int seq, const char *want) {
-  return body_is(r, seq, want, strlen(want));
 }
 
 /* ---- the exporter under test ---- */
@@ -379,7 +188,7 @@ static void fast_backoff(void) {
 }
 
 static struct ins_otlp_exporter *start(int queue) {
-  return ins_otlp_exporter_start(&g_ep, 20, queue, collect, NULL);
+  return ins_otlp_exporter_start(&g_ep, 20, queue, collect, NULL, NULL);
 }
 
 static bool wait_dropped(struct ins_otlp_exporter *e, uint64_t n) {
@@ -538,11 +347,15 @@ static void case_url_parse(void) {
   const char *bad[] = {"ftp://h/", "h:4318/v1/metrics", "http://", "http:///x", "http://user:pw@h/",
                        "http://h:65536/", "http://h:0/", "http://h:12a/", "http://[::1/", "http://[]/",
                        "http://h/a b", "http://h/a\r\nX: y", "http://h o/", "http://[::1]x/",
-                       "http://[fe80::1%eth0]/", "http://[fe80::1%25]/", "http://[::g]/"};
+                       "http://[fe80::1%eth0]/", "http://[fe80::1%25]/", "http://[::g]/",
+                       /* an '@' anywhere: a password with '/' in it would make "u" the host and
+                        * send it the headers; one in a path is refused alike */
+                       "http://u:80/pw@collector:4318/", "http://u:pw?x@collector/", "http://h/p@x"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     why[0] = '\0';
     CHECK(ins_net_url_parse(&u, bad[i], why, sizeof why) != 0);
     CHECK(why[0] != '\0');
+    CHECK(!strstr(why, "pw") && !strstr(why, "collector")); /* the reason holds none of the URL */
   }
 }
 
@@ -1348,9 +1161,9 @@ static void case_fork_child_never_sends(void) {
 /* Bad arguments and endpoints: NULL after one warning, nothing started. */
 static void case_start_refusals(void) {
   endpoint(NULL, NULL);
-  CHECK(ins_otlp_exporter_start(&g_ep, 20, 0, collect, NULL) == NULL);
-  CHECK(ins_otlp_exporter_start(&g_ep, 0, 4, collect, NULL) == NULL);
-  CHECK(ins_otlp_exporter_start(&g_ep, 20, 4, NULL, NULL) == NULL);
+  CHECK(ins_otlp_exporter_start(&g_ep, 20, 0, collect, NULL, NULL) == NULL);
+  CHECK(ins_otlp_exporter_start(&g_ep, 0, 4, collect, NULL, NULL) == NULL);
+  CHECK(ins_otlp_exporter_start(&g_ep, 20, 4, NULL, NULL, NULL) == NULL);
   snprintf(g_ep.url, sizeof g_ep.url, "grpc://collector:4317?token=secret");
   CHECK(start(4) == NULL);
   CHECK_EQ_U(count_all_msgs(), 4);
@@ -1598,36 +1411,81 @@ static void case_lookup_through_libanl(void) {
 
 static void case_lookup_fallback(void) { lookup_case("libanl-missing-for-a-test.so.1", "getaddrinfo"); }
 
-/* ins_otlp_url_redact: no userinfo, no query value, no fragment survives. */
+/* ins_otlp_url_redact (net/url.h's ins_net_url_shown with OTLP's path): by structure, whatever
+ * the parts hold. Nothing between "//" and the last '@' survives, nor a path but "/" and
+ * "/v1/metrics", a query, a fragment, a host shaped like a credential, or anything beyond
+ * the scheme of a URL that does not parse. */
 static void case_url_redact(void) {
   char out[INS_OTLP_URL_SHOWN];
   const char *cases[][2] = {
+      /* userinfo, whatever the password holds: '/', '?', '#', '@', ':' (base64 tokens) */
       {"http://user:PASSWORD@host:4318/v1/metrics", "http://***@host:4318/v1/metrics"},
       {"https://TOKEN@collector/v1/metrics", "https://***@collector/v1/metrics"},
-      {"https://c/v1/metrics?token=SECRET&tenant=a", "https://c/v1/metrics?token=***&tenant=***"},
-      {"http://c:4318?SECRET", "http://c:4318?***"},
-      {"http://c/p?a=SECRET;b=SECRET&&c#SECRET", "http://c/p?a=***;b=***&&***#***"},
-      {"grpc://u:SECRET@h?key=SECRET", "grpc://***@h?key=***"},
-      {"u:SECRET@h:4318/v1", "***@h:4318/v1"},          /* no scheme: the authority first */
-      {"http://a@b@h/x", "http://***@h/x"},              /* the last '@' ends the userinfo */
-      {"http://h/path@not-userinfo", "http://h/path@not-userinfo"},
-      {"http://h/a\nFORGED", "http://h/a?FORGED"},       /* no new log line */
+      {"http://u:SE/CR?ET#x@host:4318/v1/metrics", "http://***@host:4318/v1/metrics"},
+      {"https://u:SE@CR:ET@host/v1/metrics", "https://***@host/v1/metrics"},
+      {"http://u:80/SECRET@host:4318", "http://***@host:4318"},
+      {"http://u:p@SE/C?R#E+T=@[::1]:4318/v1/metrics", "http://***@[::1]:4318/v1/metrics"},
+      {"http://a@b@h/x", "http://***@h/***"},
+      {"http://h/path@not-userinfo", "http://***@not-userinfo"}, /* the last '@': shows less */
+      {"http://SECRET@", "http://***@***"},
+      /* hosts and ports as given */
       {"http://localhost:4318/v1/metrics", "http://localhost:4318/v1/metrics"},
+      {"HTTPS://Collector:443/v1/metrics", "HTTPS://Collector:443/v1/metrics"},
+      {"http://collector", "http://collector"},
+      {"http://collector:/", "http://collector:/"},
+      {"http://[::1]:4318/v1/metrics", "http://[::1]:4318/v1/metrics"},
+      {"https://[2001:db8::7]/", "https://[2001:db8::7]/"},
+      {"http://[2001:0db8:85a3:0000:0000:8a2e:0370:7334]:9/v1/metrics",
+       "http://[2001:0db8:85a3:0000:0000:8a2e:0370:7334]:9/v1/metrics"},
+      {"http://[fe80::1%25eth0]:9/", "http://[fe80::1%eth0]:9/"},
+      {"http://otel-collector.monitoring.svc.cluster.local:4318/v1/metrics",
+       "http://otel-collector.monitoring.svc.cluster.local:4318/v1/metrics"},
+      /* a host that is a credential ("https://TOKEN@collector" without its "@collector") */
+      {"https://ghp_16C7e42F292c6912E7710c838347Ae178B4a/v1/metrics", "https://***/v1/metrics"},
+      {"http://0123456789abcdef0123456789abcdef:4318", "http://***:4318"},
+      {"http://123e4567-e89b-12d3-a456-426614174000/v1/metrics", "http://***/v1/metrics"},
+      {"http://secret-token.example/v1/metrics", "http://***/v1/metrics"},
+      /* paths, queries, fragments */
+      {"http://c:4318/SECRET/v1/metrics", "http://c:4318/***"},
+      {"http://c:4318/v1/metrics/SECRET", "http://c:4318/***"},
+      {"https://c/v1/metrics?token=SECRET&tenant=a", "https://c/v1/metrics?***"},
+      {"http://c:4318?SECRET", "http://c:4318?***"},
+      {"http://c/p?a=SECRET;b=SECRET&&c#SECRET", "http://c/***?***#***"},
+      {"http://c/#SECRET", "http://c/#***"},
+      {"http://h/a\nFORGED", "http://h/***"}, /* no new log line */
+      /* malformed: nothing beyond the scheme */
+      {"http://token=SECRET/v1/metrics", "http://***"},
+      {"http://user:SECRET/v1/metrics", "http://***"},  /* "SECRET" would be a port */
+      {"http://c:99999/", "http://***"},
+      {"http://[::1/SECRET", "http://***"},
+      {"http://h o/SECRET", "http://***"},
+      {"http://", "http://***"},
+      {"grpc://u:SECRET@h:4317?key=SECRET", "grpc://***@h:4317?***"},
+      /* no scheme: nothing */
+      {"u:SECRET@h:4318/v1", "***"},
+      {"localhost:4318", "***"},
+      {"SECRET", "***"},
       {"", ""},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     CHECK_STR(ins_otlp_url_redact(cases[i][0], out, sizeof out), cases[i][1]);
   CHECK_STR(ins_otlp_url_redact(NULL, out, sizeof out), "");
-  /* cut to the buffer, and says so; what is cut never shows a secret either */
-  char longurl[1200];
-  snprintf(longurl, sizeof longurl, "http://u:SECRET@h/%0900d?token=SECRET", 0);
+  CHECK_STR(ins_net_url_shown("http://c/v1/metrics", NULL, out, sizeof out), "http://c/***"); /* no safe path */
+  /* very long: cut to the buffer, and says so; what is cut never shows a secret either */
+  static char longurl[9000];
+  snprintf(longurl, sizeof longurl, "http://u:SECRET/%04000d@", 0);
+  size_t n = strlen(longurl);
+  for (int i = 0; i < 25; i++) n += (size_t)snprintf(longurl + n, sizeof longurl - n, "abcdefgh.");
+  snprintf(longurl + n, sizeof longurl - n, "x:4318/SECRET%04000d?token=SECRET#SECRET", 0);
+  CHECK_STR(ins_otlp_url_redact(longurl, out, sizeof out) + 7 + 4 + 225, "x:4318/***?***#***");
   char small[64];
   const char *r = ins_otlp_url_redact(longurl, small, sizeof small);
   CHECK_EQ_U(strlen(r), sizeof small - 1);
   CHECK(!strcmp(r + strlen(r) - 3, "..."));
-  CHECK(!strncmp(r, "http://***@h/000", 16));
-  r = ins_otlp_url_redact(longurl, out, sizeof out);
+  CHECK(!strncmp(r, "http://***@abcdefgh.abcdefgh.", 29));
   CHECK(strstr(r, "SECRET") == NULL);
+  snprintf(longurl, sizeof longurl, "http://collector:4318/%08000d?token=SECRET", 0); /* a path too long to send */
+  CHECK_STR(ins_otlp_url_redact(longurl, out, sizeof out), "http://collector:4318/***?***");
 }
 
 /* Every warning that shows an endpoint shows it redacted: the configuration's (a wrong
@@ -1648,10 +1506,9 @@ static void case_endpoint_warnings_redacted(void) {
   snprintf(g_ep.url, sizeof g_ep.url, "http://user:PASSWORD@collector:4318/v1/metrics?token=TOKEN");
   CHECK(start(4) == NULL);
   CHECK_EQ_U(count_all_msgs(), 3);
-  CHECK_EQ_U(count_msgs("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT='ftp://***@h:21/v1/metrics?token=***'", NULL), 1);
-  CHECK_EQ_U(count_msgs("OTEL_EXPORTER_OTLP_ENDPOINT='http://collector/000", NULL), 1);
-  CHECK_EQ_U(count_msgs("the endpoint http://***@collector:4318/v1/metrics?token=***", "user:password@",
-                        NULL), 1);
+  CHECK_EQ_U(count_msgs("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT='ftp://***@h:21/v1/metrics?***'", NULL), 1);
+  CHECK_EQ_U(count_msgs("OTEL_EXPORTER_OTLP_ENDPOINT='http://collector/***?***'", NULL), 1);
+  CHECK_EQ_U(count_msgs("the endpoint http://***@collector:4318/v1/metrics?***", "user:password@", NULL), 1);
   CHECK_EQ_U(count_msgs("PASSWORD", NULL), 0);
   CHECK_EQ_U(count_msgs("TOKEN", NULL), 0);
 }
@@ -1677,13 +1534,16 @@ static void case_base_endpoint_with_query(void) {
  * variable, the port used and the URL (redacted); a port that is given stays as it is. */
 static void case_endpoint_empty_port(void) {
   static const struct {
-    const char *var, *value, *url, *scheme_port;
+    const char *var, *value, *url, *scheme_port, *shown;
   } k[] = {
-      {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:/", "http://collector:4318/v1/metrics", "80"},
-      {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:", "http://collector:4318/v1/metrics", "80"},
-      {"OTEL_EXPORTER_OTLP_ENDPOINT", "https://[::1]:/otlp", "https://[::1]:4318/otlp/v1/metrics", "443"},
+      {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:/", "http://collector:4318/v1/metrics", "80",
+       "http://collector:/"},
+      {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:", "http://collector:4318/v1/metrics", "80",
+       "http://collector:"},
+      {"OTEL_EXPORTER_OTLP_ENDPOINT", "https://[::1]:/otlp", "https://[::1]:4318/otlp/v1/metrics", "443",
+       "https://[::1]:/***"}, /* a path other than /v1/metrics is not shown */
       {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://collector:/otlp/v1/metrics",
-       "http://collector:4318/otlp/v1/metrics", "80"},
+       "http://collector:4318/otlp/v1/metrics", "80", "http://collector:/***"},
   };
   for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
     int before = count_all_msgs();
@@ -1699,7 +1559,7 @@ static void case_endpoint_empty_port(void) {
     ins_otlp_config_free(&c);
     CHECK_EQ_U(count_all_msgs() - before, 1);
     char named[160], scheme[64];
-    snprintf(named, sizeof named, "%s='%s' has an empty port", k[i].var, k[i].value);
+    snprintf(named, sizeof named, "%s='%s' has an empty port", k[i].var, k[i].shown);
     snprintf(scheme, sizeof scheme, "not the scheme's %s", k[i].scheme_port);
     CHECK_EQ_U(count_msgs(named, "using port 4318", scheme, NULL), 1);
   }
@@ -1709,8 +1569,8 @@ static void case_endpoint_empty_port(void) {
   ins_otlp_config_load(&c);
   CHECK_STR(c.ep.url, "http://user:SECRET@collector:4318/v1/metrics?token=TOKEN");
   ins_otlp_config_free(&c);
-  CHECK_EQ_U(count_msgs("'http://***@collector:/?token=***' has an empty port",
-                        "'http://***@collector:4318/?token=***'", NULL), 1);
+  CHECK_EQ_U(count_msgs("'http://***@collector:/?***' has an empty port", "'http://***@collector:4318/?***'",
+                        NULL), 1);
   CHECK_EQ_U(count_msgs("SECRET", NULL) + count_msgs("TOKEN", NULL), 0);
   int before = count_all_msgs();
   setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:80/", 1);

@@ -173,12 +173,12 @@ static void logger(int level, unsigned long flags, const char *file, int line, c
 /* Two bodies, one export each. */
 static atomic_int g_bodies = 2;
 
-static int collect(void *arg, struct ins_buf *bodies, int max, bool fresh, bool *more) {
+static int collect(void *arg, struct ins_otlp_body *bodies, int max, bool fresh, bool *more) {
   (void)arg, (void)fresh;
   *more = false;
-  if (max < 1 || atomic_load(&g_bodies) <= 0 || ins_buf_reserve(&bodies[0], 4) != 0) return 0;
-  memcpy(bodies[0].data, "body", 4);
-  bodies[0].len = 4;
+  if (max < 1 || atomic_load(&g_bodies) <= 0 || ins_buf_reserve(&bodies[0].data, 4) != 0) return 0;
+  memcpy(bodies[0].data.data, "body", 4);
+  bodies[0].data.len = 4;
   atomic_fetch_sub(&g_bodies, 1);
   return 1;
 }
@@ -195,7 +195,7 @@ static void test_reject_afresh(void) {
   memset(&ep, 0, sizeof ep);
   snprintf(ep.url, sizeof ep.url, "http://127.0.0.1:%d/v1/metrics", g_srv.port);
   ep.timeout_ms = 5000;
-  struct ins_otlp_exporter *e = ins_otlp_exporter_start(&ep, 10, 4, collect, NULL);
+  struct ins_otlp_exporter *e = ins_otlp_exporter_start(&ep, 10, 4, collect, NULL, NULL);
   CHECK(e != NULL);
   /* 503, 503, 400 (the first body dropped), then the second body: 503, 200 */
   for (int ms = 0; e && ms < 60000 && atomic_load(&g_srv.served) < NANSWERS; ms += 5) sleep_ms(5);

@@ -56,6 +56,9 @@ if(TARGET inspector_core)
   ins_unit_test(timer test_timer.c 60 "unit")
   # whose timestamps: the judge's counts, holding back in order, the unverified
   ins_unit_test(judge test_judge.c 60 "unit")
+  # what a message may show of text that may hold a credential (core/redact.c), and the
+  # misspelling check's and the configuration's warnings, which show no value it withholds
+  ins_unit_test(redact test_redact.c 60 "unit")
   # the OTLP sink: exponential histogram buckets, the OpenTelemetry SDK variables
   if(INSPECTOR_OTLP) # tests of the OTLP sink are registered only in a build with it
     ins_unit_test(otlp_sink test_otlp_sink.c 60 "unit;otlp")
@@ -69,6 +72,12 @@ if(TARGET inspector_core)
   # shutdown, and the exporter's handle published to its thread (TSan: label threads)
   if(INSPECTOR_OTLP)
     ins_unit_test(otlp_collect test_otlp_collect.c 60 "threads;unit;otlp")
+    # exit_counts_undelivered runs the exporter against tests/otlp_receiver.py (otlp_receiver.h)
+    target_compile_definitions(inspector-unit-otlp_collect PRIVATE
+                               INS_TEST_RECEIVER="${PROJECT_SOURCE_DIR}/tests/otlp_receiver.py")
+    if(Python3_EXECUTABLE)
+      target_compile_definitions(inspector-unit-otlp_collect PRIVATE INS_TEST_PYTHON="${Python3_EXECUTABLE}")
+    endif()
   endif()
   # an op's time from its channels: equal start and stop, the latest stop, stale channels
   ins_unit_test(op_timestamps test_op_timestamps.c 120 "unit")
@@ -241,6 +250,28 @@ if(TARGET inspector_core AND INSPECTOR_OTLP)
       set(_labels "threads;unit;otlp")
     endif()
     set_tests_properties(unit_otlp_export.${_case} PROPERTIES TIMEOUT ${_otlp_timeout} LABELS "${_labels}")
+  endforeach()
+endif()
+
+# No credential printed: the plugin run whole through its ABI (init, an op, finalize, exit) with a
+# secret in an endpoint's userinfo, path or host, in headers a collector echoes, in names and values
+# of variables; what it printed and wrote searched for it (test_otlp_secrets.c). One ctest per case,
+# unit_otlp_secrets.<case>; the cases with a collector need python3 (tests/otlp_receiver.py).
+if(TARGET inspector_core AND INSPECTOR_OTLP)
+  add_executable(inspector-unit-otlp_secrets ${CMAKE_CURRENT_LIST_DIR}/test_otlp_secrets.c
+                 $<TARGET_OBJECTS:inspector_core>)
+  target_include_directories(inspector-unit-otlp_secrets PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-otlp_secrets PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-otlp_secrets PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
+  set(_secrets_cases userinfo_https host_is_token misspelled_names)
+  if(Python3_EXECUTABLE)
+    list(APPEND _secrets_cases userinfo_http token_in_path collector_echo)
+  endif()
+  foreach(_case IN LISTS _secrets_cases)
+    add_test(NAME unit_otlp_secrets.${_case}
+             COMMAND inspector-unit-otlp_secrets --case ${_case} --python "${Python3_EXECUTABLE}"
+                     --receiver ${PROJECT_SOURCE_DIR}/tests/otlp_receiver.py)
+    set_tests_properties(unit_otlp_secrets.${_case} PROPERTIES TIMEOUT 120 LABELS "unit;otlp")
   endforeach()
 endif()
 

@@ -19,7 +19,10 @@
  * the export in progress goes on; series created meanwhile come at its end.
  * Every body of one export has the export's time. The lock is let go between
  * bodies, so the draining threads wait at most one body's encoding (milliseconds
- * for the largest), and NCCL's threads never take this lock.
+ * for the largest), and NCCL's threads never take this lock. Each body says which
+ * series it holds; the exporter hands that back for each body the collector took
+ * (ins_otlp_delivered), so that at exit the sink can say which series never reached
+ * the collector and which reached it only in an earlier export.
  *
  * fork(): the exporter takes the lock outside the dump layer's gate, so the fork's
  * prepare takes it too (sink.h fork_prepare). A forked child has no exporter (its
@@ -69,6 +72,9 @@ struct series {
   uint64_t start_ns;
   uint64_t ops, bytes;
   struct ins_otlp_hist time_s, busbw;
+  /* The time of the latest export of which a body holding this series was delivered (the
+   * exporter said so: otlp_delivered); 0: none was. Exporter thread, under g_lock. */
+  uint64_t delivered_ns;
 };
 
 /* Per GPU: records dropped and excluded, [enum ins_kind]; ops left untimed, by kind and
@@ -183,10 +189,10 @@ static void otlp_start(const struct ins_config *cfg) {
 #endif
   pthread_mutex_unlock(&g_lock);
   /* outside the lock: the exporter's first collect takes it */
-  struct ins_otlp_exporter *e =
-      ins_otlp_exporter_start(&g_cfg.ep, g_cfg.interval_ms, QUEUE_MAX, ins_otlp_collect, NULL);
+  struct ins_otlp_exporter *e = ins_otlp_exporter_start(&g_cfg.ep, g_cfg.interval_ms, QUEUE_MAX,
+                                                        ins_otlp_collect, ins_otlp_delivered, NULL);
   atomic_store(&g_exporter, e);
-  /* the URL redacted: userinfo and query values may carry credentials */
+  /* the URL redacted: its userinfo, path, query and even its host may carry credentials */
   char shown[INS_OTLP_URL_SHOWN];
   if (e)
     ins_info("exporting OTLP metrics to %s every %u ms (%s%s)",
@@ -497,7 +503,7 @@ static int encode_next(struct ins_buf *body) {
   return 0;
 }
 
-int ins_otlp_collect(void *arg, struct ins_buf *bodies, int max, bool fresh, bool *more) {
+int ins_otlp_collect(void *arg, struct ins_otlp_body *bodies, int max, bool fresh, bool *more) {
   (void)arg;
   int n = 0;
   pthread_mutex_lock(&g_lock);
@@ -505,7 +511,9 @@ int ins_otlp_collect(void *arg, struct ins_buf *bodies, int max, bool fresh, boo
   size_t unmade = 0;
   while (g_exp.open && n < max) {
     if (ins_otlp_test_hook) ins_otlp_test_hook(&g_drains_waiting);
-    if (encode_next(&bodies[n]) != 0) unmade++; /* left empty: counted as dropped */
+    size_t first = g_exp.next;
+    if (encode_next(&bodies[n].data) != 0) unmade++; /* left empty: counted as dropped */
+    bodies[n].held = (struct ins_otlp_held){.export_ns = g_exp.time_ns, .first = first, .end = g_exp.next};
     n++;
     if (g_exp.next >= g_nseries) g_exp.open = false; /* every series of the export is out */
     if (g_exp.open && n < max) {
@@ -532,6 +540,17 @@ int ins_otlp_collect(void *arg, struct ins_buf *bodies, int max, bool fresh, boo
   return n;
 }
 
+/* The exporter's word that a body reached the collector: its series have that export's
+ * values there. Series are never removed before shutdown, which stops the exporter
+ * first, so [first, end) still names the series the body held. */
+void ins_otlp_delivered(void *arg, const struct ins_otlp_held *held) {
+  (void)arg;
+  pthread_mutex_lock(&g_lock);
+  for (size_t i = held->first; g_live && i < held->end && i < g_nseries; i++)
+    if (g_list[i]->delivered_ns < held->export_ns) g_list[i]->delivered_ns = held->export_ns;
+  pthread_mutex_unlock(&g_lock);
+}
+
 /* Everything the sink holds, freed (g_lock held): after the last export. */
 static void free_state(void) {
   for (size_t i = 0; i < g_nseries; i++) {
@@ -553,6 +572,27 @@ static void free_state(void) {
   g_exp.open = false;
 }
 
+/* At exit, after the last export (g_lock held): what the collector lacks, by series. The
+ * last export is the one stop made (a fresh one: g_exp.time_ns); a series whose body of it
+ * was delivered is there with its latest totals. Of the others, some were delivered in an
+ * earlier export only (the collector has their totals as of then) and some in none (it has
+ * nothing of them: a job shorter than an interval, a collector away all along, bodies
+ * rejected). Each counted from what the exporter said was delivered, not from what was
+ * sent (a body sent and rejected, or left queued at the deadline, reached nothing). */
+static void report_undelivered(uint32_t deadline) {
+  size_t never = 0, earlier = 0;
+  for (size_t i = 0; i < g_nseries; i++) {
+    uint64_t d = g_list[i]->delivered_ns;
+    if (!d) never++;
+    else if (d != g_exp.time_ns) earlier++;
+  }
+  if (never || earlier)
+    ins_warn("OTLP: the last export at exit was not delivered whole (at most %u ms; the exporter says what "
+             "it dropped): of the %zu series, %zu never reached the collector (it has none of their values) "
+             "and %zu reached it only in earlier exports (it has their totals as of then)",
+             deadline, g_nseries, never, earlier);
+}
+
 static void otlp_shutdown(void) {
   if (g_forked) { /* no exporter here; the state is only freed if it is whole */
     struct ins_otlp_exporter *e = atomic_exchange(&g_exporter, NULL);
@@ -567,10 +607,7 @@ static void otlp_shutdown(void) {
   struct ins_otlp_exporter *e = atomic_exchange(&g_exporter, NULL);
   if (e) ins_otlp_exporter_stop(e, deadline); /* its thread has ended: no collect from here on */
   pthread_mutex_lock(&g_lock);
-  if (g_exp.open && g_exp.next < g_nseries)
-    ins_warn("OTLP: the last export was cut short by its %u ms deadline at exit: %zu of the %zu series "
-             "were not in it (their latest totals are lost; the collector has those of earlier exports)",
-             deadline, g_nseries - g_exp.next, g_nseries);
+  if (e) report_undelivered(deadline);
   g_live = false;
   free_state();
   pthread_mutex_unlock(&g_lock);

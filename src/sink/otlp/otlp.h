@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 
 #include "io/buf.h"
+#include "sink/otlp/otlp_export.h"
 #include "sink/sink.h"
 
 extern const struct ins_sink ins_otlp_sink;
@@ -38,6 +39,9 @@ extern void (*ins_otlp_test_hook)(const atomic_int *drains_waiting);
  * them (ins_otlp_collect_fn, otlp_export.h: fresh starts an export, *more says that it
  * has more bodies). Exposed for unit tests: they call it without an exporter. Returns
  * how many bodies. */
-int ins_otlp_collect(void *arg, struct ins_buf *bodies, int max, bool fresh, bool *more);
+int ins_otlp_collect(void *arg, struct ins_otlp_body *bodies, int max, bool fresh, bool *more);
+/* The exporter's word that a body the collector took held these series
+ * (ins_otlp_delivered_fn): what the warning at exit counts. Exposed for unit tests. */
+void ins_otlp_delivered(void *arg, const struct ins_otlp_held *held);
 
 #endif

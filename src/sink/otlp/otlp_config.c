@@ -10,9 +10,10 @@
  * Content-Length, ...: ins_http_header_reserved) is dropped, with one warning
  * naming such headers, never their values.
  *
- * Also the one place that turns a URL into text for a message
- * (ins_otlp_url_redact): an endpoint may carry credentials in its userinfo or
- * its query string, and every warning that shows one goes through it.
+ * Every warning that shows an endpoint shows it through ins_otlp_url_redact
+ * (net/url.h's rule), any other value through core/redact.h's ins_redact_value:
+ * an endpoint may carry credentials in its userinfo, path or query, and a value
+ * meant for one variable may land in another.
  */
 #include "sink/otlp/otlp_config.h"
 
@@ -25,11 +26,13 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/redact.h"
 #include "net/http.h"
+#include "net/url.h"
 
 #define OTLP_HTTP_PORT "4318" /* OTLP/HTTP's default port (the OTLP specification) */
 #define DEFAULT_BASE "http://localhost:" OTLP_HTTP_PORT
-#define METRICS_PATH "/v1/metrics"
+#define METRICS_PATH INS_OTLP_METRICS_PATH
 #define DEFAULT_TIMEOUT_MS 10000
 #define DEFAULT_INTERVAL_MS 10000
 #define MAX_MS (3600LL * 1000) /* an hour: longer is a typo */
@@ -61,60 +64,8 @@ int ins_otlp_url_decode(const char *s, size_t n, char *out, size_t cap) {
   return 0;
 }
 
-/* Appends the n bytes of s to out (cap bytes, o used), control characters as '?' (a
- * URL from the environment must not be able to start a new log line); stops at the end
- * of room. */
-static void put(char *out, size_t cap, size_t *o, const char *s, size_t n) {
-  for (size_t i = 0; i < n && *o + 1 < cap; i++) {
-    unsigned char ch = (unsigned char)s[i];
-    out[(*o)++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
-  }
-  out[*o] = '\0';
-}
-
 const char *ins_otlp_url_redact(const char *url, char *out, size_t cap) {
-  if (!cap) return "";
-  size_t o = 0;
-  out[0] = '\0';
-  if (!url) return out;
-  /* scheme://authority/path?query#fragment (RFC 3986); a text without "://" is taken as
-   * starting with its authority (a scheme-less value is a mistake worth showing) */
-  const char *sep = strstr(url, "://");
-  const char *a = sep && strcspn(url, "/?#") > (size_t)(sep - url) ? sep + 3 : url;
-  put(out, cap, &o, url, (size_t)(a - url));
-  size_t alen = strcspn(a, "/?#");
-  const char *at = NULL; /* the last '@' of the authority ends the userinfo */
-  for (const char *p = a; p < a + alen; p++)
-    if (*p == '@') at = p;
-  if (at) {
-    put(out, cap, &o, "***", 3);
-    put(out, cap, &o, at, (size_t)(a + alen - at));
-  } else {
-    put(out, cap, &o, a, alen);
-  }
-  const char *p = a + alen;
-  size_t plen = strcspn(p, "?#");
-  put(out, cap, &o, p, plen);
-  p += plen;
-  if (*p == '?') { /* every value replaced; the names stay (they say what was given) */
-    put(out, cap, &o, "?", 1);
-    p++;
-    while (*p && *p != '#') {
-      size_t n = strcspn(p, "&;#");
-      const char *eq = memchr(p, '=', n);
-      if (eq) {
-        put(out, cap, &o, p, (size_t)(eq - p) + 1);
-        put(out, cap, &o, "***", 3);
-      } else if (n) { /* a bare value ("?TOKEN") */
-        put(out, cap, &o, "***", 3);
-      }
-      p += n;
-      if (*p == '&' || *p == ';') put(out, cap, &o, p++, 1);
-    }
-  }
-  if (*p == '#') put(out, cap, &o, "#***", 4); /* never sent, but may hold anything */
-  if (o + 1 >= cap && cap > 4) memcpy(out + cap - 4, "...", 4); /* cut: say so */
-  return out;
+  return ins_net_url_shown(url, INS_OTLP_METRICS_PATH, out, cap);
 }
 
 static bool is_scheme_ok(const char *url) {
@@ -131,12 +82,10 @@ static bool is_scheme_ok(const char *url) {
  */
 static const char *empty_port(const char *name, const char *url, char *fixed, size_t cap) {
   if (!is_scheme_ok(url)) return url;
-  const char *a = strstr(url, "://") + 3;
-  size_t alen = strcspn(a, "/?#");
-  size_t len = strlen(url);
-  if (!alen || a[alen - 1] != ':' || len + sizeof OTLP_HTTP_PORT > cap) return url;
-  size_t head = (size_t)(a + alen - url);
-  snprintf(fixed, cap, "%.*s" OTLP_HTTP_PORT "%s", (int)head, url, a + alen);
+  struct ins_net_url_parts p;
+  ins_net_url_split(url, &p);
+  if (p.path == p.auth || url[p.path - 1] != ':' || p.end + sizeof OTLP_HTTP_PORT > cap) return url;
+  snprintf(fixed, cap, "%.*s" OTLP_HTTP_PORT "%s", (int)p.path, url, url + p.path);
   char shown[INS_OTLP_URL_SHOWN], used[INS_OTLP_URL_SHOWN];
   ins_warn("%s='%s' has an empty port; using port " OTLP_HTTP_PORT " (OTLP/HTTP's default, not the "
            "scheme's %s): '%s'", name, ins_otlp_url_redact(url, shown, sizeof shown),
@@ -169,7 +118,9 @@ static void endpoint(struct ins_otlp_config *c) {
     base = DEFAULT_BASE;
   }
   /* the path is appended to the base's path, before a query ("http://h:4318?tenant=a") */
-  size_t n = strcspn(base, "?#");
+  struct ins_net_url_parts p;
+  ins_net_url_split(base, &p);
+  size_t n = p.query;
   const char *after = base + n;
   while (n && base[n - 1] == '/') n--; /* "http://h:4318/" + "/v1/metrics": one slash */
   snprintf(c->ep.url, sizeof c->ep.url, "%.*s" METRICS_PATH "%s", (int)n, base, after);
@@ -210,17 +161,18 @@ static void pairs(const char *name, const char *list, bool secret,
     p += len;
     if (*p == ',') p++;
   }
+  char shown[INS_REDACT_VALUE_SHOWN];
+  if (bad && !secret) ins_redact_value(shown, sizeof shown, first, first_len);
   if (bad == 1 && secret)
     ins_warn("%s: entry %d is not key=value (URL-encoded); it is skipped", name, first_pos);
   else if (bad == 1)
-    ins_warn("%s: entry %d '%.*s' is not key=value (URL-encoded); it is skipped", name, first_pos,
-             (int)first_len, first);
+    ins_warn("%s: entry %d %s is not key=value (URL-encoded); it is skipped", name, first_pos, shown);
   else if (bad && secret)
     ins_warn("%s: %d entries are not key=value (URL-encoded), the first entry %d; they are skipped", name,
              bad, first_pos);
   else if (bad)
-    ins_warn("%s: %d entries are not key=value (URL-encoded), the first entry %d '%.*s'; they are skipped",
-             name, bad, first_pos, (int)first_len, first);
+    ins_warn("%s: %d entries are not key=value (URL-encoded), the first entry %d %s; they are skipped",
+             name, bad, first_pos, shown);
 }
 
 struct hdr_acc {
@@ -283,7 +235,9 @@ static uint32_t env_ms(const char *specific, const char *general, long long def)
   const char *s = env2(specific, general, &name);
   long long v = def;
   if (s && ins_parse_ll(s, 1, MAX_MS, &v) != 0) {
-    ins_warn("%s='%s' is not a number of milliseconds in [1, %lld]; using %lld", name, s, MAX_MS, def);
+    char shown[INS_REDACT_VALUE_SHOWN];
+    ins_warn("%s=%s is not a number of milliseconds in [1, %lld]; using %lld", name,
+             ins_redact_value(shown, sizeof shown, s, strlen(s)), MAX_MS, def);
     v = def;
   }
   return (uint32_t)v;
@@ -302,13 +256,17 @@ void ins_otlp_config_load(struct ins_otlp_config *c) {
       ins_warn("%s: %s: the OTLP exporter writes these headers itself (or they frame the request); "
                "sent twice they would corrupt it, so they are dropped (values not logged)", name, h.reserved);
   }
+  char shown[INS_REDACT_VALUE_SHOWN];
   s = env2("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", &name);
   if (s && !strcmp(s, "http/json")) c->ep.json = true;
   else if (s && strcmp(s, "http/protobuf"))
-    ins_warn("%s='%s' is not http/protobuf or http/json (grpc is not supported); using http/protobuf", name, s);
+    ins_warn("%s=%s is not http/protobuf or http/json (grpc is not supported); using http/protobuf", name,
+             ins_redact_value(shown, sizeof shown, s, strlen(s)));
   s = env2("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION", &name);
   if (s && !strcmp(s, "gzip")) c->ep.gzip = true;
-  else if (s && strcmp(s, "none")) ins_warn("%s='%s' is not gzip or none; using none", name, s);
+  else if (s && strcmp(s, "none"))
+    ins_warn("%s=%s is not gzip or none; using none", name,
+             ins_redact_value(shown, sizeof shown, s, strlen(s)));
   c->ep.timeout_ms = env_ms("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", DEFAULT_TIMEOUT_MS);
   c->interval_ms = env_ms("OTEL_METRIC_EXPORT_INTERVAL", NULL, DEFAULT_INTERVAL_MS);
   s = getenv("OTEL_RESOURCE_ATTRIBUTES");
@@ -316,8 +274,9 @@ void ins_otlp_config_load(struct ins_otlp_config *c) {
     struct attr_acc acc = {.c = c};
     pairs("OTEL_RESOURCE_ATTRIBUTES", s, false, add_attr, &acc);
     if (acc.skipped)
-      ins_warn("OTEL_RESOURCE_ATTRIBUTES: more than %d attributes: the %d from '%s' on are skipped",
-               INS_OTLP_MAX_ATTRS, acc.skipped, acc.first);
+      ins_warn("OTEL_RESOURCE_ATTRIBUTES: more than %d attributes: the %d from %s on are skipped",
+               INS_OTLP_MAX_ATTRS, acc.skipped,
+               ins_redact_value(shown, sizeof shown, acc.first, strlen(acc.first)));
   }
   s = getenv("OTEL_SERVICE_NAME");
   /* OTEL_SERVICE_NAME wins over a service.name in OTEL_RESOURCE_ATTRIBUTES (the SDK spec) */

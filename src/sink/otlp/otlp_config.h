@@ -3,7 +3,9 @@
  * environment variables (the names and defaults of the OTLP exporter spec), read
  * once when the sink starts. A malformed value gets one warning naming the
  * variable and the value used instead; header values are never printed (they
- * hold tokens), nor an endpoint's userinfo or query values (ins_otlp_url_redact).
+ * hold tokens), an endpoint only as ins_otlp_url_redact shows it, any other value
+ * only as core/redact.h's ins_redact_value allows (a credential pasted into the
+ * wrong variable is not shown).
  *
  *   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT   the full URL, used as given
  *   OTEL_EXPORTER_OTLP_ENDPOINT           base URL; /v1/metrics is appended
@@ -42,12 +44,13 @@ struct ins_otlp_config {
 void ins_otlp_config_load(struct ins_otlp_config *c);
 void ins_otlp_config_free(struct ins_otlp_config *c);
 
-/* The URL as a message may show it: the userinfo replaced ("user:pw@host" as "***@host"), every
- * query value replaced ("?token=***&x=***", a bare "?TOKEN" as "?***"), a fragment as
- * "#***", control characters as '?'; written into out (cap bytes, "..." at the end
- * when cut) and returned, for a printf argument. Every message that shows an
- * endpoint goes through it (the value may carry credentials). */
+/* The URL as a message may show it: net/url.h's ins_net_url_shown (the one rule: the
+ * userinfo, the path and the query withheld by structure, the host when it is not shaped
+ * like a credential, a malformed URL nothing beyond its scheme), with OTLP's standard path
+ * shown as it is; into out (cap bytes, "..." at the end when cut) and returned, for a
+ * printf argument. Every message that shows an endpoint goes through it. */
 #define INS_OTLP_URL_SHOWN 320 /* a buffer for one URL in a message */
+#define INS_OTLP_METRICS_PATH "/v1/metrics" /* the OTLP/HTTP metrics path: no secret in it */
 const char *ins_otlp_url_redact(const char *url, char *out, size_t cap);
 
 /* "a%2Cb" -> "a,b" into out (cap bytes). -1 for a bad escape or no room. Exposed for tests. */

@@ -34,7 +34,14 @@
  * when delivery starts failing (with the reason), one INFO when it works
  * again (with what was dropped meanwhile), never one per attempt; a
  * rejected body (a non-retryable status) warns once per status; a partial
- * success is logged once; a summary at stop when anything was lost.
+ * success is logged once; a summary at stop when anything was lost. They show
+ * the endpoint only as ins_otlp_url_redact does, the collector's own text only
+ * as core/redact.h's ins_redact_text does (a collector may echo the headers we
+ * sent: their words are withheld), Retry-After as the delay read from it, and
+ * never a header.
+ *
+ * A delivered body is handed back to the sink (`delivered`, with what it held),
+ * so that the sink can say at exit which series never reached the collector.
  *
  * Fork: the child of a fork has none of our threads, and its copy of the
  * exporter is whatever the thread was in the middle of: it must never be
@@ -63,6 +70,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/redact.h"
 #include "io/dynlib.h"
 #include "net/http.h"
 #include "net/httpdate.h"
@@ -137,18 +145,20 @@ static bool zlib_load(char *why, size_t whylen) {
 struct queued {
   struct ins_buf body;
   bool gzip;
+  struct ins_otlp_held held; /* handed back to `delivered` */
 };
 
 struct ins_otlp_exporter {
   /* Set at start, read-only afterwards. */
   struct ins_net_url url;
-  char log_url[sizeof(((struct ins_net_url *)0)->origin) + 64]; /* origin + path, no query */
+  char log_url[INS_OTLP_URL_SHOWN]; /* the endpoint as messages show it (ins_otlp_url_redact) */
   char *headers;
   const char *content_type;
   bool gzip; /* zlib is loaded and our stream initialised */
   uint32_t timeout_ms, interval_ms;
   int queue_max;
   ins_otlp_collect_fn collect;
+  ins_otlp_delivered_fn delivered_fn;
   void *arg;
   pid_t pid;
   struct ins_otlp_backoff backoff;
@@ -165,7 +175,7 @@ struct ins_otlp_exporter {
   struct ins_http_conn *conn;
   struct queued *q;
   int qhead, qcount;
-  struct ins_buf *scratch; /* handed to collect */
+  struct ins_otlp_body *scratch; /* handed to collect */
   bool more;               /* the sink has more bodies of the export in progress */
   unsigned failures;       /* consecutive attempts without an answer or with a retryable one */
   bool failing;            /* warned that delivery fails; an INFO when it works again */
@@ -237,7 +247,7 @@ static void collect_bodies(struct ins_otlp_exporter *e, bool fresh) {
   if (n > e->queue_max) n = e->queue_max; /* NEVER: collect fills at most max */
   e->more = more && n > 0; /* a sink that made nothing has nothing more either */
   for (int i = 0; i < e->queue_max; i++) {
-    struct queued b = {e->scratch[i], false};
+    struct queued b = {e->scratch[i].data, false, e->scratch[i].held};
     if (i >= n || !b.body.len) {
       if (i < n) atomic_fetch_add(&e->dropped, 1); /* the sink could not make it */
       ins_buf_free(&b.body);
@@ -247,7 +257,7 @@ static void collect_bodies(struct ins_otlp_exporter *e, bool fresh) {
       struct ins_buf z = {0};
       if (gzip_body(e, &b.body, &z)) {
         ins_buf_free(&b.body);
-        b = (struct queued){z, true};
+        b = (struct queued){z, true, b.held};
       } else {
         ins_buf_free(&z);
         if (!e->gzip_warned)
@@ -270,18 +280,28 @@ static bool first_time_status(struct ins_otlp_exporter *e, int status) {
   return true;
 }
 
+/* The collector's own text (an error or partial-success message) as a message may show
+ * it: a short excerpt of plain words, none that looks like a credential or holds any part
+ * of the headers we send (a collector may echo them: core/redact.h). */
+#define COLLECTOR_TEXT_SHOWN 160
+static const char *collector_text(const struct ins_otlp_exporter *e, const char *msg, char *out, size_t cap) {
+  return ins_redact_text(out, cap, msg, strlen(msg), e->headers);
+}
+
 static void on_delivered(struct ins_otlp_exporter *e, uint64_t now) {
   struct ins_http_result *r = &e->res;
   int64_t rejected;
-  char msg[256];
+  char msg[256], shown[COLLECTOR_TEXT_SHOWN];
   if (!e->partial_logged && r->body_len &&
       ins_otlp_partial_success(r->body, r->body_len, r->json, &rejected, msg, sizeof msg)) {
     /* "Partial Success": accepted, MUST NOT be retried; the rejected points are lost */
+    collector_text(e, msg, shown, sizeof shown);
     ins_info("OTLP exporter: the collector at %s accepted a metrics body partially: %lld data points "
              "rejected%s%s (not retried, as the OTLP spec says; later partial successes are not logged)",
-             e->log_url, (long long)rejected, msg[0] ? ": " : "", msg);
+             e->log_url, (long long)rejected, shown[0] ? ": " : "", shown);
     e->partial_logged = true;
   }
+  if (e->delivered_fn) e->delivered_fn(e->arg, &e->q[e->qhead].held);
   ins_buf_free(&e->q[e->qhead].body);
   pop_head(e);
   e->delivered++;
@@ -297,8 +317,9 @@ static void on_delivered(struct ins_otlp_exporter *e, uint64_t now) {
 static void on_rejected(struct ins_otlp_exporter *e, uint64_t now) {
   struct ins_http_result *r = &e->res;
   if (first_time_status(e, r->status)) {
-    char msg[256];
-    ins_otlp_status_message(r->body, r->body_len, r->json, msg, sizeof msg);
+    char raw[256], msg[COLLECTOR_TEXT_SHOWN];
+    ins_otlp_status_message(r->body, r->body_len, r->json, raw, sizeof raw);
+    collector_text(e, raw, msg, sizeof msg);
     ins_warn("OTLP exporter: the collector at %s rejected a metrics body with status %d%s%s%s: it is "
              "dropped, not retried (OTLP/HTTP retries only 429, 502, 503 and 504); later rejections with "
              "%d are counted, not logged",
@@ -326,9 +347,12 @@ static void on_retry(struct ins_otlp_exporter *e, uint64_t now) {
   e->failing = true;
   e->dropped_at_fail = atomic_load(&e->dropped);
   char what[200];
-  if (r->status)
-    snprintf(what, sizeof what, "the collector answered %d%s%s", r->status,
-             r->retry_after[0] ? ", Retry-After " : "", r->retry_after);
+  if (r->status && ra >= 0) /* the delay read from Retry-After, not its text: the collector's */
+    snprintf(what, sizeof what, "the collector answered %d, Retry-After %lld s", r->status,
+             (long long)(ra + 999) / 1000);
+  else if (r->status)
+    snprintf(what, sizeof what, "the collector answered %d%s", r->status,
+             r->retry_after[0] ? " (with a Retry-After that cannot be read)" : "");
   else
     snprintf(what, sizeof what, "%s", r->why[0] ? r->why : "no answer");
   unsigned cap = e->backoff.cap_ms;
@@ -457,7 +481,8 @@ static void exporter_free(struct ins_otlp_exporter *e) {
 }
 
 struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint *ep, uint32_t interval_ms,
-                                                  int queue_max, ins_otlp_collect_fn collect, void *arg) {
+                                                  int queue_max, ins_otlp_collect_fn collect,
+                                                  ins_otlp_delivered_fn delivered, void *arg) {
   char why[200] = "";
   struct ins_otlp_exporter *e = NULL;
   bool oom = false;
@@ -466,16 +491,18 @@ struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint
     return NULL;
   }
   struct ins_net_url url;
+  /* every message shows the endpoint this way: the userinfo, path and query may hold
+   * credentials, and so may a host that is a token (net/url.h) */
+  char shown[INS_OTLP_URL_SHOWN];
+  ins_otlp_url_redact(ep->url, shown, sizeof shown);
   if (ins_net_url_parse(&url, ep->url, why, sizeof why) != 0) {
-    /* the userinfo and the query may hold credentials: redacted */
-    char shown[INS_OTLP_URL_SHOWN];
-    ins_warn("OTLP exporter: the endpoint %s is not a URL we can use: %s; the OTLP exporter is off",
-             ins_otlp_url_redact(ep->url, shown, sizeof shown), why);
+    ins_warn("OTLP exporter: the endpoint %s is not a URL we can use: %s; the OTLP exporter is off", shown,
+             why);
     return NULL;
   }
   if (!headers_ok(ep->headers)) {
     ins_warn("OTLP exporter: the extra headers for %s are not \"Key: value\" lines (never logged: they may "
-             "hold credentials); the OTLP exporter is off", url.origin);
+             "hold credentials); the OTLP exporter is off", shown);
     return NULL;
   }
   if (!(e = calloc(1, sizeof *e))) {
@@ -484,12 +511,13 @@ struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint
   }
   e->wake_fd = -1;
   e->url = url;
-  snprintf(e->log_url, sizeof e->log_url, "%s%.*s", url.origin, (int)strcspn(url.path, "?"), url.path);
+  snprintf(e->log_url, sizeof e->log_url, "%s", shown);
   e->content_type = ep->json ? "application/json" : "application/x-protobuf";
   e->timeout_ms = ep->timeout_ms;
   e->interval_ms = interval_ms;
   e->queue_max = queue_max;
   e->collect = collect;
+  e->delivered_fn = delivered;
   e->arg = arg;
   e->pid = getpid();
   const struct ins_otlp_test_hooks *th = &ins_otlp_test_hooks;
@@ -512,7 +540,7 @@ struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint
     if (use_curl)
       ins_warn("OTLP exporter: the endpoint %s is https://, which needs libcurl, and %s. Install libcurl "
                "(Debian/Ubuntu: libcurl4, RHEL/Fedora/SUSE: libcurl) or give an http:// endpoint; the OTLP "
-               "exporter is off", url.origin, why);
+               "exporter is off", e->log_url, why);
     else
       ins_warn("OTLP exporter: %s; the OTLP exporter is off", why);
     goto fail;
@@ -533,7 +561,7 @@ struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint
     e->gzip = zr == Z_OK;
     if (!e->gzip)
       ins_warn("OTLP exporter: gzip was asked for %s but zlib cannot be used: %s. Metrics are sent "
-               "uncompressed (install zlib: Debian/Ubuntu zlib1g, RHEL/Fedora zlib)", url.origin, why);
+               "uncompressed (install zlib: Debian/Ubuntu zlib1g, RHEL/Fedora zlib)", e->log_url, why);
   }
   if ((e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
     ins_warn("OTLP exporter: cannot make its wake-up descriptor (%s); the OTLP exporter is off",

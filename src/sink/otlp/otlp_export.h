@@ -32,20 +32,40 @@ struct ins_otlp_endpoint {
   uint32_t timeout_ms;   /* per request */
 };
 
-/* Fills up to `max` bodies of an export (each an encoded request, owned by the exporter
- * afterwards); returns how many, 0 for none. A body left empty (len 0) among them is one
- * the sink could not make (out of memory): counted as dropped. An export may need more
- * bodies than the queue holds (thousands of communicators): the sink then sets *more, and
- * the exporter asks again with fresh = false for the same export's next bodies once it
- * has delivered these, or at its next interval if it could not; fresh = true starts a new
- * export (the sink's snapshot from its first series). Runs on the exporter thread. */
-typedef int (*ins_otlp_collect_fn)(void *arg, struct ins_buf *bodies, int max, bool fresh, bool *more);
+/* What a body holds, in the sink's terms: the export it is of (its time) and the series
+ * [first, end) in the sink's numbering. The exporter only hands it back (delivered). */
+struct ins_otlp_held {
+  uint64_t export_ns;
+  size_t first, end;
+};
+
+/* One body of an export: the encoded request (owned by the exporter afterwards) and what
+ * it holds. */
+struct ins_otlp_body {
+  struct ins_buf data;
+  struct ins_otlp_held held;
+};
+
+/* Fills up to `max` bodies of an export; returns how many, 0 for none. A body left empty
+ * (data.len 0) among them is one the sink could not make (out of memory): counted as
+ * dropped. An export may need more bodies than the queue holds (thousands of
+ * communicators): the sink then sets *more, and the exporter asks again with fresh = false
+ * for the same export's next bodies once it has delivered these, or at its next interval
+ * if it could not; fresh = true starts a new export (the sink's snapshot from its first
+ * series). Runs on the exporter thread. */
+typedef int (*ins_otlp_collect_fn)(void *arg, struct ins_otlp_body *bodies, int max, bool fresh, bool *more);
+/* A body the collector took (a 2xx, a partial success included): what it held, as collect
+ * said. Runs on the exporter thread, in the order the bodies were delivered; never for a
+ * body that was dropped. So the sink can tell, at exit, which series never reached the
+ * collector. */
+typedef void (*ins_otlp_delivered_fn)(void *arg, const struct ins_otlp_held *held);
 
 struct ins_otlp_exporter;
 
-/* Starts the exporter thread. NULL (after one warning) if it cannot. */
+/* Starts the exporter thread. NULL (after one warning) if it cannot. delivered may be NULL. */
 struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint *ep, uint32_t interval_ms,
-                                                  int queue_max, ins_otlp_collect_fn collect, void *arg);
+                                                  int queue_max, ins_otlp_collect_fn collect,
+                                                  ins_otlp_delivered_fn delivered, void *arg);
 
 /* A last export (fresh, every body of it) and its delivery, bounded by deadline_ms in all
  * (retries included); then the thread ends and e is freed. Whatever is left is counted as
