@@ -38,8 +38,13 @@
 bool ins_wqueue_start(void);
 /* Queue b's lines (`records` records among them) and give b an empty buffer. */
 void ins_wqueue_push(struct ins_buf *b, uint64_t records);
-/* Return once every queued batch has been written. */
+/* Return once every batch queued before the call has been written (those queued
+ * meanwhile are not waited for: a writer behind a busy dump thread would never be
+ * idle). */
 void ins_wqueue_sync(void);
+/* Tests only (tests/unit/test_wqueue_sync.c): called, when set, in ins_wqueue_sync once
+ * it knows what it waits for, before it waits (the queue's lock held). */
+extern void (*ins_wqueue_test_hook)(void);
 /* Write what is queued, stop the thread, free the buffers. */
 void ins_wqueue_stop(void);
 
