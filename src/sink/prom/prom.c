@@ -2,8 +2,16 @@
  * prom.c - the Prometheus sink (see prom.h): the devices (one per GPU that
  * has had a context), each with its series of the current window
  * (prom_table.h), its counters and its file (prom_file.h); the labels are
- * prom_labels.h's. One mutex serialises everything here: it runs on init,
- * finalize, exit or the dump thread, never in an event callback.
+ * prom_labels.h's. It runs on init, finalize, exit or the dump thread, never
+ * in an event callback.
+ *
+ * Locks. g_lock guards the devices, their windows and counters, and is held only
+ * for an update or a swap, never while a file is formatted or written: an init
+ * (attach) takes it, and must not wait for the dump thread's window end, whose
+ * files grow with the job's series. A device's file is written from a window
+ * swapped out under g_lock, under that device's file_lock (file_lock before
+ * g_lock), so that its writes go out in window order: a finalize's detach, which
+ * writes its device's file, waits at most for a write of that one file.
  */
 #include "sink/prom/prom.h"
 
@@ -31,7 +39,9 @@ struct ins_prom_dev {
   struct ins_device_id id;
   int ncomms;              /* live contexts on this device */
   char *labels;            /* version=...,gpu="GPUn" */
-  struct ins_prom_table table; /* the window's series */
+  struct ins_prom_table table; /* the window's series (g_lock) */
+  pthread_mutex_t file_lock;   /* its file's writer: one at a time, in window order */
+  struct ins_prom_table ended; /* the window being written (file_lock; memory kept) */
   /* [enum ins_kind] records since the start: aggregated (counted as they are, so that a
    * file's counters and samples always cover the same records), dropped (the dump layer's
    * counts), excluded (timed from a subset of their channels: ins_prom_add) */
@@ -79,6 +89,7 @@ struct ins_prom_dev *ins_prom_attach(const struct ins_comm *c) {
       size_t o = (size_t)snprintf(d->labels, len, "%s", g_proc_labels ? g_proc_labels : "");
       ins_prom_label(d->labels, len, &o, "gpu", gpu, 32);
       d->id = id;
+      pthread_mutex_init(&d->file_lock, NULL);
       d->next = g_devs;
       g_devs = d;
     }
@@ -131,39 +142,75 @@ void ins_prom_count(struct ins_prom_dev *d, const struct ins_sink_counts *k) {
   pthread_mutex_unlock(&g_lock);
 }
 
-/* Write d's file from its window and start a new window (g_lock held). */
-static void write_dev(struct ins_prom_dev *d) {
+/* The counters a file shows, copied with its window (so that they cover the same records). */
+struct dev_counts {
+  uint64_t kept[2], dropped[2], excluded[2];
+  uint64_t untimed[2][INS_UNTIMED_REASONS];
+  uint64_t unreported[INS_FUNC_COUNT];
+};
+
+/* End d's window (g_lock and d->file_lock held): its series go to d->ended, the counters
+ * to *k, and a new window starts (with the memory of the one last written). */
+static void end_window_locked(struct ins_prom_dev *d, struct dev_counts *k) {
+  struct ins_prom_table t = d->table;
+  d->table = d->ended;
+  d->ended = t;
+  memcpy(k->kept, d->kept, sizeof k->kept);
+  memcpy(k->dropped, d->dropped, sizeof k->dropped);
+  memcpy(k->excluded, d->excluded, sizeof k->excluded);
+  memcpy(k->untimed, d->untimed, sizeof k->untimed);
+  memcpy(k->unreported, d->unreported, sizeof k->unreported);
+}
+
+/* Write d's file from the window just ended (d->file_lock held, g_lock not). */
+static void write_ended(struct ins_prom_dev *d, const struct dev_counts *k) {
   char path[PATH_MAX + 256];
-  struct ins_prom_file f = {.uuid = d->id.uuid, .labels = d->labels, .table = &d->table,
-                            .kept = d->kept, .dropped = d->dropped, .excluded = d->excluded,
-                            .untimed = d->untimed, .unreported = d->unreported,
+  struct ins_prom_file f = {.uuid = d->id.uuid, .labels = d->labels, .table = &d->ended,
+                            .kept = k->kept, .dropped = k->dropped, .excluded = k->excluded,
+                            .untimed = k->untimed, .unreported = k->unreported,
                             .stats = g_stats};
   if (ins_prom_file_write(g_dir, &f, path, sizeof path) == 0 && !d->named) {
-    d->named = true;
+    d->named = true; /* under file_lock: only writers read it */
     ins_info("writing Prometheus metrics to %s", path);
   }
-  ins_prom_table_reset(&d->table);
+  ins_prom_table_reset(&d->ended);
 }
 
 void ins_prom_write_all(void) {
   pthread_mutex_lock(&g_lock);
-  for (struct ins_prom_dev *d = g_devs; d; d = d->next)
-    if (d->ncomms > 0) write_dev(d);
+  struct ins_prom_dev *first = g_devs; /* devices are only ever added, at the head */
   pthread_mutex_unlock(&g_lock);
+  for (struct ins_prom_dev *d = first; d; d = d->next) {
+    struct dev_counts k;
+    pthread_mutex_lock(&d->file_lock);
+    pthread_mutex_lock(&g_lock);
+    bool live = d->ncomms > 0;
+    if (live) end_window_locked(d, &k);
+    pthread_mutex_unlock(&g_lock);
+    if (live) write_ended(d, &k);
+    pthread_mutex_unlock(&d->file_lock);
+  }
 }
 
 void ins_prom_detach(struct ins_prom_dev *d) {
   if (!d) return;
+  struct dev_counts k;
+  pthread_mutex_lock(&d->file_lock);
   pthread_mutex_lock(&g_lock);
-  if (--d->ncomms > 0) {
-    write_dev(d);
-  } else {
+  bool last = --d->ncomms == 0;
+  if (last)
+    ins_prom_table_reset(&d->table);
+  else
+    end_window_locked(d, &k);
+  pthread_mutex_unlock(&g_lock);
+  if (last) {
     char path[PATH_MAX + 256];
     ins_prom_file_path(path, sizeof path, g_dir, d->id.uuid);
     if (unlink(path) == 0) ins_info("removed %s (last communicator on its GPU destroyed)", path);
-    ins_prom_table_reset(&d->table);
+  } else {
+    write_ended(d, &k);
   }
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_unlock(&d->file_lock);
 }
 
 void ins_prom_shutdown(void) {
