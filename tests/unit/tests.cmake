@@ -75,6 +75,10 @@ if(TARGET inspector_core)
   ins_unit_test(writer_layout test_writer_layout.c 60 "unit")
   # trace lines in time order, even for an event timed before lines already written
   ins_unit_test(trace_order test_trace_order.c 60 "unit;trace")
+  # inits and finalizes while the dump thread drains (or a .prom file is written): none
+  # waits for another communicator's drain; a finalize's records in the file, in order;
+  # the registry's adds and removes O(1) (a wait that should end at once is bounded)
+  ins_unit_test(registry test_registry.c 300 "threads;unit")
 endif()
 
 # inspector-report's line parser, built from its sources (the tool's own target is a program):
