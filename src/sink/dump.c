@@ -115,9 +115,9 @@ void (*ins_dump_test_hook)(enum ins_dump_hook_at at, const struct ins_comm *c);
 /* A communicator's drain is over: each sink's output of it goes out (a direct drainer's
  * before this returns: when a finalize returns, every record of its communicator is
  * written; the dump thread's queued before it lets go of the communicator: dump_pass). */
-static void flush(struct drainer *d) {
+static void flush(struct drainer *d, struct ins_comm *c) {
   for (int i = 0; i < g_nsinks; i++)
-    if (g_sinks[i]->flush) g_sinks[i]->flush(&d->batch[i]);
+    if (g_sinks[i]->flush) g_sinks[i]->flush(&d->batch[i], c, c->ext_sink[i]);
 }
 
 /* `direct`: a finalizing or exiting thread (sink.h). */
@@ -395,7 +395,7 @@ static void dump_pass(struct drainer *d, bool final) {
     pthread_mutex_lock(&c->drain_lock);
     if (c->ext_drain) {
       drain(c, d, final);
-      flush(d); /* before letting go of the context (above) */
+      flush(d, c); /* before letting go of the context (above) */
     }
     pthread_mutex_unlock(&c->drain_lock);
   }
@@ -535,7 +535,7 @@ void ins_dump_comm_drain(struct ins_comm *c) {
   pthread_mutex_lock(&c->drain_lock);
   if (c->ext_drain) {
     drain(c, &d, false);
-    flush(&d); /* before letting go of the context, as a pass does */
+    flush(&d, c); /* before letting go of the context, as a pass does */
   }
   pthread_mutex_unlock(&c->drain_lock);
   drainer_free(&d);
@@ -604,7 +604,7 @@ void ins_dump_comm_final(struct ins_comm *c) {
   struct drain_comm *dc = c->ext_drain;
   c->ext_drain = NULL; /* its last drain: a pass still holding c passes it by */
   pthread_mutex_unlock(&c->drain_lock);
-  flush(&d); /* direct: after the lines of c the dump thread queued */
+  flush(&d, c); /* direct: after the lines of c the dump thread queued */
   drainer_free(&d);
   say_untimed(c, dc);
   dropped_final(c);

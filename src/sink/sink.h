@@ -93,11 +93,13 @@ struct ins_sink {
   void (*end_window)(void);
   /* After the communicator's last drain; frees its state. */
   void (*detach)(struct ins_comm *c, void *state);
-  /* A communicator's drain is over (NULL: nothing to do): what the sink made of it goes
-   * out (b->direct says how soon), or is at least queued ahead of any direct writer's
-   * later lines: the drainer lets go of the communicator after this. A sink may flush a
+  /* Communicator c's drain is over (NULL: nothing to do; state: the sink's state of c):
+   * what the sink made of it goes out. The dump thread's may be handed to a thread of
+   * the sink's, as long as a direct writer of c later (b->direct: its finalize, exit)
+   * writes it first, before its own, when this returns: the drainer lets go of c after
+   * this. A direct writer waits for no other communicator's output. A sink may flush a
    * large batch itself from record. */
-  void (*flush)(struct ins_sink_batch *b);
+  void (*flush)(struct ins_sink_batch *b, const struct ins_comm *c, void *state);
   /* The drainer is done with its batch (NULL: the sink keeps nothing per drainer). */
   void (*batch_free)(struct ins_sink_batch *b);
   /* The dump thread is about to start (at process init, and in a forked child at its

@@ -5,8 +5,8 @@
  * Through the plugin's exported v5 table, as NCCL calls it. The dump thread is stopped
  * at a point made certain through the plugin's test hook (inside a drain of a chosen
  * communicator, or at a pass's start), the Prometheus sink inside a file's write through
- * this program's rename() (it takes precedence over libc's for the plugin objects linked
- * in). What must happen while it is stopped runs on a helper thread; the only wait is for
+ * this program's rename(), the JSON log's writer thread inside a write through its
+ * pwrite() (they take precedence over libc's for the plugin objects linked in). What must happen while it is stopped runs on a helper thread; the only wait is for
  * that to finish, bounded (DETECT_MS) so that a plugin that makes it wait fails the case
  * instead of hanging it. Each case runs in a process of its own (fork_util.h).
  *   mid_drain         the dump thread stopped inside a busy communicator's drain (its
@@ -17,6 +17,10 @@
  *                     ring: Prometheus windows are 30 s at least)
  *   prom_write        a finalize stopped inside its GPU's .prom file write: an init on
  *                     that GPU and a finalize on another GPU complete
+ *   writer_held       the writer thread stopped inside a write of a busy communicator's
+ *                     lines (a slow file system): an idle communicator's finalize, and
+ *                     another's init and finalize, complete (a finalize with lines of its
+ *                     own waits for that one write: the log file takes one at a time)
  *   final_in_order    a pass that drained communicator X and stopped inside Y's: X's next
  *                     record, then X's finalize: when it returns, X's every record is in
  *                     the file, in order (the lines the pass took of X first)
@@ -47,6 +51,7 @@ static atomic_int g_hold_second;          /* the next pass stops in its 2nd comm
 static _Atomic uint64_t g_first_drained;  /* ... whose 1st was this one */
 static _Atomic uint64_t g_held_in;        /* the communicator a drain stopped in */
 static atomic_int g_hold_rename, g_in_rename; /* the next .prom rename stops (once) */
+static atomic_int g_hold_pwrite, g_in_pwrite; /* the next pwrite stops (once) */
 
 static void wait_release(void) {
   while (!atomic_load(&g_release)) fu_sleep_ms(1);
@@ -82,6 +87,16 @@ int rename(const char *from, const char *to) {
     wait_release();
   }
   return real(from, to);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
+  static ssize_t (*real)(int, const void *, size_t, off_t);
+  if (!real) real = (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
+  if (atomic_exchange(&g_hold_pwrite, 0)) {
+    atomic_store(&g_in_pwrite, 1);
+    wait_release();
+  }
+  return real(fd, buf, n, off);
 }
 
 /* Wait (bounded) until *flag is non-zero: an event that must come. */
@@ -301,6 +316,38 @@ static int case_prom_write(const char *dir) {
   return g_fail;
 }
 
+/* ---- writer_held ------------------------------------------------------------------- */
+
+struct idle {
+  void *c; /* live, no op: nothing of its own to write */
+};
+
+static void *idle_comings_and_goings(void *arg) {
+  struct idle *i = arg;
+  CHECK(ncclProfiler_v5.finalize(i->c) == 0);
+  void *d = comm_init(COMM_D, 0);
+  if (d) CHECK(ncclProfiler_v5.finalize(d) == 0);
+  return NULL;
+}
+
+static int case_writer_held(const char *dir) {
+  setenv("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS", "0", 1);
+  void *a = comm_init(COMM_A, 0);
+  struct idle i = {.c = comm_init(COMM_C, 0)};
+  if (!a || !i.c) return 1;
+  atomic_store(&g_hold_pwrite, 1);
+  for (uint64_t k = 0; k < 3; k++) op_sn(a, k); /* the writer holds in their write */
+  CHECK(reached(&g_in_pwrite));
+  for (uint64_t k = 3; k < 200; k++) op_sn(a, k); /* more of A's lines queued behind it */
+  struct helper h;
+  CHECK(completes(&h, idle_comings_and_goings, &i));
+  atomic_store(&g_release, 1);
+  join_helper(&h);
+  CHECK(ncclProfiler_v5.finalize(a) == 0);
+  check_in_order(dir, COMM_A, 200);
+  return g_fail;
+}
+
 /* ---- final_in_order ---------------------------------------------------------------- */
 
 struct last {
@@ -371,6 +418,7 @@ int main(void) {
   fu_case("mid_drain", case_mid_drain);
   fu_case("mid_drain_prom", case_mid_drain_prom);
   fu_case("prom_write", case_prom_write);
+  fu_case("writer_held", case_writer_held);
   fu_case("final_in_order", case_final_in_order);
   return check_report("registry");
 }

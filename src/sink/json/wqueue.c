@@ -15,6 +15,7 @@
 struct batch {
   struct ins_buf buf;
   uint64_t records;
+  const void *owner; /* whose lines (ins_wqueue_push) */
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -23,10 +24,6 @@ static pthread_cond_t g_room = PTHREAD_COND_INITIALIZER;  /* a slot or a spare f
 static pthread_cond_t g_idle = PTHREAD_COND_INITIALIZER;  /* a batch was written, or stop */
 static struct batch g_q[INS_WQUEUE_DEPTH];
 static int g_head, g_count;
-/* Batches pushed, and written (in push order), since the thread started: a sync waits
- * until those pushed before it are written, not until the queue is empty, which a dump
- * thread that keeps pushing might never let it be. */
-static uint64_t g_pushed, g_written;
 static bool g_writing, g_stop, g_running;
 /* The batch in writing (g_writing): here, not on the writer thread's stack, so that a
  * child forked meanwhile can free it (its copy of that stack belongs to no thread). */
@@ -35,7 +32,6 @@ static bool g_forked; /* a forked child: the queue holds the parent's batches */
 static struct ins_buf g_spare[INS_WQUEUE_SPARES]; /* written batches' memory, for reuse */
 static int g_nspare;
 static pthread_t g_thread;
-void (*ins_wqueue_test_hook)(void);
 
 static void *writer_thread(void *arg) {
   (void)arg;
@@ -58,7 +54,6 @@ static void *writer_thread(void *arg) {
     else
       ins_buf_free(&b.buf);
     g_writing = false;
-    g_written++;
     pthread_cond_broadcast(&g_room);
     pthread_cond_broadcast(&g_idle);
   }
@@ -77,7 +72,6 @@ bool ins_wqueue_start(void) {
     g_head = 0;
     g_writing = g_forked = false;
   }
-  g_written = g_pushed; /* nothing of an earlier thread's (or the parent's) to wait for */
   g_stop = false;
   if (pthread_create(&g_thread, NULL, writer_thread, NULL) != 0) {
     ins_warn("cannot start the writer thread: the dump thread writes itself");
@@ -87,26 +81,37 @@ bool ins_wqueue_start(void) {
   return true;
 }
 
-void ins_wqueue_push(struct ins_buf *b, uint64_t records) {
+void ins_wqueue_push(struct ins_buf *b, uint64_t records, const void *owner) {
   if (!b->len) return;
   pthread_mutex_lock(&g_lock);
   while (g_count == INS_WQUEUE_DEPTH) pthread_cond_wait(&g_room, &g_lock);
-  g_q[(g_head + g_count) % INS_WQUEUE_DEPTH] = (struct batch){*b, records};
+  g_q[(g_head + g_count) % INS_WQUEUE_DEPTH] = (struct batch){*b, records, owner};
   g_count++;
-  g_pushed++;
   /* b continues with a written batch's memory, or empty (it grows on demand) */
   *b = g_nspare ? g_spare[--g_nspare] : (struct ins_buf){0};
   pthread_cond_signal(&g_more);
   pthread_mutex_unlock(&g_lock);
 }
 
-void ins_wqueue_sync(void) {
+void ins_wqueue_take(const void *owner, struct ins_wqueue_taken *out) {
+  out->n = 0;
   if (!g_running) return;
   pthread_mutex_lock(&g_lock);
-  /* what was pushed before now (a batch in writing included); not what comes later */
-  uint64_t want = g_pushed;
-  if (ins_wqueue_test_hook) ins_wqueue_test_hook();
-  while (g_written < want) pthread_cond_wait(&g_idle, &g_lock);
+  /* its batch in writing: written first (the writer then takes the next one; while this
+   * thread holds the lock, none of owner's) */
+  while (g_writing && g_inflight.owner == owner) pthread_cond_wait(&g_idle, &g_lock);
+  int kept = 0;
+  for (int i = 0; i < g_count; i++) {
+    struct batch *b = &g_q[(g_head + i) % INS_WQUEUE_DEPTH];
+    if (b->owner == owner) {
+      out->buf[out->n] = b->buf;
+      out->records[out->n++] = b->records;
+    } else {
+      g_q[(g_head + kept++) % INS_WQUEUE_DEPTH] = *b; /* the others keep their order */
+    }
+  }
+  if (kept != g_count) pthread_cond_broadcast(&g_room);
+  g_count = kept;
   pthread_mutex_unlock(&g_lock);
 }
 

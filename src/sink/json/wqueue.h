@@ -5,7 +5,8 @@
  * log file stalled (a slow file system, or tmpfs allocating fresh memory), no
  * ring was drained, and a fast job's rings filled. With the queue, the dump
  * thread hands each full batch of lines to the writer thread and goes back to
- * the rings; the batches are written in the order they were pushed. At most
+ * the rings; the batches are written in the order they were pushed (but for
+ * those a finalize takes out to write itself: below). At most
  * INS_WQUEUE_DEPTH batches wait (about 32 MiB of text, 50,000 records:
  * 100 ms at 500,000 records/s); beyond that the dump thread waits too, and the
  * rings absorb the rest, as before. The depth is what tmpfs in a VM needed:
@@ -16,8 +17,14 @@
  * INS_WQUEUE_SPARES written ones are kept for reuse.
  *
  * Order: a line written by another thread (a communicator's finalize, exit)
- * must come after the lines of its context already queued, so such writers
- * call ins_wqueue_sync() first.
+ * must come after the lines of its context already queued, and be in the file
+ * when the finalize returns. Every batch holds
+ * one communicator's lines (the dump thread hands them on per communicator:
+ * sink/dump.c), tagged with their owner, so such a writer takes its
+ * communicator's batches out of the queue (ins_wqueue_take) and writes them
+ * before its own: it waits for no other communicator's lines, only for a
+ * batch of its own already in writing (and, in the log file, for the write
+ * in progress: json/writer.c writes one batch at a time).
  *
  * fork(): the writer thread does not survive it, and what it had queued is the
  * parent's to write; a child starts its own thread and queue (sink/dump.c says
@@ -36,15 +43,17 @@
 
 /* Start the writer thread; false (after a warning) if it cannot start. */
 bool ins_wqueue_start(void);
-/* Queue b's lines (`records` records among them) and give b an empty buffer. */
-void ins_wqueue_push(struct ins_buf *b, uint64_t records);
-/* Return once every batch queued before the call has been written (those queued
- * meanwhile are not waited for: a writer behind a busy dump thread would never be
- * idle). */
-void ins_wqueue_sync(void);
-/* Tests only (tests/unit/test_wqueue_sync.c): called, when set, in ins_wqueue_sync once
- * it knows what it waits for, before it waits (the queue's lock held). */
-extern void (*ins_wqueue_test_hook)(void);
+/* Queue b's lines (`records` records among them), every one of them `owner`'s (an
+ * opaque tag: the JSON sink's state of their communicator), and give b an empty buffer. */
+void ins_wqueue_push(struct ins_buf *b, uint64_t records, const void *owner);
+/* owner's batches still queued, taken out in order (the caller writes them, then frees
+ * each buf); once none of owner's is in writing. */
+struct ins_wqueue_taken {
+  struct ins_buf buf[INS_WQUEUE_DEPTH];
+  uint64_t records[INS_WQUEUE_DEPTH];
+  int n;
+};
+void ins_wqueue_take(const void *owner, struct ins_wqueue_taken *out);
 /* Write what is queued, stop the thread, free the buffers. */
 void ins_wqueue_stop(void);
 
