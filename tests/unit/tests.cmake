@@ -28,8 +28,9 @@ if(TARGET inspector_core)
   ins_unit_test(trace_deleted test_trace_deleted.c 60 "unit;trace")
   # the writer thread's queue with a stalled file system: depth, waits, order
   ins_unit_test(wqueue test_wqueue.c 60 "threads;unit")
-  # a finalize takes its communicator's queued batches, never waiting for another's
-  ins_unit_test(wqueue_take test_wqueue_take.c 120 "threads;unit")
+  # a finalize's lines, and its communicator's still queued, are written next, ahead of
+  # other communicators' queued batches
+  ins_unit_test(wqueue_now test_wqueue_now.c 120 "threads;unit")
   # dump_stats over several dumps of one communicator: since_last_dump is per dump
   ins_unit_test(dump_stats test_dump_stats.c 60 "unit")
   # time-window sampling: windows aligned to the Unix epoch, on a fake clock

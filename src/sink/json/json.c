@@ -6,8 +6,8 @@
  * their "metadata" object, built once per pass. The lines go to the log file
  * (writer.c): the dump thread's through the writer thread (wqueue.c), which
  * this sink starts and stops with the dump thread, one communicator's at a
- * time; a finalizing or exiting thread's directly, after its communicator's
- * lines still queued, which it takes out of the queue and writes first.
+ * time; a finalizing or exiting thread's next, after its communicator's lines
+ * still queued, ahead of the other communicators' (wqueue.h).
  */
 #include "sink/json/json.h"
 
@@ -349,24 +349,20 @@ static void json_begin_pass(struct ins_sink_batch *b) {
 }
 
 /* The drainer's lines of communicator h (json_comm) to the log file: queued for the
- * writer thread, or written directly after h's lines still queued, which a direct writer
- * (finalize, exit) takes out of the queue and writes first, even with nothing of its own:
- * when a finalize returns, every record of its communicator is in the file, those the
- * dump thread took and queued included, and it waited for no other communicator's. */
+ * writer thread, or, a direct writer's (finalize, exit), written next, after h's lines
+ * still queued, even with nothing of its own (wqueue.h): when a finalize returns, every
+ * record of its communicator is in the file, those the dump thread took and queued
+ * included, and it waited for no other communicator's queued lines. */
 static void flush_lines(struct ins_sink_batch *b, const struct json_comm *h) {
   struct json_batch *j = b->state;
   assert(!j || !j->owner || j->owner == h);
   if (!b->direct && g_queued) {
     if (j) ins_wqueue_push(&j->buf, j->records, h); /* nothing when empty */
+  } else if (j) {
+    ins_wqueue_write_now(h, j->buf.data, j->buf.len, j->records);
+    j->buf.len = 0;
   } else {
-    struct ins_wqueue_taken q;
-    ins_wqueue_take(h, &q);
-    for (int i = 0; i < q.n; i++) {
-      ins_writer_append_records(q.buf[i].data, q.buf[i].len, q.records[i]);
-      ins_buf_free(&q.buf[i]);
-    }
-    if (j) ins_writer_append_records(j->buf.data, j->buf.len, j->records);
-    if (j) j->buf.len = 0;
+    ins_wqueue_write_now(h, NULL, 0, 0); /* its lines queued, at least */
   }
   if (j) j->records = 0, j->owner = NULL;
 }

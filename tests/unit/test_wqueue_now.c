@@ -1,13 +1,14 @@
 /*
- * test_wqueue_take.c - ins_wqueue_take() (src/sink/json/wqueue.c) takes its owner's
- * batches out of the writer's queue, in order, without waiting for the other owners'
- * batches ahead of them: a finalize writing its communicator's last lines waits for no
- * other communicator's (a busy dump thread keeps up to INS_WQUEUE_DEPTH batches queued).
- * The writer's writes go through this program's pwrite() (it takes precedence over
- * libc's for the plugin objects linked in), held, as on a slow file system. Checked:
- * with X's batch in writing and X's and C's queued, C's take returns (a bounded wait: a
- * take that waits for X's fails here instead of hanging) with C's two batches, in
- * order; the writer then writes X's, and only X's, in order.
+ * test_wqueue_now.c - a finalize's last lines (ins_wqueue_write_now, src/sink/json/
+ * wqueue.c) are written next: its communicator's batches still queued, taken out in
+ * order, then its own, ahead of every other communicator's batch queued, so that it waits
+ * for no other communicator's lines but the one batch in writing (a busy dump thread keeps
+ * up to INS_WQUEUE_DEPTH batches queued). The writer's writes go through this program's
+ * pwrite() (it takes precedence over libc's for the plugin objects linked in), held at a
+ * gate, as on a slow file system. Checked: with X's batch in writing and X's and C's
+ * queued, C's finalize is next in line (the queue's test hook says when), and cannot
+ * have returned; once the gate opens the file reads X's first batch, C's two and C's
+ * own line, then X's second.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -25,7 +26,7 @@
 #include "sink/json/writer.h"
 #include "sink/json/wqueue.h"
 
-#define DETECT_MS 30000 /* a wait that must end at once; longer is a failure, not a hang */
+#define WAIT_MS 30000 /* for an event that must come */
 
 static pthread_mutex_t g_gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_gate_cond = PTHREAD_COND_INITIALIZER;
@@ -47,6 +48,11 @@ static void sleep_ms(int ms) {
   nanosleep(&ts, NULL);
 }
 
+static bool reached(atomic_int *flag) {
+  for (int i = 0; i < WAIT_MS && !atomic_load(flag); i++) sleep_ms(1);
+  return atomic_load(flag) != 0;
+}
+
 static const int g_x, g_c; /* the owners */
 
 static void push_line(const char *line, const void *owner) {
@@ -59,18 +65,19 @@ static void push_line(const char *line, const void *owner) {
   ins_buf_free(&b);
 }
 
-static struct ins_wqueue_taken g_q;
-static atomic_int g_took;
+static atomic_int g_next, g_done;
 
-static void *take_c(void *arg) {
+static void hook(void) { atomic_store(&g_next, 1); }
+
+static void *finalize_c(void *arg) {
   (void)arg;
-  ins_wqueue_take(&g_c, &g_q);
-  atomic_store(&g_took, 1);
+  ins_wqueue_write_now(&g_c, "c3\n", 3, 1);
+  atomic_store(&g_done, 1);
   return NULL;
 }
 
-/* The log file's text (the first 255 bytes, padding spaces dropped), then the file
- * removed. */
+/* The log file's text (the first 255 bytes, the writer's padding spaces dropped), then
+ * the file removed. */
 static void read_file(const char *dir, char *out, size_t cap) {
   char path[512] = "";
   DIR *d = opendir(dir);
@@ -89,41 +96,35 @@ static void read_file(const char *dir, char *out, size_t cap) {
 }
 
 int main(void) {
-  char dir[] = "/tmp/inspector-wqueue-take-XXXXXX";
+  char dir[] = "/tmp/inspector-wqueue-now-XXXXXX";
   CHECK(mkdtemp(dir) != NULL);
-  ins_writer_configure(dir, "wqueue-take");
+  ins_writer_configure(dir, "wqueue-now");
   CHECK(ins_wqueue_start());
+  ins_wqueue_test_hook = hook;
 
   push_line("x1\n", &g_x); /* the writer takes it, and holds in its write */
-  for (int i = 0; i < DETECT_MS && !atomic_load(&g_in_pwrite); i++) sleep_ms(1);
-  CHECK_EQ_U(atomic_load(&g_in_pwrite), 1);
+  CHECK(reached(&g_in_pwrite));
   push_line("c1\n", &g_c);
   push_line("x2\n", &g_x);
   push_line("c2\n", &g_c);
-  pthread_t taker;
-  CHECK(pthread_create(&taker, NULL, take_c, NULL) == 0);
-  for (int i = 0; i < DETECT_MS && !atomic_load(&g_took); i++) sleep_ms(1);
-  CHECK(atomic_load(&g_took)); /* X's write still held */
+  pthread_t fin;
+  CHECK(pthread_create(&fin, NULL, finalize_c, NULL) == 0);
+  CHECK(reached(&g_next));
+  CHECK(!atomic_load(&g_done)); /* its lines cannot be written yet: the gate is shut */
   CHECK_EQ_U(atomic_load(&g_in_pwrite), 1);
 
   pthread_mutex_lock(&g_gate_lock);
   g_gate_open = true;
   pthread_cond_broadcast(&g_gate_cond);
   pthread_mutex_unlock(&g_gate_lock);
-  pthread_join(taker, NULL);
-  CHECK_EQ_U(g_q.n, 2);
-  if (g_q.n == 2) {
-    CHECK(g_q.buf[0].len == 3 && !memcmp(g_q.buf[0].data, "c1\n", 3));
-    CHECK(g_q.buf[1].len == 3 && !memcmp(g_q.buf[1].data, "c2\n", 3));
-    CHECK_EQ_U(g_q.records[0] + g_q.records[1], 2);
-  }
-  for (int i = 0; i < g_q.n; i++) ins_buf_free(&g_q.buf[i]);
+  pthread_join(fin, NULL);
+  CHECK(atomic_load(&g_done));
   ins_wqueue_stop();
   char text[256];
   read_file(dir, text, sizeof text);
-  CHECK_STR(text, "x1\nx2\n");
+  CHECK_STR(text, "x1\nc1\nc2\nc3\nx2\n");
   CHECK_EQ_U(ins_writer_unwritten(), 0);
   ins_writer_close();
   rmdir(dir);
-  return check_report("wqueue_take");
+  return check_report("wqueue_now");
 }
