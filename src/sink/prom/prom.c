@@ -5,10 +5,12 @@
  * prom_labels.h's. It runs on init, finalize, exit or the dump thread, never
  * in an event callback.
  *
- * Locks. g_lock guards the devices, their windows and counters, and is held only
- * for an update or a swap, never while a file is formatted or written: an init
- * (attach) takes it, and must not wait for the dump thread's window end, whose
- * files grow with the job's series. A device's file is written from a window
+ * Locks. g_lock guards the devices' windows and counters, and is held only for an
+ * update or a swap, never while a file is formatted or written; an init (attach)
+ * takes it only for a GPU it has not seen (the device list only grows, and is
+ * read without it), so that it never waits for the dump thread, which takes it
+ * for every record, nor for a window's end, whose files grow with the job's
+ * series. A device's file is written from a window
  * swapped out under g_lock, under that device's file_lock (file_lock before
  * g_lock), so that its writes go out in window order: a finalize's detach, which
  * writes its device's file, waits at most for a write of that one file.
@@ -37,7 +39,7 @@
 
 struct ins_prom_dev {
   struct ins_device_id id;
-  int ncomms;              /* live contexts on this device */
+  atomic_int ncomms;       /* live contexts on this device */
   char *labels;            /* version=...,gpu="GPUn" */
   struct ins_prom_table table; /* the window's series (g_lock) */
   pthread_mutex_t file_lock;   /* its file's writer: one at a time, in window order */
@@ -56,7 +58,9 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static char g_dir[PATH_MAX], g_host[256];
 static bool g_stats;
 static char *g_proc_labels;            /* version, cluster, slurm_job_id, node */
-static struct ins_prom_dev *g_devs;
+/* Devices are only ever added (at the head, under g_lock) and never freed: an attach finds
+ * its GPU's without the lock (a new GPU's takes it). */
+static struct ins_prom_dev *_Atomic g_devs;
 static atomic_int g_warned_mem;
 
 void ins_prom_configure(const struct ins_config *cfg) {
@@ -71,31 +75,40 @@ void ins_prom_configure(const struct ins_config *cfg) {
   pthread_mutex_unlock(&g_lock);
 }
 
+static struct ins_prom_dev *find_dev(const char *uuid) {
+  struct ins_prom_dev *d = atomic_load_explicit(&g_devs, memory_order_acquire);
+  while (d && strcmp(d->id.uuid, uuid)) d = d->next;
+  return d;
+}
+
 struct ins_prom_dev *ins_prom_attach(const struct ins_comm *c) {
   struct ins_device_id id;
   ins_device_identify(&id, g_host, c->rank, c->nranks, c->nnodes);
-  pthread_mutex_lock(&g_lock);
-  struct ins_prom_dev *d = g_devs;
-  while (d && strcmp(d->id.uuid, id.uuid)) d = d->next;
-  if (!d && (d = calloc(1, sizeof *d))) {
-    char gpu[32];
-    snprintf(gpu, sizeof gpu, "GPU%d", id.ordinal);
-    size_t len = (g_proc_labels ? strlen(g_proc_labels) : 0) + 64;
-    d->labels = malloc(len);
-    if (!d->labels) {
-      free(d);
-      d = NULL;
-    } else {
-      size_t o = (size_t)snprintf(d->labels, len, "%s", g_proc_labels ? g_proc_labels : "");
-      ins_prom_label(d->labels, len, &o, "gpu", gpu, 32);
-      d->id = id;
-      pthread_mutex_init(&d->file_lock, NULL);
-      d->next = g_devs;
-      g_devs = d;
+  /* An init never waits for the dump thread here: a device seen before is found without
+   * the lock, which the dump thread takes for every record it folds in. */
+  struct ins_prom_dev *d = find_dev(id.uuid);
+  if (!d) {
+    pthread_mutex_lock(&g_lock);
+    if (!(d = find_dev(id.uuid)) && (d = calloc(1, sizeof *d))) {
+      char gpu[32];
+      snprintf(gpu, sizeof gpu, "GPU%d", id.ordinal);
+      size_t len = (g_proc_labels ? strlen(g_proc_labels) : 0) + 64;
+      d->labels = malloc(len);
+      if (!d->labels) {
+        free(d);
+        d = NULL;
+      } else {
+        size_t o = (size_t)snprintf(d->labels, len, "%s", g_proc_labels ? g_proc_labels : "");
+        ins_prom_label(d->labels, len, &o, "gpu", gpu, 32);
+        d->id = id;
+        pthread_mutex_init(&d->file_lock, NULL);
+        d->next = atomic_load_explicit(&g_devs, memory_order_relaxed);
+        atomic_store_explicit(&g_devs, d, memory_order_release);
+      }
     }
+    pthread_mutex_unlock(&g_lock);
   }
-  if (d) d->ncomms++;
-  pthread_mutex_unlock(&g_lock);
+  if (d) atomic_fetch_add(&d->ncomms, 1);
   if (!d)
     ins_warn("out of memory: the records of communicator 0x%llx rank %d are counted as dropped",
              (unsigned long long)c->id, c->rank);
@@ -177,14 +190,11 @@ static void write_ended(struct ins_prom_dev *d, const struct dev_counts *k) {
 }
 
 void ins_prom_write_all(void) {
-  pthread_mutex_lock(&g_lock);
-  struct ins_prom_dev *first = g_devs; /* devices are only ever added, at the head */
-  pthread_mutex_unlock(&g_lock);
-  for (struct ins_prom_dev *d = first; d; d = d->next) {
+  for (struct ins_prom_dev *d = atomic_load_explicit(&g_devs, memory_order_acquire); d; d = d->next) {
     struct dev_counts k;
     pthread_mutex_lock(&d->file_lock);
     pthread_mutex_lock(&g_lock);
-    bool live = d->ncomms > 0;
+    bool live = atomic_load(&d->ncomms) > 0;
     if (live) end_window_locked(d, &k);
     pthread_mutex_unlock(&g_lock);
     if (live) write_ended(d, &k);
@@ -197,7 +207,7 @@ void ins_prom_detach(struct ins_prom_dev *d) {
   struct dev_counts k;
   pthread_mutex_lock(&d->file_lock);
   pthread_mutex_lock(&g_lock);
-  bool last = --d->ncomms == 0;
+  bool last = atomic_fetch_sub(&d->ncomms, 1) == 1;
   if (last)
     ins_prom_table_reset(&d->table);
   else
