@@ -144,7 +144,7 @@ int ins_registry_add(struct ins_comm *c) {
     }
     pthread_mutex_lock(&g_registry_lock);
     if (g_reg.cap < cap) {
-      memcpy(grown, g_reg.live, g_reg.n * sizeof *grown);
+      if (g_reg.n) memcpy(grown, g_reg.live, g_reg.n * sizeof *grown);
       old = g_reg.live;
       g_reg.live = grown;
       g_reg.cap = cap;
@@ -217,6 +217,21 @@ void ins_registry_walk_end(void) {
     comm_free(dead);
     dead = next;
   }
+}
+
+void ins_registry_release(void) {
+  pthread_mutex_lock(&g_registry_lock);
+  if (!g_reg.walking) {
+    free(g_reg.snap);
+    g_reg.snap = NULL;
+    g_reg.snap_cap = 0;
+  }
+  if (!g_reg.n && !g_reg.inert) {
+    free(g_reg.live);
+    g_reg.live = NULL;
+    g_reg.cap = 0;
+  }
+  pthread_mutex_unlock(&g_registry_lock);
 }
 
 void ins_registry_fork_child(bool locked) {

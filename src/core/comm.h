@@ -144,6 +144,9 @@ size_t ins_registry_walk_begin(struct ins_comm *const **list);
 void ins_registry_walk_end(void);
 void ins_registry_lock(void);
 void ins_registry_unlock(void);
+/* Unload or exit, no walk going on any more (the dump thread joined): the walks' copy
+ * freed, and the array too if no context is registered (a later add makes it again). */
+void ins_registry_release(void);
 /* Entries the registry's adds and removes have stored or moved, since the process began:
  * at most one per add and one per remove, whatever the number of contexts (a test holds
  * it to that: tests/unit/test_registry.c). */

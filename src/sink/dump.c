@@ -620,6 +620,7 @@ void ins_dump_release(void) {
   for (int i = 0; i < g_nsinks; i++)
     if (g_sinks[i]->release) g_sinks[i]->release();
   ins_device_release();
+  ins_registry_release(); /* the dump thread, its walker, is joined */
 }
 
 void ins_dump_shutdown(void) {

@@ -29,8 +29,8 @@ void ins_dump_comm_drain(struct ins_comm *c);
 /* Process exit / library unload: stop the thread, drain every live context. */
 void ins_dump_shutdown(void);
 /* Library unload or process exit, after ins_dump_shutdown: what the sinks keep past it
- * (sink.h release: the JSON log file closed) and the GPU-runtime lookup freed, so that a
- * plugin NCCL loads and unloads again leaks nothing. */
+ * (sink.h release: the JSON log file closed), the GPU-runtime lookup and the registry's
+ * arrays freed, so that a plugin NCCL loads and unloads again leaks nothing. */
 void ins_dump_release(void);
 
 /* fork() (pthread_atfork, registered by abi/lifecycle.c at process init): prepare waits,
