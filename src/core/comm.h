@@ -8,7 +8,8 @@
  * ring segments (core/seg.h); the registry lock is taken by
  * init, finalize and the dump thread, never by an event callback, and never
  * held for longer than a few stores, or a copy of the registry's array of
- * pointers (a walk's snapshot, below): no one waits behind a drain.
+ * pointers (a walk's snapshot, below): no one waits behind a drain (but
+ * without memory for the copy, when a walk holds it throughout: comm.c).
  * A forked child inherits the parent's contexts as foreign (comm.foreign).
  */
 #ifndef INS_COMM_H

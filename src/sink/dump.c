@@ -373,12 +373,13 @@ static void drain(struct ins_comm *c, struct drainer *d, bool final) {
  *  - drains each under its own drain_lock, at most what its rings held when the pass
  *    reached it (drain): however busy its producers, the pass ends;
  *  - writes before letting go of the context: its lines are handed on (flush: queued
- *    for the writer thread) before its drain_lock is released. A finalize that takes the
- *    lock next would otherwise write that context's later lines first, or return before
- *    its earlier ones are written. As it is, the finalize's own lines are written
- *    directly after what is queued (sink.h, json/wqueue.h): when it returns, every
- *    record the context completed is in the file, in order, and it waited at most for
- *    this one bounded drain of its own context;
+ *    for the writer thread, one context's to a batch) before its drain_lock is released.
+ *    A finalize that takes the lock next would otherwise write that context's later lines
+ *    first, or return before its earlier ones are written. As it is, the finalize's own
+ *    lines are written next, after that context's lines still queued (sink.h,
+ *    json/wqueue.h): when it returns, every record the context completed is in the file,
+ *    in order, and it waited at most for this one bounded drain of its own context (and
+ *    the one batch in writing);
  *  - passes by a context whose last drain is done (ins_dump_comm_final sets ext_drain to
  *    NULL under the drain_lock): its sinks' states are being freed.
  * An init only adds to the registry (O(1)); a finalize removes (O(1)) and, last, frees the
