@@ -8,7 +8,7 @@
  * full benchmark, callgrind included, and prints the table.
  *
  *   inspector-bench MODE --plugin PATH [--null PATH] [options] [FIXTURE...]
- *   MODE: calls | threads | scale | rate | mem | quick
+ *   MODE: calls | threads | scale | rate | mem | churn | quick
  *   inspector-bench --help | --version     (exit 0; a usage error exits 2, naming the option)
  */
 #include <errno.h>
@@ -30,7 +30,7 @@
 static const char k_usage[] =
     "usage: inspector-bench MODE --plugin PATH [--null PATH] [options] [FIXTURE.jsonl.gz...]\n"
     "       inspector-bench --help | --version\n"
-    "MODE: calls | threads | scale | rate | mem | quick\n";
+    "MODE: calls | threads | scale | rate | mem | churn | quick\n";
 
 static const char k_help[] =
     "\n"
@@ -49,6 +49,8 @@ static const char k_help[] =
     "  rate     records per second through the dump thread, and that thread's CPU time; fails\n"
     "           when a record is lost\n"
     "  mem      resident memory per communicator, idle and busy\n"
+    "  churn    init and finalize of fresh communicators, one after another, while --busy\n"
+    "           communicators complete --rate ops/s each: median and longest, in us\n"
     "  quick    every mode once, small, each in a child process: a smoke test (bench:quick)\n"
     "options:\n"
     "  --plugin PATH      the Inspector plugin to measure (required)\n"
@@ -60,11 +62,13 @@ static const char k_help[] =
     "  --channels N       kernel channels per synthetic op, 1 to 64 (4)\n"
     "  --callgrind mix|synth  calls: one pass of the fixture mix or of the synthetic program,\n"
     "                     for callgrind to count\n"
-    "  --rate N           rate: records per second, 0 as fast as possible (500000)\n"
-    "  --seconds S        rate: how long (10)\n"
+    "  --rate N           rate, churn: records per second (churn: per busy communicator),\n"
+    "                     0 as fast as possible (500000)\n"
+    "  --seconds S        rate, churn: how long (10)\n"
     "  --dir DIR          rate: the plugin's dump directory, read back (default\n"
     "                     $NCCL_INSPECTOR_DUMP_DIR)\n"
     "  --comms N          mem: communicators to create, 2 or more (256)\n"
+    "  --busy N           churn: busy communicators, each on a thread of its own (2)\n"
     "  -h, --help         this text\n"
     "  --version          the version and git revision, the plugin's of the same build\n"
     "exit status: 0, 1 when a check failed (records lost or missing), 2 usage error\n";
@@ -91,7 +95,7 @@ static long long int_arg(const char *opt, const char *v, long long lo, long long
 }
 
 static bool is_mode(const char *m) {
-  static const char *const modes[] = {"calls", "threads", "scale", "rate", "mem", "quick"};
+  static const char *const modes[] = {"calls", "threads", "scale", "rate", "mem", "churn", "quick"};
   for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
     if (!strcmp(m, modes[i])) return true;
   return false;
@@ -128,6 +132,7 @@ static int run_mode(const char *mode, struct bp_opts *o, const char *paths[2]) {
   if (!strcmp(mode, "scale")) return bp_mode_scale(o);
   if (!strcmp(mode, "rate")) return bp_mode_rate(o);
   if (!strcmp(mode, "mem")) return bp_mode_mem(o);
+  if (!strcmp(mode, "churn")) return bp_mode_churn(o);
   return 2; /* main() let only the modes above through */
 }
 
@@ -154,6 +159,8 @@ static int quick(struct bp_opts base, const char *paths[2]) {
     {"rate", {"NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=1000000",
               "NCCL_INSPECTOR_DUMP_COLL_RING_SIZE=32768", NULL}},
     {"mem", {NULL}},
+    {"churn", {"NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=0", NULL}},
+    {"churn", {"NCCL_INSPECTOR_PROM_DUMP=1", NULL}},
   };
   int failed = 0;
   for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
@@ -209,7 +216,7 @@ int main(int argc, char **argv) {
   if (!is_mode(mode)) usage_error(mode[0] == '-' ? "no MODE given before '%s'" : "unknown MODE '%s'", mode);
   const char *paths[2] = {NULL, NULL};
   struct bp_opts o = {.runs = 7, .reps = 20, .synth_ops = 1024, .synth_iters = 50, .channels = 4,
-                      .rate = 500000, .seconds = 10, .dir = NULL, .comms = 256};
+                      .rate = 500000, .seconds = 10, .dir = NULL, .comms = 256, .busy = 2};
   o.fixture_path = calloc((size_t)argc, sizeof *o.fixture_path);
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
@@ -219,7 +226,7 @@ int main(int argc, char **argv) {
     }
     static const char *const known[] = {"--plugin", "--null", "--runs", "--reps", "--synth-ops",
                                         "--synth-iters", "--channels", "--callgrind", "--rate",
-                                        "--seconds", "--dir", "--comms"};
+                                        "--seconds", "--dir", "--comms", "--busy"};
     bool ok = false;
     for (size_t k = 0; k < sizeof known / sizeof *known; k++) ok |= !strcmp(a, known[k]);
     if (!ok) usage_error("unknown option '%s'", a);
@@ -235,6 +242,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--rate")) o.rate = (long)int_arg(a, v, 0, 1000000000);
     else if (!strcmp(a, "--dir")) o.dir = v;
     else if (!strcmp(a, "--comms")) o.comms = (int)int_arg(a, v, 2, 1 << 20);
+    else if (!strcmp(a, "--busy")) o.busy = (int)int_arg(a, v, 0, 64);
     else if (!strcmp(a, "--callgrind")) {
       if (strcmp(v, "mix") && strcmp(v, "synth"))
         usage_error("bad value for --callgrind: '%s' (want mix or synth)", v);

@@ -29,6 +29,7 @@ struct bp_opts {
   double seconds;  /* rate: how long */
   const char *dir; /* rate: the plugin's dump directory (also read back) */
   int comms;       /* mem: communicators to create */
+  int busy;        /* churn: busy communicators (each at `rate`, for `seconds`) */
 };
 
 double bp_median(double *v, int n);
@@ -38,5 +39,6 @@ int bp_mode_threads(struct bp_opts *o); /* fixtures on their recorded threads, c
 int bp_mode_scale(struct bp_opts *o);   /* 1 vs 2 threads on 1 vs 2 communicators */
 int bp_mode_rate(struct bp_opts *o);    /* records per second through the dump thread */
 int bp_mode_mem(struct bp_opts *o);     /* resident memory per communicator */
+int bp_mode_churn(struct bp_opts *o);   /* init and finalize while other communicators are busy */
 
 #endif

@@ -5,6 +5,7 @@
 # docs/BENCHMARKS.md records. Dump directories live in /dev/shm (tmpfs).
 #   BENCH_SECONDS (10)  length of each records/s run
 #   BENCH_RUNS (7)      repeated runs per timing figure (medians are reported)
+#   BENCH_CHURN_SECONDS (5)  length of each init/finalize-while-busy run
 set -euo pipefail
 B=${1:-build-bench}
 BIN=$B/bin/inspector-bench
@@ -12,6 +13,7 @@ INS=$B/lib/librccl-profiler-inspector.so
 NUL=$B/lib/libinspector-null-plugin.so
 SECONDS_PER_RATE=${BENCH_SECONDS:-10}
 RUNS=${BENCH_RUNS:-7}
+CHURN_SECONDS=${BENCH_CHURN_SECONDS:-5}
 FIX=$(ls tests/data/nccl-*/*.jsonl.gz)
 # The machine's load before we add ours: timing figures from a loaded machine are not valid.
 LOAD_BEFORE=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
@@ -51,6 +53,16 @@ for iv in 0 1000000; do
 done
 echo "bench: resident memory per communicator..." >&2
 run "" -- mem --plugin "$INS" --comms 256
+# A communicator's init and finalize on one thread while two others are busy on theirs
+# (PyTorch makes subgroups in the middle of training): default settings, JSON or Prometheus.
+for out in json prom; do
+  for rate in 200000 0; do
+    echo "bench: init and finalize while 2 communicators complete $rate ops/s each, $out, ${CHURN_SECONDS} s..." >&2
+    o=(); [ $out = prom ] && o=(NCCL_INSPECTOR_PROM_DUMP=1)
+    run "$out.r$rate." ${o[@]+"${o[@]}"} -- \
+      churn --plugin "$INS" --busy 2 --rate $rate --seconds "$CHURN_SECONDS" || true
+  done
+done
 
 if command -v valgrind >/dev/null; then
   toggles=()
@@ -119,6 +131,17 @@ for iv in 0 1000000; do
   for rate in 500000 100000; do
     p=i$iv.r$rate.rate.inspector
     echo "| interval $iv us, $rate/s | $(get $p.records_per_s) | $(get $p.records_written) / $(get $p.records_expected) | $(get $p.dropped) | $(get $p.dump_thread_cpu_pct)% | $(get $p.producer_ns_per_call) | $(get $p.max_producer_lag_us) us |"
+  done
+done
+echo
+echo "| init and finalize of a fresh communicator (one op), again and again, while 2 others complete N ops/s each (${CHURN_SECONDS} s, default settings, tmpfs) | cycles | init: median / longest | finalize: median / longest | busy ops/s achieved |"
+echo "| --- | --- | --- | --- | --- |"
+for out in json prom; do
+  for rate in 200000 0; do
+    p=$out.r$rate.churn.inspector
+    name=JSON; [ $out = prom ] && name=Prometheus
+    each="$rate/s"; [ $rate = 0 ] && each="unpaced"
+    echo "| $name, $each | $(get $p.cycles) | $(get $p.init_us_median) / $(get $p.init_us_max) us | $(get $p.finalize_us_median) / $(get $p.finalize_us_max) us | $(get $p.busy_ops_per_s) |"
   done
 done
 echo

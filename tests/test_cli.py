@@ -125,7 +125,7 @@ def check_help_bench(a):
         for word in ("CPU benchmark", "do-nothing plugin", "options:", "--plugin PATH", "--null PATH"):
             if word not in r.stdout:
                 problems.append("%s says nothing of %r" % (flag, word))
-        for mode in ("calls", "threads", "scale", "rate", "mem", "quick"):
+        for mode in ("calls", "threads", "scale", "rate", "mem", "churn", "quick"):
             if not re.search(r"^  %s +\S" % mode, r.stdout, re.M):
                 problems.append("%s does not describe the mode %s" % (flag, mode))
     errors = [([], "no MODE given"),

@@ -144,7 +144,11 @@ prof_result_t ins_lifecycle_comm_init(void **context, uint64_t comm_id, int *act
     ins_comm_destroy(c);
     return PROF_SUCCESS;
   }
-  ins_registry_add(c);
+  if (ins_registry_add(c) != 0) { /* out of memory (it warned): undone, untracked */
+    ins_dump_comm_final(c);
+    ins_comm_destroy(c);
+    return PROF_SUCCESS;
+  }
   /* NCCL re-reads this word atomically at every group start: with sampling on,
    * the sampler keeps rewriting it. */
   ins_sampler_attach(activation_mask);
@@ -163,7 +167,7 @@ prof_result_t ins_lifecycle_comm_finalize(void *context) {
   struct ins_comm *c = context;
   if (!c) return PROF_SUCCESS;
   if (ins_tracing()) ins_trace_finalize((int)(intptr_t)c->ext_trace);
-  ins_registry_remove(c); /* waits for a dump pass in progress */
+  ins_registry_remove(c); /* O(1), waits for no dump pass (sink/dump.c, "A pass") */
   uint64_t incomplete = 0;
   ins_op_finish_all_at_teardown(c, &incomplete);
   ins_op_close_group(c);
@@ -183,7 +187,7 @@ prof_result_t ins_lifecycle_comm_finalize(void *context) {
              "in flight, %llu for a channel the op already had",
              (unsigned long long)c->id, c->rank, (unsigned long long)odd_parent,
              (unsigned long long)odd_dup);
-  ins_comm_destroy(c);
+  ins_comm_destroy(c); /* or, if a dump pass still holds it, at that pass's end */
   /* The last one: NCCL may tear down its logger from now on (core/log.c). */
   if (atomic_fetch_sub(&g_live, 1) == 1) ins_log_detach();
   return PROF_SUCCESS;

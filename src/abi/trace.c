@@ -499,10 +499,11 @@ static void flush_buf(void) {
   g_off += (off_t)done;
   if (done < g_len) {
     atomic_fetch_add(&g_lines_lost, count_lines(g_buf + done, g_len - done));
+    char why[INS_FILES_WHY_MAX];
     if (lost_file) /* the directory could not be made again, or is refused (io/files.h) */
       ins_warn_once(&g_warned, "trace mode: the trace file %s was deleted while the job ran and "
                     "cannot be made again: %s; the trace ends there and later callbacks are not "
-                    "written (counted)", g_path, ins_files_why(&g_dir, err));
+                    "written (counted)", g_path, ins_files_why(&g_dir, err, why, sizeof why));
     else if (err)
       ins_warn_once(&g_warned, "trace mode: writing %s failed: %s; the trace ends there and "
                     "later callbacks are not written", g_path, strerror(err));
@@ -751,8 +752,9 @@ void ins_trace_open(const char *dir, const char *hostname) {
   else
     errno = ENOMEM;
   if (g_fd < 0) {
+    char why[INS_FILES_WHY_MAX];
     ins_warn("NCCL_INSPECTOR_TRACE_DIR: cannot create a trace file in '%s': %s; trace mode off",
-             dir, ins_files_why(&g_dir, errno));
+             dir, ins_files_why(&g_dir, errno, why, sizeof why));
     free(g_buf);
     g_buf = NULL;
     return;

@@ -1,8 +1,9 @@
 /*
  * comm.c - creation and destruction of communicator contexts, and the
- * registry (a mutex-protected list) the dump thread walks; in a forked
- * child, the inherited contexts marked foreign; the process's ring segments
- * (core/seg.h) set up at the first context and unmapped at unload.
+ * registry (a mutex-protected array, and the walks over it: comm.h) the dump
+ * thread walks; in a forked child, the inherited contexts marked foreign; the
+ * process's ring segments (core/seg.h) set up at the first context and
+ * unmapped at unload.
  *
  * What a context costs (docs/reference.md, Memory): its struct (the in-flight
  * table is most of it) and its rings' slot tables at init; its op pool from
@@ -10,6 +11,7 @@
  */
 #include "core/comm.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +22,31 @@
 #include "core/utf8.h"
 
 static pthread_mutex_t g_registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ins_comm *g_registry;
 static atomic_int g_contexts; /* created and not destroyed, in the registry or not */
+
+#define NOT_REGISTERED SIZE_MAX /* reg_idx of a context not in the array */
+
+static void comm_free(struct ins_comm *c);
+
+/* Everything below under g_registry_lock, but for the walker's own reading of `snap`. */
+static struct {
+  struct ins_comm **live;  /* the live contexts, live[c->reg_idx] == c */
+  size_t n, cap;
+  uint64_t added;          /* contexts ever added: the next one's reg_seq */
+  uint64_t moves;          /* ins_registry_moves */
+  /* The walk: the walker's copy of `live` (snap_cap >= cap, grown at walk_begin), since
+   * the added-th context (those added later are not in it), numbered (each walk_begin
+   * takes the next number, never 0). */
+  struct ins_comm **snap;
+  size_t snap_cap;
+  bool walking;
+  uint64_t walk_seq, walk_id;
+  /* Walk without a snapshot (no memory for one): the walker holds the lock throughout,
+   * as dump passes once did; slower for inits, never wrong. */
+  bool walk_locked;
+  struct ins_comm *dead;   /* removed while the walk held them: freed at its end */
+  bool inert;              /* a child forked past the bound (ins_registry_fork_child) */
+} g_reg;
 
 struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, const char *name,
                                  int nnodes, int nranks, int rank) {
@@ -39,6 +64,7 @@ struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, cons
   c->min_bytes = cfg->min_size_bytes;
   ins_pool_init(&c->pool);
   pthread_mutex_init(&c->drain_lock, NULL);
+  c->reg_idx = NOT_REGISTERED;
   atomic_fetch_add(&g_contexts, 1);
   /* the first context reserves the process's ring memory (failing, it warns once: the
    * records are then dropped and counted, the job goes on); 0: a config made by hand */
@@ -62,17 +88,30 @@ struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, cons
 fail:
   ins_warn("out of memory creating the context of communicator 0x%llx rank %d: not tracked",
            (unsigned long long)id, rank);
-  if (c) ins_comm_destroy(c);
+  if (c) comm_free(c);
   return NULL;
 }
 
-void ins_comm_destroy(struct ins_comm *c) {
+static void comm_free(struct ins_comm *c) {
   ins_ring_free(&c->ring[0]);
   ins_ring_free(&c->ring[1]);
   ins_pool_destroy(&c->pool);
   pthread_mutex_destroy(&c->drain_lock);
   free(c);
   atomic_fetch_sub(&g_contexts, 1);
+}
+
+void ins_comm_destroy(struct ins_comm *c) {
+  pthread_mutex_lock(&g_registry_lock);
+  assert(c->reg_idx == NOT_REGISTERED); /* removed first, or never added */
+  /* the walk that held it when it was removed is still going: it frees it at its end */
+  bool held = c->reg_walk && g_reg.walking && c->reg_walk == g_reg.walk_id;
+  if (held) {
+    c->reg_dead_next = g_reg.dead;
+    g_reg.dead = c;
+  }
+  pthread_mutex_unlock(&g_registry_lock);
+  if (!held) comm_free(c);
 }
 
 size_t ins_comm_memory(struct ins_comm *c) {
@@ -88,26 +127,132 @@ __attribute__((destructor)) static void comm_unload(void) {
 
 void ins_registry_lock(void) { pthread_mutex_lock(&g_registry_lock); }
 void ins_registry_unlock(void) { pthread_mutex_unlock(&g_registry_lock); }
-struct ins_comm *ins_registry_first(void) { return g_registry; }
 
-void ins_registry_add(struct ins_comm *c) {
-  ins_registry_lock();
-  c->next = g_registry;
-  g_registry = c;
-  ins_registry_unlock();
+uint64_t ins_registry_moves(void) {
+  pthread_mutex_lock(&g_registry_lock);
+  uint64_t n = g_reg.moves;
+  pthread_mutex_unlock(&g_registry_lock);
+  return n;
 }
 
-void ins_registry_fork_child(bool locked) {
-  for (struct ins_comm *c = g_registry; c; c = c->next) c->foreign = true;
-  if (locked)
+int ins_registry_add(struct ins_comm *c) {
+  struct ins_comm **grown = NULL, **old = NULL;
+  pthread_mutex_lock(&g_registry_lock);
+  while (g_reg.n == g_reg.cap && !g_reg.inert) {
+    /* Full: a larger array, allocated outside the lock (the copy into it, rare and
+     * amortized, inside). Another add may have grown it meanwhile: then look again. */
+    size_t cap = g_reg.cap ? 2 * g_reg.cap : 64;
     pthread_mutex_unlock(&g_registry_lock);
-  else
-    pthread_mutex_init(&g_registry_lock, NULL);
+    free(grown);
+    grown = malloc(cap * sizeof *grown);
+    if (!grown) {
+      ins_warn("out of memory registering communicator 0x%llx rank %d: not tracked",
+               (unsigned long long)c->id, c->rank);
+      return -1;
+    }
+    pthread_mutex_lock(&g_registry_lock);
+    if (g_reg.cap < cap) {
+      if (g_reg.n) memcpy(grown, g_reg.live, g_reg.n * sizeof *grown);
+      old = g_reg.live;
+      g_reg.live = grown;
+      g_reg.cap = cap;
+      grown = NULL;
+    }
+  }
+  if (!g_reg.inert) {
+    c->reg_idx = g_reg.n;
+    c->reg_seq = g_reg.added++;
+    c->reg_walk = 0;
+    g_reg.live[g_reg.n++] = c;
+    g_reg.moves++;
+  }
+  pthread_mutex_unlock(&g_registry_lock);
+  free(grown);
+  free(old);
+  return 0;
 }
 
 void ins_registry_remove(struct ins_comm *c) {
-  ins_registry_lock();
-  for (struct ins_comm **p = &g_registry; *p; p = &(*p)->next)
-    if (*p == c) { *p = c->next; break; }
-  ins_registry_unlock();
+  pthread_mutex_lock(&g_registry_lock);
+  if (c->reg_idx != NOT_REGISTERED && !g_reg.inert) {
+    assert(c->reg_idx < g_reg.n && g_reg.live[c->reg_idx] == c);
+    /* O(1): the last entry takes its place */
+    struct ins_comm *last = g_reg.live[--g_reg.n];
+    g_reg.live[c->reg_idx] = last;
+    last->reg_idx = c->reg_idx;
+    g_reg.moves++;
+    /* in the snapshot of the walk going on (added before it began): that walk may still
+     * read it, so it is freed at the walk's end (ins_comm_destroy) */
+    if (g_reg.walking && c->reg_seq < g_reg.walk_seq) c->reg_walk = g_reg.walk_id;
+  }
+  c->reg_idx = NOT_REGISTERED;
+  pthread_mutex_unlock(&g_registry_lock);
+}
+
+size_t ins_registry_walk_begin(struct ins_comm *const **list) {
+  pthread_mutex_lock(&g_registry_lock);
+  assert(!g_reg.walking); /* one walker at a time */
+  g_reg.walking = true;
+  g_reg.walk_seq = g_reg.added;
+  g_reg.walk_id++;
+  size_t n = g_reg.n;
+  if (g_reg.snap_cap < n) {
+    /* the registry grew since the last walk: rare (at most once per doubling) */
+    struct ins_comm **p = realloc(g_reg.snap, g_reg.cap * sizeof *p);
+    if (!p) { /* walk the live array itself, the lock held until the walk ends */
+      g_reg.walk_locked = true;
+      *list = g_reg.live;
+      return n;
+    }
+    g_reg.snap = p;
+    g_reg.snap_cap = g_reg.cap;
+  }
+  if (n) memcpy(g_reg.snap, g_reg.live, n * sizeof *g_reg.snap);
+  *list = g_reg.snap;
+  pthread_mutex_unlock(&g_registry_lock);
+  return n;
+}
+
+void ins_registry_walk_end(void) {
+  if (!g_reg.walk_locked) pthread_mutex_lock(&g_registry_lock);
+  assert(g_reg.walking);
+  g_reg.walking = g_reg.walk_locked = false;
+  struct ins_comm *dead = g_reg.dead;
+  g_reg.dead = NULL;
+  pthread_mutex_unlock(&g_registry_lock);
+  while (dead) {
+    struct ins_comm *next = dead->reg_dead_next;
+    comm_free(dead);
+    dead = next;
+  }
+}
+
+void ins_registry_release(void) {
+  pthread_mutex_lock(&g_registry_lock);
+  if (!g_reg.walking) {
+    free(g_reg.snap);
+    g_reg.snap = NULL;
+    g_reg.snap_cap = 0;
+  }
+  if (!g_reg.n && !g_reg.inert) {
+    free(g_reg.live);
+    g_reg.live = NULL;
+    g_reg.cap = 0;
+  }
+  pthread_mutex_unlock(&g_registry_lock);
+}
+
+void ins_registry_fork_child(bool locked) {
+  /* the parent's walker is not here: its walk is over (what it held stays on g_reg.dead,
+   * freed at the end of the child's first walk) */
+  g_reg.walking = g_reg.walk_locked = false;
+  if (!locked) {
+    /* An add or a remove may have been half done: the array is not read again. Such a
+     * child records nothing (sink/dump.c treats its every context as foreign). */
+    pthread_mutex_init(&g_registry_lock, NULL);
+    g_reg.inert = true;
+    return;
+  }
+  for (size_t i = 0; i < g_reg.n; i++) g_reg.live[i]->foreign = true;
+  pthread_mutex_unlock(&g_registry_lock);
 }

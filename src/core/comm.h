@@ -6,7 +6,10 @@
  * one communicator has two. Event callbacks touch only their own context
  * (its pool, rings and atomic counters) and, lock-free, the process's pool of
  * ring segments (core/seg.h); the registry lock is taken by
- * init, finalize and the dump thread, never by an event callback.
+ * init, finalize and the dump thread, never by an event callback, and never
+ * held for longer than a few stores, or a copy of the registry's array of
+ * pointers (a walk's snapshot, below): no one waits behind a drain (but
+ * without memory for the copy, when a walk holds it throughout: comm.c).
  * A forked child inherits the parent's contexts as foreign (comm.foreign).
  */
 #ifndef INS_COMM_H
@@ -99,7 +102,12 @@ struct ins_comm {
    * nothing drains or writes such a context, and its finalize writes nothing. */
   bool foreign;
 
-  struct ins_comm *next;            /* registry link */
+  /* The registry's (comm.c), under its lock: the context's place in the array of live
+   * contexts, the order it was added in, the walk whose snapshot held it when it was
+   * removed (0: none), and its link while it waits for that walk to end. */
+  size_t reg_idx;
+  uint64_t reg_seq, reg_walk;
+  struct ins_comm *reg_dead_next;
 };
 
 struct ins_config;
@@ -107,24 +115,54 @@ struct ins_config;
 /* Create a context; NULL on allocation failure (after a warning). */
 struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, const char *name,
                                  int nnodes, int nranks, int rank);
+/* Free a context: now, or, if it was removed from the registry while a walk held it (it
+ * was in the walk's snapshot), when that walk ends (ins_registry_walk_end, on the walker's
+ * thread). So a finalize never waits for a walk, and a walk never reads freed memory. */
 void ins_comm_destroy(struct ins_comm *c);
 /* Bytes the context holds now: its struct, its op pool's chunks, its rings' slot tables
  * and segments (not its sinks' state: sink/). For tests and measurements. */
 size_t ins_comm_memory(struct ins_comm *c);
 
-/* Registry (not used on the hot path). */
-void ins_registry_add(struct ins_comm *c);
+/*
+ * The registry (not used on the hot path): an array of the live contexts, each knowing
+ * its place, so that adding one and removing one are O(1) (removal moves the last entry
+ * into the hole; the array only grows, doubling, on the adding thread). Order is not
+ * kept.
+ *
+ * Walks. The dump layer goes over every live context (a dump pass, the test for whether
+ * a ring wants the dump thread awake) without holding the lock while it works: it copies
+ * the array (a snapshot, under the lock: a memcpy of the pointers), works on its copy,
+ * and ends the walk. A context removed meanwhile stays allocated until the walk ends
+ * (ins_comm_destroy defers it): the walker may still read it, lock its drain_lock and
+ * find its last drain done (sink/dump.c). One walk at a time (the dump thread's; at exit,
+ * the exiting thread's once the dump thread is joined): asserted.
+ */
+/* 0, or -1 out of memory (after a warning: the context cannot be registered). */
+int ins_registry_add(struct ins_comm *c);
 void ins_registry_remove(struct ins_comm *c);
+/* The live contexts now (*list, n of them), until ins_registry_walk_end. */
+size_t ins_registry_walk_begin(struct ins_comm *const **list);
+void ins_registry_walk_end(void);
 void ins_registry_lock(void);
 void ins_registry_unlock(void);
-struct ins_comm *ins_registry_first(void); /* with the registry locked */
+/* Unload or exit, no walk going on any more (the dump thread joined): the walks' copy
+ * freed, and the array too if no context is registered (a later add makes it again). */
+void ins_registry_release(void);
+/* Entries the registry's adds and removes have stored or moved, since the process began:
+ * at most one per add and one per remove, whatever the number of contexts (a test holds
+ * it to that: tests/unit/test_registry.c). */
+uint64_t ins_registry_moves(void);
 
 /* fork(): the atfork handlers (sink/dump.c) take the lock (ins_registry_lock) after the
  * dump layer's gate, so that no dump pass holds it, and release it in the parent. In the
- * child, this: every context is the parent's and is marked foreign (it stays in the list,
- * skipped by its walkers, until the child finalizes it); the lock is released if `locked`
- * (taken before the fork), else made anew (its holder was a thread that does not exist in
- * the child; the list is consistent: adds and removes are single stores). */
+ * child, this: a walk the parent's dump thread had begun is over (that thread does not
+ * exist here; what it held is freed at the end of the child's first walk). If `locked`
+ * (taken before the fork), every context is the parent's and is marked foreign (it stays
+ * in the registry, skipped by its walkers, until the child finalizes it), and the lock
+ * is released. Else the lock is made anew (its holder was a thread that does not exist
+ * in the child) and the registry left inert: an add or a remove could have been half
+ * done, so it is not read again; such a child records nothing, and treats every context
+ * as foreign (sink/dump.c). */
 void ins_registry_fork_child(bool locked);
 
 #endif

@@ -23,22 +23,35 @@
 #define WALK (O_PATH | O_DIRECTORY | O_CLOEXEC)
 #define RANDOM_TRIES 100 /* names taken in a row before giving up (EEXIST) */
 
+/* The calling thread's last refusal, for its message: per thread, since two threads may
+ * make one directory at once (files.h) and each names its own. The length of the path's
+ * part refused (0: none), not its text: this library's thread-locals live in the static
+ * TLS glibc keeps spare for libraries loaded by dlopen (trace mode's initial-exec
+ * pointer makes the whole block static), a few hundred bytes for all of them. */
+static _Thread_local size_t t_refused;
+
+static bool known(const struct ins_files_dir *d) {
+  return atomic_load_explicit(&d->state, memory_order_acquire) == INS_DIR_KNOWN;
+}
+
 void ins_files_dir_set(struct ins_files_dir *d, const char *path) {
-  if (d->known && !strcmp(d->path, path)) return;
+  if (known(d) && !strcmp(d->path, path)) return;
   snprintf(d->path, sizeof d->path, "%s", path);
-  d->known = false;
+  atomic_store(&d->state, INS_DIR_UNMADE);
   d->nlinks = 0;
-  d->why[0] = '\0';
 }
 
-const char *ins_files_why(const struct ins_files_dir *d, int err) {
-  return err == ELOOP && d->why[0] ? d->why : strerror(err);
+const char *ins_files_why(const struct ins_files_dir *d, int err, char *buf, size_t cap) {
+  if (err != ELOOP || !t_refused) return strerror(err);
+  snprintf(buf, cap, "'%.*s' is a symbolic link that was not there, or led elsewhere, when "
+           "the directory was first made: not followed", (int)t_refused, d->path);
+  return buf;
 }
 
-/* Refuse the component that ends `len` bytes into the path: -1, errno ELOOP, d->why set. */
+/* Refuse the component that ends `len` bytes into the path: -1, errno ELOOP. */
 static int refuse(struct ins_files_dir *d, size_t len) {
-  snprintf(d->why, sizeof d->why, "'%.*s' is a symbolic link that was not there, or led "
-           "elsewhere, when the directory was first made: not followed", (int)len, d->path);
+  (void)d;
+  t_refused = len;
   return errno = ELOOP, -1;
 }
 
@@ -69,7 +82,7 @@ static int through_link(struct ins_files_dir *d, struct walk *w, int fd, const c
   struct stat st;
   if (next < 0) return -1;
   if (fstat(next, &st) != 0) goto fail;
-  if (d->known) {
+  if (known(d)) {
     if (remembered(d, comp, &st)) return next;
     close(next);
     return refuse(d, len);
@@ -122,7 +135,7 @@ static int step(struct ins_files_dir *d, struct walk *w, int fd, const char *nam
 }
 
 int ins_files_dir_open(struct ins_files_dir *d, bool make) {
-  d->why[0] = '\0';
+  t_refused = 0;
   const char *p = d->path;
   if (!*p) return errno = ENOENT, -1;
   int fd = open(*p == '/' ? "/" : ".", WALK);
@@ -145,10 +158,15 @@ int ins_files_dir_open(struct ins_files_dir *d, bool make) {
     if (next < 0) return errno = e, -1;
     fd = next;
   }
-  if (!d->known) {
+  /* The first making to get here is remembered: only it writes what others read once it is
+   * known (a making that lost the race was walked as a first one too, and found the same,
+   * or what a link planted between the two led to: the winner's is kept). A fork between
+   * the claim and the mark leaves it unmade in the child: its makings stay first ones. */
+  int unmade = INS_DIR_UNMADE;
+  if (atomic_compare_exchange_strong(&d->state, &unmade, INS_DIR_RECORDING)) {
     d->nlinks = w.nlinks;
     memcpy(d->link, w.link, sizeof w.link);
-    d->known = true;
+    atomic_store_explicit(&d->state, INS_DIR_KNOWN, memory_order_release);
   }
   return fd;
 }

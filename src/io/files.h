@@ -42,6 +42,7 @@
 #define INS_FILES_H
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,16 +54,23 @@
 #define INS_FILES_MAX_LINKS 40
 
 /* A directory we create files in, and what its path was at its first making. */
+/* Two threads may make one directory at once (the Prometheus files of two GPUs, written by
+ * the dump thread and by a finalize), and a fork may come in the middle of a making: no
+ * lock, so none is ever inherited held. What the first making found is published once
+ * (`state`: the one making that claims it writes nlinks and link, then marks it known,
+ * release; a making reads them only once it is known) and never changes after. The
+ * refusal's text is the calling thread's own (ins_files_why). */
+enum { INS_DIR_UNMADE, INS_DIR_RECORDING, INS_DIR_KNOWN };
 struct ins_files_dir {
-  char path[PATH_MAX];
-  bool known;   /* made once: every later making is checked against what was found then */
-  int nlinks;   /* components that were symbolic links then */
+  char path[PATH_MAX];  /* set before any making (ins_files_dir_set) */
+  _Atomic int state;    /* INS_DIR_KNOWN: every making is checked against what was found then */
+  int nlinks;           /* components that were symbolic links then */
   struct { uint32_t comp; dev_t dev; ino_t ino; } link[INS_FILES_MAX_LINKS];
-  char why[PATH_MAX + 160]; /* the last making's refusal, for a message; "" if none */
 };
 
-/* Set d's path. A new path forgets what was remembered; the same path keeps it (a
- * forked child, whose making is checked against its parent's first one). */
+/* Set d's path, before any thread makes it. A new path forgets what was remembered; the
+ * same path keeps it (a forked child, whose making is checked against its parent's first
+ * one). */
 void ins_files_dir_set(struct ins_files_dir *d, const char *path);
 
 /* Make d's directory and its missing parents (each new one INS_DIR_MODE; with make false,
@@ -71,8 +79,10 @@ void ins_files_dir_set(struct ins_files_dir *d, const char *path);
  * top). The first that succeeds is remembered. */
 int ins_files_dir_open(struct ins_files_dir *d, bool make);
 
-/* What a failed call on d says: its refusal, or strerror(err). */
-const char *ins_files_why(const struct ins_files_dir *d, int err);
+/* What a failed call on d says: this thread's last refusal (ELOOP), written in buf (cap
+ * bytes), or strerror(err). */
+#define INS_FILES_WHY_MAX (PATH_MAX + 128)
+const char *ins_files_why(const struct ins_files_dir *d, int err, char *buf, size_t cap);
 
 /* A new file <dir>/<stem><suffix>, or <dir>/<stem>.XXXXXX<suffix> (random) if that name
  * is taken: INS_FILE_MODE, opened write-only with O_CLOEXEC. Makes dir (ins_files_dir_open).

@@ -9,6 +9,9 @@
  * a fork() does to all of these (the fork handlers, below). It never asks which
  * format a sink writes, nor where its output goes (sink.h): a sink that writes
  * on a thread of its own (the JSON log's writer, OTLP's exporter) owns it.
+ * A pass holds no lock that an init or a finalize takes while it drains or
+ * formats: it works on a snapshot of the registry, one communicator at a
+ * time under that communicator's drain_lock ("A pass", below).
  */
 #include "sink/dump.h"
 
@@ -79,7 +82,8 @@ static struct drainer g_thread_drainer; /* owned by the dump thread */
  *  - prepare waits until no plugin thread is inside the plugin's locked work: first the
  *    gate, which every drain, attach and window end holds for reading (dump passes,
  *    finalizes, inits, exit: the sinks' locks are taken only inside it), then the
- *    registry lock (inits and finalizes take it outside the gate, briefly), then each
+ *    registry lock (inits, finalizes and the registry's walks take it briefly, inside
+ *    the gate or outside it, never while waiting for another lock), then each
  *    sink's own lock that a thread of its own takes outside the gate (sink.h
  *    fork_prepare: the JSON log's writer queue with no batch in writing, as the writer
  *    thread then holds the log file's lock; OTLP's exporter). The order the work itself
@@ -93,7 +97,8 @@ static struct drainer g_thread_drainer; /* owned by the dump thread */
  * indefinitely. The wait is bounded (INS_FORK_WAIT_MS): a write stuck on a hung file system
  * must not stop the job's fork. Past the bound the child cannot know which locks the
  * plugin's threads held (a sink's among them), so it records nothing: its communicators
- * are foreign from their init, with one warning.
+ * are foreign from their init, with one warning, and those it inherited are treated as
+ * foreign without the registry's say (core/comm.h: it is left inert there).
  */
 static pthread_rwlock_t g_gate = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 static _Thread_local struct {
@@ -105,13 +110,14 @@ static bool g_fork_off;         /* a child forked past the bound: records nothin
 static atomic_bool g_restart;   /* a child whose parent ran the dump thread: start ours */
 static struct drain_comm *_Atomic g_left; /* forget() */
 static atomic_int g_warned_fork;
-void (*ins_dump_test_hook)(enum ins_dump_hook_at at);
+void (*ins_dump_test_hook)(enum ins_dump_hook_at at, const struct ins_comm *c);
 
-/* The pass is over: each sink's output goes out (a direct drainer's before this returns:
- * when a finalize returns, every record of its communicator is written). */
-static void flush(struct drainer *d) {
+/* A communicator's drain is over: each sink's output of it goes out (a direct drainer's
+ * before this returns: when a finalize returns, every record of its communicator is
+ * written; the dump thread's queued before it lets go of the communicator: dump_pass). */
+static void flush(struct drainer *d, struct ins_comm *c) {
   for (int i = 0; i < g_nsinks; i++)
-    if (g_sinks[i]->flush) g_sinks[i]->flush(&d->batch[i]);
+    if (g_sinks[i]->flush) g_sinks[i]->flush(&d->batch[i], c, c->ext_sink[i]);
 }
 
 /* `direct`: a finalizing or exiting thread (sink.h). */
@@ -232,9 +238,10 @@ static void take(struct ins_comm *c, struct drainer *d, struct ins_record *r) {
 
 /* ---- draining ---------------------------------------------------------------- */
 
-/* The ops of kind that left no record, by reason: the tracker's and the judge's. */
-static uint64_t untimed_now(const struct ins_comm *c, int kind, int reason) {
-  const struct drain_comm *dc = c->ext_drain;
+/* The ops of kind that left no record, by reason: the tracker's and the judge's (dc:
+ * c's drain state). */
+static uint64_t untimed_now(const struct ins_comm *c, const struct drain_comm *dc, int kind,
+                            int reason) {
   uint64_t n = atomic_load(&c->untimed[kind][reason]);
   return reason == INS_UNTIMED_UNVERIFIED ? n + dc->judge.unverified[kind] : n;
 }
@@ -291,7 +298,7 @@ static void report_counts(struct ins_comm *c, struct drainer *d) {
     k.partial_total[kind] = dc->partial[kind];
     news |= k.since[kind] || k.dropped_since[kind] || dc->partial[kind] != dc->told_partial[kind];
     for (int why = 0; why < INS_UNTIMED_REASONS; why++) {
-      k.untimed_total[kind][why] = untimed_now(c, kind, why);
+      k.untimed_total[kind][why] = untimed_now(c, dc, kind, why);
       k.untimed_since[kind][why] = k.untimed_total[kind][why] - dc->told_untimed[kind][why];
       news |= k.untimed_since[kind][why] != 0;
     }
@@ -328,17 +335,25 @@ static void drain(struct ins_comm *c, struct drainer *d, bool final) {
   struct drain_comm *dc = c->ext_drain;
   struct ins_record *r;
   for (int kind = 0; kind < 2; kind++) {
+    struct ins_ring *ring = &c->ring[kind];
+    /* At most what the ring held as this drain began (its positions reserved by then): a
+     * producer that keeps up would otherwise keep the drain, and the pass, going for as
+     * long as it runs, and whoever waits for this context's drain_lock (its finalize)
+     * with it. What comes meanwhile is the next pass's. The last drain's producers are
+     * done: all of it. */
+    uint64_t budget = final ? UINT64_MAX : ins_ring_used_approx(ring);
     for (;;) {
       /* A fork waits for this pass (g_gate): what is in the stash is finished, the ring's
-       * rest waits for the next pass. A busy job's ring never empties: the pass would not
-       * end in time. (The last drain's producers are done: it always ends.) */
-      if (final || !atomic_load_explicit(&g_fork_waiting, memory_order_relaxed))
-        ins_stash_take(&d->stash, &c->ring[kind], g_cfg->verbose);
+       * rest waits for the next pass, so that the pass ends at once. (The last drain
+       * always ends.) */
+      if (budget && (final || !atomic_load_explicit(&g_fork_waiting, memory_order_relaxed)))
+        budget -= ins_stash_take(&d->stash, ring, g_cfg->verbose, budget);
       if (!(r = ins_stash_head(&d->stash))) break;
       take(c, d, r);
       ins_stash_pop(&d->stash);
+      if (ins_dump_test_hook) ins_dump_test_hook(INS_DUMP_HOOK_DRAIN, c);
     }
-    ins_ring_trim(&c->ring[kind]); /* drained: its last segment back to the pool (core/ring.h) */
+    ins_ring_trim(ring); /* drained: its last segment back to the pool (core/ring.h) */
   }
   struct judged_to to = {c, d};
   ins_judge_settle(&dc->judge, final, judged, &to);
@@ -348,30 +363,57 @@ static void drain(struct ins_comm *c, struct drainer *d, bool final) {
   report_counts(c, d);
 }
 
-/* One pass over every live context. */
+/*
+ * A pass, and who waits for whom. A communicator's init or finalize never waits for the
+ * draining or formatting of other communicators (an init in the middle of training, as
+ * PyTorch makes its subgroups lazily, would stall the job: when a pass held the registry
+ * lock throughout, two busy communicators held another thread's init 30 s). So a pass:
+ *  - walks a snapshot of the live contexts (comm.h: the registry lock only for the copy
+ *    of its array); a context finalized meanwhile stays allocated until the walk ends;
+ *  - drains each under its own drain_lock, at most what its rings held when the pass
+ *    reached it (drain): however busy its producers, the pass ends;
+ *  - writes before letting go of the context: its lines are handed on (flush: queued
+ *    for the writer thread, one context's to a batch) before its drain_lock is released.
+ *    A finalize that takes the lock next would otherwise write that context's later lines
+ *    first, or return before its earlier ones are written. As it is, the finalize's own
+ *    lines are written next, after that context's lines still queued (sink.h,
+ *    json/wqueue.h): when it returns, every record the context completed is in the file,
+ *    in order, and it waited at most for this one bounded drain of its own context (and
+ *    the one batch in writing);
+ *  - passes by a context whose last drain is done (ins_dump_comm_final sets ext_drain to
+ *    NULL under the drain_lock): its sinks' states are being freed.
+ * An init only adds to the registry (O(1)); a finalize removes (O(1)) and, last, frees the
+ * context, which a walk still holding it frees at its end instead (core/comm.h).
+ */
 static void dump_pass(struct drainer *d, bool final) {
   begin_pass(d);
-  ins_registry_lock();
-  if (ins_dump_test_hook) ins_dump_test_hook(INS_DUMP_HOOK_PASS);
-  for (struct ins_comm *c = ins_registry_first(); c; c = c->next) {
+  if (ins_dump_test_hook) ins_dump_test_hook(INS_DUMP_HOOK_PASS, NULL);
+  struct ins_comm *const *live;
+  size_t n = ins_registry_walk_begin(&live);
+  for (size_t i = 0; i < n; i++) {
+    struct ins_comm *c = live[i];
     if (c->foreign) continue; /* the parent's (a forked child) */
     pthread_mutex_lock(&c->drain_lock);
-    drain(c, d, final);
+    if (c->ext_drain) {
+      drain(c, d, final);
+      flush(d, c); /* before letting go of the context (above) */
+    }
     pthread_mutex_unlock(&c->drain_lock);
   }
-  /* Write before letting go of the registry: a finalize waiting to remove a
-   * context would otherwise write that context's later lines first. */
-  flush(d);
-  ins_registry_unlock();
+  ins_registry_walk_end();
 }
 
-/* After ins_wake_prepare: a ring that wants the thread awake (see wake.h). */
+/* After ins_wake_prepare: a ring that wants the thread awake (see wake.h). A walk too:
+ * O(communicators) on the dump thread, the registry lock held only for the snapshot. */
 static bool any_wake_wanted(void) {
+  struct ins_comm *const *live;
+  size_t n = ins_registry_walk_begin(&live);
   bool yes = false;
-  ins_registry_lock();
-  for (struct ins_comm *c = ins_registry_first(); c && !yes; c = c->next)
+  for (size_t i = 0; i < n && !yes; i++) {
+    struct ins_comm *c = live[i];
     yes = !c->foreign && (ins_wake_wanted(&c->ring[0]) || ins_wake_wanted(&c->ring[1]));
-  ins_registry_unlock();
+  }
+  ins_registry_walk_end();
   return yes;
 }
 
@@ -431,10 +473,11 @@ void ins_dump_start(const struct ins_config *cfg) {
    * later. The writers check again then (the directory may change meanwhile). */
   static struct ins_files_dir dir; /* init only: the sinks keep their own (io/files.h) */
   ins_files_dir_set(&dir, cfg->dump_dir);
+  char why[INS_FILES_WHY_MAX];
   if (ins_files_dir_writable(&dir) != 0)
     ins_warn("NCCL_INSPECTOR_DUMP_DIR: cannot write to '%s': %s; records will be counted as "
              "lost unless it becomes writable (set NCCL_INSPECTOR_DUMP_DIR to a writable "
-             "directory)", cfg->dump_dir, ins_files_why(&dir, errno));
+             "directory)", cfg->dump_dir, ins_files_why(&dir, errno, why, sizeof why));
   /* Interval 0 (continuous): the thread wakes every INTERVAL0_US by itself, and a
    * producer wakes it only when a ring is a sixteenth full, so that a callback
    * makes a system call (the futex wake) once per many records, not per record. */
@@ -487,32 +530,29 @@ int ins_dump_attach(struct ins_comm *c) {
   return rc;
 }
 
-/* Drain one context now, on the calling thread (it holds no other drain lock). */
-static void drain_now(struct ins_comm *c, bool final) {
+void ins_dump_comm_drain(struct ins_comm *c) {
+  if (!g_cfg || c->foreign || g_fork_off) return;
+  pthread_rwlock_rdlock(&g_gate);
   struct drainer d;
   drainer_init(&d, 0, true);
   begin_pass(&d);
   pthread_mutex_lock(&c->drain_lock);
-  drain(c, &d, final);
+  if (c->ext_drain) {
+    drain(c, &d, false);
+    flush(&d, c); /* before letting go of the context, as a pass does */
+  }
   pthread_mutex_unlock(&c->drain_lock);
-  flush(&d);
   drainer_free(&d);
-}
-
-void ins_dump_comm_drain(struct ins_comm *c) {
-  if (!g_cfg || !c->ext_drain || c->foreign) return;
-  pthread_rwlock_rdlock(&g_gate);
-  drain_now(c, false);
   pthread_rwlock_unlock(&g_gate);
 }
 
 /* At teardown, in the log: what left no record, and why (the outputs count it too). */
-static void say_untimed(const struct ins_comm *c) {
+static void say_untimed(const struct ins_comm *c, const struct drain_comm *dc) {
   char why[512];
   int n = 0;
   for (int kind = 0; kind < 2; kind++)
     for (int r = 0; r < INS_UNTIMED_REASONS; r++) {
-      uint64_t v = untimed_now(c, kind, r);
+      uint64_t v = untimed_now(c, dc, kind, r);
       if (v && n < (int)sizeof why - 80)
         n += snprintf(why + n, sizeof why - (size_t)n, "%s%llu %s %s", n ? ", " : "",
                       (unsigned long long)v, kind ? "P2P" : "collective", ins_untimed_name[r]);
@@ -553,20 +593,29 @@ static void forget(struct ins_comm *c) {
 
 void ins_dump_comm_final(struct ins_comm *c) {
   if (!g_cfg || !c->ext_drain) return;
-  if (c->foreign) {
+  if (c->foreign || g_fork_off) { /* the parent's (g_fork_off: the registry could not say) */
     forget(c);
     return;
   }
   pthread_rwlock_rdlock(&g_gate);
-  drain_now(c, true);
-  say_untimed(c);
+  struct drainer d;
+  drainer_init(&d, 0, true);
+  begin_pass(&d);
+  /* Waits only for a drain of this context in progress (bounded: drain), which hands its
+   * lines on before letting go (dump_pass). */
+  pthread_mutex_lock(&c->drain_lock);
+  drain(c, &d, true);
+  struct drain_comm *dc = c->ext_drain;
+  c->ext_drain = NULL; /* its last drain: a pass still holding c passes it by */
+  pthread_mutex_unlock(&c->drain_lock);
+  flush(&d, c); /* direct: after the lines of c the dump thread queued */
+  drainer_free(&d);
+  say_untimed(c, dc);
   dropped_final(c);
   for (int i = 0; i < g_nsinks; i++) g_sinks[i]->detach(c, c->ext_sink[i]);
-  struct drain_comm *dc = c->ext_drain;
   ins_judge_free(&dc->judge);
   free(dc->held);
   free(dc);
-  c->ext_drain = NULL;
   pthread_rwlock_unlock(&g_gate);
 }
 
@@ -575,6 +624,7 @@ void ins_dump_release(void) {
   for (int i = 0; i < g_nsinks; i++)
     if (g_sinks[i]->release) g_sinks[i]->release();
   ins_device_release();
+  ins_registry_release(); /* the dump thread, its walker, is joined */
 }
 
 void ins_dump_shutdown(void) {
@@ -598,10 +648,11 @@ void ins_dump_shutdown(void) {
   for (int i = 0; i < g_nsinks; i++) g_sinks[i]->shutdown();
   pthread_rwlock_unlock(&g_gate);
   unsigned long long dropped = atomic_load(&g_dropped_final);
-  ins_registry_lock();
-  for (struct ins_comm *c = ins_registry_first(); c; c = c->next)
-    if (!c->foreign) dropped += atomic_load(&c->dropped[0]) + atomic_load(&c->dropped[1]);
-  ins_registry_unlock();
+  struct ins_comm *const *live;
+  size_t n = ins_registry_walk_begin(&live);
+  for (size_t i = 0; i < n; i++)
+    if (!live[i]->foreign) dropped += atomic_load(&live[i]->dropped[0]) + atomic_load(&live[i]->dropped[1]);
+  ins_registry_walk_end();
   if (dropped)
     ins_warn("%llu records were dropped in all (the first warning said why; each communicator's "
              "count is in its dump_stats)", dropped);
@@ -612,13 +663,13 @@ void ins_dump_shutdown(void) {
 void ins_dump_fork_prepare(const struct timespec *until) {
   t_fork.gate = t_fork.registry = false;
   t_fork.sinks = 0;
-  if (ins_dump_test_hook) ins_dump_test_hook(INS_DUMP_HOOK_FORK_PREPARE);
+  if (ins_dump_test_hook) ins_dump_test_hook(INS_DUMP_HOOK_FORK_PREPARE, NULL);
   atomic_fetch_add(&g_fork_waiting, 1);
   int rc = pthread_rwlock_timedwrlock(&g_gate, until);
   atomic_fetch_sub(&g_fork_waiting, 1);
   if (rc != 0) return;
   t_fork.gate = true;
-  ins_registry_lock(); /* held briefly, outside the gate only by inits and finalizes */
+  ins_registry_lock(); /* held briefly (a few stores, a snapshot's copy), by anyone */
   t_fork.registry = true;
   /* last: a sink's own thread takes its lock alone, never the ones above */
   for (int i = 0; i < g_nsinks; i++)

@@ -20,16 +20,17 @@ void ins_dump_start(const struct ins_config *cfg);
 /* A new context, on its init thread, before it is registered: its consumer state and
  * each sink's (which may ask the GPU runtime about the current device). -1: out of memory. */
 int ins_dump_attach(struct ins_comm *c);
-/* Write every record and the stats of a context being finalized (not in the registry),
- * then detach it from the sinks. */
+/* Write every record and the stats of a context being finalized, then detach it from the
+ * sinks. It waits for no dump pass, only for a drain of this context in progress (bounded:
+ * dump.c); a pass that still holds the context afterwards passes it by. */
 void ins_dump_comm_final(struct ins_comm *c);
 /* Drain one context now, as the dump thread would (tests; a context that stays live). */
 void ins_dump_comm_drain(struct ins_comm *c);
 /* Process exit / library unload: stop the thread, drain every live context. */
 void ins_dump_shutdown(void);
 /* Library unload or process exit, after ins_dump_shutdown: what the sinks keep past it
- * (sink.h release: the JSON log file closed) and the GPU-runtime lookup freed, so that a
- * plugin NCCL loads and unloads again leaks nothing. */
+ * (sink.h release: the JSON log file closed), the GPU-runtime lookup and the registry's
+ * arrays freed, so that a plugin NCCL loads and unloads again leaks nothing. */
 void ins_dump_release(void);
 
 /* fork() (pthread_atfork, registered by abi/lifecycle.c at process init): prepare waits,
@@ -41,10 +42,11 @@ void ins_dump_fork_prepare(const struct timespec *until);
 void ins_dump_fork_parent(void);
 void ins_dump_fork_child(void);
 
-/* Tests only (tests/unit/test_fork_locks.c): called, when set, on the dump thread inside
- * each pass with the registry lock held, and in the fork's prepare before it waits. Set
- * before the first init. */
-enum ins_dump_hook_at { INS_DUMP_HOOK_PASS, INS_DUMP_HOOK_FORK_PREPARE };
-extern void (*ins_dump_test_hook)(enum ins_dump_hook_at at);
+/* Tests only (tests/unit/test_fork_locks.c, test_registry.c): called, when set, on the
+ * dump thread at the start of each pass (inside the fork's gate: c NULL), on a draining
+ * thread after each record it took out of c's rings (c's drain_lock held), and in the
+ * fork's prepare before it waits (c NULL). Set before the first init. */
+enum ins_dump_hook_at { INS_DUMP_HOOK_PASS, INS_DUMP_HOOK_DRAIN, INS_DUMP_HOOK_FORK_PREPARE };
+extern void (*ins_dump_test_hook)(enum ins_dump_hook_at at, const struct ins_comm *c);
 
 #endif

@@ -5,11 +5,12 @@
  * (json/json.c), Prometheus textfiles (prom/prom.c), OTLP metrics (otlp/otlp.c).
  * The dump layer (dump.c) drains the communicators' rings and drives every
  * active sink through the calls below, in this order: start once; per
- * communicator attach (at its init), then for each drain begin_pass, record
- * per record, counts when the communicator wrote or dropped anything since its
- * last counts, and flush when the pass is over; end_window when the dump
- * interval has passed; detach after the communicator's last drain; shutdown at
- * exit after the last drain; release at unload. The dump layer never asks which
+ * communicator attach (at its init), then for each pass begin_pass, and for
+ * each communicator it drains record per record, counts when the communicator
+ * wrote or dropped anything since its last counts, and flush when that
+ * communicator's drain is over; end_window when the dump interval has passed;
+ * detach after the communicator's last drain; shutdown at exit after the last
+ * drain; release at unload. The dump layer never asks which
  * format a sink writes, nor where it goes: what differs is in the sink's
  * functions. A sink that writes on a thread of its own owns that thread: the
  * JSON log's writer thread starts and stops with the dump thread
@@ -18,10 +19,12 @@
  *
  * Threads: start and attach run on the init thread; begin_pass, record, counts
  * and flush on whichever thread drains (the dump thread, a finalizing thread or
- * the exiting one), with the communicator's drain lock held (flush: the
- * registry's, or none), each with its own batch; end_window on the dump thread;
- * detach on the finalizing thread after the last drain; shutdown at exit.
- * Never in an event callback.
+ * the exiting one), with the communicator's drain lock held (a finalize's flush
+ * just after it, its drain being the last), each with its own batch; end_window
+ * on the dump thread; detach on the finalizing thread after the last drain;
+ * shutdown at exit. Never in an event callback. None of them may hold a lock
+ * that attach or detach takes while it formats or writes (dump.c, "A pass": an
+ * init or a finalize never waits for other communicators' output).
  *
  * Adding a sink: a new folder with a file defining a `const struct ins_sink`
  * (as otlp/otlp.c does), and one line in sinks.c's table saying when it is on.
@@ -90,9 +93,13 @@ struct ins_sink {
   void (*end_window)(void);
   /* After the communicator's last drain; frees its state. */
   void (*detach)(struct ins_comm *c, void *state);
-  /* The pass is over (NULL: nothing to do): what the sink made of it goes out (b->direct
-   * says how soon). A sink may flush a large batch itself from record. */
-  void (*flush)(struct ins_sink_batch *b);
+  /* Communicator c's drain is over (NULL: nothing to do; state: the sink's state of c):
+   * what the sink made of it goes out. The dump thread's may be handed to a thread of
+   * the sink's, as long as a direct writer of c later (b->direct: its finalize, exit)
+   * writes it first, before its own, when this returns: the drainer lets go of c after
+   * this. A direct writer waits for no other communicator's output. A sink may flush a
+   * large batch itself from record. */
+  void (*flush)(struct ins_sink_batch *b, const struct ins_comm *c, void *state);
   /* The drainer is done with its batch (NULL: the sink keeps nothing per drainer). */
   void (*batch_free)(struct ins_sink_batch *b);
   /* The dump thread is about to start (at process init, and in a forked child at its

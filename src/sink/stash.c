@@ -19,12 +19,15 @@ void ins_stash_free(struct ins_stash *st) {
   st->slot = NULL;
 }
 
-void ins_stash_take(struct ins_stash *st, struct ins_ring *ring, int verbose) {
+uint32_t ins_stash_take(struct ins_stash *st, struct ins_ring *ring, int verbose, uint64_t max) {
   struct ins_record *r;
-  while (st->count < st->cap && (r = ins_ring_peek(ring))) {
+  uint32_t n = 0;
+  while (n < max && st->count < st->cap && (r = ins_ring_peek(ring))) {
     memcpy(st->slot + (size_t)((st->head + st->count) % st->cap) * st->slot_size, r,
            ins_record_size(r, verbose));
     st->count++;
+    n++;
     ins_ring_release(ring, r);
   }
+  return n;
 }

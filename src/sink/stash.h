@@ -36,8 +36,9 @@ struct ins_stash {
 /* A stash of about `bytes` (0: the one built-in slot) for records of verbose rings or not. */
 void ins_stash_init(struct ins_stash *st, size_t bytes, int verbose);
 void ins_stash_free(struct ins_stash *st);
-/* Move every published record of ring into the stash, while it has room. */
-void ins_stash_take(struct ins_stash *st, struct ins_ring *ring, int verbose);
+/* Move the published records of ring into the stash, while it has room, `max` of them at
+ * most; how many it moved. */
+uint32_t ins_stash_take(struct ins_stash *st, struct ins_ring *ring, int verbose, uint64_t max);
 
 /* The oldest record, or NULL when empty; ins_stash_pop drops it. */
 static inline struct ins_record *ins_stash_head(struct ins_stash *st) {

@@ -2,7 +2,7 @@
  * test_fork_locks.c - a process forked while the plugin's threads hold its locks: the
  * child must not inherit a held lock (src/sink/dump.c, "fork()"). Each case forks at a
  * point made certain, not likely, through two seams: the plugin's test hook (the dump
- * thread stops inside a pass, with the registry lock held; the fork's prepare says it
+ * thread stops inside a pass, holding the fork's gate; the fork's prepare says it
  * is about to wait) and this program's pwrite() (it takes precedence over libc's for the
  * plugin objects linked in: the writer thread stops inside a write, holding the log
  * file's lock, as on a slow file system). What was stopped is let go when the plugin's
@@ -60,10 +60,11 @@ static void wait_release(void) {
   while (!atomic_load(&g_release)) fu_sleep_ms(1);
 }
 
-static void hook(enum ins_dump_hook_at at) {
+static void hook(enum ins_dump_hook_at at, const struct ins_comm *c) {
+  (void)c;
   if (at == INS_DUMP_HOOK_FORK_PREPARE) {
     if (atomic_load(&g_release_at_prepare)) atomic_store(&g_release, 1);
-  } else if (atomic_exchange(&g_hold_pass, 0)) {
+  } else if (at == INS_DUMP_HOOK_PASS && atomic_exchange(&g_hold_pass, 0)) {
     atomic_store(&g_in_pass, 1);
     wait_release();
   }

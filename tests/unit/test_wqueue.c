@@ -6,7 +6,8 @@
  * - with the writer stuck in its first write, INS_WQUEUE_DEPTH more batches
  *   are queued without waiting, and the next push waits (the dump thread then
  *   stops, and the rings absorb the rest);
- * - ins_wqueue_sync() waits for a batch in writing, even with none queued;
+ * - ins_wqueue_write_now() waits for a batch of its owner in writing, even with
+ *   nothing to write;
  * - once the gate opens, every batch is in the file, in push order, none
  *   counted as unwritten.
  */
@@ -48,6 +49,9 @@ static void sleep_ms(int ms) {
   nanosleep(&ts, NULL);
 }
 
+/* The owners of the batches: the first, and the rest (ins_wqueue_push). */
+static const int g_first_owner, g_rest_owner;
+
 /* Push one batch holding the line "batch <i>"; false without memory. (No CHECK
  * here: it runs on other threads too, and the counters are the main thread's.) */
 static bool push_line(int i) {
@@ -57,12 +61,12 @@ static bool push_line(int i) {
   if (ins_buf_reserve(&b, (size_t)n) != 0) return false;
   memcpy(b.data, line, (size_t)n);
   b.len = (size_t)n;
-  ins_wqueue_push(&b, 1);
+  ins_wqueue_push(&b, 1, i == 0 ? &g_first_owner : &g_rest_owner);
   ins_buf_free(&b); /* what push handed back: a spare or an empty buffer */
   return true;
 }
 
-static atomic_bool g_last_pushed, g_synced;
+static atomic_bool g_last_pushed, g_took;
 
 static void *push_last(void *arg) {
   (void)arg;
@@ -70,10 +74,10 @@ static void *push_last(void *arg) {
   return NULL;
 }
 
-static void *sync_thread(void *arg) {
+static void *take_thread(void *arg) {
   (void)arg;
-  ins_wqueue_sync();
-  atomic_store(&g_synced, true);
+  ins_wqueue_write_now(&g_first_owner, NULL, 0, 0); /* nothing of its own to write */
+  atomic_store(&g_took, true);
   return NULL;
 }
 
@@ -112,11 +116,11 @@ int main(void) {
   CHECK(push_line(0));
   for (int i = 0; i < 2000 && !atomic_load(&g_in_pwrite); i++) sleep_ms(5);
   CHECK(atomic_load(&g_in_pwrite) == 1);
-  /* Nothing queued, one batch in writing: a sync must wait for it. */
-  pthread_t last, syncer;
-  CHECK(pthread_create(&syncer, NULL, sync_thread, NULL) == 0);
+  /* Nothing queued, one batch in writing: its owner's finalize must wait for it. */
+  pthread_t last, taker;
+  CHECK(pthread_create(&taker, NULL, take_thread, NULL) == 0);
   sleep_ms(50);
-  CHECK(!atomic_load(&g_synced));
+  CHECK(!atomic_load(&g_took));
 
   /* The queue takes INS_WQUEUE_DEPTH more without waiting on the writer. */
   int pushed = 0;
@@ -126,7 +130,7 @@ int main(void) {
   sleep_ms(200);
   /* Nothing can have moved: the writer is still at the gate. */
   CHECK(!atomic_load(&g_last_pushed));
-  CHECK(!atomic_load(&g_synced));
+  CHECK(!atomic_load(&g_took));
   CHECK(atomic_load(&g_in_pwrite) == 1);
 
   pthread_mutex_lock(&g_gate_lock);
@@ -134,9 +138,9 @@ int main(void) {
   pthread_cond_broadcast(&g_gate_cond);
   pthread_mutex_unlock(&g_gate_lock);
   pthread_join(last, NULL);
-  pthread_join(syncer, NULL);
+  pthread_join(taker, NULL);
   CHECK(atomic_load(&g_last_pushed));
-  ins_wqueue_stop(); /* writes whatever the sync did not wait for (the last batch) */
+  ins_wqueue_stop(); /* writes what is still queued */
 
   static char lines[BATCHES + 8][64];
   int n = read_lines(dir, lines, BATCHES + 8);

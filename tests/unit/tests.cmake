@@ -46,6 +46,9 @@ if(TARGET inspector_core)
   endforeach()
   # the writer thread's queue with a stalled file system: depth, waits, order
   ins_unit_test(wqueue test_wqueue.c 60 "threads;unit")
+  # a finalize's lines, and its communicator's still queued, are written next, ahead of
+  # other communicators' queued batches
+  ins_unit_test(wqueue_now test_wqueue_now.c 120 "threads;unit")
   # dump_stats over several dumps of one communicator: since_last_dump is per dump
   ins_unit_test(dump_stats test_dump_stats.c 60 "unit")
   # time-window sampling: windows aligned to the Unix epoch, on a fake clock
@@ -124,6 +127,10 @@ if(TARGET inspector_core)
   else()
     ins_unit_test(trace_fork test_trace_fork.c 120 "threads;unit;trace")
   endif()
+  # inits and finalizes while the dump thread drains (or a .prom file is written): none
+  # waits for another communicator's drain; a finalize's records in the file, in order;
+  # the registry's adds and removes O(1) (a wait that should end at once is bounded)
+  ins_unit_test(registry test_registry.c 300 "threads;unit")
 endif()
 
 # inspector-report's line parser, built from its sources (the tool's own target is a program):

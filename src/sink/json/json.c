@@ -2,14 +2,16 @@
  * json.c - the JSON-lines sink: record and stats lines, field by field (see
  * json.h), and how its lines reach the log file. Its per-communicator state is
  * the communicator's "header" object, built once at attach; its per-drainer
- * state (struct json_batch) the lines of the drainer's pass and their
- * "metadata" object, built once per pass. The lines go to the log file
+ * state (struct json_batch) the lines of the communicator being drained and
+ * their "metadata" object, built once per pass. The lines go to the log file
  * (writer.c): the dump thread's through the writer thread (wqueue.c), which
- * this sink starts and stops with the dump thread; a finalizing or exiting
- * thread's directly, after what is queued.
+ * this sink starts and stops with the dump thread, one communicator's at a
+ * time; a finalizing or exiting thread's next, after its communicator's lines
+ * still queued, ahead of the other communicators' (wqueue.h).
  */
 #include "sink/json/json.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,6 +326,7 @@ static bool g_queued;
 struct json_batch {
   struct ins_buf buf;
   uint64_t records; /* record lines in buf (the rest are stats lines): exact loss counts */
+  const struct json_comm *owner; /* whose lines buf holds (one communicator's: flush) */
   char meta[1024];  /* the pass's "metadata" object */
   int meta_len;
 };
@@ -345,28 +348,38 @@ static void json_begin_pass(struct ins_sink_batch *b) {
   if (j) j->meta_len = metadata(j->meta, (int)sizeof j->meta, g_hostname, (long)getpid(), b->wall_us);
 }
 
-/* The drainer's lines to the log file: queued for the writer thread, or written directly
- * after what is queued. A direct writer (finalize, exit) waits for the queue even with
- * nothing of its own: when a finalize returns, every record of its communicator is in the
- * file, those the dump thread took and queued included. */
-static void json_flush(struct ins_sink_batch *b) {
+/* The drainer's lines of communicator h (json_comm) to the log file: queued for the
+ * writer thread, or, a direct writer's (finalize, exit), written next, after h's lines
+ * still queued, even with nothing of its own (wqueue.h): when a finalize returns, every
+ * record of its communicator is in the file, those the dump thread took and queued
+ * included, and it waited for no other communicator's queued lines. */
+static void flush_lines(struct ins_sink_batch *b, const struct json_comm *h) {
   struct json_batch *j = b->state;
+  assert(!j || !j->owner || j->owner == h);
   if (!b->direct && g_queued) {
-    if (j) ins_wqueue_push(&j->buf, j->records); /* nothing when empty */
+    if (j) ins_wqueue_push(&j->buf, j->records, h); /* nothing when empty */
+  } else if (j) {
+    ins_wqueue_write_now(h, j->buf.data, j->buf.len, j->records);
+    j->buf.len = 0;
   } else {
-    ins_wqueue_sync();
-    if (j) ins_writer_append_records(j->buf.data, j->buf.len, j->records);
-    if (j) j->buf.len = 0;
+    ins_wqueue_write_now(h, NULL, 0, 0); /* its lines queued, at least */
   }
-  if (j) j->records = 0;
+  if (j) j->records = 0, j->owner = NULL;
+}
+
+static void json_flush(struct ins_sink_batch *b, const struct ins_comm *c, void *state) {
+  (void)c;
+  flush_lines(b, state);
 }
 
 static int json_record(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
                        const struct ins_record *r) {
   struct json_batch *j = b->state;
   if (!j || record_line(&j->buf, c, state, j->meta, j->meta_len, r, c->verbose) != 0) return -1;
+  assert(!j->owner || j->owner == state); /* one communicator's lines at a time */
+  j->owner = state;
   if (r->timing != INS_TIMING_UNVERIFIED) j->records++;
-  if (j->buf.len >= FLUSH_BYTES) json_flush(b);
+  if (j->buf.len >= FLUSH_BYTES) flush_lines(b, state);
   return 0;
 }
 
@@ -374,7 +387,10 @@ static int json_counts(struct ins_sink_batch *b, const struct ins_comm *c, void 
                        const struct ins_sink_counts *k) {
   (void)c;
   struct json_batch *j = b->state;
-  return j ? stats_line(&j->buf, state, j->meta, j->meta_len, k) : -1;
+  if (!j || stats_line(&j->buf, state, j->meta, j->meta_len, k) != 0) return -1;
+  assert(!j->owner || j->owner == state);
+  j->owner = state;
+  return 0;
 }
 
 static void json_detach(struct ins_comm *c, void *state) {

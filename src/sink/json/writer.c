@@ -85,9 +85,10 @@ static int open_locked(const char *gone) {
   bool renamed;
   g_fd = ins_files_create(&g_dir, stem, ".log", path, sizeof path, &renamed);
   if (g_fd < 0) {
+    char why[INS_FILES_WHY_MAX];
     ins_warn("cannot create a log file in '%s': %s; records are not written (they are counted; "
              "set NCCL_INSPECTOR_DUMP_DIR to a writable directory)", g_dir.path,
-             ins_files_why(&g_dir, errno));
+             ins_files_why(&g_dir, errno, why, sizeof why));
     return -1;
   }
   g_off = 0;

@@ -2,8 +2,18 @@
  * prom.c - the Prometheus sink (see prom.h): the devices (one per GPU that
  * has had a context), each with its series of the current window
  * (prom_table.h), its counters and its file (prom_file.h); the labels are
- * prom_labels.h's. One mutex serialises everything here: it runs on init,
- * finalize, exit or the dump thread, never in an event callback.
+ * prom_labels.h's. It runs on init, finalize, exit or the dump thread, never
+ * in an event callback.
+ *
+ * Locks. g_lock guards the devices' windows and counters, and is held only for an
+ * update or a swap, never while a file is formatted or written; an init (attach)
+ * takes it only for a GPU it has not seen (the device list only grows, and is
+ * read without it), so that it never waits for the dump thread, which takes it
+ * for every record, nor for a window's end, whose files grow with the job's
+ * series. A device's file is written from a window
+ * swapped out under g_lock, under that device's file_lock (file_lock before
+ * g_lock), so that its writes go out in window order: a finalize's detach, which
+ * writes its device's file, waits at most for a write of that one file.
  */
 #include "sink/prom/prom.h"
 
@@ -29,9 +39,11 @@
 
 struct ins_prom_dev {
   struct ins_device_id id;
-  int ncomms;              /* live contexts on this device */
+  atomic_int ncomms;       /* live contexts on this device */
   char *labels;            /* version=...,gpu="GPUn" */
-  struct ins_prom_table table; /* the window's series */
+  struct ins_prom_table table; /* the window's series (g_lock) */
+  pthread_mutex_t file_lock;   /* its file's writer: one at a time, in window order */
+  struct ins_prom_table ended; /* the window being written (file_lock; memory kept) */
   /* [enum ins_kind] records since the start: aggregated (counted as they are, so that a
    * file's counters and samples always cover the same records), dropped (the dump layer's
    * counts), excluded (timed from a subset of their channels: ins_prom_add) */
@@ -47,7 +59,9 @@ static char g_host[256];
 static struct ins_files_dir g_dir; /* the dump directory, as first made (io/files.h) */
 static bool g_stats;
 static char *g_proc_labels;            /* version, cluster, slurm_job_id, node */
-static struct ins_prom_dev *g_devs;
+/* Devices are only ever added (at the head, under g_lock) and never freed: an attach finds
+ * its GPU's without the lock (a new GPU's takes it). */
+static struct ins_prom_dev *_Atomic g_devs;
 static atomic_int g_warned_mem;
 
 void ins_prom_configure(const struct ins_config *cfg) {
@@ -65,30 +79,40 @@ void ins_prom_configure(const struct ins_config *cfg) {
   pthread_mutex_unlock(&g_lock);
 }
 
+static struct ins_prom_dev *find_dev(const char *uuid) {
+  struct ins_prom_dev *d = atomic_load_explicit(&g_devs, memory_order_acquire);
+  while (d && strcmp(d->id.uuid, uuid)) d = d->next;
+  return d;
+}
+
 struct ins_prom_dev *ins_prom_attach(const struct ins_comm *c) {
   struct ins_device_id id;
   ins_device_identify(&id, g_host, c->rank, c->nranks, c->nnodes);
-  pthread_mutex_lock(&g_lock);
-  struct ins_prom_dev *d = g_devs;
-  while (d && strcmp(d->id.uuid, id.uuid)) d = d->next;
-  if (!d && (d = calloc(1, sizeof *d))) {
-    char gpu[32];
-    snprintf(gpu, sizeof gpu, "GPU%d", id.ordinal);
-    size_t len = (g_proc_labels ? strlen(g_proc_labels) : 0) + 64;
-    d->labels = malloc(len);
-    if (!d->labels) {
-      free(d);
-      d = NULL;
-    } else {
-      size_t o = (size_t)snprintf(d->labels, len, "%s", g_proc_labels ? g_proc_labels : "");
-      ins_prom_label(d->labels, len, &o, "gpu", gpu, 32);
-      d->id = id;
-      d->next = g_devs;
-      g_devs = d;
+  /* An init never waits for the dump thread here: a device seen before is found without
+   * the lock, which the dump thread takes for every record it folds in. */
+  struct ins_prom_dev *d = find_dev(id.uuid);
+  if (!d) {
+    pthread_mutex_lock(&g_lock);
+    if (!(d = find_dev(id.uuid)) && (d = calloc(1, sizeof *d))) {
+      char gpu[32];
+      snprintf(gpu, sizeof gpu, "GPU%d", id.ordinal);
+      size_t len = (g_proc_labels ? strlen(g_proc_labels) : 0) + 64;
+      d->labels = malloc(len);
+      if (!d->labels) {
+        free(d);
+        d = NULL;
+      } else {
+        size_t o = (size_t)snprintf(d->labels, len, "%s", g_proc_labels ? g_proc_labels : "");
+        ins_prom_label(d->labels, len, &o, "gpu", gpu, 32);
+        d->id = id;
+        pthread_mutex_init(&d->file_lock, NULL);
+        d->next = atomic_load_explicit(&g_devs, memory_order_relaxed);
+        atomic_store_explicit(&g_devs, d, memory_order_release);
+      }
     }
+    pthread_mutex_unlock(&g_lock);
   }
-  if (d) d->ncomms++;
-  pthread_mutex_unlock(&g_lock);
+  if (d) atomic_fetch_add(&d->ncomms, 1);
   if (!d)
     ins_warn("out of memory: the records of communicator 0x%llx rank %d are counted as dropped",
              (unsigned long long)c->id, c->rank);
@@ -135,38 +159,72 @@ void ins_prom_count(struct ins_prom_dev *d, const struct ins_sink_counts *k) {
   pthread_mutex_unlock(&g_lock);
 }
 
-/* Write d's file from its window and start a new window (g_lock held). */
-static void write_dev(struct ins_prom_dev *d) {
+/* The counters a file shows, copied with its window (so that they cover the same records). */
+struct dev_counts {
+  uint64_t kept[2], dropped[2], excluded[2];
+  uint64_t untimed[2][INS_UNTIMED_REASONS];
+  uint64_t unreported[INS_FUNC_COUNT];
+};
+
+/* End d's window (g_lock and d->file_lock held): its series go to d->ended, the counters
+ * to *k, and a new window starts (with the memory of the one last written). */
+static void end_window_locked(struct ins_prom_dev *d, struct dev_counts *k) {
+  struct ins_prom_table t = d->table;
+  d->table = d->ended;
+  d->ended = t;
+  memcpy(k->kept, d->kept, sizeof k->kept);
+  memcpy(k->dropped, d->dropped, sizeof k->dropped);
+  memcpy(k->excluded, d->excluded, sizeof k->excluded);
+  memcpy(k->untimed, d->untimed, sizeof k->untimed);
+  memcpy(k->unreported, d->unreported, sizeof k->unreported);
+}
+
+/* Write d's file from the window just ended (d->file_lock held, g_lock not). */
+static void write_ended(struct ins_prom_dev *d, const struct dev_counts *k) {
   char path[PATH_MAX + 256];
-  struct ins_prom_file f = {.uuid = d->id.uuid, .labels = d->labels, .table = &d->table,
-                            .kept = d->kept, .dropped = d->dropped, .excluded = d->excluded,
-                            .untimed = d->untimed, .unreported = d->unreported,
+  struct ins_prom_file f = {.uuid = d->id.uuid, .labels = d->labels, .table = &d->ended,
+                            .kept = k->kept, .dropped = k->dropped, .excluded = k->excluded,
+                            .untimed = k->untimed, .unreported = k->unreported,
                             .stats = g_stats};
   if (ins_prom_file_write(&g_dir, &f, path, sizeof path) == 0 && !d->named) {
-    d->named = true;
+    d->named = true; /* under file_lock: only writers read it */
     ins_info("writing Prometheus metrics to %s", path);
   }
-  ins_prom_table_reset(&d->table);
+  ins_prom_table_reset(&d->ended);
 }
 
 void ins_prom_write_all(void) {
-  pthread_mutex_lock(&g_lock);
-  for (struct ins_prom_dev *d = g_devs; d; d = d->next)
-    if (d->ncomms > 0) write_dev(d);
-  pthread_mutex_unlock(&g_lock);
+  for (struct ins_prom_dev *d = atomic_load_explicit(&g_devs, memory_order_acquire); d; d = d->next) {
+    struct dev_counts k;
+    pthread_mutex_lock(&d->file_lock);
+    pthread_mutex_lock(&g_lock);
+    bool live = atomic_load(&d->ncomms) > 0;
+    if (live) end_window_locked(d, &k);
+    pthread_mutex_unlock(&g_lock);
+    if (live) write_ended(d, &k);
+    pthread_mutex_unlock(&d->file_lock);
+  }
 }
 
 void ins_prom_detach(struct ins_prom_dev *d) {
   if (!d) return;
+  struct dev_counts k;
+  pthread_mutex_lock(&d->file_lock);
   pthread_mutex_lock(&g_lock);
-  if (--d->ncomms > 0) {
-    write_dev(d);
-  } else {
-    char path[PATH_MAX + 256];
-    if (ins_prom_file_remove(&g_dir, d->id.uuid, path, sizeof path) == 0) ins_info("removed %s (last communicator on its GPU destroyed)", path);
+  bool last = atomic_fetch_sub(&d->ncomms, 1) == 1;
+  if (last)
     ins_prom_table_reset(&d->table);
-  }
+  else
+    end_window_locked(d, &k);
   pthread_mutex_unlock(&g_lock);
+  if (last) {
+    char path[PATH_MAX + 256];
+    if (ins_prom_file_remove(&g_dir, d->id.uuid, path, sizeof path) == 0)
+      ins_info("removed %s (last communicator on its GPU destroyed)", path);
+  } else {
+    write_ended(d, &k);
+  }
+  pthread_mutex_unlock(&d->file_lock);
 }
 
 void ins_prom_shutdown(void) {

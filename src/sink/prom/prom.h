@@ -15,7 +15,8 @@
  * context of their device is finalized.
  *
  * Every function here runs on init, finalize, exit or the dump thread,
- * never in an event callback; one mutex serialises them.
+ * never in an event callback; one mutex serialises their updates, and no file
+ * is formatted or written under it (prom.c: an attach never waits for a write).
  */
 #ifndef INS_PROM_H
 #define INS_PROM_H

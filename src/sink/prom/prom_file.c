@@ -103,9 +103,10 @@ int ins_prom_file_write(struct ins_files_dir *dir, const struct ins_prom_file *d
   FILE *f = NULL;
   int fd = -1, dfd = ins_files_dir_open(dir, true);
   if (dfd < 0) {
+    char why[INS_FILES_WHY_MAX];
     ins_warn_once(&g_warned, "cannot create dump directory '%s': %s; Prometheus metrics are "
                   "not written (set NCCL_INSPECTOR_DUMP_DIR to a writable directory)",
-                  dir->path, ins_files_why(dir, errno));
+                  dir->path, ins_files_why(dir, errno, why, sizeof why));
     return -1;
   }
   if ((fd = ins_files_create_temp(dfd, prefix, tmp, sizeof tmp)) < 0 || !(f = fdopen(fd, "w"))) {
