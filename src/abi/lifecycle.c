@@ -146,8 +146,8 @@ prof_result_t ins_lifecycle_comm_init(void **context, uint64_t comm_id, int *act
   }
   ins_registry_add(c);
   /* NCCL re-reads this word atomically at every group start: with sampling on,
-   * the sampler keeps rewriting it. */
-  ins_sampler_attach(activation_mask);
+   * the sampler keeps rewriting it, until this communicator's finalize. */
+  c->ext_mask = ins_sampler_attach(activation_mask);
   if (ins_tracing())
     c->ext_trace = (void *)(intptr_t)ins_trace_init(comm_id, comm_name, nnodes, nranks, rank,
                                   activation_mask ? __atomic_load_n(activation_mask, __ATOMIC_RELAXED) : full_mask(), abi_version);
@@ -183,6 +183,8 @@ prof_result_t ins_lifecycle_comm_finalize(void *context) {
              "in flight, %llu for a channel the op already had",
              (unsigned long long)c->id, c->rank, (unsigned long long)odd_parent,
              (unsigned long long)odd_dup);
+  /* The host may free its activation-mask word once we return (core/sampler.h). */
+  ins_sampler_detach(c->ext_mask);
   ins_comm_destroy(c);
   /* The last one: NCCL may tear down its logger from now on (core/log.c). */
   if (atomic_fetch_sub(&g_live, 1) == 1) ins_log_detach();

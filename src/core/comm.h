@@ -92,6 +92,8 @@ struct ins_comm {
   void *ext_trace;                  /* abi/trace.c: the context's number in the trace */
   void *ext_drain;                  /* sink/dump.c: the consumer's state (timer, held records) */
   void *ext_sink[INS_COMM_EXT_SINKS]; /* sink/sink.h: each active sink's, by its place */
+  int *ext_mask;                    /* abi/lifecycle.c: NCCL's activation-mask word, as the
+                                       sampler keeps it (core/sampler.h), detached at finalize */
 
   /* A context this process inherited through fork(): its records, written or not, are
    * the parent's (the parent writes them). Set in the child by ins_registry_fork_child
