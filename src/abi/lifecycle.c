@@ -141,7 +141,7 @@ prof_result_t ins_lifecycle_comm_init(void **context, uint64_t comm_id, int *act
   if (ins_dump_attach(c) != 0) {
     ins_warn("out of memory attaching communicator 0x%llx rank %d to its outputs: not tracked",
              (unsigned long long)comm_id, rank);
-    ins_comm_destroy(c);
+    ins_comm_retire(c); /* not freed: it may have been another communicator's (core/comm.h) */
     return PROF_SUCCESS;
   }
   ins_registry_add(c);
@@ -159,9 +159,22 @@ prof_result_t ins_lifecycle_comm_init(void **context, uint64_t comm_id, int *act
   return PROF_SUCCESS;
 }
 
+/* Handles refused that the plugin never gave (core/op.h): NCCL never passes one, so a
+ * host that does has a bug its author should hear of, once; told at a finalize, where
+ * the plugin may log (a callback never does). */
+static void warn_refused_handles(void) {
+  static atomic_int warned;
+  uint64_t n = ins_op_refused_handles();
+  if (n)
+    ins_warn_once(&warned, "%llu stopEvent/recordEventState calls named handles this plugin never "
+                  "gave (misaligned, or not tagged as its own): ignored. The host breaks NCCL's "
+                  "profiler ABI (docs/reference.md, \"Security and failure behaviour\")",
+                  (unsigned long long)n);
+}
+
 prof_result_t ins_lifecycle_comm_finalize(void *context) {
   struct ins_comm *c = context;
-  if (!c) return PROF_SUCCESS;
+  if (!c || ins_comm_retired(c)) return PROF_SUCCESS; /* a second finalize: core/comm.h */
   if (ins_tracing()) ins_trace_finalize((int)(intptr_t)c->ext_trace);
   ins_registry_remove(c); /* waits for a dump pass in progress */
   uint64_t incomplete = 0;
@@ -185,7 +198,8 @@ prof_result_t ins_lifecycle_comm_finalize(void *context) {
              (unsigned long long)odd_dup);
   /* The host may free its activation-mask word once we return (core/sampler.h). */
   ins_sampler_detach(c->ext_mask);
-  ins_comm_destroy(c);
+  ins_comm_retire(c); /* kept for late calls until an init reuses it (core/comm.h) */
+  warn_refused_handles();
   /* The last one: NCCL may tear down its logger from now on (core/log.c). */
   if (atomic_fetch_sub(&g_live, 1) == 1) ins_log_detach();
   return PROF_SUCCESS;

@@ -95,6 +95,10 @@ struct ins_comm {
   int *ext_mask;                    /* abi/lifecycle.c: NCCL's activation-mask word, as the
                                        sampler keeps it (core/sampler.h), detached at finalize */
 
+  /* Finalized: a tombstone waiting in the process's queue of retired contexts (below). */
+  _Atomic bool retired;
+  struct ins_comm *retired_next;
+
   /* A context this process inherited through fork(): its records, written or not, are
    * the parent's (the parent writes them). Set in the child by ins_registry_fork_child
    * (and on a child's own contexts when the fork left it unable to record: sink/dump.c);
@@ -113,6 +117,31 @@ void ins_comm_destroy(struct ins_comm *c);
 /* Bytes the context holds now: its struct, its op pool's chunks, its rings' slot tables
  * and segments (not its sinks' state: sink/). For tests and measurements. */
 size_t ins_comm_memory(struct ins_comm *c);
+
+/*
+ * Finalized contexts. NCCL never names a communicator after its finalize, but a host that
+ * did (a late startEvent, a second finalize, a kernel event its proxy thread delivers
+ * late) would touch freed memory inside someone's job. So a finalized context is not
+ * freed: ins_comm_retire frees what only a live communicator uses (its rings), hands its
+ * op pages back to the system (core/pool.h: they read as zeros, every handle's tag
+ * free) and keeps the struct, marked retired, in a queue. A late call then finds a pool
+ * that hands out nothing, tags that say free, or (finalize) the mark, and returns
+ * success having recorded nothing. ins_comm_create takes the oldest retired context
+ * before it allocates one (a late call, if any, comes soon after its finalize; taking the
+ * oldest gives it the longest), so the process holds at most as many contexts, live and
+ * retired, as it ever had live at once: 17 KiB each, their op chunks as address space
+ * only. Unload frees them (with no context live). Once reused, a context is another
+ * communicator's: a call naming the old one is then the caller's bug (it may count as
+ * the new one's), as is any call racing with its communicator's finalize.
+ */
+/* Finalize, its last step: c must be out of the registry and drained. */
+void ins_comm_retire(struct ins_comm *c);
+/* Whether c was finalized: a second finalize does nothing. */
+static inline bool ins_comm_retired(struct ins_comm *c) {
+  return atomic_load_explicit(&c->retired, memory_order_relaxed);
+}
+/* Retired contexts waiting to be reused (for tests). */
+int ins_comm_retired_count(void);
 
 /* Registry (not used on the hot path). */
 void ins_registry_add(struct ins_comm *c);

@@ -483,6 +483,23 @@ static void reclaim_overtaken(struct ins_comm *c, uint64_t issue) {
 
 void ins_op_complete(struct ins_op *op) { complete(op, 0); }
 
+/* Handles refused that the plugin never gives; for one warning (abi/lifecycle.c). */
+static _Atomic uint64_t g_refused_handles;
+
+void ins_op_refuse(const void *h) {
+  if (!h) return; /* an op not tracked: NCCL stops what it started, NULL */
+  if (!ins_handle_odd(h)) {
+    uint32_t t = ins_tag_at(h);
+    /* one of ours, stopped or of a finalized communicator (free), or of another kind */
+    if (t == INS_TAG_FREE || t == INS_TAG_OP || t == INS_TAG_KERNEL) return;
+  }
+  atomic_fetch_add_explicit(&g_refused_handles, 1, memory_order_relaxed);
+}
+
+uint64_t ins_op_refused_handles(void) {
+  return atomic_load_explicit(&g_refused_handles, memory_order_relaxed);
+}
+
 void *ins_op_kernel_start_slow(struct ins_comm *c, void *parent, uint8_t channel, uint64_t ptimer) {
   struct ins_op *op = parent;
   if (!c) return NULL;
@@ -494,7 +511,7 @@ void *ins_op_kernel_start_slow(struct ins_comm *c, void *parent, uint8_t channel
     raise_floor(c, ptimer);
     return NULL;
   }
-  if (*(const uint8_t *)parent != INS_TAG_OP) {
+  if (ins_handle_odd(parent) || ins_tag_at(parent) != INS_TAG_OP) {
     atomic_fetch_add_explicit(&c->refused_parent, 1, memory_order_relaxed);
     return NULL;
   }

@@ -6,6 +6,8 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* the head's low half is an op's index + 1 (0: empty), the high half a generation */
 _Static_assert((uint64_t)INS_POOL_FIRST * ((1ull << INS_POOL_MAX_CHUNKS) - 1) < UINT32_MAX,
@@ -23,9 +25,34 @@ void ins_pool_init(struct ins_pool *p) {
   pthread_mutex_init(&p->grow_lock, NULL);
 }
 
+/* Chunk k's mapping: its ops, to whole pages. */
+static size_t chunk_bytes(uint32_t k) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (size_t)(INS_POOL_FIRST << k) * sizeof(struct ins_op);
+  return (n + page - 1) / page * page;
+}
+
 void ins_pool_destroy(struct ins_pool *p) {
-  for (uint32_t k = 0; k < p->nchunks; k++) free(p->chunk[k]);
+  for (uint32_t k = 0; k < INS_POOL_MAX_CHUNKS; k++)
+    if (p->chunk[k]) munmap(p->chunk[k], chunk_bytes(k));
   pthread_mutex_destroy(&p->grow_lock);
+}
+
+void ins_pool_retire(struct ins_pool *p) {
+  pthread_mutex_lock(&p->grow_lock);
+  p->retired = true; /* grow refuses: a late get finds no op (below) */
+  pthread_mutex_unlock(&p->grow_lock);
+  atomic_store(&p->head, 0);
+  atomic_store(&p->fresh, atomic_load(&p->total));
+  for (uint32_t k = 0; k < p->nchunks; k++)
+    madvise(p->chunk[k], chunk_bytes(k), MADV_DONTNEED); /* private, anonymous: zeros from now on */
+}
+
+void ins_pool_renew(struct ins_pool *p) {
+  void *spare[INS_POOL_MAX_CHUNKS];
+  memcpy(spare, p->chunk, sizeof spare);
+  pthread_mutex_destroy(&p->grow_lock);
+  ins_pool_init(p);
+  memcpy(p->chunk, spare, sizeof spare);
 }
 
 size_t ins_pool_bytes(struct ins_pool *p) {
@@ -54,11 +81,16 @@ static __attribute__((noinline)) int grow(struct ins_pool *p) {
       atomic_load_explicit(&p->fresh, memory_order_relaxed) <
           atomic_load_explicit(&p->total, memory_order_relaxed)) {
     rc = 0; /* someone else grew it (or ops were returned) meanwhile */
-  } else if (p->nchunks < INS_POOL_MAX_CHUNKS) {
+  } else if (p->nchunks < INS_POOL_MAX_CHUNKS && !p->retired) {
     uint32_t k = p->nchunks, n = INS_POOL_FIRST << k;
-    /* ops are cache-line aligned (struct ins_chan); not cleared: an op is set up when
-     * first handed out (ins_pool_get), so that only the ops used are ever touched */
-    struct ins_op *chunk = aligned_alloc(_Alignof(struct ins_op), (size_t)n * sizeof *chunk);
+    /* a spare (its pages handed back) or a new mapping: page-aligned, so ops are
+     * cache-line aligned (struct ins_chan); not touched here: an op is set up when first
+     * handed out (ins_pool_get), so that only the ops used are ever resident */
+    struct ins_op *chunk = p->chunk[k];
+    if (!chunk) {
+      void *m = mmap(NULL, chunk_bytes(k), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      chunk = m == MAP_FAILED ? NULL : m;
+    }
     if (chunk) {
       p->chunk[k] = chunk;
       p->base[k] = (uintptr_t)chunk - (uintptr_t)chunk_first(k) * sizeof *chunk;
