@@ -122,9 +122,9 @@ size_t ins_comm_memory(struct ins_comm *c);
  * Finalized contexts. NCCL never names a communicator after its finalize, but a host that
  * did (a late startEvent, a second finalize, a kernel event its proxy thread delivers
  * late) would touch freed memory inside someone's job. So a finalized context is not
- * freed: ins_comm_retire frees what only a live communicator uses (its rings), hands its
- * op pages back to the system (core/pool.h: they read as zeros, every handle's tag
- * free) and keeps the struct, marked retired, in a queue. A late call then finds a pool
+ * freed: ins_comm_retire frees what only a live communicator uses (its rings), keeps its
+ * op chunks mapped (core/pool.h: every op free, none can complete; large chunks' pages
+ * handed back to the system) and keeps the struct, marked retired, in a queue. A late call then finds a pool
  * that hands out nothing, tags that say free, or (finalize) the mark, and returns
  * success having recorded nothing. ins_comm_create takes the oldest retired context
  * before it allocates one (a late call, if any, comes soon after its finalize; taking the

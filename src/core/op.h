@@ -86,7 +86,9 @@ void *ins_op_start_copy_engine(struct ins_comm *comm, const char *func, const ch
                                uint64_t count, uint64_t seq);
 static inline void *ins_op_kernel_start(struct ins_comm *comm, void *parent, uint8_t channel,
                                      uint64_t ptimer);
-static inline void ins_op_kernel_record_stop(void *handle, uint64_t ptimer);
+/* 0 always, returned so that the adapter's recordEventState ends in a tail call of the
+ * rare paths (no stack frame on the common one: -3 instructions, make bench's callgrind). */
+static inline int ins_op_kernel_record_stop(void *handle, uint64_t ptimer);
 static inline void ins_op_event_stop(void *handle);
 
 #define INS_OVERTAKE_WINDOW 1024
@@ -104,7 +106,13 @@ static inline int ins_op_certain(uint32_t lag, uint32_t span) {
 }
 
 /* Finalize: finish every op still in flight: host-timed ones become records
- * when CPU timing is kept; the rest are counted in *incomplete and freed. */
+ * when CPU timing is kept; the rest are counted in *incomplete and freed.
+ * Then no op of the pool can complete again, whatever late events come (the
+ * communicator's memory is kept for them: core/comm.h, "Finalized contexts"):
+ * an op back in its pool has pending <= 0 (a completion left 0, a reclaimed
+ * op's last late event too), and a settle completes only from 1 up, so late
+ * stops can only take it lower; the ops put back here get pending 0 and the
+ * tags of their started channels free. */
 void ins_op_finish_all_at_teardown(struct ins_comm *comm, uint64_t *incomplete);
 
 /* ---- the slow paths (op.c) ------------------------------------------------ */
@@ -112,12 +120,12 @@ void ins_op_finish_all_at_teardown(struct ins_comm *comm, uint64_t *incomplete);
 /* A stopEvent or recordEventState refused its handle: counted when it is no handle the
  * plugin gives (misaligned, or a tag that is none of its own), for one warning at a
  * finalize (abi/lifecycle.c). */
-void ins_op_refuse(const void *handle);
+int ins_op_refuse(const void *handle); /* 0 */
 uint64_t ins_op_refused_handles(void);
 
 /* Kernel start that is not the common case: odd parent, channel id, duplicate, verbose, no timer. */
 void *ins_op_kernel_start_slow(struct ins_comm *comm, void *parent, uint8_t channel, uint64_t ptimer);
-void ins_op_kernel_record_stop_slow(struct ins_chan *ch, uint64_t ptimer);
+int ins_op_kernel_record_stop_slow(struct ins_chan *ch, uint64_t ptimer); /* 0 */
 void ins_op_kernel_stop_slow(struct ins_chan *ch);
 void ins_op_stop(struct ins_op *op);
 /* The last thing the op waited for has happened: record it, free it. */
@@ -161,17 +169,13 @@ static inline void *ins_op_kernel_start(struct ins_comm *comm, void *parent, uin
   return ch;
 }
 
-static inline void ins_op_kernel_record_stop(void *handle, uint64_t ptimer) {
+static inline int ins_op_kernel_record_stop(void *handle, uint64_t ptimer) {
   struct ins_chan *ch = handle;
-  if (__builtin_expect(!ch || ins_handle_odd(ch) || ch->tag != INS_TAG_KERNEL, 0)) {
-    ins_op_refuse(handle);
-    return;
-  }
-  if (__builtin_expect(!ptimer || ch->verbose, 0)) {
-    ins_op_kernel_record_stop_slow(ch, ptimer);
-    return;
-  }
+  if (__builtin_expect(!ch || ins_handle_odd(ch) || ch->tag != INS_TAG_KERNEL, 0))
+    return ins_op_refuse(handle);
+  if (__builtin_expect(!ptimer || ch->verbose, 0)) return ins_op_kernel_record_stop_slow(ch, ptimer);
   ch->stop_ptimer = ptimer;
+  return 0;
 }
 
 /* handle: 64-byte aligned (the adapter sends the others elsewhere: abi/adapter.c). */

@@ -13,6 +13,7 @@
 _Static_assert((uint64_t)INS_POOL_FIRST * ((1ull << INS_POOL_MAX_CHUNKS) - 1) < UINT32_MAX,
                "an index fits in 32 bits");
 _Static_assert((INS_POOL_FIRST & (INS_POOL_FIRST - 1)) == 0, "ins_pool_at: a power of two");
+_Static_assert(INS_TAG_FREE == 0, "a chunk handed back reads as zeros: free (ins_pool_retire)");
 
 /* The first index of chunk k. */
 static inline uint32_t chunk_first(uint32_t k) { return INS_POOL_FIRST * ((1u << k) - 1); }
@@ -37,14 +38,28 @@ void ins_pool_destroy(struct ins_pool *p) {
   pthread_mutex_destroy(&p->grow_lock);
 }
 
+/*
+ * What a retire leaves: every op of the pool free and unable to complete (the tracker's
+ * teardown saw to it: core/op.h, ins_op_finish_all_at_teardown), so a late call finds a
+ * tag that says free, or settles an op that never completes. Chunks of up to
+ * INS_POOL_WARM_BYTES stay as they are, resident, so that the next communicator's ops in
+ * them are warm (as they were when chunks came from malloc, whose free lists keep small
+ * blocks: clearing one op touched its untouched second page, and that one page fault
+ * cost a finalize 25 us on a 2-core VM); a larger chunk is handed back to the system
+ * (MADV_DONTNEED: a private anonymous mapping then reads as zeros, every tag free), as
+ * free() unmapped a large block.
+ */
+#define INS_POOL_WARM_BYTES (1u << 20) /* chunks 0 to 4: 248 ops */
+
 void ins_pool_retire(struct ins_pool *p) {
   pthread_mutex_lock(&p->grow_lock);
   p->retired = true; /* grow refuses: a late get finds no op (below) */
   pthread_mutex_unlock(&p->grow_lock);
+  uint32_t used = atomic_load(&p->fresh);
   atomic_store(&p->head, 0);
-  atomic_store(&p->fresh, atomic_load(&p->total));
-  for (uint32_t k = 0; k < p->nchunks; k++)
-    madvise(p->chunk[k], chunk_bytes(k), MADV_DONTNEED); /* private, anonymous: zeros from now on */
+  atomic_store(&p->fresh, atomic_load(&p->total)); /* none left to hand out */
+  for (uint32_t k = 0; k < p->nchunks && used > chunk_first(k); k++)
+    if (chunk_bytes(k) > INS_POOL_WARM_BYTES) madvise(p->chunk[k], chunk_bytes(k), MADV_DONTNEED);
 }
 
 void ins_pool_renew(struct ins_pool *p) {

@@ -16,12 +16,13 @@
  * Finalize (ins_pool_retire): NCCL never names an op after its communicator's
  * finalize, but a host that did (a late kernel stop, core/comm.h "Finalized
  * contexts") must find memory that is still there and says "free". So chunks
- * are mappings of their own, never freed at finalize: their pages are handed
- * back to the system (MADV_DONTNEED), after which they read as zeros, and
- * zero is INS_TAG_FREE for every op and channel; the retired pool hands out
- * nothing. The next communicator made in the same context takes them as its
- * pool's spare chunks (ins_pool_renew: chunk k is mapped once, grown into
- * again); ins_pool_destroy unmaps them.
+ * are mappings of their own, never freed at finalize: after the tracker's
+ * teardown every op in them is free and cannot complete (core/op.h); the
+ * retired pool hands out nothing, and its large chunks' pages go back to the
+ * system (they then read as zeros, and zero is INS_TAG_FREE). The next
+ * communicator made in the same context takes them as its pool's spare chunks
+ * (ins_pool_renew: chunk k is mapped once, grown into again); ins_pool_destroy
+ * unmaps them.
  */
 #ifndef INS_POOL_H
 #define INS_POOL_H
@@ -53,9 +54,9 @@ struct ins_pool {
 };
 
 void ins_pool_init(struct ins_pool *p);
-/* Finalize: every op free, and the chunks' pages handed back (they read as zeros: every
- * tag INS_TAG_FREE); the chunks stay mapped, and the pool hands out no op from now on.
- * Nothing may use the pool meanwhile but late calls, which find the tags free. */
+/* Finalize, after the tracker's teardown: the chunks stay mapped (small ones resident,
+ * large ones handed back), and the pool hands out no op from now on. Nothing may use the
+ * pool meanwhile but late calls, which find free ops. */
 void ins_pool_retire(struct ins_pool *p);
 /* A retired pool made empty again for a new communicator, its chunks kept as spares. */
 void ins_pool_renew(struct ins_pool *p);

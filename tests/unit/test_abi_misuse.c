@@ -9,7 +9,8 @@
  *   start_after_finalize_v6   the same through v6, a copy-engine collective among them
  *   late_kernel_events        an op in flight at its communicator's finalize: its kernel
  *                             channels' record and stop, the op's stop and a new channel of
- *                             it, all after the finalize: nothing recorded
+ *                             it, all after the finalize; and a channel left started by a
+ *                             completed op that said fewer channels: nothing recorded
  *   foreign_misaligned        stopEvent and recordEventState on memory of the test's own:
  *                             copies of a live channel and of a live op at misaligned
  *                             addresses (their tags are the plugin's own): each refused, the
@@ -147,16 +148,38 @@ static int case_start_after_finalize_v6(const char *dir) {
 
 static int case_late_kernel_events(const char *dir) {
   void *c = fu_init(0xb1);
+  /* an op that says 1 channel and starts 3 (RCCL's nChannels can be uninitialised): it
+   * completes at its first channel's stop, and the others (5, 6) stay started; the pool
+   * hands its memory to the next op, which uses channels 0 and 1. Their two late stops
+   * would take that op's count of 2 outstanding events to 0 and complete it, freed */
+  oo_group(c);
+  struct prof_descr_v5 a = coll(0, 1);
+  void *opa = NULL;
+  CHECK(ncclProfiler_v5.startEvent(c, &opa, &a) == 0 && opa);
+  void *a0 = kernel_start(c, opa, 0, 900000), *a1 = kernel_start(c, opa, 5, 900100),
+       *a2 = kernel_start(c, opa, 6, 900200);
+  CHECK(a0 && a1 && a2);
+  CHECK(record_stop(a0, 912000) == 0);
+  CHECK(record_stop(a1, 912100) == 0);
+  CHECK(record_stop(a2, 912200) == 0);
+  CHECK(ncclProfiler_v5.stopEvent(a0) == 0);
+  CHECK(ncclProfiler_v5.stopEvent(opa) == 0); /* complete (a1 not stopped): recorded */
+  /* an op in flight at the finalize */
   oo_group(c);
   struct prof_descr_v5 d = coll(1, 2);
   void *op = NULL;
   CHECK(ncclProfiler_v5.startEvent(c, &op, &d) == 0 && op);
+  CHECK(op == opa); /* the first op's memory (so a1 is a stale channel of this op) */
   void *ch0 = kernel_start(c, op, 0, 1000000), *ch1 = kernel_start(c, op, 1, 1000100);
   CHECK(ch0 && ch1);
   CHECK(record_stop(ch0, 1012000) == 0);
   CHECK(ncclProfiler_v5.stopEvent(ch0) == 0);
   CHECK(ncclProfiler_v5.finalize(c) == 0); /* channel 1 and the op's stop still to come */
-  CHECK_EQ_U(records(dir, 0xb1), 0);
+  CHECK_EQ_U(records(dir, 0xb1), 1);
+  CHECK(ncclProfiler_v5.stopEvent(a1) == 0); /* the first op's channels, late twice over */
+  CHECK(ncclProfiler_v5.stopEvent(a2) == 0);
+  CHECK(record_stop(a1, 912100) == 0);
+  CHECK(ncclProfiler_v5.stopEvent(a1) == 0);
   CHECK(record_stop(ch1, 1012100) == 0);
   CHECK(ncclProfiler_v5.stopEvent(ch1) == 0);
   CHECK(ncclProfiler_v5.stopEvent(op) == 0);
@@ -169,7 +192,7 @@ static int case_late_kernel_events(const char *dir) {
   void *e = fu_init(0xb2);
   fu_op(e);
   CHECK(ncclProfiler_v5.finalize(e) == 0);
-  CHECK_EQ_U(records(dir, 0xb1), 0);
+  CHECK_EQ_U(records(dir, 0xb1), 1);
   CHECK_EQ_U(records(dir, 0xb2), 1);
   CHECK_EQ_U(fu_warns, 0);
   return g_fail;
