@@ -66,7 +66,8 @@ _Static_assert(PROF_SUCCESS == 0, "the tracker's record path returns 0: success"
 prof_result_t ins_adapter_record(void *handle, int state, union prof_state_args *args) {
   if (__builtin_expect(ins_tracing(), 0)) return record_traced(handle, state, args);
   if (state == PROF_STATE_KERNEL_CH_STOP) /* NCCL always gives args: no select on the common path */
-    return ins_op_kernel_record_stop(handle, __builtin_expect(args != NULL, 1) ? args->kernelCh.pTimer : 0);
+    return ins_op_kernel_record_stop(handle,
+                                     __builtin_expect(args != NULL, 1) ? args->kernelCh.pTimer : 0);
   return PROF_SUCCESS;
 }
 

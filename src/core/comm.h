@@ -124,15 +124,16 @@ size_t ins_comm_memory(struct ins_comm *c);
  * late) would touch freed memory inside someone's job. So a finalized context is not
  * freed: ins_comm_retire frees what only a live communicator uses (its rings), keeps its
  * op chunks mapped (core/pool.h: every op free, none can complete; large chunks' pages
- * handed back to the system) and keeps the struct, marked retired, in a queue. A late call then finds a pool
- * that hands out nothing, tags that say free, or (finalize) the mark, and returns
- * success having recorded nothing. ins_comm_create takes the oldest retired context
- * before it allocates one (a late call, if any, comes soon after its finalize; taking the
- * oldest gives it the longest), so the process holds at most as many contexts, live and
- * retired, as it ever had live at once: 17 KiB each, their op chunks as address space
- * only. Unload frees them (with no context live). Once reused, a context is another
- * communicator's: a call naming the old one is then the caller's bug (it may count as
- * the new one's), as is any call racing with its communicator's finalize.
+ * handed back to the system) and keeps the struct, marked retired, in a queue. A late
+ * call then finds a pool that hands out nothing, tags that say free, or (finalize) the
+ * mark, and returns success having recorded nothing. ins_comm_create takes the oldest
+ * retired context before it allocates one (a late call, if any, comes soon after its
+ * finalize; taking the oldest gives it the longest), and its op pool grows into the
+ * chunks it kept; so the process holds at most as many contexts, live and retired, as it
+ * ever had live at once (17 KiB each, and the op chunks they grew). Unload frees them
+ * (with no context live). Once reused, a context is another communicator's: a call
+ * naming the old one is then the caller's bug (it may count as the new one's), as is
+ * any call racing with its communicator's finalize.
  */
 /* Finalize, its last step: c must be out of the registry and drained. */
 void ins_comm_retire(struct ins_comm *c);

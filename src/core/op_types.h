@@ -23,14 +23,15 @@
 
 /*
  * Handles. The first 4 bytes of an op and of a channel are its tag: what the handle is,
- * or INS_TAG_FREE (0) for an op back in its pool, a stopped channel, and the pages of a
- * finalized communicator's ops (core/pool.h), which read as zeros. A tag is a kind byte
- * under 24 bits of a fixed pattern: comparing 4 bytes costs what comparing one did (one
- * instruction), and memory the plugin never gave passes for a handle 1 time in 2^32
- * where one byte let 1 in 128 through. Ops and channels are 64-byte aligned, so a
- * handle that is not is refused by its address (ins_handle_odd) before a byte of it is
- * read as a struct. Neither proves a pointer is ours: one into unmapped memory, or
- * memory made to look like a handle, is the caller's contract (docs/reference.md).
+ * or INS_TAG_FREE (0) for an op back in its pool, a stopped channel, and every op and
+ * channel of a finalized communicator (core/pool.h; pages handed back read as zeros). A
+ * tag is a kind byte under 24 bits of a fixed pattern: comparing 4 bytes costs what
+ * comparing one did (one instruction), and memory the plugin never gave passes for one of
+ * the two handles 1 time in 2^31, where one byte let 1 in 128 through. Ops and channels
+ * are 64-byte aligned, so a handle that is not is refused by its address
+ * (ins_handle_odd) before a byte of it is read as a struct. Neither proves a pointer is
+ * ours: one into unmapped memory, or memory made to look like a handle, is the caller's
+ * contract (docs/reference.md).
  */
 #define INS_TAG_PATTERN 0x51a7e500u
 enum {
@@ -105,7 +106,8 @@ struct ins_op {
 _Static_assert(offsetof(struct ins_op, tag) == 0, "an op's tag is its first 4 bytes");
 _Static_assert(sizeof(((struct ins_op *)0)->tag) == 4, "a tag is 4 bytes (ins_tag_at)");
 /* handles are aligned (ins_handle_odd), and the op's header is three cache lines */
-_Static_assert(_Alignof(struct ins_op) == INS_HANDLE_ALIGN && _Alignof(struct ins_chan) == INS_HANDLE_ALIGN,
+_Static_assert(_Alignof(struct ins_op) == INS_HANDLE_ALIGN &&
+                   _Alignof(struct ins_chan) == INS_HANDLE_ALIGN,
                "ops and channels are 64-byte aligned");
 _Static_assert(offsetof(struct ins_op, ch) == 192, "an op is 192 bytes and its channels");
 _Static_assert(sizeof(((struct ins_op *)0)->chan_mask) * 8 >= INS_MAX_CHANNELS, "a bit per channel");

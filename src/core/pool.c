@@ -28,7 +28,8 @@ void ins_pool_init(struct ins_pool *p) {
 
 /* Chunk k's mapping: its ops, to whole pages. */
 static size_t chunk_bytes(uint32_t k) {
-  size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (size_t)(INS_POOL_FIRST << k) * sizeof(struct ins_op);
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t n = (size_t)(INS_POOL_FIRST << k) * sizeof(struct ins_op);
   return (n + page - 1) / page * page;
 }
 
@@ -98,12 +99,13 @@ static __attribute__((noinline)) int grow(struct ins_pool *p) {
     rc = 0; /* someone else grew it (or ops were returned) meanwhile */
   } else if (p->nchunks < INS_POOL_MAX_CHUNKS && !p->retired) {
     uint32_t k = p->nchunks, n = INS_POOL_FIRST << k;
-    /* a spare (its pages handed back) or a new mapping: page-aligned, so ops are
-     * cache-line aligned (struct ins_chan); not touched here: an op is set up when first
-     * handed out (ins_pool_get), so that only the ops used are ever resident */
+    /* a spare (a retired pool's) or a new mapping: page-aligned, so ops are cache-line
+     * aligned (struct ins_chan); not touched here: an op is set up when first handed out
+     * (ins_pool_get), so that only the ops used are ever resident */
     struct ins_op *chunk = p->chunk[k];
     if (!chunk) {
-      void *m = mmap(NULL, chunk_bytes(k), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      void *m = mmap(NULL, chunk_bytes(k), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
       chunk = m == MAP_FAILED ? NULL : m;
     }
     if (chunk) {

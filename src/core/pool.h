@@ -49,7 +49,8 @@ struct ins_pool {
    * INS_POOL_FIRST * (2^k - 1)): op idx of chunk k is at base[k] + idx * sizeof op. */
   uintptr_t base[INS_POOL_MAX_CHUNKS];
   /* The chunks as mapped, what destroy unmaps: chunk k is in use for k < nchunks, and
-   * a spare (a retired pool's, its pages handed back) from there on, if not NULL. */
+   * a spare (a retired pool's, grown into again: ins_pool_renew) from there on, if not
+   * NULL. */
   void *chunk[INS_POOL_MAX_CHUNKS];
 };
 

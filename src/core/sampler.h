@@ -6,9 +6,9 @@
  * process), re-reads it when an application group starts and tags that
  * group's ops with what it read. The ABI does not promise one word: the
  * sampler writes every distinct word it was given, each until the finalize of
- * the last communicator given it (ins_sampler_detach). Ops tagged without KernelCh get no kernel
- * instrumentation at all, so between sampled windows the job runs at
- * no-plugin speed. Two ways to choose the timed groups:
+ * the last communicator given it (ins_sampler_detach). Ops tagged without
+ * KernelCh get no kernel instrumentation at all, so between sampled windows
+ * the job runs at no-plugin speed. Two ways to choose the timed groups:
  *  - time windows: a thread writes the mask at wall-clock boundaries (the
  *    first W ms of every P ms, counted from the Unix epoch, so that every
  *    rank of a job on clock-synchronised hosts samples the same windows);
