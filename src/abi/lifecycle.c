@@ -141,17 +141,17 @@ prof_result_t ins_lifecycle_comm_init(void **context, uint64_t comm_id, int *act
   if (ins_dump_attach(c) != 0) {
     ins_warn("out of memory attaching communicator 0x%llx rank %d to its outputs: not tracked",
              (unsigned long long)comm_id, rank);
-    ins_comm_destroy(c);
+    ins_comm_retire(c); /* not freed: it may have been another communicator's (core/comm.h) */
     return PROF_SUCCESS;
   }
   if (ins_registry_add(c) != 0) { /* out of memory (it warned): undone, untracked */
     ins_dump_comm_final(c);
-    ins_comm_destroy(c);
+    ins_comm_retire(c);
     return PROF_SUCCESS;
   }
   /* NCCL re-reads this word atomically at every group start: with sampling on,
-   * the sampler keeps rewriting it. */
-  ins_sampler_attach(activation_mask);
+   * the sampler keeps rewriting it, until this communicator's finalize. */
+  c->ext_mask = ins_sampler_attach(activation_mask);
   if (ins_tracing())
     c->ext_trace = (void *)(intptr_t)ins_trace_init(comm_id, comm_name, nnodes, nranks, rank,
                                   activation_mask ? __atomic_load_n(activation_mask, __ATOMIC_RELAXED) : full_mask(), abi_version);
@@ -163,9 +163,22 @@ prof_result_t ins_lifecycle_comm_init(void **context, uint64_t comm_id, int *act
   return PROF_SUCCESS;
 }
 
+/* Handles refused that the plugin never gave (core/op.h): NCCL never passes one, so a
+ * host that does has a bug its author should hear of, once; told at a finalize, where
+ * the plugin may log (a callback never does). */
+static void warn_refused_handles(void) {
+  static atomic_int warned;
+  uint64_t n = ins_op_refused_handles();
+  if (n)
+    ins_warn_once(&warned, "%llu stopEvent/recordEventState calls named handles this plugin never "
+                  "gave (misaligned, or not tagged as its own): ignored. The host breaks NCCL's "
+                  "profiler ABI (docs/reference.md, \"Security and failure behaviour\")",
+                  (unsigned long long)n);
+}
+
 prof_result_t ins_lifecycle_comm_finalize(void *context) {
   struct ins_comm *c = context;
-  if (!c) return PROF_SUCCESS;
+  if (!c || ins_comm_retired(c)) return PROF_SUCCESS; /* a second finalize: core/comm.h */
   if (ins_tracing()) ins_trace_finalize((int)(intptr_t)c->ext_trace);
   ins_registry_remove(c); /* O(1), waits for no dump pass (sink/dump.c, "A pass") */
   uint64_t incomplete = 0;
@@ -187,7 +200,12 @@ prof_result_t ins_lifecycle_comm_finalize(void *context) {
              "in flight, %llu for a channel the op already had",
              (unsigned long long)c->id, c->rank, (unsigned long long)odd_parent,
              (unsigned long long)odd_dup);
-  ins_comm_destroy(c); /* or, if a dump pass still holds it, at that pass's end */
+  /* The host may free its activation-mask word once we return (core/sampler.h). */
+  ins_sampler_detach(c->ext_mask);
+  /* kept for late calls until an init reuses it; if a dump pass still holds it, the rest
+   * at that pass's end (core/comm.h) */
+  ins_comm_retire(c);
+  warn_refused_handles();
   /* The last one: NCCL may tear down its logger from now on (core/log.c). */
   if (atomic_fetch_sub(&g_live, 1) == 1) ins_log_detach();
   return PROF_SUCCESS;

@@ -283,14 +283,18 @@ static struct wrapper *wrapper_new(struct tbuf *b) {
   return &b->chunk[b->chunk_used++];
 }
 
-static uint64_t id_of(void *h) {
-  struct wrapper *w = h;
-  return w && w->tag == TAG_WRAPPER ? w->id : 0;
+/* Whether h is a wrapper: aligned as one (a sampler's group token, or a handle the host
+ * made up, need not be) and tagged. */
+static bool is_wrapper(void *h) {
+  return h && ((uintptr_t)h & (_Alignof(struct wrapper) - 1)) == 0 &&
+         ((struct wrapper *)h)->tag == TAG_WRAPPER;
 }
 
+static uint64_t id_of(void *h) { return is_wrapper(h) ? ((struct wrapper *)h)->id : 0; }
+
 void *ins_trace_unwrap(void *h) {
-  struct wrapper *w = h; /* else one of the tracker's handles (no memory for a wrapper) */
-  return w && w->tag == TAG_WRAPPER ? w->inner : h;
+  /* else one of the tracker's handles (no memory for a wrapper) */
+  return is_wrapper(h) ? ((struct wrapper *)h)->inner : h;
 }
 
 /* ---- the callbacks' side: take cells of the thread's buffer, fill them, commit ---- */

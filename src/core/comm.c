@@ -7,7 +7,8 @@
  *
  * What a context costs (docs/reference.md, Memory): its struct (the in-flight
  * table is most of it) and its rings' slot tables at init; its op pool from
- * its first op; segments while records wait in its rings.
+ * its first op; segments while records wait in its rings. A finalized one is
+ * kept for reuse (comm.h, "Finalized contexts"; the end of this file).
  */
 #include "core/comm.h"
 
@@ -26,7 +27,8 @@ static atomic_int g_contexts; /* created and not destroyed, in the registry or n
 
 #define NOT_REGISTERED SIZE_MAX /* reg_idx of a context not in the array */
 
-static void comm_free(struct ins_comm *c);
+static void retire_rest(struct ins_comm *c);
+static struct ins_comm *retired_take(void);
 
 /* Everything below under g_registry_lock, but for the walker's own reading of `snap`. */
 static struct {
@@ -50,7 +52,8 @@ static struct {
 
 struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, const char *name,
                                  int nnodes, int nranks, int rank) {
-  struct ins_comm *c = calloc(1, sizeof *c);
+  struct ins_comm *c = retired_take(); /* zeroed, its pool renewed with its spare chunks */
+  if (!c && (c = calloc(1, sizeof *c))) ins_pool_init(&c->pool);
   if (!c) goto fail;
   c->id = id;
   c->rank = rank;
@@ -62,7 +65,6 @@ struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, cons
   c->track_p2p = cfg->enable_p2p;
   c->keep_cpu_timing = !cfg->require_kernel_timing;
   c->min_bytes = cfg->min_size_bytes;
-  ins_pool_init(&c->pool);
   pthread_mutex_init(&c->drain_lock, NULL);
   c->reg_idx = NOT_REGISTERED;
   atomic_fetch_add(&g_contexts, 1);
@@ -77,7 +79,7 @@ struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, cons
     ins_warn_once(&warned, "this process has made over 4 billion rings of records (2 per "
                   "communicator): communicator 0x%llx rank %d and later ones are not tracked",
                   (unsigned long long)id, rank);
-    ins_comm_destroy(c);
+    ins_comm_retire(c);
     return NULL;
   }
   if (rc) goto fail;
@@ -88,11 +90,13 @@ struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, cons
 fail:
   ins_warn("out of memory creating the context of communicator 0x%llx rank %d: not tracked",
            (unsigned long long)id, rank);
-  if (c) comm_free(c);
+  if (c) ins_comm_retire(c); /* it may have been another's: not freed (comm.h) */
   return NULL;
 }
 
-static void comm_free(struct ins_comm *c) {
+void ins_comm_destroy(struct ins_comm *c) {
+  /* out of the registry, and no walk holds it (those are retired: ins_comm_retire) */
+  assert(c->reg_idx == NOT_REGISTERED && !(c->reg_walk && g_reg.walking && c->reg_walk == g_reg.walk_id));
   ins_ring_free(&c->ring[0]);
   ins_ring_free(&c->ring[1]);
   ins_pool_destroy(&c->pool);
@@ -101,28 +105,21 @@ static void comm_free(struct ins_comm *c) {
   atomic_fetch_sub(&g_contexts, 1);
 }
 
-void ins_comm_destroy(struct ins_comm *c) {
-  pthread_mutex_lock(&g_registry_lock);
-  assert(c->reg_idx == NOT_REGISTERED); /* removed first, or never added */
-  /* the walk that held it when it was removed is still going: it frees it at its end */
-  bool held = c->reg_walk && g_reg.walking && c->reg_walk == g_reg.walk_id;
-  if (held) {
-    c->reg_dead_next = g_reg.dead;
-    g_reg.dead = c;
-  }
-  pthread_mutex_unlock(&g_registry_lock);
-  if (!held) comm_free(c);
-}
-
 size_t ins_comm_memory(struct ins_comm *c) {
   return sizeof *c + ins_ring_bytes(&c->ring[0]) + ins_ring_bytes(&c->ring[1]) +
          ins_pool_bytes(&c->pool);
 }
 
+static void retired_free_all(void);
+
 /* Unload (or exit): with no context left, no callback can come, so no ring takes a
- * segment again: the mapping goes (at exit with contexts alive it stays, as they do). */
+ * segment again: the mapping goes (at exit with contexts alive it stays, as they do),
+ * and so do the retired contexts. */
 __attribute__((destructor)) static void comm_unload(void) {
-  if (atomic_load(&g_contexts) == 0) ins_seg_release();
+  if (atomic_load(&g_contexts) == 0) {
+    ins_seg_release();
+    retired_free_all();
+  }
 }
 
 void ins_registry_lock(void) { pthread_mutex_lock(&g_registry_lock); }
@@ -182,7 +179,7 @@ void ins_registry_remove(struct ins_comm *c) {
     last->reg_idx = c->reg_idx;
     g_reg.moves++;
     /* in the snapshot of the walk going on (added before it began): that walk may still
-     * read it, so it is freed at the walk's end (ins_comm_destroy) */
+     * read it, so its retiring ends at the walk's end (ins_comm_retire) */
     if (g_reg.walking && c->reg_seq < g_reg.walk_seq) c->reg_walk = g_reg.walk_id;
   }
   c->reg_idx = NOT_REGISTERED;
@@ -222,7 +219,7 @@ void ins_registry_walk_end(void) {
   pthread_mutex_unlock(&g_registry_lock);
   while (dead) {
     struct ins_comm *next = dead->reg_dead_next;
-    comm_free(dead);
+    retire_rest(dead);
     dead = next;
   }
 }
@@ -255,4 +252,93 @@ void ins_registry_fork_child(bool locked) {
   }
   for (size_t i = 0; i < g_reg.n; i++) g_reg.live[i]->foreign = true;
   pthread_mutex_unlock(&g_registry_lock);
+}
+
+/* ---- finalized contexts (comm.h) ----------------------------------------------------- */
+
+/* The queue, oldest first. Its lock is taken by init and finalize only, for a few stores,
+ * and never with another held; fork takes it in its prepare handler, so a child never
+ * inherits it held (retired_fork_*, registered at the first context). */
+static pthread_mutex_t g_retired_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ins_comm *g_retired_head, *g_retired_tail;
+static int g_retired_n;
+static pthread_once_t g_retired_once = PTHREAD_ONCE_INIT;
+
+static void retired_fork_prepare(void) { pthread_mutex_lock(&g_retired_lock); }
+static void retired_fork_after(void) { pthread_mutex_unlock(&g_retired_lock); }
+static void retired_register(void) {
+  pthread_atfork(retired_fork_prepare, retired_fork_after, retired_fork_after);
+}
+
+void ins_comm_retire(struct ins_comm *c) {
+  atomic_store(&c->retired, true); /* a second finalize does nothing */
+  ins_pool_retire(&c->pool);       /* no late start gets an op (the walker never reads it) */
+  pthread_mutex_lock(&g_registry_lock);
+  assert(c->reg_idx == NOT_REGISTERED); /* removed first, or never added */
+  /* the walk that held it when it was removed is still going: it ends this at its end */
+  bool held = c->reg_walk && g_reg.walking && c->reg_walk == g_reg.walk_id;
+  if (held) {
+    c->reg_dead_next = g_reg.dead;
+    g_reg.dead = c;
+  }
+  pthread_mutex_unlock(&g_registry_lock);
+  if (!held) retire_rest(c);
+}
+
+/* What a walk may still read of c (its drain_lock, its rings' memory) goes, and c joins
+ * the queue, where an init may take it and clear it. */
+static void retire_rest(struct ins_comm *c) {
+  ins_ring_free(&c->ring[0]);
+  ins_ring_free(&c->ring[1]);
+  pthread_mutex_destroy(&c->drain_lock);
+  c->retired_next = NULL;
+  pthread_once(&g_retired_once, retired_register);
+  pthread_mutex_lock(&g_retired_lock);
+  if (g_retired_tail)
+    g_retired_tail->retired_next = c;
+  else
+    g_retired_head = c;
+  g_retired_tail = c;
+  g_retired_n++;
+  pthread_mutex_unlock(&g_retired_lock);
+  atomic_fetch_sub(&g_contexts, 1);
+}
+
+/* The oldest retired context, made as calloc makes one but for its pool's spare chunks;
+ * NULL when there is none. */
+static struct ins_comm *retired_take(void) {
+  pthread_once(&g_retired_once, retired_register);
+  pthread_mutex_lock(&g_retired_lock);
+  struct ins_comm *c = g_retired_head;
+  if (c) {
+    g_retired_head = c->retired_next;
+    if (!g_retired_head) g_retired_tail = NULL;
+    g_retired_n--;
+  }
+  pthread_mutex_unlock(&g_retired_lock);
+  if (!c) return NULL;
+  struct ins_pool pool = c->pool; /* its chunks: spares for the new communicator's ops */
+  memset(c, 0, sizeof *c);
+  c->pool = pool;
+  ins_pool_renew(&c->pool);
+  return c;
+}
+
+int ins_comm_retired_count(void) {
+  pthread_mutex_lock(&g_retired_lock);
+  int n = g_retired_n;
+  pthread_mutex_unlock(&g_retired_lock);
+  return n;
+}
+
+static void retired_free_all(void) {
+  pthread_mutex_lock(&g_retired_lock);
+  for (struct ins_comm *c = g_retired_head, *next; c; c = next) {
+    next = c->retired_next;
+    ins_pool_destroy(&c->pool);
+    free(c);
+  }
+  g_retired_head = g_retired_tail = NULL;
+  g_retired_n = 0;
+  pthread_mutex_unlock(&g_retired_lock);
 }

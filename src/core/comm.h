@@ -95,6 +95,12 @@ struct ins_comm {
   void *ext_trace;                  /* abi/trace.c: the context's number in the trace */
   void *ext_drain;                  /* sink/dump.c: the consumer's state (timer, held records) */
   void *ext_sink[INS_COMM_EXT_SINKS]; /* sink/sink.h: each active sink's, by its place */
+  int *ext_mask;                    /* abi/lifecycle.c: NCCL's activation-mask word, as the
+                                       sampler keeps it (core/sampler.h), detached at finalize */
+
+  /* Finalized: a tombstone waiting in the process's queue of retired contexts (below). */
+  _Atomic bool retired;
+  struct ins_comm *retired_next;
 
   /* A context this process inherited through fork(): its records, written or not, are
    * the parent's (the parent writes them). Set in the child by ins_registry_fork_child
@@ -115,13 +121,43 @@ struct ins_config;
 /* Create a context; NULL on allocation failure (after a warning). */
 struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, const char *name,
                                  int nnodes, int nranks, int rank);
-/* Free a context: now, or, if it was removed from the registry while a walk held it (it
- * was in the walk's snapshot), when that walk ends (ins_registry_walk_end, on the walker's
- * thread). So a finalize never waits for a walk, and a walk never reads freed memory. */
+/* Free a context made by hand, never registered (tests, measurements): the plugin's own
+ * contexts are retired (below), never freed but at unload. */
 void ins_comm_destroy(struct ins_comm *c);
 /* Bytes the context holds now: its struct, its op pool's chunks, its rings' slot tables
  * and segments (not its sinks' state: sink/). For tests and measurements. */
 size_t ins_comm_memory(struct ins_comm *c);
+
+/*
+ * Finalized contexts. NCCL never names a communicator after its finalize, but a host that
+ * did (a late startEvent, a second finalize, a kernel event its proxy thread delivers
+ * late) would touch freed memory inside someone's job. So a finalized context is not
+ * freed: ins_comm_retire frees what only a live communicator uses (its rings), keeps its
+ * op chunks mapped (core/pool.h: every op free, none can complete; large chunks' pages
+ * handed back to the system) and keeps the struct, marked retired, in a queue. A late
+ * call then finds a pool that hands out nothing, tags that say free, or (finalize) the
+ * mark, and returns success having recorded nothing. ins_comm_create takes the oldest
+ * retired context before it allocates one (a late call, if any, comes soon after its
+ * finalize; taking the oldest gives it the longest), and its op pool grows into the
+ * chunks it kept; so the process holds at most as many contexts, live and retired, as it
+ * ever had live at once (17 KiB each, and the op chunks they grew). Unload frees them
+ * (with no context live). Once reused, a context is another communicator's: a call
+ * naming the old one is then the caller's bug (it may count as the new one's), as is
+ * any call racing with its communicator's finalize.
+ */
+/* Finalize, its last step (or an init that failed): c must be out of the registry and
+ * drained. Marked retired and its pool emptied now; the rest (its rings, its drain_lock,
+ * its place in the queue, where an init may take it and clear it) now too, or, if it was
+ * removed from the registry while a walk held it (it was in the walk's snapshot), when
+ * that walk ends (ins_registry_walk_end, on the walker's thread). So a finalize never
+ * waits for a walk, and a walk never reads a context an init has made another's. */
+void ins_comm_retire(struct ins_comm *c);
+/* Whether c was finalized: a second finalize does nothing. */
+static inline bool ins_comm_retired(struct ins_comm *c) {
+  return atomic_load_explicit(&c->retired, memory_order_relaxed);
+}
+/* Retired contexts waiting to be reused (for tests). */
+int ins_comm_retired_count(void);
 
 /*
  * The registry (not used on the hot path): an array of the live contexts, each knowing
@@ -132,8 +168,8 @@ size_t ins_comm_memory(struct ins_comm *c);
  * Walks. The dump layer goes over every live context (a dump pass, the test for whether
  * a ring wants the dump thread awake) without holding the lock while it works: it copies
  * the array (a snapshot, under the lock: a memcpy of the pointers), works on its copy,
- * and ends the walk. A context removed meanwhile stays allocated until the walk ends
- * (ins_comm_destroy defers it): the walker may still read it, lock its drain_lock and
+ * and ends the walk. A context removed meanwhile stays as it was until the walk ends
+ * (ins_comm_retire defers the rest of its retiring): the walker may still read it, lock its drain_lock and
  * find its last drain done (sink/dump.c). One walk at a time (the dump thread's; at exit,
  * the exiting thread's once the dump thread is joined): asserted.
  */
@@ -156,7 +192,7 @@ uint64_t ins_registry_moves(void);
 /* fork(): the atfork handlers (sink/dump.c) take the lock (ins_registry_lock) after the
  * dump layer's gate, so that no dump pass holds it, and release it in the parent. In the
  * child, this: a walk the parent's dump thread had begun is over (that thread does not
- * exist here; what it held is freed at the end of the child's first walk). If `locked`
+ * exist here; what it held is retired at the end of the child's first walk). If `locked`
  * (taken before the fork), every context is the parent's and is marked foreign (it stays
  * in the registry, skipped by its walkers, until the child finalizes it), and the lock
  * is released. Else the lock is made anew (its holder was a thread that does not exist

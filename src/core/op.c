@@ -483,6 +483,24 @@ static void reclaim_overtaken(struct ins_comm *c, uint64_t issue) {
 
 void ins_op_complete(struct ins_op *op) { complete(op, 0); }
 
+/* Handles refused that the plugin never gives; for one warning (abi/lifecycle.c). */
+static _Atomic uint64_t g_refused_handles;
+
+int ins_op_refuse(const void *h) {
+  if (!h) return 0; /* an op not tracked: NCCL stops what it started, NULL */
+  if (!ins_handle_odd(h)) {
+    uint32_t t = ins_tag_at(h);
+    /* one of ours, stopped or of a finalized communicator (free), or of another kind */
+    if (t == INS_TAG_FREE || t == INS_TAG_OP || t == INS_TAG_KERNEL) return 0;
+  }
+  atomic_fetch_add_explicit(&g_refused_handles, 1, memory_order_relaxed);
+  return 0;
+}
+
+uint64_t ins_op_refused_handles(void) {
+  return atomic_load_explicit(&g_refused_handles, memory_order_relaxed);
+}
+
 void *ins_op_kernel_start_slow(struct ins_comm *c, void *parent, uint8_t channel, uint64_t ptimer) {
   struct ins_op *op = parent;
   if (!c) return NULL;
@@ -494,7 +512,7 @@ void *ins_op_kernel_start_slow(struct ins_comm *c, void *parent, uint8_t channel
     raise_floor(c, ptimer);
     return NULL;
   }
-  if (*(const uint8_t *)parent != INS_TAG_OP) {
+  if (ins_handle_odd(parent) || ins_tag_at(parent) != INS_TAG_OP) {
     atomic_fetch_add_explicit(&c->refused_parent, 1, memory_order_relaxed);
     return NULL;
   }
@@ -522,11 +540,12 @@ void *ins_op_kernel_start_slow(struct ins_comm *c, void *parent, uint8_t channel
   return ch;
 }
 
-void ins_op_kernel_record_stop_slow(struct ins_chan *ch, uint64_t ptimer) {
+int ins_op_kernel_record_stop_slow(struct ins_chan *ch, uint64_t ptimer) {
   struct ins_comm *c = ins_op_of_chan(ch)->comm;
   ch->stop_ptimer = ptimer;
   if (c->verbose || !ptimer) ch->host_record_ns = ins_wall_ns();
   if (c->verbose) ch->record_sn = next_sn(c);
+  return 0;
 }
 
 void ins_op_kernel_stop_slow(struct ins_chan *ch) {
@@ -546,34 +565,48 @@ void ins_op_stop(struct ins_op *op) {
   ins_op_settle(op, 1);
 }
 
+/* One op still in flight at teardown: recorded, or counted; back to its pool. */
+static void finish_at_teardown(struct ins_comm *c, struct ins_op *op, uint64_t *incomplete) {
+  if (atomic_load(&op->zombie)) { /* recorded already; events NCCL never delivered */
+    ins_pool_put(&c->pool, op);
+    return;
+  }
+  /* Stopped with no kernel event at all: host-timed (kept only on request). */
+  if (atomic_load(&op->host_stopped) && !atomic_load(&op->chan_mask) && c->keep_cpu_timing) {
+    complete(op, 0);
+  } else if (!op->expected && atomic_load(&op->chan_mask) && !atomic_load(&op->token_returned) &&
+             atomic_load(&op->pending) == 1) {
+    /* untrusted channel count, stopped, every channel that came stopped: only the
+     * token left, which a later op would have given back (op.h) */
+    atomic_store(&op->token_returned, 1);
+    ins_op_settle(op, 1);
+  } else {
+    atomic_fetch_add_explicit(&c->untimed[op->kind][INS_UNTIMED_INCOMPLETE], 1, memory_order_relaxed);
+    if ((*incomplete)++ < 4) /* enough to tell which events never came */
+      ins_info("in flight at teardown: %s %s sn %llu, %u channels expected, %d started, "
+               "host stop %s, %d events outstanding",
+               op->kind == INS_KIND_COLL ? "collective" : "P2P",
+               op->func_name ? op->func_name : "?", (unsigned long long)op->sn, op->expected,
+               __builtin_popcountll(atomic_load(&op->chan_mask)),
+               atomic_load(&op->host_stopped) ? "seen" : "not seen", atomic_load(&op->pending));
+    ins_pool_put(&c->pool, op);
+  }
+}
+
+/* An op put back at teardown: no late event can complete it, or reach it through a
+ * channel it started (op.h). Its lines were touched by its own events: no page fault. */
+static void disarm(struct ins_op *op) {
+  for (uint64_t m = atomic_load(&op->chan_mask); m; m &= m - 1)
+    op->ch[__builtin_ctzll(m)].tag = INS_TAG_FREE;
+  atomic_store(&op->pending, 0);
+}
+
 void ins_op_finish_all_at_teardown(struct ins_comm *c, uint64_t *incomplete) {
   uint32_t n = ins_pool_used(&c->pool); /* the ops ever handed out */
   for (uint32_t i = 0; i < n; i++) {
     struct ins_op *op = ins_pool_at(&c->pool, i);
     if (op->tag != INS_TAG_OP) continue;
-    if (atomic_load(&op->zombie)) { /* recorded already; events NCCL never delivered */
-      ins_pool_put(&c->pool, op);
-      continue;
-    }
-    /* Stopped with no kernel event at all: host-timed (kept only on request). */
-    if (atomic_load(&op->host_stopped) && !atomic_load(&op->chan_mask) && c->keep_cpu_timing) {
-      complete(op, 0);
-    } else if (!op->expected && atomic_load(&op->chan_mask) && !atomic_load(&op->token_returned) &&
-               atomic_load(&op->pending) == 1) {
-      /* untrusted channel count, stopped, every channel that came stopped: only the
-       * token left, which a later op would have given back (op.h) */
-      atomic_store(&op->token_returned, 1);
-      ins_op_settle(op, 1);
-    } else {
-      atomic_fetch_add_explicit(&c->untimed[op->kind][INS_UNTIMED_INCOMPLETE], 1, memory_order_relaxed);
-      if ((*incomplete)++ < 4) /* enough to tell which events never came */
-        ins_info("in flight at teardown: %s %s sn %llu, %u channels expected, %d started, "
-                 "host stop %s, %d events outstanding",
-                 op->kind == INS_KIND_COLL ? "collective" : "P2P",
-                 op->func_name ? op->func_name : "?", (unsigned long long)op->sn, op->expected,
-                 __builtin_popcountll(atomic_load(&op->chan_mask)),
-                 atomic_load(&op->host_stopped) ? "seen" : "not seen", atomic_load(&op->pending));
-      ins_pool_put(&c->pool, op);
-    }
+    finish_at_teardown(c, op, incomplete);
+    disarm(op);
   }
 }

@@ -5,7 +5,9 @@
  * The handle we return for a Coll/P2p is a struct ins_op; the handle for a
  * KernelCh is the struct ins_chan of that channel inside its op, so a
  * kernel callback finds its op by address arithmetic, with no lookup. Both
- * start with a tag byte so stopEvent/recordEventState can tell them apart.
+ * start with a 4-byte tag so stopEvent/recordEventState can tell them apart,
+ * and both are 64-byte aligned: a handle is read only once its address and
+ * then its tag say it is one (core/op_types.h, "Handles").
  * A channel is one cache line: channels of one op driven from different
  * threads never share a line, and finding the op is a shift.
  *
@@ -41,6 +43,15 @@
  * else (a missing timer, verbose traces, odd events, completing an op) is a
  * call into op.c.
  *
+ * Handles the plugin never gave (the ABI misused: NCCL never does it) cost the
+ * fast paths one instruction pair where they cost any: the alignment test. The
+ * kernel start's took the place of its test of the context, which it never
+ * reads (a NULL context with a parent of ours is the parent's); the stop's
+ * took the place of the sampler's two token compares (abi/adapter.c); the
+ * kernel-stop record's is its one added test (+2 instructions on a third of the
+ * fast callbacks; docs/BENCHMARKS.md has the figures). Refusals are counted
+ * out of line (ins_op_refused_handles) and never cost a handle of ours.
+ *
  * The structs themselves (struct ins_op, struct ins_chan, the tags) are in
  * core/op_types.h, which the op pool (core/pool.h) reads without this file.
  */
@@ -75,7 +86,9 @@ void *ins_op_start_copy_engine(struct ins_comm *comm, const char *func, const ch
                                uint64_t count, uint64_t seq);
 static inline void *ins_op_kernel_start(struct ins_comm *comm, void *parent, uint8_t channel,
                                      uint64_t ptimer);
-static inline void ins_op_kernel_record_stop(void *handle, uint64_t ptimer);
+/* 0 always, returned so that the adapter's recordEventState ends in a tail call of the
+ * rare paths (no stack frame on the common one: -3 instructions, make bench's callgrind). */
+static inline int ins_op_kernel_record_stop(void *handle, uint64_t ptimer);
 static inline void ins_op_event_stop(void *handle);
 
 #define INS_OVERTAKE_WINDOW 1024
@@ -93,14 +106,26 @@ static inline int ins_op_certain(uint32_t lag, uint32_t span) {
 }
 
 /* Finalize: finish every op still in flight: host-timed ones become records
- * when CPU timing is kept; the rest are counted in *incomplete and freed. */
+ * when CPU timing is kept; the rest are counted in *incomplete and freed.
+ * Then no op of the pool can complete again, whatever late events come (the
+ * communicator's memory is kept for them: core/comm.h, "Finalized contexts"):
+ * an op back in its pool has pending <= 0 (a completion left 0, a reclaimed
+ * op's last late event too), and a settle completes only from 1 up, so late
+ * stops can only take it lower; the ops put back here get pending 0 and the
+ * tags of their started channels free. */
 void ins_op_finish_all_at_teardown(struct ins_comm *comm, uint64_t *incomplete);
 
 /* ---- the slow paths (op.c) ------------------------------------------------ */
 
+/* A stopEvent or recordEventState refused its handle: counted when it is no handle the
+ * plugin gives (misaligned, or a tag that is none of its own), for one warning at a
+ * finalize (abi/lifecycle.c). */
+int ins_op_refuse(const void *handle); /* 0 */
+uint64_t ins_op_refused_handles(void);
+
 /* Kernel start that is not the common case: odd parent, channel id, duplicate, verbose, no timer. */
 void *ins_op_kernel_start_slow(struct ins_comm *comm, void *parent, uint8_t channel, uint64_t ptimer);
-void ins_op_kernel_record_stop_slow(struct ins_chan *ch, uint64_t ptimer);
+int ins_op_kernel_record_stop_slow(struct ins_chan *ch, uint64_t ptimer); /* 0 */
 void ins_op_kernel_stop_slow(struct ins_chan *ch);
 void ins_op_stop(struct ins_op *op);
 /* The last thing the op waited for has happened: record it, free it. */
@@ -124,8 +149,9 @@ static inline void *ins_op_kernel_start(struct ins_comm *comm, void *parent, uin
                                      uint64_t ptimer) {
   struct ins_op *op = parent;
   uint64_t bit = 1ull << (channel & (INS_MAX_CHANNELS - 1));
-  /* the tag byte first: only then is the parent known to be an op (and aligned as one) */
-  if (__builtin_expect(!comm || !op || *(const uint8_t *)parent != INS_TAG_OP ||
+  /* the address, then the tag: only then is the parent known to be an op. The context
+   * is not looked at here (the slow path refuses a NULL one) */
+  if (__builtin_expect(!op || ins_handle_odd(op) || ins_tag_at(parent) != INS_TAG_OP ||
                            channel >= INS_MAX_CHANNELS ||
                            !ptimer || op->verbose ||
                            (atomic_load_explicit(&op->chan_mask, memory_order_relaxed) & bit),
@@ -143,19 +169,19 @@ static inline void *ins_op_kernel_start(struct ins_comm *comm, void *parent, uin
   return ch;
 }
 
-static inline void ins_op_kernel_record_stop(void *handle, uint64_t ptimer) {
+static inline int ins_op_kernel_record_stop(void *handle, uint64_t ptimer) {
   struct ins_chan *ch = handle;
-  if (!ch || ch->tag != INS_TAG_KERNEL) return;
-  if (__builtin_expect(!ptimer || ch->verbose, 0)) {
-    ins_op_kernel_record_stop_slow(ch, ptimer);
-    return;
-  }
+  if (__builtin_expect(!ch || ins_handle_odd(ch) || ch->tag != INS_TAG_KERNEL, 0))
+    return ins_op_refuse(handle);
+  if (__builtin_expect(!ptimer || ch->verbose, 0)) return ins_op_kernel_record_stop_slow(ch, ptimer);
   ch->stop_ptimer = ptimer;
+  return 0;
 }
 
+/* handle: 64-byte aligned (the adapter sends the others elsewhere: abi/adapter.c). */
 static inline void ins_op_event_stop(void *handle) {
   if (!handle) return;
-  uint8_t tag = *(uint8_t *)handle;
+  uint32_t tag = ins_tag_at(handle);
   if (tag == INS_TAG_KERNEL) {
     struct ins_chan *ch = handle;
     if (__builtin_expect(ch->verbose || !ch->stop_ptimer, 0)) {
@@ -166,6 +192,8 @@ static inline void ins_op_event_stop(void *handle) {
     ins_op_channel_stopped(ins_op_of_chan(ch));
   } else if (tag == INS_TAG_OP) {
     ins_op_stop(handle);
+  } else if (tag != INS_TAG_FREE) {
+    ins_op_refuse(handle);
   }
 }
 

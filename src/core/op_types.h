@@ -14,34 +14,67 @@
 #define INS_OP_TYPES_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/record.h"
 
-enum { INS_TAG_FREE = 0, INS_TAG_OP = 0xA1, INS_TAG_KERNEL = 0xA2 };
+/*
+ * Handles. The first 4 bytes of an op and of a channel are its tag: what the handle is,
+ * or INS_TAG_FREE (0) for an op back in its pool, a stopped channel, and every op and
+ * channel of a finalized communicator (core/pool.h; pages handed back read as zeros). A
+ * tag is a kind byte under 24 bits of a fixed pattern: comparing 4 bytes costs what
+ * comparing one did (one instruction), and memory the plugin never gave passes for one of
+ * the two handles 1 time in 2^31, where one byte let 1 in 128 through. Ops and channels
+ * are 64-byte aligned, so a handle that is not is refused by its address
+ * (ins_handle_odd) before a byte of it is read as a struct. Neither proves a pointer is
+ * ours: one into unmapped memory, or memory made to look like a handle, is the caller's
+ * contract (docs/reference.md).
+ */
+#define INS_TAG_PATTERN 0x51a7e500u
+enum {
+  INS_TAG_FREE = 0,
+  INS_TAG_OP = INS_TAG_PATTERN | 0xA1,
+  INS_TAG_KERNEL = INS_TAG_PATTERN | 0xA2,
+};
+#define INS_HANDLE_ALIGN 64
+
+/* Whether h cannot be one of the tracker's handles, by its address alone. */
+static inline bool ins_handle_odd(const void *h) {
+  return ((uintptr_t)h & (INS_HANDLE_ALIGN - 1)) != 0;
+}
+
+/* The tag at p, read whatever p's alignment (a parent NCCL names, before it is known to
+ * be an op): one 4-byte load. */
+static inline uint32_t ins_tag_at(const void *p) {
+  uint32_t t;
+  memcpy(&t, p, sizeof t);
+  return t;
+}
 
 struct ins_comm;
 
 struct ins_chan {
-  _Alignas(64) uint8_t tag; /* INS_TAG_KERNEL */
+  _Alignas(INS_HANDLE_ALIGN) uint32_t tag; /* INS_TAG_KERNEL */
   uint8_t id;               /* channel id == index in op->ch */
   uint8_t verbose;          /* the comm's verbose trace: host times and sequence numbers too */
-  uint8_t unused;
-  uint32_t start_sn;
+  uint16_t unused;
   uint64_t start_ptimer, stop_ptimer; /* GPU timer, ns; 0 = not given */
   uint64_t host_start_ns, host_stop_ns; /* read only for fallbacks / verbose */
   uint64_t host_record_ns;
-  uint32_t record_sn, stop_sn;
+  uint32_t start_sn, record_sn, stop_sn;
 };
 _Static_assert(sizeof(struct ins_chan) == 64, "a channel is one cache line");
-/* ins_op_event_stop tells a channel from an op by the first byte of the handle */
-_Static_assert(offsetof(struct ins_chan, tag) == 0, "a channel's tag is its first byte");
+/* ins_op_event_stop tells a channel from an op by the first 4 bytes of the handle */
+_Static_assert(offsetof(struct ins_chan, tag) == 0, "a channel's tag is its first 4 bytes");
+_Static_assert(sizeof(((struct ins_chan *)0)->tag) == 4, "a tag is 4 bytes (ins_tag_at)");
 /* ins_op_kernel_start masks the channel id into range before its range check */
 _Static_assert((INS_MAX_CHANNELS & (INS_MAX_CHANNELS - 1)) == 0, "a power of two");
 
 struct ins_op {
-  uint8_t tag;       /* INS_TAG_OP */
+  uint32_t tag;      /* INS_TAG_OP */
   uint8_t kind;      /* enum ins_kind */
   uint8_t func;      /* enum ins_func */
   uint8_t expected;  /* kernel channels expected; 0 = unknown (count them as they come) */
@@ -70,7 +103,13 @@ struct ins_op {
   uint64_t floor;         /* comm->gpu_floor when it started: no channel of it can start sooner */
   struct ins_chan ch[INS_MAX_CHANNELS];
 };
-_Static_assert(offsetof(struct ins_op, tag) == 0, "an op's tag is its first byte");
+_Static_assert(offsetof(struct ins_op, tag) == 0, "an op's tag is its first 4 bytes");
+_Static_assert(sizeof(((struct ins_op *)0)->tag) == 4, "a tag is 4 bytes (ins_tag_at)");
+/* handles are aligned (ins_handle_odd), and the op's header is three cache lines */
+_Static_assert(_Alignof(struct ins_op) == INS_HANDLE_ALIGN &&
+                   _Alignof(struct ins_chan) == INS_HANDLE_ALIGN,
+               "ops and channels are 64-byte aligned");
+_Static_assert(offsetof(struct ins_op, ch) == 192, "an op is 192 bytes and its channels");
 _Static_assert(sizeof(((struct ins_op *)0)->chan_mask) * 8 >= INS_MAX_CHANNELS, "a bit per channel");
 
 #endif

@@ -6,11 +6,14 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* the head's low half is an op's index + 1 (0: empty), the high half a generation */
 _Static_assert((uint64_t)INS_POOL_FIRST * ((1ull << INS_POOL_MAX_CHUNKS) - 1) < UINT32_MAX,
                "an index fits in 32 bits");
 _Static_assert((INS_POOL_FIRST & (INS_POOL_FIRST - 1)) == 0, "ins_pool_at: a power of two");
+_Static_assert(INS_TAG_FREE == 0, "a chunk handed back reads as zeros: free (ins_pool_retire)");
 
 /* The first index of chunk k. */
 static inline uint32_t chunk_first(uint32_t k) { return INS_POOL_FIRST * ((1u << k) - 1); }
@@ -23,9 +26,49 @@ void ins_pool_init(struct ins_pool *p) {
   pthread_mutex_init(&p->grow_lock, NULL);
 }
 
+/* Chunk k's mapping: its ops, to whole pages. */
+static size_t chunk_bytes(uint32_t k) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t n = (size_t)(INS_POOL_FIRST << k) * sizeof(struct ins_op);
+  return (n + page - 1) / page * page;
+}
+
 void ins_pool_destroy(struct ins_pool *p) {
-  for (uint32_t k = 0; k < p->nchunks; k++) free(p->chunk[k]);
+  for (uint32_t k = 0; k < INS_POOL_MAX_CHUNKS; k++)
+    if (p->chunk[k]) munmap(p->chunk[k], chunk_bytes(k));
   pthread_mutex_destroy(&p->grow_lock);
+}
+
+/*
+ * What a retire leaves: every op of the pool free and unable to complete (the tracker's
+ * teardown saw to it: core/op.h, ins_op_finish_all_at_teardown), so a late call finds a
+ * tag that says free, or settles an op that never completes. Chunks of up to
+ * INS_POOL_WARM_BYTES stay as they are, resident, so that the next communicator's ops in
+ * them are warm (as they were when chunks came from malloc, whose free lists keep small
+ * blocks: clearing one op touched its untouched second page, and that one page fault
+ * cost a finalize 25 us on a 2-core VM); a larger chunk is handed back to the system
+ * (MADV_DONTNEED: a private anonymous mapping then reads as zeros, every tag free), as
+ * free() unmapped a large block.
+ */
+#define INS_POOL_WARM_BYTES (1u << 20) /* chunks 0 to 4: 248 ops */
+
+void ins_pool_retire(struct ins_pool *p) {
+  pthread_mutex_lock(&p->grow_lock);
+  p->retired = true; /* grow refuses: a late get finds no op (below) */
+  pthread_mutex_unlock(&p->grow_lock);
+  uint32_t used = atomic_load(&p->fresh);
+  atomic_store(&p->head, 0);
+  atomic_store(&p->fresh, atomic_load(&p->total)); /* none left to hand out */
+  for (uint32_t k = 0; k < p->nchunks && used > chunk_first(k); k++)
+    if (chunk_bytes(k) > INS_POOL_WARM_BYTES) madvise(p->chunk[k], chunk_bytes(k), MADV_DONTNEED);
+}
+
+void ins_pool_renew(struct ins_pool *p) {
+  void *spare[INS_POOL_MAX_CHUNKS];
+  memcpy(spare, p->chunk, sizeof spare);
+  pthread_mutex_destroy(&p->grow_lock);
+  ins_pool_init(p);
+  memcpy(p->chunk, spare, sizeof spare);
 }
 
 size_t ins_pool_bytes(struct ins_pool *p) {
@@ -54,11 +97,17 @@ static __attribute__((noinline)) int grow(struct ins_pool *p) {
       atomic_load_explicit(&p->fresh, memory_order_relaxed) <
           atomic_load_explicit(&p->total, memory_order_relaxed)) {
     rc = 0; /* someone else grew it (or ops were returned) meanwhile */
-  } else if (p->nchunks < INS_POOL_MAX_CHUNKS) {
+  } else if (p->nchunks < INS_POOL_MAX_CHUNKS && !p->retired) {
     uint32_t k = p->nchunks, n = INS_POOL_FIRST << k;
-    /* ops are cache-line aligned (struct ins_chan); not cleared: an op is set up when
-     * first handed out (ins_pool_get), so that only the ops used are ever touched */
-    struct ins_op *chunk = aligned_alloc(_Alignof(struct ins_op), (size_t)n * sizeof *chunk);
+    /* a spare (a retired pool's) or a new mapping: page-aligned, so ops are cache-line
+     * aligned (struct ins_chan); not touched here: an op is set up when first handed out
+     * (ins_pool_get), so that only the ops used are ever resident */
+    struct ins_op *chunk = p->chunk[k];
+    if (!chunk) {
+      void *m = mmap(NULL, chunk_bytes(k), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+      chunk = m == MAP_FAILED ? NULL : m;
+    }
     if (chunk) {
       p->chunk[k] = chunk;
       p->base[k] = (uintptr_t)chunk - (uintptr_t)chunk_first(k) * sizeof *chunk;

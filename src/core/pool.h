@@ -12,12 +12,24 @@
  * takes a per-pool mutex, once per chunk, never per event. An op is first
  * touched when it is first handed out (`fresh`), so a chunk's pages become
  * resident as ops are used, not when it is allocated.
+ *
+ * Finalize (ins_pool_retire): NCCL never names an op after its communicator's
+ * finalize, but a host that did (a late kernel stop, core/comm.h "Finalized
+ * contexts") must find memory that is still there and says "free". So chunks
+ * are mappings of their own, never freed at finalize: after the tracker's
+ * teardown every op in them is free and cannot complete (core/op.h); the
+ * retired pool hands out nothing, and its large chunks' pages go back to the
+ * system (they then read as zeros, and zero is INS_TAG_FREE). The next
+ * communicator made in the same context takes them as its pool's spare chunks
+ * (ins_pool_renew: chunk k is mapped once, grown into again); ins_pool_destroy
+ * unmaps them.
  */
 #ifndef INS_POOL_H
 #define INS_POOL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,15 +44,24 @@ struct ins_pool {
   _Atomic uint32_t total; /* ops in the chunks allocated (published after `base`) */
   pthread_mutex_t grow_lock;
   uint32_t nchunks;       /* under grow_lock */
+  bool retired;           /* under grow_lock: finalized, grows no more */
   /* Chunk k's address less the bytes of the ops before it (its first index is
    * INS_POOL_FIRST * (2^k - 1)): op idx of chunk k is at base[k] + idx * sizeof op. */
   uintptr_t base[INS_POOL_MAX_CHUNKS];
-  /* The chunks as allocated, what destroy frees. Also what keeps them reachable for a
-   * leak checker at exit: base[k] points before chunk k (k >= 1), into no block. */
+  /* The chunks as mapped, what destroy unmaps: chunk k is in use for k < nchunks, and
+   * a spare (a retired pool's, grown into again: ins_pool_renew) from there on, if not
+   * NULL. */
   void *chunk[INS_POOL_MAX_CHUNKS];
 };
 
 void ins_pool_init(struct ins_pool *p);
+/* Finalize, after the tracker's teardown: the chunks stay mapped (small ones resident,
+ * large ones handed back), and the pool hands out no op from now on. Nothing may use the
+ * pool meanwhile but late calls, which find free ops. */
+void ins_pool_retire(struct ins_pool *p);
+/* A retired pool made empty again for a new communicator, its chunks kept as spares. */
+void ins_pool_renew(struct ins_pool *p);
+/* Unmap every chunk, spares too. */
 void ins_pool_destroy(struct ins_pool *p);
 /* A free op (contents undefined but for tag and pool_idx), or NULL when the pool cannot grow. */
 struct ins_op *ins_pool_get(struct ins_pool *p);

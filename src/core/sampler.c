@@ -9,6 +9,27 @@
  * groups, an init and a window flip, a graph capture and anything) leave the
  * words as the latest state asks.
  *
+ * The words belong to the host. NCCL gives every init the same one, but the
+ * ABI does not promise it, and a host that gives each communicator its own
+ * may free a word once that communicator's finalize has returned. So the
+ * table keeps each distinct word with the live communicators given it
+ * (`users`), and the finalize of the last one detaches it: the slot is
+ * emptied, and detach returns only when no writer can still be writing it.
+ * Two kinds of writers:
+ *  - under g_tlock: the time thread (its window flips), attach; detach holds
+ *    g_tlock too, so none of these is mid-write while it runs;
+ *  - lock-free, on the application's threads: group ends (group-count mode)
+ *    and a graph capture. Each writes inside a "writer section" (two atomic
+ *    counts, epoch-indexed: words_enter, words_leave). Detach empties the slot,
+ *    then flips the epoch and waits for the old epoch's count to reach 0. A
+ *    writer counted in the new epoch, or in the old one after detach saw it at
+ *    0, loaded the slot after it was emptied (all of it seq_cst: the count's
+ *    increment comes before the slot's load in every writer), so it cannot
+ *    hold the word; the wait is bounded by the writers that were inside when
+ *    the epoch flipped (a few stores each), however many come after.
+ *  Group starts (NCCL's reads of the word, ins_sampler_group_start) are not
+ *  touched; a group end in group-count mode pays two uncontended atomic adds.
+ *
  * Time windows: the thread's decision is ins_sample_window_at(), a pure
  * function of the wall-clock time, and the thread reads that time and sleeps
  * through g_clock, which a unit test replaces to run the thread on a fake
@@ -19,6 +40,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -27,9 +49,9 @@
 #include "core/config.h"
 #include "core/log.h"
 
-#define MAX_WORDS 8 /* NCCL hands every init the same word; a few more are tolerated */
+#define MAX_WORDS 8 /* distinct words live at once: NCCL hands every init the same one */
 
-char ins_sampler_group_token[2];
+_Alignas(64) char ins_sampler_group_token[3];
 bool ins_sampler_counting;
 bool ins_sampler_active;
 
@@ -37,9 +59,18 @@ static int g_mode;
 static int g_on_mask, g_off_mask;
 static long long g_window_ms, g_period_ms, g_every, g_burst;
 
-static int *_Atomic g_words[MAX_WORDS];
-static atomic_int g_nwords;
+/* The words being written (slots 0 .. g_nslots - 1; an empty slot is NULL and is reused),
+ * each with its live communicators (users, under g_tlock). */
+static struct {
+  int *_Atomic word;
+  int users;
+} g_slots[MAX_WORDS];
+static atomic_int g_nslots; /* slots ever used: only grows, up to MAX_WORDS */
 static atomic_int g_state_mask; /* the mask wanted now */
+
+/* The lock-free writers in their sections, by epoch (see the header comment). */
+static atomic_uint g_epoch;
+static atomic_uint g_writers[2];
 
 /* Group-count mode. */
 static _Atomic uint64_t g_groups;   /* groups ended */
@@ -48,7 +79,8 @@ static _Atomic uint64_t g_graph_off_at = UINT64_MAX; /* groups ended by then */
 static atomic_int g_frozen_mask;    /* the mask from then on */
 static atomic_bool g_saw_api;       /* GroupApi events arrive: count those, not Group */
 
-/* Time mode: the thread and its accounting (g_tlock). */
+/* The sampler's lock: the time thread and its accounting; the slots' users, and who may
+ * empty a slot (attach, detach). */
 static pthread_mutex_t g_tlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_tcond = PTHREAD_COND_INITIALIZER;
 static pthread_t g_thread;
@@ -68,12 +100,29 @@ void ins_sampler_set_clock(const struct ins_sampler_clock *clock) {
   g_clock = clock ? clock : &g_realtime;
 }
 
+static unsigned words_enter(void) {
+  unsigned e = atomic_load(&g_epoch) & 1;
+  atomic_fetch_add(&g_writers[e], 1); /* before any slot is read (seq_cst) */
+  return e;
+}
+
+static void words_leave(unsigned e) { atomic_fetch_sub(&g_writers[e], 1); }
+
+/* Detach, g_tlock held, a slot just emptied: wait until no writer that may have read it
+ * before is still inside its section. */
+static void words_quiesce(void) {
+  unsigned e = atomic_fetch_xor(&g_epoch, 1) & 1; /* writers from now on count in the other */
+  while (atomic_load(&g_writers[e]) != 0) sched_yield();
+}
+
 static void write_words_raw(int mask) {
-  int n = atomic_load_explicit(&g_nwords, memory_order_acquire);
+  unsigned e = words_enter();
+  int n = atomic_load(&g_nslots);
   for (int i = 0; i < n; i++) {
-    int *w = atomic_load_explicit(&g_words[i], memory_order_acquire);
+    int *w = atomic_load(&g_slots[i].word);
     if (w) __atomic_store_n(w, mask, __ATOMIC_RELAXED); /* NCCL reads it atomically */
   }
+  words_leave(e);
 }
 
 /* Group k (from 0) is timed when its run of B is the first of every N runs. */
@@ -153,7 +202,7 @@ void ins_sampler_saw_group_api(void) {
 }
 
 void ins_sampler_group_stop(const void *handle) {
-  bool api = handle == &ins_sampler_group_token[1];
+  bool api = handle == &ins_sampler_group_token[2];
   if (!api && atomic_load_explicit(&g_saw_api, memory_order_relaxed))
     return; /* the GroupApi stop that follows counts this group */
   atomic_fetch_add_explicit(&g_groups, 1, memory_order_relaxed); /* the next group's number */
@@ -168,9 +217,18 @@ void ins_sampler_graph_captured(void) {
   static atomic_bool claimed;
   bool was = false;
   if (!atomic_compare_exchange_strong(&claimed, &was, true)) return;
-  int n = atomic_load_explicit(&g_nwords, memory_order_acquire);
-  int *w = n ? atomic_load_explicit(&g_words[0], memory_order_acquire) : NULL;
-  int now = w ? __atomic_load_n(w, __ATOMIC_RELAXED) : atomic_load(&g_state_mask);
+  /* what NCCL read: the first word in the table (inside a section: its host may be
+   * finalizing its communicator), else the state's */
+  unsigned e = words_enter();
+  int n = atomic_load(&g_nslots), now = atomic_load(&g_state_mask);
+  for (int i = 0; i < n; i++) {
+    int *w = atomic_load(&g_slots[i].word);
+    if (w) {
+      now = __atomic_load_n(w, __ATOMIC_RELAXED);
+      break;
+    }
+  }
+  words_leave(e);
   bool on = (now & PROF_EV_KERNEL_CH) != 0;
   atomic_store(&g_frozen_mask, on ? g_on_mask : g_off_mask);
   atomic_store(&g_graph_off_at, atomic_load(&g_groups));
@@ -237,7 +295,8 @@ static _Thread_local bool t_fork_locked;
 static atomic_bool g_fork_restart;
 
 void ins_sampler_fork_prepare(const struct timespec *until) {
-  t_fork_locked = g_thread_running && pthread_mutex_timedlock(&g_tlock, until) == 0;
+  /* taken whether or not the thread runs: attach and detach take it too */
+  t_fork_locked = pthread_mutex_timedlock(&g_tlock, until) == 0;
 }
 
 void ins_sampler_fork_parent(void) {
@@ -249,6 +308,9 @@ void ins_sampler_fork_child(void) {
    * counters, whole enough either way) */
   pthread_mutex_init(&g_tlock, NULL);
   pthread_cond_init(&g_tcond, NULL);
+  /* no writer of the parent's is inside a section here: they are threads we do not have */
+  atomic_store(&g_writers[0], 0);
+  atomic_store(&g_writers[1], 0);
   if (g_thread_running) {
     g_thread_running = false;
     atomic_store(&g_fork_restart, true);
@@ -259,26 +321,52 @@ void ins_sampler_fork_restart(void) {
   if (atomic_exchange(&g_fork_restart, false)) start_thread();
 }
 
-void ins_sampler_attach(int *mask_word) {
-  if (!mask_word) return;
-  int n = atomic_load_explicit(&g_nwords, memory_order_acquire);
-  bool known = false;
-  for (int i = 0; i < n && !known; i++)
-    known = atomic_load_explicit(&g_words[i], memory_order_acquire) == mask_word;
-  if (!known && g_mode != INS_SAMPLE_ALL) {
-    /* Inits are serialised by NCCL per communicator but not across them: claim a slot. */
-    int i = atomic_fetch_add(&g_nwords, 1);
-    if (i < MAX_WORDS) {
-      atomic_store_explicit(&g_words[i], mask_word, memory_order_release);
-    } else {
-      atomic_store(&g_nwords, MAX_WORDS);
-      ins_warn("more than %d distinct activation-mask words: this communicator is timed in full",
-               MAX_WORDS);
-      __atomic_store_n(mask_word, g_on_mask, __ATOMIC_RELAXED);
-      return;
-    }
+int *ins_sampler_attach(int *mask_word) {
+  if (!mask_word) return NULL;
+  if (g_mode == INS_SAMPLE_ALL) { /* the mask, once: nothing writes it again */
+    publish(mask_word);
+    return NULL;
   }
-  publish(mask_word);
+  pthread_mutex_lock(&g_tlock);
+  int n = atomic_load(&g_nslots), slot = -1, empty = -1;
+  for (int i = 0; i < n && slot < 0; i++) {
+    int *w = atomic_load(&g_slots[i].word);
+    if (w == mask_word) slot = i;
+    else if (!w && empty < 0) empty = i;
+  }
+  if (slot < 0 && (empty >= 0 || n < MAX_WORDS)) {
+    slot = empty >= 0 ? empty : n;
+    g_slots[slot].users = 0;
+    atomic_store(&g_slots[slot].word, mask_word); /* before the count that makes writers read it */
+    if (slot == n) atomic_store(&g_nslots, n + 1);
+  }
+  if (slot >= 0) {
+    g_slots[slot].users++;
+    publish(mask_word);
+  } else { /* every slot holds another live word */
+    __atomic_store_n(mask_word, g_on_mask, __ATOMIC_RELAXED);
+  }
+  pthread_mutex_unlock(&g_tlock);
+  if (slot < 0)
+    ins_warn("more than %d distinct activation-mask words: this communicator is timed in full",
+             MAX_WORDS);
+  return slot >= 0 ? mask_word : NULL;
+}
+
+void ins_sampler_detach(int *kept) {
+  if (!kept) return;
+  pthread_mutex_lock(&g_tlock);
+  int n = atomic_load(&g_nslots);
+  for (int i = 0; i < n; i++) {
+    if (atomic_load(&g_slots[i].word) != kept) continue;
+    assert(g_slots[i].users > 0); /* attach counted every communicator it returned the word to */
+    if (--g_slots[i].users == 0) {
+      atomic_store(&g_slots[i].word, NULL);
+      words_quiesce();
+    }
+    break;
+  }
+  pthread_mutex_unlock(&g_tlock);
 }
 
 void ins_sampler_stats(struct ins_sample_stats *s) {

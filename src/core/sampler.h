@@ -4,9 +4,11 @@
  *
  * NCCL keeps the mask word whose address every init receives (one word per
  * process), re-reads it when an application group starts and tags that
- * group's ops with what it read. Ops tagged without KernelCh get no kernel
- * instrumentation at all, so between sampled windows the job runs at
- * no-plugin speed. Two ways to choose the timed groups:
+ * group's ops with what it read. The ABI does not promise one word: the
+ * sampler writes every distinct word it was given, each until the finalize of
+ * the last communicator given it (ins_sampler_detach). Ops tagged without
+ * KernelCh get no kernel instrumentation at all, so between sampled windows
+ * the job runs at no-plugin speed. Two ways to choose the timed groups:
  *  - time windows: a thread writes the mask at wall-clock boundaries (the
  *    first W ms of every P ms, counted from the Unix epoch, so that every
  *    rank of a job on clock-synchronised hosts samples the same windows);
@@ -39,12 +41,22 @@
  * full_mask: what the plugin asks for when an op is to be timed. */
 void ins_sampler_start(const struct ins_config *cfg, int full_mask, int abi_version);
 
-/* Communicator init: NCCL's mask word; writes the mask wanted now. */
-void ins_sampler_attach(int *mask_word);
+/* Communicator init: NCCL's mask word; writes the mask wanted now. Returns what the
+ * communicator's finalize passes to ins_sampler_detach: the word, if the sampler keeps
+ * writing it, else NULL (sampling off; or MAX_WORDS other words live: then this one is
+ * set to time everything, once). */
+int *ins_sampler_attach(int *mask_word);
+/* Communicator finalize (before it returns: its host may free the word then): one user
+ * less of the word; at its last, the sampler stops writing it, and when this returns no
+ * thread of the plugin is writing it or will. NULL: nothing. */
+void ins_sampler_detach(int *kept);
 
 /* Group-count mode only: the handles startEvent returns for Group and
- * GroupApi events, so that NCCL calls stopEvent on them. */
-extern char ins_sampler_group_token[2]; /* [0] Group, [1] GroupApi */
+ * GroupApi events, so that NCCL calls stopEvent on them. [1] Group, [2] GroupApi;
+ * the array is 64-byte aligned, so a token never is, and a stopEvent tells a token from
+ * the tracker's handles, which always are (core/op_types.h), by that alone
+ * (abi/adapter.c). */
+extern _Alignas(64) char ins_sampler_group_token[3];
 extern bool ins_sampler_counting;        /* group-count mode is on (set before any init returns) */
 extern bool ins_sampler_active;          /* any sampling mode is on (likewise) */
 
@@ -55,10 +67,10 @@ void ins_sampler_saw_group_api(void);
 static inline void *ins_sampler_group_start(int api) {
   if (!ins_sampler_counting) return (void *)0;
   if (api) ins_sampler_saw_group_api();
-  return &ins_sampler_group_token[api];
+  return &ins_sampler_group_token[1 + api];
 }
 static inline bool ins_sampler_is_group(const void *handle) {
-  return handle == &ins_sampler_group_token[0] || handle == &ins_sampler_group_token[1];
+  return handle == &ins_sampler_group_token[1] || handle == &ins_sampler_group_token[2];
 }
 /* stopEvent on a group token: counts a group end and sets the next group's mask. */
 void ins_sampler_group_stop(const void *handle);

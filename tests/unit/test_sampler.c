@@ -74,14 +74,19 @@ static uint64_t fake_now(void) { return atomic_load(&g_now); }
 
 /* Called by the thread with the sampler's lock held, after each decision: note the
  * instant, the deadline asked for and the word as the decision left it, then move
- * the clock to the deadline. Waits for the test's budget in between. */
+ * the clock to the deadline. Waits for the test's budget in between, with the
+ * sampler's lock released, as a condition wait releases it (an init's attach takes it). */
 static int fake_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t deadline) {
   pthread_mutex_lock(&g_fk);
   g_gated = 1;
   pthread_cond_broadcast(&g_fk_cv);
+  pthread_mutex_unlock(mutex);
   while (g_calls >= g_budget && !g_release) pthread_cond_wait(&g_fk_cv, &g_fk);
   g_gated = 0;
   if (g_calls >= g_budget || g_calls >= NSTEPS) {
+    pthread_mutex_unlock(&g_fk);
+    pthread_mutex_lock(mutex); /* held from before "parked" shows until the wait: no lost signal */
+    pthread_mutex_lock(&g_fk);
     g_parked = 1;
     pthread_cond_broadcast(&g_fk_cv);
     pthread_mutex_unlock(&g_fk);
@@ -93,6 +98,7 @@ static int fake_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t dead
   g_call_word[i] = __atomic_load_n(&g_word, __ATOMIC_RELAXED);
   atomic_store(&g_now, deadline);
   pthread_mutex_unlock(&g_fk);
+  pthread_mutex_lock(mutex);
   return ETIMEDOUT;
 }
 

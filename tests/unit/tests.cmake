@@ -53,6 +53,13 @@ if(TARGET inspector_core)
   ins_unit_test(dump_stats test_dump_stats.c 60 "unit")
   # time-window sampling: windows aligned to the Unix epoch, on a fake clock
   ins_unit_test(sampler test_sampler.c 60 "threads;unit")
+  # a host that gives each communicator its own activation-mask word and frees it after
+  # the finalize: the time-window sampler writes it no more (ASan, TSan: label threads)
+  ins_unit_test(sampler_detach test_sampler_detach.c 60 "threads;unit")
+  # calls NCCL never makes, refused without harm: starts and kernel events after finalize,
+  # handles the plugin never gave (ASan+UBSan: each was a use after free, an overflow or a
+  # misaligned access)
+  ins_unit_test(abi_misuse test_abi_misuse.c 60 "unit")
   # names that are not UTF-8: cleaning, JSON strings, label values, log messages
   ins_unit_test(utf8 test_utf8.c 60 "unit")
   # the GPU timer's unit (RCCL ticks or ns): snap, evidence, conversion
