@@ -369,7 +369,7 @@ static void drain(struct ins_comm *c, struct drainer *d, bool final) {
  * PyTorch makes its subgroups lazily, would stall the job: when a pass held the registry
  * lock throughout, two busy communicators held another thread's init 30 s). So a pass:
  *  - walks a snapshot of the live contexts (comm.h: the registry lock only for the copy
- *    of its array); a context finalized meanwhile stays allocated until the walk ends;
+ *    of its array); a context finalized meanwhile is not retired until the walk ends;
  *  - drains each under its own drain_lock, at most what its rings held when the pass
  *    reached it (drain): however busy its producers, the pass ends;
  *  - writes before letting go of the context: its lines are handed on (flush: queued
@@ -382,8 +382,8 @@ static void drain(struct ins_comm *c, struct drainer *d, bool final) {
  *    the one batch in writing);
  *  - passes by a context whose last drain is done (ins_dump_comm_final sets ext_drain to
  *    NULL under the drain_lock): its sinks' states are being freed.
- * An init only adds to the registry (O(1)); a finalize removes (O(1)) and, last, frees the
- * context, which a walk still holding it frees at its end instead (core/comm.h).
+ * An init only adds to the registry (O(1)); a finalize removes (O(1)) and, last, retires
+ * the context, which a walk still holding it finishes retiring at its end (core/comm.h).
  */
 static void dump_pass(struct drainer *d, bool final) {
   begin_pass(d);
