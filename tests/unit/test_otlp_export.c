@@ -636,8 +636,11 @@ static void case_down_at_start(void) {
   receiver_stop(&r);
 }
 
-/* The collector goes away mid-run and comes back: the queue keeps the newest Q bodies,
- * exactly P - Q are dropped and counted, delivery resumes with the kept ones in order. */
+/* The collector goes away mid-run and comes back. The queue is made only when empty, a
+ * queueful at a time: it keeps the first Q bodies and takes no more from the sink while
+ * they wait (P - Q stay with it); nothing is dropped, and once the collector is back all
+ * P arrive, in order. (Until issue 32 a full queue dropped its oldest bodies to make room
+ * at every interval: with turns of a sink's series, the same series never arrived.) */
 static void case_away_and_back(void) {
   enum { Q = 3, P = 8 };
   struct receiver r;
@@ -650,29 +653,37 @@ static void case_away_and_back(void) {
   supply_pushf("before 1");
   CHECK(wait_requests(&r, 2));
   CHECK(receiver_control(&r, "{\"listen\": false}"));
-  for (int i = 0; i < P; i++) supply_pushf("while away %d", i);
-  CHECK(wait_supply_empty());          /* all P collected: the queue has seen them all */
-  CHECK(wait_msgs("cannot deliver", 1));
-  CHECK_EQ_U(ins_otlp_exporter_dropped(e), P - Q);
+  pthread_mutex_lock(&g_supply.lock); /* all P at once: the next collect finds them all */
+  for (int i = 0; i < P; i++) {
+    int k = (g_supply.head + g_supply.count++) % SUPPLY_MAX;
+    char b[32];
+    g_supply.len[k] = (size_t)snprintf(b, sizeof b, "while away %d", i);
+    g_supply.body[k] = strdup(b);
+  }
+  pthread_mutex_unlock(&g_supply.lock);
+  CHECK(wait_msgs("cannot deliver", 1)); /* the first Q were taken, and failed */
+  CHECK_EQ_U(supply_left(), P - Q);
+  sleep_ms(300); /* retries, 20-100 ms apart: still nothing more taken, nothing dropped */
+  CHECK_EQ_U(supply_left(), P - Q);
+  CHECK_EQ_U(ins_otlp_exporter_dropped(e), 0);
   CHECK(receiver_control(&r, "{\"listen\": true}"));
-  CHECK(wait_requests(&r, 2 + Q));
+  CHECK(wait_requests(&r, 2 + P));
   CHECK(wait_msgs("delivering to", 1));
-  CHECK_EQ_U(ins_otlp_exporter_dropped(e), P - Q);
+  CHECK_EQ_U(ins_otlp_exporter_dropped(e), 0);
   supply_pushf("after");
-  CHECK(wait_requests(&r, 2 + Q + 1));
+  CHECK(wait_requests(&r, 2 + P + 1));
   ins_otlp_exporter_stop(e, 5000);
   static struct rec q[32];
-  CHECK_EQ_U(receiver_requests(&r, q, 32), 2 + Q + 1);
-  for (int i = 0; i < Q; i++) {
+  CHECK_EQ_U(receiver_requests(&r, q, 32), 2 + P + 1);
+  for (int i = 0; i < P; i++) {
     char want[32];
-    snprintf(want, sizeof want, "while away %d", P - Q + i); /* the newest Q, in order */
+    snprintf(want, sizeof want, "while away %d", i); /* every one, in order */
     CHECK(body_is_str(&r, q[2 + i].seq, want));
   }
-  CHECK(body_is_str(&r, q[2 + Q].seq, "after"));
+  CHECK(body_is_str(&r, q[2 + P].seq, "after"));
   CHECK_EQ_U(count_msgs("cannot deliver", NULL), 1);
-  char dropped[64];
-  snprintf(dropped, sizeof dropped, "%d metrics bodies were dropped meanwhile", P - Q);
-  CHECK_EQ_U(count_msgs("delivering to", dropped, NULL), 1);
+  CHECK_EQ_U(count_msgs("cannot deliver", "no new ones are made", NULL), 1);
+  CHECK_EQ_U(count_msgs("delivering to", "0 metrics bodies were dropped meanwhile", NULL), 1);
   CHECK_EQ_U(count_msgs("delivering to", NULL), 1);
   receiver_stop(&r);
 }
