@@ -1,7 +1,9 @@
 /*
  * closed_port.h - for unit tests of the OTLP sink: a port on 127.0.0.1 that nothing
  * listens on (bound, read back, closed), so that every export to it is refused at once
- * and costs nothing, while its bodies are still made.
+ * and costs nothing. The exporter makes its first bodies and then waits with them,
+ * making no more until they are delivered (never, here; otlp_export.c): a test that
+ * needs an export at every interval uses ok_collector.h.
  */
 #ifndef INS_TEST_CLOSED_PORT_H
 #define INS_TEST_CLOSED_PORT_H

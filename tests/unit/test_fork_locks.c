@@ -45,7 +45,7 @@
 #if !defined(INSPECTOR_OTLP) || INSPECTOR_OTLP
 #include "sink/otlp/otlp.h"
 #endif
-#include "closed_port.h"
+#include "ok_collector.h"
 
 /* ---- the seams ---------------------------------------------------------------- */
 
@@ -235,12 +235,14 @@ static void otlp_hook(const atomic_int *drains_waiting) {
 static void otlp_setup(void) {
   setup();
   char url[64];
-  snprintf(url, sizeof url, "http://127.0.0.1:%d", closed_port());
+  /* a collector that takes every body at once: the exporter exports at every interval (one
+   * that refused would make its first bodies and wait with them, making no more) */
+  int port = ok_collector_start();
+  CHECK(port > 0);
+  snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
   setenv("NCCL_INSPECTOR_OTLP_EXPORT", "1", 1);
   setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url, 1);
-  /* the first export 20 ms after start, which the hook holds (set before the start: with
-   * the collector refusing, the exporter makes nothing more while that export waits) */
-  setenv("OTEL_METRIC_EXPORT_INTERVAL", "20", 1);
+  setenv("OTEL_METRIC_EXPORT_INTERVAL", "20", 1); /* exports often */
   setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "50", 1);
   ins_otlp_test_hook = otlp_hook;
 }
@@ -248,9 +250,9 @@ static void otlp_setup(void) {
 static int case_otlp_collect(const char *dir) {
   otlp_setup();
   g_child_warning = "not exported over OTLP";
-  atomic_store(&g_hold_collect, 1);
   void *ctx = fu_init(0x1234);
   atomic_store(&g_release_at_prepare, 1);
+  atomic_store(&g_hold_collect, 1);
   for (int i = 0; i < 3; i++) fu_op(ctx);
   CHECK(reached(&g_in_collect));
   pid_t child = fork_job_child(true);
@@ -262,8 +264,8 @@ static int case_otlp_collect(const char *dir) {
 
 static int case_otlp_stuck(const char *dir) {
   otlp_setup();
-  atomic_store(&g_hold_collect, 1); /* released only after fork() returns */
   void *ctx = fu_init(0x1234);
+  atomic_store(&g_hold_collect, 1); /* released only after fork() returns */
   for (int i = 0; i < 3; i++) fu_op(ctx);
   CHECK(reached(&g_in_collect));
   pid_t child = fork_job_child(false);

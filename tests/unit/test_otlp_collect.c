@@ -39,10 +39,11 @@
  *                     at body 2 the record must be done (waited for 5 s at
  *                     most: only a lock held across bodies makes it wait)
  *   publish_race      the exporter thread collecting every millisecond right
- *                     after the sink's start, with nothing else taking the
- *                     sink's lock: the exporter's handle is published so that
- *                     ThreadSanitizer finds no race (this test's point is its
- *                     TSan build, labelled "threads")
+ *                     after the sink's start (a collector that takes every
+ *                     body at once: ok_collector.h), with nothing else taking
+ *                     the sink's lock: the exporter's handle is published so
+ *                     that ThreadSanitizer finds no race (this test's point is
+ *                     its TSan build, labelled "threads")
  *   exit_counts_undelivered
  *                     a collector (tests/otlp_receiver.py) that takes bodies of
  *                     300 series until some have reached it, then rejects all
@@ -56,8 +57,9 @@
  * The sink is driven through its own table (ins_otlp_sink) with communicators
  * made by hand; bodies are asked for in http/json and read by searching for
  * the attribute values this test gave (each series' communicator name).
- * Nothing is sent anywhere but a port on 127.0.0.1 that nothing listens on, or
- * the receiver of exit_counts_undelivered.
+ * Nothing is sent anywhere but a port on 127.0.0.1 that nothing listens on, the
+ * collector of publish_race, or the receiver of exit_counts_undelivered and
+ * slow_collector.
  */
 #include <netinet/in.h>
 #include <pthread.h>
@@ -72,6 +74,7 @@
 
 #include "check.h"
 #include "closed_port.h"
+#include "ok_collector.h"
 #include "core/comm.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -348,7 +351,9 @@ static void case_after_shutdown(void) {
 }
 
 static void case_publish_race(void) {
-  sink_start("1");
+  int port = ok_collector_start(); /* one that refused would make one export and wait */
+  CHECK(port > 0);
+  sink_start_to("1", port, "50");
   sleep_ms(100); /* the exporter collects (and reads its own handle) about 100 times */
   ins_otlp_sink.shutdown();
   struct ins_otlp_body bodies[PER_CALL];
