@@ -688,6 +688,54 @@ static void case_away_and_back(void) {
   receiver_stop(&r);
 }
 
+/* A sink of turns: each fresh call is a turn of 2 bodies, "turn T body I", none asked for
+ * without fresh (more is never set). */
+static atomic_int g_turns;
+
+static int turn_collect(void *arg, struct ins_otlp_body *bodies, int max, bool fresh, bool *more) {
+  (void)arg;
+  *more = false;
+  if (!fresh) return 0;
+  int t = atomic_fetch_add(&g_turns, 1) + 1, n = 0;
+  for (; n < 2 && n < max; n++) {
+    char b[32];
+    int len = snprintf(b, sizeof b, "turn %d body %d", t, n);
+    if (ins_buf_reserve(&bodies[n].data, (size_t)len) != 0) break;
+    memcpy(bodies[n].data.data, b, (size_t)len);
+    bodies[n].data.len = (size_t)len;
+  }
+  return n;
+}
+
+/* Stop with bodies waiting (a queue of 2, full of the first turn, the collector away): the
+ * waiting bodies go first, then the last turn; nothing is dropped. Every body arrives once,
+ * in the order made: "turn 1 body 0" first, the last turn's last. (Until issue 32 stop made
+ * its last export first, into the full queue, which dropped the waiting ones.) */
+static void case_stop_sends_waiting_first(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"listen\": false}"));
+  endpoint(&r, NULL);
+  fast_backoff();
+  struct ins_otlp_exporter *e = ins_otlp_exporter_start(&g_ep, 20, 2, turn_collect, NULL, NULL);
+  CHECK(e != NULL);
+  CHECK(wait_msgs("cannot deliver", 1)); /* turn 1 made, its bodies waiting */
+  CHECK(receiver_control(&r, "{\"listen\": true}"));
+  ins_otlp_exporter_stop(e, 10000); /* a retry may have delivered some already: either way */
+  int turns = atomic_load(&g_turns);
+  static struct rec q[64];
+  int n = receiver_requests(&r, q, 64);
+  printf("stop_sends_waiting_first: %d turns made, %d bodies received\n", turns, n);
+  CHECK(turns >= 2); /* turn 1, and the last at stop */
+  CHECK_EQ_U(n, 2 * turns);
+  for (int i = 0; i < n && i < 2 * turns; i++) {
+    char want[32];
+    snprintf(want, sizeof want, "turn %d body %d", i / 2 + 1, i % 2);
+    CHECK(body_is_str(&r, q[i].seq, want));
+  }
+  CHECK_EQ_U(count_msgs("dropped in all", NULL), 0); /* the summary comes only with a loss */
+  receiver_stop(&r);
+}
+
 /* 503 with Retry-After: the next attempt is not earlier (the receiver's clock), in
  * both of Retry-After's forms. The jitter is 0 (injected): the wait is Retry-After's. */
 static void retry_after_case(const char *action, double at_least_s) {
@@ -1694,6 +1742,7 @@ static const struct test_case k_cases[] = {
     {"refused_requests", case_refused_requests, true},
     {"stop_with_silent_collector", case_stop_with_silent_collector, true},
     {"stop_with_no_collector", case_stop_with_no_collector, true},
+    {"stop_sends_waiting_first", case_stop_sends_waiting_first, true},
     {"http_does_not_load_libcurl", case_http_does_not_load_libcurl, true},
     {"libcurl_transport", case_libcurl_transport, true},
     {"libcurl_stop_with_silent_collector", case_libcurl_stop_with_silent_collector, true},
