@@ -14,23 +14,22 @@
  * creation: a turn holds every series once, encoded under the lock into bodies
  * of at most INS_OTLP_MAX_BODY bytes (the per-GPU counters go with its first):
  * each body takes as many series as the last body's bytes per series say fit,
- * fewer when it comes out too large. The exporter asks for a queueful of
- * bodies at a time (ins_otlp_collect_fn: a turn of thousands of communicators
- * is tens of bodies, and with a slow collector it may last many intervals),
- * and the cursor below remembers where the turn in progress goes on; series
- * created meanwhile come at its end. A new turn begins where the last one
- * stopped making bodies and wraps round: after a whole turn that is the first
- * series (or those created since, never sent yet); at stop, mid-way through
- * one, the last turn begins there, so the series delivered longest ago go
- * first. Each body has its own time, read
- * under the lock with the values it holds: a point says when its values were
- * taken, however long the turn (its first body may be minutes older). The lock
- * is let go between bodies, so the draining threads wait at most one body's
- * encoding (milliseconds for the largest), and NCCL's threads never take this
- * lock. Each body says which series it holds; the exporter hands that back for
- * each body the collector took (ins_otlp_delivered), so that at exit the sink
- * can say which series never reached the collector and which reached it only
- * before exit.
+ * fewer when it comes out too large. The exporter asks for a queueful of bodies
+ * at a time (ins_otlp_collect_fn: a turn of thousands of communicators is tens
+ * of bodies, and with a slow collector it may last many intervals), and the
+ * cursor below remembers where the turn in progress goes on; series created
+ * meanwhile come at its end. A new turn begins where the last one stopped
+ * making bodies and wraps round: after a whole turn that is the first series
+ * (or those created since, never sent yet); at stop, mid-way through one, the
+ * last turn begins there, so the series delivered longest ago go first. Each
+ * body has its own time, read under the lock with the values it holds: a point
+ * says when its values were taken, however long the turn (its first body may be
+ * minutes older). The lock is let go between bodies, so the draining threads
+ * wait at most one body's encoding (milliseconds for the largest), and NCCL's
+ * threads never take this lock. Each body says which series it holds; the
+ * exporter hands that back for each body the collector took
+ * (ins_otlp_delivered), so that at exit the sink can say which series never
+ * reached the collector and which reached it only before exit.
  *
  * fork(): the exporter takes the lock outside the dump layer's gate, so the fork's
  * prepare takes it too (sink.h fork_prepare). A forked child has no exporter (its
