@@ -17,8 +17,8 @@ histograms' counts; records with stale channels counted as excluded, not aggrega
                        alone, no log written, the same totals
   otlp.collector-down  no receiver at all: the job's replay still succeeds, one warning, no hang
   otlp.comes-back      the receiver away at start and back later: the last export arrives with
-                       every count, and the exports dropped meanwhile are counted in
-                       nccl.inspector.otlp.exports_dropped
+                       every count, and nccl.inspector.otlp.exports_dropped is exported (the
+                       bodies that waited are kept, not dropped: its value is what was lost)
   otlp.two-processes   two replays at once into one receiver with a path in the endpoint and
                        headers with '=' and ',' in their values: both processes' totals arrive,
                        headers intact
@@ -276,7 +276,10 @@ def otlp_totals(dec):
 
 def last_exports(rec, json_mode):
     """{pid: the last export, decoded}; every body checked (protoc / JSON) on the way. An export
-    split into several bodies (same time_unix_nano) is put back together."""
+    (a turn of the sink's series) split into several bodies is put back together: its first
+    body holds the per-GPU and exporter counters (nccl.inspector.otlp.exports_dropped, one
+    point always), the others join the pid's export before them. Each body has its own
+    time_unix_nano (that of its values), so the time does not tell."""
     out, problems = {}, []
     for r in rec.requests():
         if r["action"] not in ("200",):
@@ -293,7 +296,7 @@ def last_exports(rec, json_mode):
             dec = decode_pb(body)
         pid = dec["resource"]["process.pid"]
         prev = out.get(pid)
-        if prev and prev.get("time") and prev.get("time") == dec.get("time"):
+        if prev and "nccl.inspector.otlp.exports_dropped" not in dec["metrics"]:
             for name, pts in dec["metrics"].items():  # another body of the same export
                 prev["metrics"][name] += pts
             prev["bodies"] += 1

@@ -1,7 +1,9 @@
 /*
  * closed_port.h - for unit tests of the OTLP sink: a port on 127.0.0.1 that nothing
- * listens on, so that every export to it is refused at once and costs nothing, while its
- * bodies are still made.
+ * listens on, so that every export to it is refused at once and costs nothing. The
+ * exporter makes its first bodies and then waits with them, making no more until they are
+ * delivered (never, here; otlp_export.c): a test that needs an export at every interval
+ * uses ok_collector.h.
  *
  * The port stays bound, by a socket that never listens, for the process's life (and its
  * children's): a connection to it is refused, and no other socket can take it. A port

@@ -7,10 +7,25 @@
  *   in_turns          1,000 series, bodies of at most 64 KiB, 4 bodies a call:
  *                     an export comes in turns (fresh, then "more" until
  *                     done) and holds every series exactly once, every body
- *                     under the limit, all with the export's time, the per-GPU
- *                     counters in the first body only; a fresh call starts a
- *                     new export from the first series; a series created
- *                     mid-export is in that export, at its end
+ *                     under the limit, each with one time (its values'), none
+ *                     before the body made before it, the per-GPU counters in
+ *                     the first body only; after a whole turn a fresh call
+ *                     starts from the first series; a series created mid-turn
+ *                     is in that turn, at its end
+ *   turn_resumes      a turn's next bodies carry the values recorded since its
+ *                     first, timed later; a fresh call mid-turn (the last turn
+ *                     at stop) begins where making stopped, wraps round, and
+ *                     holds every series once with its newest values; the next
+ *                     fresh turn begins where that one ended
+ *   slow_collector    a collector slower than the export interval (each answer
+ *                     10 ms late, the interval 1 ms) and 360 series (more than
+ *                     a queueful of bodies per turn): after 2 turns' bodies
+ *                     more (and a queueful) it has taken every series, while a
+ *                     thread records all the time; each body it took is one
+ *                     moment's values, never older than those of a body it took
+ *                     before. Until issue 32 the exporter dropped the oldest
+ *                     queued bodies at each interval and some series never
+ *                     arrived
  *   after_shutdown    a communicator still attached when the sink shuts down
  *                     (and frees its state) records nothing more and does
  *                     not touch freed memory; a second start starts empty
@@ -24,10 +39,11 @@
  *                     at body 2 the record must be done (waited for 5 s at
  *                     most: only a lock held across bodies makes it wait)
  *   publish_race      the exporter thread collecting every millisecond right
- *                     after the sink's start, with nothing else taking the
- *                     sink's lock: the exporter's handle is published so that
- *                     ThreadSanitizer finds no race (this test's point is its
- *                     TSan build, labelled "threads")
+ *                     after the sink's start (a collector that takes every
+ *                     body at once: ok_collector.h), with nothing else taking
+ *                     the sink's lock: the exporter's handle is published so
+ *                     that ThreadSanitizer finds no race (this test's point is
+ *                     its TSan build, labelled "threads")
  *   exit_counts_undelivered
  *                     a collector (tests/otlp_receiver.py) that takes bodies of
  *                     300 series until some have reached it, then rejects all
@@ -41,8 +57,9 @@
  * The sink is driven through its own table (ins_otlp_sink) with communicators
  * made by hand; bodies are asked for in http/json and read by searching for
  * the attribute values this test gave (each series' communicator name).
- * Nothing is sent anywhere but a port on 127.0.0.1 that nothing listens on, or
- * the receiver of exit_counts_undelivered.
+ * Nothing is sent anywhere but a port on 127.0.0.1 that nothing listens on, the
+ * collector of publish_race, or the receiver of exit_counts_undelivered and
+ * slow_collector.
  */
 #include <netinet/in.h>
 #include <pthread.h>
@@ -57,6 +74,7 @@
 
 #include "check.h"
 #include "closed_port.h"
+#include "ok_collector.h"
 #include "core/comm.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -136,8 +154,9 @@ struct seen {
   int hits[NSERIES + 1];
   int bodies, over_limit, with_counters, first_with_counters;
   size_t bytes;
-  unsigned long long time;
-  int times_differ;
+  unsigned long long first_time, time; /* the first body's time, the last one's */
+  int times_differ;                    /* points of one body with another time than its first */
+  int times_back;                      /* bodies timed before the body read before them */
 };
 
 static void read_body(struct seen *s, const struct ins_buf *b) {
@@ -149,11 +168,15 @@ static void read_body(struct seen *s, const struct ins_buf *b) {
     int i = atoi(p + 8);
     if (i >= 0 && i <= NSERIES) s->hits[i]++, series_here++;
   }
+  unsigned long long body_time = 0;
   for (const char *p = text; (p = strstr(p, "\"timeUnixNano\":")); p += 15) {
     unsigned long long t = strtoull(p + 15 + (p[15] == '"'), NULL, 10);
-    if (!s->time) s->time = t;
-    else if (t != s->time) s->times_differ++;
+    if (!body_time) body_time = t;
+    else if (t != body_time) s->times_differ++;
   }
+  if (body_time < s->time) s->times_back++;
+  if (!s->first_time) s->first_time = body_time;
+  s->time = body_time;
   if (strstr(text, "nccl.records.dropped")) {
     if (!s->with_counters) s->first_with_counters = s->bodies;
     s->with_counters++;
@@ -206,11 +229,12 @@ static void case_in_turns(void) {
   CHECK_EQ_U(count_hits(&s, 0, NSERIES, 4), 0);
   CHECK_EQ_U(s.over_limit, 0);
   CHECK(s.bodies <= 2 * (int)(s.bytes / BODY_MAX) + 2); /* filled, not one series each */
-  CHECK_EQ_U(s.times_differ, 0);
+  CHECK_EQ_U(s.times_differ, 0); /* one time per body: that of its values */
+  CHECK_EQ_U(s.times_back, 0);
   CHECK(s.time > 0);
   CHECK_EQ_U(s.with_counters, 1);
   CHECK_EQ_U(s.first_with_counters, 0);
-  unsigned long long first_time = s.time;
+  unsigned long long first_time = s.time; /* the export's last body */
 
   /* asked again without fresh: nothing is open */
   struct ins_otlp_body none[PER_CALL];
@@ -239,8 +263,9 @@ static void case_in_turns(void) {
     for (int i = 0; i < PER_CALL; i++) ins_buf_free(&bodies[i].data);
   }
   CHECK_EQ_U(count_hits(&s, 0, NSERIES + 1, 4), 0);
-  CHECK(s.time > first_time);
+  CHECK(s.first_time > first_time);
   CHECK_EQ_U(s.times_differ, 0);
+  CHECK_EQ_U(s.times_back, 0);
   CHECK_EQ_U(s.with_counters, 1);
 
   for (int i = 0; i <= NSERIES; i++) comm_free(&k[i]);
@@ -326,7 +351,9 @@ static void case_after_shutdown(void) {
 }
 
 static void case_publish_race(void) {
-  sink_start("1");
+  int port = ok_collector_start(); /* one that refused would make one export and wait */
+  CHECK(port > 0);
+  sink_start_to("1", port, "50");
   sleep_ms(100); /* the exporter collects (and reads its own handle) about 100 times */
   ins_otlp_sink.shutdown();
   struct ins_otlp_body bodies[PER_CALL];
@@ -431,11 +458,250 @@ static void case_exit_counts_undelivered(void) {
   ins_log_detach();
 }
 
+/* ---- a turn's values, and a turn begun mid-way ---- */
+
+/* The nccl.operations points of a JSON body, into out: for each, its series (by number),
+ * its time and its value. Returns how many. */
+struct point {
+  int series;
+  unsigned long long time;
+  long long ops;
+};
+
+static int ops_points(const char *text, struct point *out, int max) {
+  const char *m = strstr(text, "\"name\":\"nccl.operations\"");
+  if (!m) return 0;
+  const char *end = strstr(m + 1, "{\"name\":\""); /* the next metric */
+  int n = 0;
+  for (const char *p = m; n < max && (p = strstr(p, "\"series-")) && (!end || p < end); p += 8) {
+    const char *t = strstr(p, "\"timeUnixNano\":"), *v = strstr(p, "\"asInt\":");
+    if (!t || !v) break;
+    t += 15, v += 8;
+    out[n++] = (struct point){atoi(p + 8), strtoull(t + (*t == '"'), NULL, 10), strtoll(v + (*v == '"'), NULL, 10)};
+  }
+  return n;
+}
+
+/* One call's bodies read: for each series the value it carried (-1: not there; an error
+ * if twice), the first series of the first body, the lowest and highest times, whether
+ * the counters were there. */
+struct call {
+  long long ops[NSERIES];
+  int twice, first_series, bodies;
+  unsigned long long tmin, tmax;
+  bool counters;
+};
+
+static bool take_call(struct call *c, bool fresh) {
+  memset(c, 0, sizeof *c);
+  for (int i = 0; i < NSERIES; i++) c->ops[i] = -1;
+  c->first_series = -1;
+  struct ins_otlp_body bodies[PER_CALL];
+  memset(bodies, 0, sizeof bodies);
+  bool more = false;
+  int n = ins_otlp_collect(NULL, bodies, PER_CALL, fresh, &more);
+  static struct point pts[NSERIES];
+  for (int b = 0; b < n; b++) {
+    char *text = malloc(bodies[b].data.len + 1);
+    memcpy(text, bodies[b].data.data, bodies[b].data.len);
+    text[bodies[b].data.len] = '\0';
+    if (strstr(text, "nccl.records.dropped")) c->counters = true;
+    int np = ops_points(text, pts, NSERIES);
+    for (int i = 0; i < np; i++) {
+      if (pts[i].series < 0 || pts[i].series >= NSERIES) continue;
+      if (c->first_series < 0) c->first_series = pts[i].series;
+      c->twice += c->ops[pts[i].series] >= 0;
+      c->ops[pts[i].series] = pts[i].ops;
+      if (!c->tmin || pts[i].time < c->tmin) c->tmin = pts[i].time;
+      if (pts[i].time > c->tmax) c->tmax = pts[i].time;
+    }
+    free(text);
+  }
+  c->bodies = n;
+  for (int i = 0; i < PER_CALL; i++) ins_buf_free(&bodies[i].data);
+  return more;
+}
+
+/* The series a call held, as [lo, hi] when they are one run; -1 when they are not. */
+static int held_run(const struct call *c, int *lo, int *hi) {
+  *lo = -1, *hi = -1;
+  for (int i = 0; i < NSERIES; i++)
+    if (c->ops[i] >= 0) {
+      if (*lo < 0) *lo = i;
+      else if (*hi != i - 1) return -1;
+      *hi = i;
+    }
+  return *lo < 0 ? -1 : 0;
+}
+
+static void case_turn_resumes(void) {
+  sink_start("3600000"); /* the exporter thread collects only at shutdown */
+  static struct comm k[NSERIES];
+  for (int i = 0; i < NSERIES; i++) {
+    CHECK(comm_new(&k[i], i) == 0);
+    CHECK(comm_record(&k[i]) == 0);
+  }
+  static struct call c1, c2, c;
+  CHECK(take_call(&c1, true)); /* a turn's first queueful: more to come */
+  int lo1, hi1, lo2, hi2;
+  CHECK(held_run(&c1, &lo1, &hi1) == 0 && lo1 == 0 && c1.counters && !c1.twice);
+  for (int i = 0; i < NSERIES; i++) CHECK(comm_record(&k[i]) == 0); /* every series: 2 */
+  sleep_ms(2); /* a later time (ns clock) */
+  CHECK(take_call(&c2, false)); /* the turn's next bodies */
+  CHECK(held_run(&c2, &lo2, &hi2) == 0 && lo2 == hi1 + 1 && !c2.counters && !c2.twice);
+  int stale = 0;
+  for (int i = lo2; i <= hi2; i++) stale += c2.ops[i] != 2; /* the newest at their making */
+  CHECK_EQ_U(stale, 0);
+  CHECK(c2.tmin > c1.tmax); /* and timed then, not at the turn's first body */
+  printf("turn_resumes: the first call held series %d-%d, the next %d-%d\n", lo1, hi1, lo2, hi2);
+
+  /* a fresh turn now (as the last one at stop): from series hi2 + 1 to the last, then from
+   * the first to hi2, every series once, with its newest values */
+  for (int i = 0; i < NSERIES; i++) CHECK(comm_record(&k[i]) == 0); /* every series: 3 */
+  static long long ops[NSERIES];
+  int order_breaks = 0, prev = -1, calls = 0, twice = 0;
+  for (int i = 0; i < NSERIES; i++) ops[i] = -1;
+  bool more = true, counters_first = false;
+  for (bool fresh = true; more && calls < 1000; fresh = false, calls++) {
+    more = take_call(&c, fresh);
+    if (fresh) {
+      CHECK_EQ_U(c.first_series, hi2 + 1);
+      counters_first = c.counters;
+    } else {
+      CHECK(!c.counters);
+    }
+    for (int i = 0; i < NSERIES; i++) {
+      if (c.ops[i] < 0) continue;
+      twice += ops[i] >= 0;
+      ops[i] = c.ops[i];
+    }
+    /* in the order made: one run up to the last series, then from the first */
+    for (int i = 0, s0 = c.first_series; i < NSERIES; i++) {
+      int x = (s0 + i) % NSERIES;
+      if (c.ops[x] < 0) continue;
+      if (prev >= 0 && x != (prev + 1) % NSERIES) order_breaks++;
+      prev = x;
+    }
+  }
+  CHECK(counters_first);
+  CHECK(!more);
+  CHECK_EQ_U(twice, 0);
+  CHECK_EQ_U(order_breaks, 0);
+  CHECK_EQ_U(prev, hi2); /* it ended where it began */
+  int wrong = 0;
+  for (int i = 0; i < NSERIES; i++) wrong += ops[i] != 3;
+  CHECK_EQ_U(wrong, 0);
+  /* the next fresh turn begins where that one ended: the round goes on */
+  take_call(&c, true);
+  CHECK_EQ_U(c.first_series, hi2 + 1);
+  for (int i = 0; i < NSERIES; i++) comm_free(&k[i]);
+  ins_otlp_sink.shutdown();
+}
+
+/* ---- a collector slower than the interval ---- */
+
+#define SLOW_SERIES 360
+#define TURN_MAX 30 /* bodies per turn this test allows (360 series: about 21); checked */
+/* Answered requests after every series exists within which each must have arrived: the
+ * rest of the turn in progress and the whole next one (otlp_export.c), and one more for
+ * the request in flight when counting began. */
+#define SLOW_WAIT (2 * TURN_MAX + 1)
+
+struct slow_body {
+  int seq;
+  bool counters;
+  int nseries, times;       /* series it held, distinct times among its points */
+  long long lo, hi;         /* the moments its values fit (below) */
+};
+
+/* The recorder records series 0..S-1 in order, round after round, from one thread: at any
+ * moment series i has had R + (i < p ? 1 : 0) records, where P = R * S + p (0 <= p < S)
+ * is how many were made in all, and P only grows. A point of series i with value v fits
+ * the moments (v - 1) * S + i + 1 <= P <= v * S + i: the body's points, read under one
+ * hold of the sink's lock, must fit one moment together. */
+static void fit_point(struct slow_body *b, int i, long long v) {
+  long long lo = (v - 1) * SLOW_SERIES + i + 1, hi = v * SLOW_SERIES + i;
+  if (!b->nseries || lo > b->lo) b->lo = lo;
+  if (!b->nseries || hi < b->hi) b->hi = hi;
+  b->nseries++;
+}
+
+static void case_slow_collector(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"default\": \"slow:0.01\"}")); /* every answer 10 ms late */
+  sink_start_to("1", r.port, "10000");
+  static struct comm k[SLOW_SERIES];
+  for (int i = 0; i < SLOW_SERIES; i++) {
+    CHECK(comm_new(&k[i], i) == 0);
+    CHECK(comm_record(&k[i]) == 0);
+  }
+  /* every series exists: from here on, SLOW_WAIT answers bring every one of them; the
+   * recorder goes on meanwhile, a round at a time */
+  int n0 = receiver_count(&r), rounds = 1, failed = 0;
+  for (time_t until = time(NULL) + RECEIVER_WAIT_S; receiver_count(&r) < n0 + SLOW_WAIT && time(NULL) < until;
+       rounds++) {
+    for (int i = 0; i < SLOW_SERIES; i++) failed += comm_record(&k[i]) != 0;
+    sleep_ms(5); /* a round every 5 ms or so: values change between bodies */
+  }
+  CHECK_EQ_U(failed, 0);
+  CHECK(receiver_count(&r) >= n0 + SLOW_WAIT);
+
+  static struct rec q[REQUESTS_MAX];
+  static struct slow_body b[REQUESTS_MAX];
+  static struct point pts[SLOW_SERIES * 2];
+  static bool taken[SLOW_SERIES];
+  int n = receiver_requests(&r, q, REQUESTS_MAX), nb = 0, judged = 0, not_one_moment = 0, went_back = 0,
+      times_differ = 0, longest_turn = 0, turn = -1;
+  long long moment = 0; /* the earliest moment consistent with every body before */
+  for (int j = 0; j < n; j++) {
+    if (strncmp(q[j].action, "slow:", 5)) continue; /* answered 200, late */
+    char *text = receiver_file(&r, q[j].seq, "body", NULL);
+    if (!text) continue;
+    struct slow_body *x = &b[nb++];
+    *x = (struct slow_body){.seq = q[j].seq, .counters = strstr(text, "nccl.records.dropped") != NULL};
+    int np = ops_points(text, pts, SLOW_SERIES * 2);
+    unsigned long long t0 = np ? pts[0].time : 0;
+    for (int i = 0; i < np; i++) {
+      if (pts[i].series < 0 || pts[i].series >= SLOW_SERIES) continue;
+      fit_point(x, pts[i].series, pts[i].ops);
+      times_differ += pts[i].time != t0;
+      if (q[j].seq > n0 && q[j].seq <= n0 + SLOW_WAIT) taken[pts[i].series] = true;
+    }
+    free(text);
+    if (x->nseries) {
+      judged++;
+      not_one_moment += x->lo > x->hi;
+      if (x->lo > moment) moment = x->lo;
+      went_back += moment > x->hi; /* its values older than a body taken before */
+    }
+    /* turns: each begins with the body holding the per-GPU counters */
+    if (x->counters) {
+      if (turn >= 0 && nb - 1 - turn > longest_turn) longest_turn = nb - 1 - turn;
+      turn = nb - 1;
+    }
+  }
+  int got = 0;
+  for (int i = 0; i < SLOW_SERIES; i++) got += taken[i];
+  printf("slow_collector: %d rounds recorded; %d answers, %d after all %d series existed, which took %d "
+         "of them; the longest whole turn %d bodies\n", rounds, nb, n - n0, SLOW_SERIES, got, longest_turn);
+  CHECK_EQ_U(got, SLOW_SERIES);
+  CHECK(longest_turn > 16 && longest_turn <= TURN_MAX); /* more than a queueful; the bound holds */
+  CHECK(judged >= SLOW_WAIT);
+  CHECK_EQ_U(not_one_moment, 0);
+  CHECK_EQ_U(went_back, 0);
+  CHECK_EQ_U(times_differ, 0);
+  CHECK(receiver_control(&r, "{}")); /* the last export at exit goes fast */
+  for (int i = 0; i < SLOW_SERIES; i++) comm_free(&k[i]);
+  ins_otlp_sink.shutdown();
+  receiver_stop(&r);
+}
+
 int main(int argc, char **argv) {
   static const struct {
     const char *name;
     void (*fn)(void);
-  } cases[] = {{"in_turns", case_in_turns}, {"after_shutdown", case_after_shutdown},
+  } cases[] = {{"in_turns", case_in_turns}, {"turn_resumes", case_turn_resumes},
+               {"slow_collector", case_slow_collector}, {"after_shutdown", case_after_shutdown},
                {"drains_first", case_drains_first},
                {"publish_race", case_publish_race},
                {"exit_counts_undelivered", case_exit_counts_undelivered}};

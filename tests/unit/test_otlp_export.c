@@ -636,8 +636,11 @@ static void case_down_at_start(void) {
   receiver_stop(&r);
 }
 
-/* The collector goes away mid-run and comes back: the queue keeps the newest Q bodies,
- * exactly P - Q are dropped and counted, delivery resumes with the kept ones in order. */
+/* The collector goes away mid-run and comes back. The queue is made only when empty, a
+ * queueful at a time: it keeps the first Q bodies and takes no more from the sink while
+ * they wait (P - Q stay with it); nothing is dropped, and once the collector is back all
+ * P arrive, in order. (Until issue 32 a full queue dropped its oldest bodies to make room
+ * at every interval: with turns of a sink's series, the same series never arrived.) */
 static void case_away_and_back(void) {
   enum { Q = 3, P = 8 };
   struct receiver r;
@@ -650,30 +653,86 @@ static void case_away_and_back(void) {
   supply_pushf("before 1");
   CHECK(wait_requests(&r, 2));
   CHECK(receiver_control(&r, "{\"listen\": false}"));
-  for (int i = 0; i < P; i++) supply_pushf("while away %d", i);
-  CHECK(wait_supply_empty());          /* all P collected: the queue has seen them all */
-  CHECK(wait_msgs("cannot deliver", 1));
-  CHECK_EQ_U(ins_otlp_exporter_dropped(e), P - Q);
+  pthread_mutex_lock(&g_supply.lock); /* all P at once: the next collect finds them all */
+  for (int i = 0; i < P; i++) {
+    int k = (g_supply.head + g_supply.count++) % SUPPLY_MAX;
+    char b[32];
+    g_supply.len[k] = (size_t)snprintf(b, sizeof b, "while away %d", i);
+    g_supply.body[k] = strdup(b);
+  }
+  pthread_mutex_unlock(&g_supply.lock);
+  CHECK(wait_msgs("cannot deliver", 1)); /* the first Q were taken, and failed */
+  CHECK_EQ_U(supply_left(), P - Q);
+  sleep_ms(300); /* retries, 20-100 ms apart: still nothing more taken, nothing dropped */
+  CHECK_EQ_U(supply_left(), P - Q);
+  CHECK_EQ_U(ins_otlp_exporter_dropped(e), 0);
   CHECK(receiver_control(&r, "{\"listen\": true}"));
-  CHECK(wait_requests(&r, 2 + Q));
+  CHECK(wait_requests(&r, 2 + P));
   CHECK(wait_msgs("delivering to", 1));
-  CHECK_EQ_U(ins_otlp_exporter_dropped(e), P - Q);
+  CHECK_EQ_U(ins_otlp_exporter_dropped(e), 0);
   supply_pushf("after");
-  CHECK(wait_requests(&r, 2 + Q + 1));
+  CHECK(wait_requests(&r, 2 + P + 1));
   ins_otlp_exporter_stop(e, 5000);
   static struct rec q[32];
-  CHECK_EQ_U(receiver_requests(&r, q, 32), 2 + Q + 1);
-  for (int i = 0; i < Q; i++) {
+  CHECK_EQ_U(receiver_requests(&r, q, 32), 2 + P + 1);
+  for (int i = 0; i < P; i++) {
     char want[32];
-    snprintf(want, sizeof want, "while away %d", P - Q + i); /* the newest Q, in order */
+    snprintf(want, sizeof want, "while away %d", i); /* every one, in order */
     CHECK(body_is_str(&r, q[2 + i].seq, want));
   }
-  CHECK(body_is_str(&r, q[2 + Q].seq, "after"));
+  CHECK(body_is_str(&r, q[2 + P].seq, "after"));
   CHECK_EQ_U(count_msgs("cannot deliver", NULL), 1);
-  char dropped[64];
-  snprintf(dropped, sizeof dropped, "%d metrics bodies were dropped meanwhile", P - Q);
-  CHECK_EQ_U(count_msgs("delivering to", dropped, NULL), 1);
+  CHECK_EQ_U(count_msgs("cannot deliver", "no new ones are made", NULL), 1);
+  CHECK_EQ_U(count_msgs("delivering to", "0 metrics bodies were dropped meanwhile", NULL), 1);
   CHECK_EQ_U(count_msgs("delivering to", NULL), 1);
+  receiver_stop(&r);
+}
+
+/* A sink of turns: each fresh call is a turn of 2 bodies, "turn T body I", none asked for
+ * without fresh (more is never set). */
+static atomic_int g_turns;
+
+static int turn_collect(void *arg, struct ins_otlp_body *bodies, int max, bool fresh, bool *more) {
+  (void)arg;
+  *more = false;
+  if (!fresh) return 0;
+  int t = atomic_fetch_add(&g_turns, 1) + 1, n = 0;
+  for (; n < 2 && n < max; n++) {
+    char b[32];
+    int len = snprintf(b, sizeof b, "turn %d body %d", t, n);
+    if (ins_buf_reserve(&bodies[n].data, (size_t)len) != 0) break;
+    memcpy(bodies[n].data.data, b, (size_t)len);
+    bodies[n].data.len = (size_t)len;
+  }
+  return n;
+}
+
+/* Stop with bodies waiting (a queue of 2, full of the first turn, the collector away): the
+ * waiting bodies go first, then the last turn; nothing is dropped. Every body arrives once,
+ * in the order made: "turn 1 body 0" first, the last turn's last. (Until issue 32 stop made
+ * its last export first, into the full queue, which dropped the waiting ones.) */
+static void case_stop_sends_waiting_first(void) {
+  struct receiver r;
+  CHECK(receiver_start(&r, "{\"listen\": false}"));
+  endpoint(&r, NULL);
+  fast_backoff();
+  struct ins_otlp_exporter *e = ins_otlp_exporter_start(&g_ep, 20, 2, turn_collect, NULL, NULL);
+  CHECK(e != NULL);
+  CHECK(wait_msgs("cannot deliver", 1)); /* turn 1 made, its bodies waiting */
+  CHECK(receiver_control(&r, "{\"listen\": true}"));
+  ins_otlp_exporter_stop(e, 10000); /* a retry may have delivered some already: either way */
+  int turns = atomic_load(&g_turns);
+  static struct rec q[64];
+  int n = receiver_requests(&r, q, 64);
+  printf("stop_sends_waiting_first: %d turns made, %d bodies received\n", turns, n);
+  CHECK(turns >= 2); /* turn 1, and the last at stop */
+  CHECK_EQ_U(n, 2 * turns);
+  for (int i = 0; i < n && i < 2 * turns; i++) {
+    char want[32];
+    snprintf(want, sizeof want, "turn %d body %d", i / 2 + 1, i % 2);
+    CHECK(body_is_str(&r, q[i].seq, want));
+  }
+  CHECK_EQ_U(count_msgs("dropped in all", NULL), 0); /* the summary comes only with a loss */
   receiver_stop(&r);
 }
 
@@ -1683,6 +1742,7 @@ static const struct test_case k_cases[] = {
     {"refused_requests", case_refused_requests, true},
     {"stop_with_silent_collector", case_stop_with_silent_collector, true},
     {"stop_with_no_collector", case_stop_with_no_collector, true},
+    {"stop_sends_waiting_first", case_stop_sends_waiting_first, true},
     {"http_does_not_load_libcurl", case_http_does_not_load_libcurl, true},
     {"libcurl_transport", case_libcurl_transport, true},
     {"libcurl_stop_with_silent_collector", case_libcurl_stop_with_silent_collector, true},

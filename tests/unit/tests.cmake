@@ -237,7 +237,7 @@ if(TARGET inspector_core AND INSPECTOR_OTLP)
   set(_otlp_delivery keepalive_delivery gzip_on gzip_off gzip_without_zlib json_and_partial_success
       answer_shapes down_at_start away_and_back retry_after_seconds retry_after_date slow_answer
       rejected_400 retryable_statuses refused_requests stop_with_silent_collector
-      stop_with_no_collector http_does_not_load_libcurl libcurl_transport
+      stop_with_no_collector stop_sends_waiting_first http_does_not_load_libcurl libcurl_transport
       libcurl_stop_with_silent_collector https_with_libcurl two_processes endpoint_with_path headers_intact
       idle_connection_closed_by_server fork_child_never_sends)
   # hardening: hostile answers, the bounded name lookup, credentials in messages, reserved headers

@@ -10,19 +10,26 @@
  * communicator still attached then is a no-op for this sink from there on
  * (nothing could be exported any more).
  *
- * An export is encoded under the lock, in order of the series' creation, into
- * bodies of at most INS_OTLP_MAX_BODY bytes (the per-GPU counters go with the
- * first): each body takes as many series as the last body's bytes per series
- * say fit, fewer when it comes out too large. The exporter asks for a
- * queueful of bodies at a time (ins_otlp_collect_fn: an export of thousands
- * of communicators is tens of bodies), and the cursor below remembers where
- * the export in progress goes on; series created meanwhile come at its end.
- * Every body of one export has the export's time. The lock is let go between
- * bodies, so the draining threads wait at most one body's encoding (milliseconds
- * for the largest), and NCCL's threads never take this lock. Each body says which
- * series it holds; the exporter hands that back for each body the collector took
- * (ins_otlp_delivered), so that at exit the sink can say which series never reached
- * the collector and which reached it only in an earlier export.
+ * Exports are turns of a round-robin over the series, in order of their
+ * creation: a turn holds every series once, encoded under the lock into bodies
+ * of at most INS_OTLP_MAX_BODY bytes (the per-GPU counters go with its first):
+ * each body takes as many series as the last body's bytes per series say fit,
+ * fewer when it comes out too large. The exporter asks for a queueful of bodies
+ * at a time (ins_otlp_collect_fn: a turn of thousands of communicators is tens
+ * of bodies, and with a slow collector it may last many intervals), and the
+ * cursor below remembers where the turn in progress goes on; series created
+ * meanwhile come at its end. A new turn begins where the last one stopped
+ * making bodies and wraps round: after a whole turn that is the first series
+ * (or those created since, never sent yet); at stop, mid-way through one, the
+ * last turn begins there, so the series delivered longest ago go first. Each
+ * body has its own time, read under the lock with the values it holds: a point
+ * says when its values were taken, however long the turn (its first body may be
+ * minutes older). The lock is let go between bodies, so the draining threads
+ * wait at most one body's encoding (milliseconds for the largest), and NCCL's
+ * threads never take this lock. Each body says which series it holds; the
+ * exporter hands that back for each body the collector took
+ * (ins_otlp_delivered), so that at exit the sink can say which series never
+ * reached the collector and which reached it only before exit.
  *
  * fork(): the exporter takes the lock outside the dump layer's gate, so the fork's
  * prepare takes it too (sink.h fork_prepare). A forked child has no exporter (its
@@ -57,7 +64,7 @@
 /* The OTLP spec names no body limit for HTTP; collectors' defaults start at 4 MiB
  * (gRPC's message limit, which the Collector applies to its HTTP receiver too). */
 #define INS_OTLP_MAX_BODY (4u << 20)
-#define QUEUE_MAX 16            /* exports waiting for the collector: 160 s at the default interval */
+#define QUEUE_MAX 16            /* bodies made at a time (otlp_export.c): 64 MiB at most */
 #define STOP_DEADLINE_MS 3000   /* the last export at exit: at most this long */
 #define NBUCKETS 4096
 #define SERIES_ATTRS 10
@@ -72,9 +79,9 @@ struct series {
   uint64_t start_ns;
   uint64_t ops, bytes;
   struct ins_otlp_hist time_s, busbw;
-  /* The time of the latest export of which a body holding this series was delivered (the
-   * exporter said so: otlp_delivered); 0: none was. Exporter thread, under g_lock. */
-  uint64_t delivered_ns;
+  /* The latest body holding this series that the collector took (the exporter said so:
+   * ins_otlp_delivered), as g_made numbered it; 0: none. Exporter thread, under g_lock. */
+  uint64_t delivered;
 };
 
 /* Per GPU: records dropped and excluded, [enum ins_kind]; ops left untimed, by kind and
@@ -127,14 +134,16 @@ static void drain_lock(void) {
  * attached before a shutdown never touches what the shutdown freed. */
 static bool g_live;
 static unsigned g_gen;
-/* The export in progress (collect's cursor): the next series, whether the counters were
- * sent, the export's time. Exporter thread, under g_lock. */
+/* The turn in progress (collect's cursor): the series it began with, the next one, whether
+ * it has wrapped round (past the last series to the first, for a turn begun mid-way),
+ * whether the counters were sent. `next` stays where the turn ended: the next turn begins
+ * there. Exporter thread, under g_lock. */
 struct export_cursor {
-  bool open, counters_sent;
-  size_t next;
-  uint64_t time_ns;
+  bool open, counters_sent, wrapped;
+  size_t from, next;
 };
 static struct export_cursor g_exp;
+static uint64_t g_made; /* bodies made so far: each body's number (ins_otlp_held.made) */
 static size_t g_per_series; /* bytes per series in the last body: how many fit the next */
 /* INS_OTLP_MAX_BODY. In builds made for the tests only (INS_TEST_HOOKS: CMake sets it where
  * BUILD_TESTING is on), INSPECTOR_OTLP_MAX_BODY_BYTES lowers it so that they can see a
@@ -166,7 +175,7 @@ static void otlp_start(const struct ins_config *cfg) {
   pthread_mutex_lock(&g_lock);
   g_live = true;
   g_gen++;
-  g_exp.open = false;
+  g_exp = (struct export_cursor){0};
   g_per_series = 0;
   ins_otlp_config_load(&g_cfg);
   snprintf(g_host, sizeof g_host, "%s", cfg->hostname);
@@ -476,16 +485,18 @@ static size_t chunk_for(size_t left) {
   return k < left ? k : left; /* 0 with no series left: the counters alone */
 }
 
-/* One body of the export in progress, from series g_exp.next on (g_lock held): as many
- * series as fit under g_max_body; a single series that does not fit goes alone. Returns
- * 0 with *body made, or -1 when even one series could not be encoded (out of memory):
- * that series is skipped, *body left empty. g_exp.next moves past what the body holds. */
-static int encode_next(struct ins_buf *body) {
-  size_t a = g_exp.next, left = g_nseries - a, k = chunk_for(left);
+/* One body of the turn in progress, from series g_exp.next on (g_lock held), its points
+ * timed `now`: as many series as fit under g_max_body, up to the last series (or, wrapped,
+ * up to where the turn began); a single series that does not fit goes alone. Returns 0
+ * with *body made, or -1 when even one series could not be encoded (out of memory): that
+ * series is skipped, *body left empty. g_exp.next moves past what the body holds. */
+static int encode_next(struct ins_buf *body, uint64_t now) {
+  size_t a = g_exp.next, end = g_exp.wrapped ? g_exp.from : g_nseries;
+  size_t left = end - a, k = chunk_for(left);
   bool counters = !g_exp.counters_sent;
   for (;;) {
     body->len = 0;
-    int rc = encode_range(body, a, a + k, counters, g_exp.time_ns);
+    int rc = encode_range(body, a, a + k, counters, now);
     if (rc == 0 && (body->len <= g_max_body || k <= 1)) break;
     if (rc != 0 && k <= 1) { /* out of memory for a single series */
       ins_buf_free(body);
@@ -503,24 +514,46 @@ static int encode_next(struct ins_buf *body) {
   return 0;
 }
 
+/* After a body (g_lock held): past the last series, a turn begun mid-way wraps round to
+ * the first; back where it began (or past the last, for one begun at the first), it is
+ * whole. Series created meanwhile are in it while it has not wrapped (they come at the
+ * end), else in the next, which begins where this one ends. */
+static void turn_advance(void) {
+  if (!g_exp.wrapped && g_exp.next >= g_nseries) {
+    if (g_exp.from == 0) {
+      g_exp.open = false;
+      return;
+    }
+    g_exp.wrapped = true;
+    g_exp.next = 0;
+  }
+  if (g_exp.wrapped && g_exp.next >= g_exp.from) g_exp.open = false;
+}
+
 int ins_otlp_collect(void *arg, struct ins_otlp_body *bodies, int max, bool fresh, bool *more) {
   (void)arg;
   int n = 0;
   pthread_mutex_lock(&g_lock);
-  if (fresh && g_live) g_exp = (struct export_cursor){.open = true, .time_ns = now_ns()};
+  if (fresh && g_live) { /* where the last turn stopped making bodies (see the top) */
+    size_t from = g_exp.next < g_nseries ? g_exp.next : 0;
+    g_exp = (struct export_cursor){.open = true, .from = from, .next = from};
+  }
   size_t unmade = 0;
   while (g_exp.open && n < max) {
     if (ins_otlp_test_hook) ins_otlp_test_hook(&g_drains_waiting);
     size_t first = g_exp.next;
-    if (encode_next(&bodies[n].data) != 0) unmade++; /* left empty: counted as dropped */
-    bodies[n].held = (struct ins_otlp_held){.export_ns = g_exp.time_ns, .first = first, .end = g_exp.next};
+    /* the body's time read with the lock held, as its values are: nothing changes them
+     * between the two */
+    if (encode_next(&bodies[n].data, now_ns()) != 0) unmade++; /* left empty: counted as dropped */
+    bodies[n].held = (struct ins_otlp_held){.made = ++g_made, .first = first, .end = g_exp.next};
     n++;
-    if (g_exp.next >= g_nseries) g_exp.open = false; /* every series of the export is out */
+    turn_advance();
     if (g_exp.open && n < max) {
       /* Between bodies the dump thread takes the lock if it waits: with tens of thousands
        * of series it would otherwise wait for a whole queueful (16 bodies of 4 MiB) and its
-       * rings fill (56k series at 200 ms dropped half a million records). The cursor is this thread's alone; series created meanwhile are appended and
-       * go in this export's later bodies. */
+       * rings fill (56k series at 200 ms dropped half a million records). The cursor is this
+       * thread's alone; series created meanwhile are appended and go in this turn's later
+       * bodies (or the next turn's, once this one has wrapped). */
       pthread_mutex_unlock(&g_lock);
       /* a drain waiting (the dump thread, a finalize): in first, for a bounded time */
       for (uint64_t t0 = 0; atomic_load_explicit(&g_drains_waiting, memory_order_relaxed) > 0;) {
@@ -540,14 +573,14 @@ int ins_otlp_collect(void *arg, struct ins_otlp_body *bodies, int max, bool fres
   return n;
 }
 
-/* The exporter's word that a body reached the collector: its series have that export's
+/* The exporter's word that a body reached the collector: its series have that body's
  * values there. Series are never removed before shutdown, which stops the exporter
  * first, so [first, end) still names the series the body held. */
 void ins_otlp_delivered(void *arg, const struct ins_otlp_held *held) {
   (void)arg;
   pthread_mutex_lock(&g_lock);
   for (size_t i = held->first; g_live && i < held->end && i < g_nseries; i++)
-    if (g_list[i]->delivered_ns < held->export_ns) g_list[i]->delivered_ns = held->export_ns;
+    if (g_list[i]->delivered < held->made) g_list[i]->delivered = held->made;
   pthread_mutex_unlock(&g_lock);
 }
 
@@ -569,22 +602,23 @@ static void free_state(void) {
     free(d);
   }
   ins_otlp_config_free(&g_cfg);
-  g_exp.open = false;
+  g_exp = (struct export_cursor){0};
 }
 
-/* At exit, after the last export (g_lock held): what the collector lacks, by series. The
- * last export is the one stop made (a fresh one: g_exp.time_ns); a series whose body of it
- * was delivered is there with its latest totals. Of the others, some were delivered in an
- * earlier export only (the collector has their totals as of then) and some in none (it has
- * nothing of them: a job shorter than an interval, a collector away all along, bodies
- * rejected). Each counted from what the exporter said was delivered, not from what was
- * sent (a body sent and rejected, or left queued at the deadline, reached nothing). */
-static void report_undelivered(uint32_t deadline) {
+/* At exit, after the last export (g_lock held): what the collector lacks, by series. A
+ * body made after `since` (g_made when shutdown began, after the last drain) holds the
+ * series' final totals: a series such a body of which was delivered is there with them.
+ * Of the others, some were delivered before only (the collector has their totals as of
+ * then) and some never (it has nothing of them: a job shorter than an interval, a
+ * collector away all along, bodies rejected). Each counted from what the exporter said was
+ * delivered, not from what was sent (a body sent and rejected, or left queued at the
+ * deadline, reached nothing). */
+static void report_undelivered(uint32_t deadline, uint64_t since) {
   size_t never = 0, earlier = 0;
   for (size_t i = 0; i < g_nseries; i++) {
-    uint64_t d = g_list[i]->delivered_ns;
+    uint64_t d = g_list[i]->delivered;
     if (!d) never++;
-    else if (d != g_exp.time_ns) earlier++;
+    else if (d <= since) earlier++;
   }
   if (never || earlier)
     ins_warn("OTLP: the last export at exit was not delivered whole (at most %u ms; the exporter says what "
@@ -605,9 +639,12 @@ static void otlp_shutdown(void) {
   /* the last export: what the final drains added (bounded: the job is exiting) */
   uint32_t deadline = g_cfg.ep.timeout_ms < STOP_DEADLINE_MS ? g_cfg.ep.timeout_ms : STOP_DEADLINE_MS;
   struct ins_otlp_exporter *e = atomic_exchange(&g_exporter, NULL);
+  pthread_mutex_lock(&g_lock);
+  uint64_t since = g_made; /* the bodies made from here on hold the final totals */
+  pthread_mutex_unlock(&g_lock);
   if (e) ins_otlp_exporter_stop(e, deadline); /* its thread has ended: no collect from here on */
   pthread_mutex_lock(&g_lock);
-  if (e) report_undelivered(deadline);
+  if (e) report_undelivered(deadline, since);
   g_live = false;
   free_state();
   pthread_mutex_unlock(&g_lock);

@@ -11,10 +11,12 @@
  * across ranks and jobs, and a lost export loses no count. Per GPU, cumulative
  * counts of records dropped and of records excluded (timed from a subset of
  * their channels: *_stale_channels > 0, as the Prometheus sink leaves them out
- * too). The exporter thread (otlp_export.h) snapshots all of it every
- * OTEL_METRIC_EXPORT_INTERVAL and delivers it, in as many bodies as it takes;
- * the bodies it had to drop are counted and that count is exported too. The
- * last export is made at shutdown, after which the sink frees its state.
+ * too). The exporter thread (otlp_export.h) exports all of it every
+ * OTEL_METRIC_EXPORT_INTERVAL (back to back when delivering takes longer), in
+ * turns of as many bodies as it takes, each body with its values as of its
+ * making; the bodies it had to drop are counted and that count is exported
+ * too. The last export is made at shutdown, after which the sink frees its
+ * state.
  *
  * Metric names and attributes: README.md, section OTLP. One mutex serialises
  * the state; it is taken by draining threads and the exporter thread, never in
@@ -35,10 +37,10 @@ extern const struct ins_sink ins_otlp_sink;
  * drains waiting for that lock. Set before the first init. */
 extern void (*ins_otlp_test_hook)(const atomic_int *drains_waiting);
 
-/* The encoded bodies of an export, up to max at a time, as the exporter thread asks for
- * them (ins_otlp_collect_fn, otlp_export.h: fresh starts an export, *more says that it
- * has more bodies). Exposed for unit tests: they call it without an exporter. Returns
- * how many bodies. */
+/* The encoded bodies of a turn, up to max at a time, as the exporter thread asks for
+ * them (ins_otlp_collect_fn, otlp_export.h: fresh starts a turn where the last one
+ * stopped making bodies, *more says that it has more bodies). Exposed for unit tests:
+ * they call it without an exporter. Returns how many bodies. */
 int ins_otlp_collect(void *arg, struct ins_otlp_body *bodies, int max, bool fresh, bool *more);
 /* The exporter's word that a body the collector took held these series
  * (ins_otlp_delivered_fn): what the warning at exit counts. Exposed for unit tests. */

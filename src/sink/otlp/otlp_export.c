@@ -19,16 +19,48 @@
  * One body is in flight at a time, the head of the queue: bodies are sent in
  * the order the sink made them.
  *
- * The queue keeps the newest bodies: the sink's data are cumulative, so when
- * the collector is away the oldest bodies are the least worth keeping; a
- * body in backoff is the oldest, and goes first when the queue is full. The
- * queue is a ring of queue_max slots allocated at start: it never grows.
- * An export larger than the queue (thousands of communicators: more bodies
- * than slots) is taken from the sink in turns, a queueful at a time: its
- * next bodies once the last are delivered, or, with the collector slow or
- * away, at the next interval, which goes on with that export instead of
- * starting a fresh one, so that every series is sent in its turn. Memory
- * stays at queue_max bodies whatever the number of series.
+ * The queue is one batch from the sink, and nothing is ever dropped from it to
+ * make room: collect is called only when the queue is empty, for at most
+ * queue_max bodies (a ring of queue_max slots allocated at start: memory stays
+ * at queue_max bodies whatever the number of series). The sink's bodies are
+ * turns of a round-robin over its series (ins_otlp_collect_fn): a turn holds
+ * every series once, in as many bodies as it takes (thousands of
+ * communicators: tens of bodies), taken a queueful at a time. A new turn is
+ * due every interval; it starts once the turn before it has been made whole
+ * and its bodies are out of the queue. So a collector slower than the interval
+ * gets turns back to back, and what it costs is staleness: a body's values are
+ * those of its making, at most a queueful of deliveries earlier, and a later
+ * body of a series supersedes the earlier (cumulative values). It never costs
+ * a series: bodies go in the order made and none is dropped for room, so from
+ * any moment every series reaches a collector that accepts bodies at any
+ * positive rate within two turns of bodies (the rest of the turn in progress,
+ * then the next: 2 x ceil(series / series per body)), or with the next
+ * interval's turn when it keeps up.
+ *
+ * The roads not taken. Until issue 32 each interval asked for a queueful and a
+ * full queue dropped its oldest bodies, to keep the newest: but those held
+ * the series of the same turn not yet delivered, and the turn went on past
+ * them, so with a collector slower than the interval the same series were
+ * dropped every turn and never arrived (178 of 300 in a minute at 200 ms).
+ * Re-making the waiting bodies every interval from the oldest undelivered
+ * series would keep their values fresher while the collector is away, at the
+ * price of encoding a queueful per interval (up to 64 MiB, the sink's lock
+ * taken per body) for a collector that takes none: the job's machine pays,
+ * for nothing. As it is, a collector away for an hour costs one queueful of
+ * encoding; back, it first gets that queueful (values of when it left), then
+ * the turns go on with the newest values. Who waits on whom is unchanged:
+ * collect takes the sink's lock a body at a time (otlp.c), and there are fewer
+ * collects than before, never more, so the dump thread meets that lock less.
+ *
+ * Rejected bodies (a status other than 2xx that is not retried) and bodies
+ * the sink could not make are dropped and counted; their series come again in
+ * the next turn.
+ *
+ * Stop: the bodies waiting go first (they hold the series undelivered
+ * longest, with the values of their making), then one last turn (fresh), which
+ * the sink begins where its making stopped and wraps round: every series once,
+ * those delivered longest ago first, the ones just sent last, with their final
+ * values; all within stop's deadline.
  *
  * Messages, because thousands of ranks may log the same thing: one warning
  * when delivery starts failing (with the reason), one INFO when it works
@@ -176,7 +208,9 @@ struct ins_otlp_exporter {
   struct queued *q;
   int qhead, qcount;
   struct ins_otlp_body *scratch; /* handed to collect */
-  bool more;               /* the sink has more bodies of the export in progress */
+  bool more;               /* the sink has more bodies of the turn in progress */
+  bool due;                /* an interval has passed since that turn began: the next one
+                            * starts once it is made and out of the queue */
   unsigned failures;       /* consecutive attempts without an answer or with a retryable one */
   bool failing;            /* warned that delivery fails; an INFO when it works again */
   uint64_t next_try_ns;    /* the head's next attempt */
@@ -209,13 +243,10 @@ static void pop_head(struct ins_otlp_exporter *e) {
   e->qcount--;
 }
 
-/* The newest bodies are kept: a full queue drops its oldest (see the top). */
+/* Never past the queue's end: collect fills an empty queue, at most queue_max (see the
+ * top: nothing is dropped to make room). */
 static void enqueue(struct ins_otlp_exporter *e, struct queued b) {
-  assert(e->qcount <= e->queue_max && b.body.len);
-  if (e->qcount == e->queue_max) {
-    drop(e, &e->q[e->qhead]);
-    pop_head(e);
-  }
+  assert(e->qcount < e->queue_max && b.body.len);
   e->q[(e->qhead + e->qcount) % e->queue_max] = b;
   e->qcount++;
 }
@@ -237,9 +268,10 @@ static bool gzip_body(struct ins_otlp_exporter *e, const struct ins_buf *in, str
   return true;
 }
 
-/* Bodies from the sink, into the queue (compressed when asked): a new export's first
- * (fresh), or the next ones of the export in progress. */
+/* Bodies from the sink, into the empty queue (compressed when asked): a new turn's first
+ * (fresh), or the next ones of the turn in progress. */
 static void collect_bodies(struct ins_otlp_exporter *e, bool fresh) {
+  assert(e->qcount == 0);
   memset(e->scratch, 0, (size_t)e->queue_max * sizeof *e->scratch);
   bool more = false;
   int n = e->collect(e->arg, e->scratch, e->queue_max, fresh, &more);
@@ -357,8 +389,9 @@ static void on_retry(struct ins_otlp_exporter *e, uint64_t now) {
     snprintf(what, sizeof what, "%s", r->why[0] ? r->why : "no answer");
   unsigned cap = e->backoff.cap_ms;
   ins_warn("OTLP exporter: cannot deliver metrics to %s: %s. Retrying with backoff (at most %u %s apart, "
-           "longer if the collector asks); meanwhile the newest %d bodies are kept and older ones dropped "
-           "and counted. One message when delivery resumes.",
+           "longer if the collector asks); meanwhile the bodies waiting (at most %d) are kept and no new "
+           "ones are made: the metrics are cumulative, the next ones carry everything since. One message "
+           "when delivery resumes.",
            e->log_url, what, cap % 1000 ? cap : cap / 1000, cap % 1000 ? "ms" : "s", e->queue_max);
 }
 
@@ -383,19 +416,20 @@ static int ms_until(uint64_t t, uint64_t now) {
   return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
-/* After stop: one last export, whole (a fresh one, its bodies made as the queue
- * empties), then delivery until the queue is empty or stop's deadline. Our own backoff
- * is skipped (the collector may be back by now: one more try is worth it); a
+/* After stop (see the top): the bodies waiting first, then one last turn, whole (fresh,
+ * its bodies made as the queue empties), until all is delivered or stop's deadline. Our
+ * own backoff is skipped (the collector may be back by now: one more try is worth it); a
  * Retry-After the collector gave is not. */
 static void final_delivery(struct ins_otlp_exporter *e) {
-  collect_bodies(e, true);
   uint64_t deadline = atomic_load(&e->stop_ns);
   if (e->next_try_ns > e->not_before_ns) e->next_try_ns = e->not_before_ns;
-  while (e->qcount || e->more) {
+  bool last_begun = false;
+  while (e->qcount || !last_begun || e->more) {
     uint64_t now = ins_mono_ns();
-    if (!e->qcount) { /* the last export's next bodies */
+    if (!e->qcount) { /* the last turn's first bodies, or its next */
       if (now >= deadline) break;
-      collect_bodies(e, false);
+      collect_bodies(e, !last_begun);
+      last_begun = true;
       continue;
     }
     if (now >= deadline || e->next_try_ns >= deadline) break;
@@ -426,26 +460,28 @@ static void final_delivery(struct ins_otlp_exporter *e) {
 static void *exporter_thread(void *arg) {
   struct ins_otlp_exporter *e = arg;
   uint64_t interval = (uint64_t)e->interval_ms * 1000000ull;
-  uint64_t next_collect = ins_mono_ns() + interval;
+  uint64_t next_tick = ins_mono_ns() + interval;
   while (!atomic_load(&e->stop_ns)) {
     uint64_t now = ins_mono_ns();
-    if (now >= next_collect) {
-      /* an export not finished by now goes on (every series gets its turn, however slow
-       * the collector); a finished one is followed by a fresh one */
-      collect_bodies(e, !e->more);
-      next_collect += interval;
-      if (next_collect <= now) next_collect = now + interval; /* late (a long delivery): no burst */
-      continue;
+    if (now >= next_tick) {
+      e->due = true; /* a new turn, once this one is out (see the top) */
+      next_tick += interval;
+      if (next_tick <= now) next_tick = now + interval; /* late (a long delivery): no burst */
     }
-    if (e->more && !e->qcount) { /* this export's next bodies, now that the last are out */
-      collect_bodies(e, false);
+    if (!e->qcount && (e->more || e->due)) {
+      /* the queue is empty: the turn in progress goes on, however slow the collector; a
+       * finished one is followed by a fresh one when due */
+      bool fresh = !e->more;
+      collect_bodies(e, fresh);
+      if (fresh) e->due = false;
       continue;
     }
     if (e->qcount && now >= e->next_try_ns) {
       deliver_head(e, now + (uint64_t)e->timeout_ms * 1000000ull);
       continue;
     }
-    uint64_t wake = e->qcount && e->next_try_ns < next_collect ? e->next_try_ns : next_collect;
+    /* waiting: for the head's next attempt, or (queue empty, turn out) for the next tick */
+    uint64_t wake = e->qcount && e->next_try_ns < next_tick ? e->next_try_ns : next_tick;
     struct pollfd p = {.fd = e->wake_fd, .events = POLLIN};
     poll(&p, 1, ms_until(wake, now)); /* stop makes it readable: the loop then ends */
   }

@@ -3,17 +3,19 @@
  * of its own, so that NCCL's threads and the dump thread never wait on the
  * network.
  *
- * The exporter thread wakes every `interval_ms`, asks its `collect` callback
- * for this export's bodies (the sink encodes them; each under the size limit),
- * queues them (at most `queue_max` bodies; older ones beyond that are dropped
- * and counted), and sends them over one keep-alive connection per the OTLP/HTTP
- * spec: POST to the endpoint, retry on 429/502/503/504 and connection errors
- * or timeouts with exponential backoff and jitter (honouring Retry-After),
- * never retry other answers (400: dropped and counted; a 200 with a partial
- * success is success). One warning when the collector goes away, one when it
- * comes back, never one per attempt. http:// needs only libc; https:// uses
- * libcurl, loaded with dlopen when asked for (a warning if it is missing);
- * gzip uses zlib the same way.
+ * The exporter thread asks its `collect` callback for bodies (the sink encodes
+ * them; each under the size limit): a new turn of the sink's series every
+ * `interval_ms`, or back to back when delivering one takes longer; a queueful
+ * (`queue_max` bodies) at a time, the next once those are out, so nothing is
+ * dropped for room and every series is sent in its turn however slow the
+ * collector (otlp_export.c says why and what it costs). It sends them over one
+ * keep-alive connection per the OTLP/HTTP spec: POST to the endpoint, retry on
+ * 429/502/503/504 and connection errors or timeouts with exponential backoff
+ * and jitter (honouring Retry-After), never retry other answers (400: dropped
+ * and counted; a 200 with a partial success is success). One warning when the
+ * collector goes away, one when it comes back, never one per attempt. http://
+ * needs only libc; https:// uses libcurl, loaded with dlopen when asked for (a
+ * warning if it is missing); gzip uses zlib the same way.
  */
 #ifndef INS_OTLP_EXPORT_H
 #define INS_OTLP_EXPORT_H
@@ -32,10 +34,11 @@ struct ins_otlp_endpoint {
   uint32_t timeout_ms;   /* per request */
 };
 
-/* What a body holds, in the sink's terms: the export it is of (its time) and the series
- * [first, end) in the sink's numbering. The exporter only hands it back (delivered). */
+/* What a body holds, in the sink's terms: when it was made (a number of the sink's that
+ * only grows) and the series [first, end) in the sink's numbering. The exporter only
+ * hands it back (delivered). */
 struct ins_otlp_held {
-  uint64_t export_ns;
+  uint64_t made;
   size_t first, end;
 };
 
@@ -46,13 +49,15 @@ struct ins_otlp_body {
   struct ins_otlp_held held;
 };
 
-/* Fills up to `max` bodies of an export; returns how many, 0 for none. A body left empty
- * (data.len 0) among them is one the sink could not make (out of memory): counted as
- * dropped. An export may need more bodies than the queue holds (thousands of
- * communicators): the sink then sets *more, and the exporter asks again with fresh = false
- * for the same export's next bodies once it has delivered these, or at its next interval
- * if it could not; fresh = true starts a new export (the sink's snapshot from its first
- * series). Runs on the exporter thread. */
+/* Fills up to `max` bodies of a turn; returns how many, 0 for none. A turn holds every
+ * series once, each body with its values as of its making; fresh = true starts a new turn
+ * where the sink's last one stopped making bodies (from the first series after a whole
+ * turn; at stop, mid-way, wrapping round). A turn may need more bodies than the queue
+ * holds (thousands of communicators): the sink then sets *more, and the exporter asks
+ * again with fresh = false for the same turn's next bodies once these are out of its
+ * queue (delivered or rejected), however long that takes. A body left empty (data.len 0)
+ * among them is one the sink could not make (out of memory): counted as dropped. Runs on
+ * the exporter thread. */
 typedef int (*ins_otlp_collect_fn)(void *arg, struct ins_otlp_body *bodies, int max, bool fresh, bool *more);
 /* A body the collector took (a 2xx, a partial success included): what it held, as collect
  * said. Runs on the exporter thread, in the order the bodies were delivered; never for a
@@ -67,12 +72,12 @@ struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint
                                                   int queue_max, ins_otlp_collect_fn collect,
                                                   ins_otlp_delivered_fn delivered, void *arg);
 
-/* A last export (fresh, every body of it) and its delivery, bounded by deadline_ms in all
- * (retries included); then the thread ends and e is freed. Whatever is left is counted as
- * dropped, bodies the sink had still to make as one. */
+/* The bodies waiting, then a last turn (fresh, every body of it) and its delivery,
+ * bounded by deadline_ms in all (retries included); then the thread ends and e is freed.
+ * Whatever is left is counted as dropped, bodies the sink had still to make as one. */
 void ins_otlp_exporter_stop(struct ins_otlp_exporter *e, uint32_t deadline_ms);
 
-/* Bodies dropped so far (queue full, answer not retryable, or left at stop). Any thread. */
+/* Bodies dropped so far (answer not retryable, not made, or left at stop). Any thread. */
 uint64_t ins_otlp_exporter_dropped(const struct ins_otlp_exporter *e);
 
 #define INS_OTLP_ZLIB_LIB "libz.so.1"
