@@ -361,6 +361,8 @@ def truth_expectation(truth_path, cfg: RunConfig):
             except ValueError as e:
                 problems.append("truth %s:%d: not JSON (%s)" % (truth_path, n, e))
                 continue
+            if "hang" in t:  # --hang-rank's last line (CONTRACTS.md section 3): no record
+                continue
             comm = int(t["comm"], 16)
             header = {"id": "0x%x" % comm, "comm_name": t["comm_name"] or "unknown",
                       "rank": t["rank"], "n_ranks": t["nranks"], "nnodes": t["nnodes"]}

@@ -24,6 +24,8 @@ struct rp_cli {
   bool synthetic;
   struct syn_params syn;
   const char *truth; /* --truth FILE, or NULL */
+  double hang_hold_s;         /* --hang-hold-s: the hold at the stuck point (stuck.h) */
+  const char *hang_ready_dir; /* --hang-ready-dir DIR, or NULL */
   const char *mask_log; /* --mask-log FILE, or NULL */
   bool pace_recorded;   /* --pace-recorded (replay.h) */
   bool recorded_clock;  /* --recorded-clock (vclock.h) */
