@@ -55,10 +55,8 @@ int ins_parse_seconds(const char *s, uint64_t *ns) {
   while (isspace((unsigned char)*s)) s++;
   uint64_t whole = 0, frac = 0, scale = 1000000000ull;
   int digits = 0;
-  for (; *s >= '0' && *s <= '9'; s++, digits++) {
-    if (whole >= 1000000000ull) return -1; /* 10^10 s and more: no one means that */
-    whole = whole * 10 + (uint64_t)(*s - '0');
-  }
+  for (; *s >= '0' && *s <= '9'; s++, digits++) /* saturates at 10^10 s (300 years) */
+    whole = whole >= 1000000000ull ? 10000000000ull : whole * 10 + (uint64_t)(*s - '0');
   if (*s == '.') {
     for (s++; *s >= '0' && *s <= '9'; s++, digits++)
       if (scale > 1) frac += (uint64_t)(*s - '0') * (scale /= 10);

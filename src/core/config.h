@@ -79,8 +79,8 @@ void ins_config_describe(const struct ins_config *cfg, char *buf, int len);
 int ins_parse_bool(const char *s, bool *out);
 int ins_parse_ll(const char *s, long long lo, long long hi, long long *out);
 /* A number of seconds, digits with an optional fraction ("300", "0.5", ".5"; blanks around it
- * allowed; no sign, exponent, hex, inf or nan), in ns (digits past the 9th decimal dropped):
- * 0 and *ns set, or -1 if malformed or above 10^10 s. */
+ * allowed; no sign, exponent, hex, inf or nan), in ns (digits past the 9th decimal dropped;
+ * 10^10 s and more read as 10^10 s): 0 and *ns set, or -1 if malformed. */
 int ins_parse_seconds(const char *s, uint64_t *ns);
 
 #endif

@@ -23,11 +23,15 @@ struct note {
   uint64_t issued, t;
 };
 
-/* A stuck op said: its issue, when first seen, when last said, and what its lines name. */
+/* A stuck op said: its issue, when first seen, when last said, and what its resolution's
+ * line names. */
 struct said {
   uint64_t issue, first_seen, last_line;
   uint32_t repeat;
-  struct ins_sink_op op;
+  int32_t peer;
+  uint8_t kind;
+  const char *func;
+  uint64_t sn;
 };
 
 struct ins_hang_comm {
@@ -158,7 +162,7 @@ static void say_stuck(struct check *k, struct said *s, const struct ins_inflight
   struct ins_hang_comm *h = k->h;
   uint64_t a = age(k->now, s->first_seen);
   struct ins_sink_hang l = {
-      .what = INS_HANG_STUCK, .wall_us = k->wall_us, .op = s->op, .in_flight_s = secs(a),
+      .what = INS_HANG_STUCK, .wall_us = k->wall_us, .op = sink_op(op), .in_flight_s = secs(a),
       .first_seen_us = k->wall_us > a / 1000 ? k->wall_us - a / 1000 : 0,
       .channels_started = op->channels_started, .channels_stopped = op->channels_stopped,
       .ops_in_flight = k->in_flight, .repeat = s->repeat, .last = h->last_known ? &h->last : NULL};
@@ -182,7 +186,8 @@ static void follow_said(struct check *k) {
       h->said[kept++] = *s;
       continue;
     }
-    struct ins_sink_hang l = {.what = INS_HANG_RESOLVED, .wall_us = k->wall_us, .op = s->op,
+    struct ins_sink_hang l = {.what = INS_HANG_RESOLVED, .wall_us = k->wall_us,
+                              .op = {.kind = s->kind, .func = s->func, .sn = s->sn, .peer = s->peer},
                               .in_flight_s = secs(age(k->now, s->first_seen))};
     k->io->say(k->io->arg, &l);
   }
@@ -213,7 +218,8 @@ static uint64_t find_stuck(struct check *k, uint64_t issued) {
     if (!oldest) oldest = a;
     if (!is_said(h, i) && h->nsaid < INS_HANG_SAID) {
       struct said *s = &h->said[h->nsaid++];
-      *s = (struct said){.issue = i, .first_seen = seen, .op = sink_op(&op)};
+      *s = (struct said){.issue = i, .first_seen = seen, .peer = op.peer, .kind = op.kind,
+                         .func = op.func_name, .sn = op.sn};
       say_stuck(k, s, &op);
     }
   }

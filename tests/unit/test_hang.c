@@ -12,6 +12,10 @@
  * waits, boundedly, for checks to have ended (the dump layer's hook) and for lines that
  * must come, and judges what was written, reading the log while the process runs.
  *
+ *   env            NCCL_INSPECTOR_HANG_SECONDS read: 300 s unset or empty, 0 off, decimals;
+ *                  below 0.1 s raised to it, above a week lowered to it, anything malformed
+ *                  (a sign, an exponent, hex, nan, a unit...) the default: each with one
+ *                  warning naming the variable, its value and the value used
  *   stuck_coll     an AllReduce whose 4 channels started and none stopped, in flight 0.6 s:
  *                  one hang line with its coll/sn/size/count/datatype, in_flight_s 0.6,
  *                  first_seen_us, channels, ops_in_flight 1, repeat 0, the AllGather
@@ -49,6 +53,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/config.h"
+#include "core/log.h"
+#include "core/redact.h"
 #include "fork_util.h"
 #include "sink/dump.h"
 #include "sink/hang.h"
@@ -611,10 +618,62 @@ static int case_otlp_gauges(const char *dir) {
 }
 #endif
 
+/* ---- the variable ---- */
+
+/* NCCL_INSPECTOR_HANG_SECONDS=value read as the plugin reads it: the threshold it takes,
+ * and the warnings it gives (one, naming the variable and the value, or none). */
+static void env_is(const char *value, uint64_t want_ns, bool warned, const char *used) {
+  struct ins_config cfg;
+  if (value) setenv("NCCL_INSPECTOR_HANG_SECONDS", value, 1);
+  else unsetenv("NCCL_INSPECTOR_HANG_SECONDS");
+  int w0 = atomic_load(&fu_warns);
+  ins_config_load(&cfg);
+  int warns = atomic_load(&fu_warns) - w0;
+  if (cfg.hang_ns != want_ns || warns != (warned ? 1 : 0))
+    fprintf(stderr, "HANG_SECONDS=%s: %llu ns, %d warnings (%s)\n", value ? value : "(unset)",
+            (unsigned long long)cfg.hang_ns, warns, warns ? fu_last_warn : "");
+  CHECK_EQ_U(cfg.hang_ns, want_ns);
+  CHECK_EQ_U(warns, warned ? 1 : 0);
+  if (warned && warns == 1) { /* the value as core/redact.h shows a value (quoted, or withheld) */
+    char named[128], shown[INS_REDACT_VALUE_SHOWN];
+    snprintf(named, sizeof named, "NCCL_INSPECTOR_HANG_SECONDS=%s ",
+             ins_redact_value(shown, sizeof shown, value, strlen(value)));
+    HAS(fu_last_warn, named);
+    HAS(fu_last_warn, used);
+    if (!has(fu_last_warn, named) || !has(fu_last_warn, used)) fprintf(stderr, "warning: %s\n", fu_last_warn);
+  }
+}
+
+static int case_env(const char *dir) {
+  (void)dir;
+  ins_log_set_logger(fu_logger);
+  const uint64_t S = 1000000000ull, DEF = 300 * S, WEEK = 7 * 86400 * S;
+  env_is(NULL, DEF, false, NULL);
+  env_is("", DEF, false, NULL);
+  env_is("300", DEF, false, NULL);
+  env_is("0", 0, false, NULL); /* off */
+  env_is(" 0.0 ", 0, false, NULL);
+  env_is("0.5", S / 2, false, NULL);
+  env_is(".5", S / 2, false, NULL);
+  env_is("2.25", 2 * S + S / 4, false, NULL);
+  env_is("0.1", S / 10, false, NULL); /* the least, exactly */
+  env_is("1.0000000019", S + 1, false, NULL); /* past the 9th decimal: dropped */
+  env_is("604800", WEEK, false, NULL); /* the most, exactly */
+  env_is("0.09", S / 10, true, "using 0.1");
+  env_is("0.000000001", S / 10, true, "using 0.1");
+  env_is("604800.5", WEEK, true, "using 604800");
+  env_is("99999999999999999999999", WEEK, true, "using 604800");
+  static const char *const bad[] = {"abc", "-1", "-0.5", "+5", "1e3", "nan", "inf", "0x10", "5s",
+                                    "1.2.3", ".", "1,5", "- 1", "1 2", "\t"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) env_is(bad[i], DEF, true, "using 300");
+  return g_fail;
+}
+
 static const struct {
   const char *name;
   int (*fn)(const char *dir);
 } k_cases[] = {
+    {"env", case_env},
     {"stuck_coll", case_stuck_coll}, {"queued", case_queued},     {"p2p", case_p2p},
     {"second_comm", case_second_comm}, {"idle", case_idle},       {"quiet", case_quiet},
     {"gpu_past", case_gpu_past},     {"off", case_off},           {"prom_gauges", case_prom_gauges},
