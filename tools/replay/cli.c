@@ -114,6 +114,8 @@ static const char k_usage[] =
     "                 then finalizes (unless --no-finalize) and exits 0\n"
     "  --hang-ready-dir DIR  at the stuck point each process writes DIR/rank-R (its pid) for\n"
     "                 each of its ranks, before the hold\n"
+    "                 (these two without --hang-rank: a quiet job, every op completed, holds\n"
+    "                 before its finalizes: a control)\n"
     "exit status: 0 success, 1 runtime error, 2 usage error\n";
 
 /* Prints "inspector-replay: <message>" and the usage on stderr, exits 2. */
@@ -250,7 +252,8 @@ struct seen {
   const char *late_rank, *slow_link, *max_procs; /* their values, when given */
   const char *late_how;   /* the first of --late-fraction, --late-from, --late-in */
   const char *hang_rank, *hang_queued, *hang_comm; /* their values, when given */
-  const char *hang_how;   /* the first --hang-* option other than --hang-rank */
+  const char *hang_how;   /* the first option that shapes a hang: --hang-* but --hang-rank and the two below */
+  const char *hold_how;   /* the first of --hang-hold-s and --hang-ready-dir (they work alone too) */
 };
 
 /* The options of any run, traces or synthetic. Returns false for any other option. --help
@@ -396,7 +399,8 @@ static bool late_option(int c, const char *name, struct rp_cli *o, struct seen *
  * other option. */
 static bool hang_option(int c, const char *name, struct rp_cli *o, struct seen *sn) {
   struct syn_hang *h = &o->syn.hang;
-  if (c > O_HANG_RANK && c <= O_HANG_READY && !sn->hang_how) sn->hang_how = name;
+  if (c > O_HANG_RANK && c < O_HANG_HOLD && !sn->hang_how) sn->hang_how = name;
+  if ((c == O_HANG_HOLD || c == O_HANG_READY) && !sn->hold_how) sn->hold_how = name;
   switch (c) {
   case O_HANG_RANK: sn->hang_rank = optarg; h->rank = (int)parse_ll(name, optarg, 0, 4095); break;
   case O_HANG_OP: h->op = parse_ll(name, optarg, 0, INT64_MAX); break;
@@ -484,14 +488,21 @@ static void check_p2p(const struct rp_cli *o, const struct seen *sn) {
   }
 }
 
-/* A hang's options against the job's; syn_hang_resolve then finds the stuck op itself. */
+/* A hang's options against the job's; syn_hang_resolve then finds the stuck op itself.
+ * --hang-hold-s and --hang-ready-dir alone hold a quiet job at its end (a control run). */
 static void check_hang(const struct rp_cli *o, const struct seen *sn) {
   const struct syn_params *p = &o->syn;
   const struct syn_hang *h = &p->hang;
-  if (!sn->hang_rank) {
-    if (sn->hang_how) usage_error("--%s needs --hang-rank", sn->hang_how);
-    return;
+  if (!sn->hang_rank && sn->hang_how) usage_error("--%s needs --hang-rank", sn->hang_how);
+  if (!sn->hang_rank && !sn->hold_how) return;
+  if (o->repeat > 1) {
+    if (sn->hang_rank) usage_error("--hang-rank stops the job once: it takes no --repeat");
+    usage_error("--%s holds the job once: it takes no --repeat", sn->hold_how);
   }
+  if (o->procs && sn->max_procs && o->max_procs < p->ranks)
+    usage_error("bad value for --max-procs: '%s' (a held job's %d processes hold at once: %d or more, or none)",
+                sn->max_procs, p->ranks, p->ranks);
+  if (!sn->hang_rank) return;
   if (p->ranks < 2) usage_error("--hang-rank needs --ranks 2 or more: a rank that waits for it");
   if (h->rank >= p->ranks)
     usage_error("bad value for --hang-rank: '%s' (ranks are 0..%d)", sn->hang_rank, p->ranks - 1);
@@ -504,10 +515,6 @@ static void check_hang(const struct rp_cli *o, const struct seen *sn) {
   int ncomms = p->comms + (p->p2p && p->p2p_comm);
   if (sn->hang_comm && h->comm >= ncomms)
     usage_error("bad value for --hang-comm: '%s' (communicators are 0..%d)", sn->hang_comm, ncomms - 1);
-  if (o->repeat > 1) usage_error("--hang-rank stops the job once: it takes no --repeat");
-  if (o->procs && sn->max_procs && o->max_procs < p->ranks)
-    usage_error("bad value for --max-procs: '%s' (a hung job's %d processes hang at once: %d or more, or none)",
-                sn->max_procs, p->ranks, p->ranks);
 }
 
 /* A synthetic job's options against each other: each option was checked alone as it came,
@@ -552,6 +559,7 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
   o->ntraces = argc - optind;
   if (o->synthetic) {
     check_synthetic(o, &sn);
+    o->hold = sn.hang_rank || sn.hold_how;
     char why[256];
     if (syn_hang_resolve(&o->syn, why, sizeof why)) usage_error("%s", why);
   } else {

@@ -120,7 +120,8 @@ static void feed_chunk(void *arg, struct rp_trace *chunk) {
   rp_engine_run(f->eng, chunk);
 }
 
-/* --hang-rank: every line before the finalizes delivered; the ready files, then the hold. */
+/* The stuck point (--hang-rank, or a quiet job's hold): every line before the finalizes
+   delivered; the ready files, then the hold. */
 static void feed_stuck(void *arg) {
   struct feed *f = arg;
   if (rp_stuck_hold(f->o->hang_ready_dir, f->r0, f->r1, f->o->hang_hold_s)) f->failed = true;
@@ -136,7 +137,7 @@ static int run_synthetic_ranks(struct job *j, int rank) {
                    .r0 = rank >= 0 ? rank : 0, .r1 = rank >= 0 ? rank + 1 : j->o->syn.ranks};
   for (int rep = 0; rep < j->o->repeat; rep++) {
     rp_engine_restart(f.eng);
-    syn_stream(&j->o->syn, rank, feed_chunk, feed_stuck, &f);
+    syn_stream(&j->o->syn, rank, feed_chunk, j->o->hold ? feed_stuck : NULL, &f);
   }
   struct rp_counts c = {0};
   uint64_t ns = 0;
@@ -186,8 +187,8 @@ static int run_synthetic(struct job *j, struct syn_params *p) {
   int rc = 1;
   if (j->o->truth && write_truth(j->o->truth, p)) goto out;
   if (j->o->hang_ready_dir && rp_stuck_check_dir(j->o->hang_ready_dir)) goto out;
-  /* a hung job's processes are all alive at once, unless --max-procs said otherwise (cli.c) */
-  int max_procs = p->hang.resolved && !j->o->max_procs ? p->ranks : j->o->max_procs;
+  /* a held job's processes are all alive at once, unless --max-procs said otherwise (cli.c) */
+  int max_procs = j->o->hold && !j->o->max_procs ? p->ranks : j->o->max_procs;
   if (j->o->procs) rc = rp_run_procs(p->ranks, max_procs, synth_child, j);
   else rc = run_synthetic_ranks(j, -1);
 out:
@@ -201,7 +202,7 @@ int main(int argc, char **argv) {
   rp_log_set_quiet(o.quiet);
   rp_log_set_logger_dies(o.logger_dies);
   rp_set_pace_recorded(o.pace_recorded);
-  if (o.synthetic && o.syn.hang.resolved) rp_stuck_prepare(); /* before any thread: stuck.h */
+  if (o.synthetic && o.hold) rp_stuck_prepare(); /* before any thread: stuck.h */
   int rc = 1;
   char *path = NULL;
   for (int i = 0; i < o.npreload; i++) /* before the plugin, so before any --procs fork */

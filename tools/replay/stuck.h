@@ -8,7 +8,9 @@
  * point, writes DIR/rank-R for each rank R it drives (--hang-ready-dir DIR; the file holds the
  * process's pid and a newline, and appears whole: written beside, then renamed). Then it
  * holds: sleeps --hang-hold-s seconds with the plugin loaded and its threads running, and only
- * then finalizes (or not, --no-finalize) and exits.
+ * then finalizes (or not, --no-finalize) and exits. A quiet job (no --hang-rank) given
+ * --hang-hold-s or --hang-ready-dir reaches its stuck point once all its ops completed: the
+ * control, in which nothing is stuck.
  *
  * A test that has what it needs ends the hold at once with SIGUSR1 (to the pids of the ready
  * files, or the replay's whole process group): rp_stuck_prepare blocks the signal in the

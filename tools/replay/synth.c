@@ -877,10 +877,10 @@ void syn_stream(const struct syn_params *p, int only_rank, syn_sink sink, syn_st
   }
   walk(p, build_visit, &b);
   assert(b.ngrp == 0);
-  if (p->hang.resolved) { /* the stuck point: everything issued, the finalizes to come */
+  if (stuck) { /* the stuck point: everything issued, the finalizes to come */
     sink(sink_arg, out);
     rp_trace_clear_lines(out);
-    if (stuck) stuck(sink_arg);
+    stuck(sink_arg);
   }
   for (int comm = 0; comm < ncomms(p); comm++) {
     for (int r = b.r0; r < b.r1; r++) {

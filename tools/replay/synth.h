@@ -174,9 +174,10 @@ int syn_write_truth(const struct syn_params *p, FILE *f);
  * finalizes last), so that a long run needs little memory and the plugin
  * sees callbacks from the start. Each chunk is reused after sink returns;
  * its contexts and threads stay the same throughout the stream.
- * With a hang, the finalizes come in a chunk of their own, and stuck (if not
- * NULL) is called once between: every line before it has been handed to sink,
- * and the stuck ops' channels will never stop.
+ * With a stuck callback (not NULL: a hang, or a quiet job held at its end),
+ * the finalizes come in a chunk of their own, and stuck is called once
+ * between: every line before it has been handed to sink, and the stuck ops'
+ * channels (if any) will never stop.
  */
 typedef void (*syn_sink)(void *arg, struct rp_trace *chunk);
 typedef void (*syn_stuck)(void *arg);
