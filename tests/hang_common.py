@@ -242,6 +242,88 @@ def has_hang_lines(ranks, kind, func, sn):
     return ready
 
 
+def objects(lines):
+    """The JSON objects of `lines` (a line that is not one is left out: records are checked
+    elsewhere)."""
+    out = []
+    for l in lines:
+        try:
+            obj = json.loads(l)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+def _comm_of(obj):
+    try:
+        return int(obj["header"]["id"], 16)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def op_key(obj, what="hang"):
+    """(comm id as int, kind "coll"/"p2p", func, sn) of a hang or hang_resolved line's op."""
+    h = obj.get(what) or {}
+    k = "p2p" if "p2p" in h else "coll"
+    return _comm_of(obj), k, h.get(k), h.get(k + "_sn")
+
+
+def truth_key(h):
+    """op_key of the truth file's hang object h (the stuck task: an exchange's Recv)."""
+    return int(h["comm"], 16), h["kind"], h["func"], h["sn"]
+
+
+def stuck_hang_lines(snap, h):
+    """{rank: [hang objects, in log order]} of the lines (snap: {file: [lines]}) naming the
+    truth hang h's stuck op: its communicator, kind, function and sn."""
+    want = truth_key(h)
+    out = {}
+    for lines in snap.values():
+        for obj in objects(lines):
+            if "hang" in obj and op_key(obj) == want:
+                out.setdefault(obj["header"].get("rank"), []).append(obj)
+    return out
+
+
+def idle_ranks(snap, comm):
+    """The ranks of communicator `comm` (int) that wrote a comm_idle line."""
+    return {obj["header"].get("rank") for lines in snap.values() for obj in objects(lines)
+            if "comm_idle" in obj and _comm_of(obj) == comm}
+
+
+def stuck_seen(h, idle_missing=True):
+    """A copy_logs_when test for the truth hang h: a hang line for the stuck op from every
+    waiting and every queued rank; with idle_missing, also a comm_idle line on its
+    communicator from every missing rank (a live process's word that it has nothing
+    pending, which the report uses to tell it from a dead one)."""
+    want = set(h["waiting"]) | set(h["queued"])
+
+    def ready(snap):
+        if not want <= set(stuck_hang_lines(snap, h)):
+            return False
+        return not idle_missing or set(h["missing"]) <= idle_ranks(snap, int(h["comm"], 16))
+    return ready
+
+
+def unresolved_others(snap, h=None):
+    """Hang lines for ops other than the truth hang h's stuck op (any op, without h) that no
+    hang_resolved line of the same process resolves: "file: op" strings. An op that completed
+    may have been in flight past the threshold (a stalled machine); if so the plugin says it
+    resolved at its next check, long before a stuck op's first line: so once the stuck op's
+    lines are there, an unresolved other is a false hang line."""
+    want = truth_key(h) if h else None
+    bad = []
+    for name, lines in sorted(snap.items()):
+        objs = objects(lines)
+        resolved = {op_key(o, "hang_resolved") for o in objs if "hang_resolved" in o}
+        for o in objs:
+            if "hang" in o and op_key(o) != want and op_key(o) not in resolved:
+                bad.append("%s: %s rank %s" % (name, op_key(o), o["header"].get("rank")))
+    return sorted(set(bad))
+
+
 def copy_tree(src, dest):
     """A plain copy of a log directory as it is now (no line cut: a torn last line included)."""
     shutil.copytree(src, dest)

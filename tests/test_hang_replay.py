@@ -19,6 +19,19 @@ sn and each rank's part are restated from the contract for each job (never from 
   hang.records      the plugin itself on a hung 16-rank job: it writes exactly the truth file's
                     records (the completed ops; none for a stuck op), nothing else
   hang.usage        bad combinations exit 2 naming the option; a missing --hang-ready-dir exits 1
+The plugin itself (NCCL_INSPECTOR_HANG_SECONDS, issue 33's contract), its logs copied while every
+process holds, once the lines that must come are there (the ready files, then a bounded poll):
+  hang.plugin.coll  16 ranks on 4 nodes, HANG_SECONDS=2: rank 5 never issues AllReduce #6; the 15
+                    others each write a hang line for it (kernel started, 8 channels, none
+                    stopped, in flight past the threshold, its size, their own pid), rank 5 none
+                    but a comm_idle line; no other op's hang line left unresolved
+  hang.plugin.p2p   a Recv whose Send never comes: hang lines for Recv p2p_sn 1 on ranks 4 and 7
+                    (peers 3 and 6), queued rank 6's kernel not started; the missing rank and
+                    those whose exchange completed have none
+  hang.plugin.group-comms  --comms 2 --hang-comm 1 --hang-group 3, a queued rank, --threads: the
+                    lines name the second communicator's AllReduce #2, none the first's
+  hang.plugin.quiet the same 16 processes held with nothing stuck (--hang-hold-s alone), a 1 s
+                    threshold: every rank says comm_idle, no process writes a hang line
 """
 import collections
 import json
@@ -348,6 +361,215 @@ def records_case(a):
         return result(name, wd, probs, "records expected %d, found %d" % (summary["expected"], summary["found"]))
 
 
+# ---- the plugin on a hung job -------------------------------------------------------------------
+
+def plugin_job(a, wd, args, hang_s, extra_env=None):
+    """A hung (or held) job with the plugin under test and NCCL_INSPECTOR_HANG_SECONDS=hang_s."""
+    env = {"NCCL_INSPECTOR_HANG_SECONDS": str(hang_s)}
+    env.update(extra_env or {})
+    return hang_common.HangJob(a.replay, a.plugin, wd, args, env_extra=env)
+
+
+def copy_while_held(a, job, ready_for=None):
+    """Waits for the ready files, then for the logs to satisfy ready_for(truth hang) (default:
+    hang_common.stuck_seen); copies them (wd/copy) and checks the job still runs after.
+    (truth hang, snapshot or None, problems)"""
+    probs = []
+    snap = h = None
+    if job.wait_ready(a.timeout / 3):  # the truth file is whole: written before any process started
+        h = job.truth_hang()
+        ready = (ready_for or hang_common.stuck_seen)(h)
+        snap = job.copy_logs_when(os.path.join(job.wd.path, "copy"), ready, a.timeout / 3)
+        if snap is not None and not job.running():
+            probs.append("a process of the job exited before SIGUSR1: the logs were not taken while it ran")
+    return h, snap, probs
+
+
+def finish(a, job, probs):
+    """Ends the hold, then the exit status and the sanitizers' word."""
+    job.release(a.timeout / 3)
+    probs += job.problems
+    if job.rc != 0:
+        probs.append("replay exit %s, want 0; stderr: %s" % (job.rc, job.stderr[-1500:]))
+    probs += harness.sanitizer_reports(job.stderr)
+
+
+def check_stuck_lines(snap, job, h, hang_s, want, probs, also=()):
+    """The hang lines of the truth hang h's stuck op in snap: want {state: {key: value}} for
+    the first line (repeat 0) of each waiting and queued rank, every line from that rank's own
+    process (pid as its ready file, and in the log's name); none from a missing rank; any from
+    a rank that completed it (an exchange) resolved; no other op's line unresolved but those in
+    `also` (op_key tuples: the queued rank's Send of an exchange)."""
+    lines = hang_common.stuck_hang_lines(snap, h)
+    pids = job.ready_files()
+    kind = h["kind"]
+    for state in ("waiting", "queued"):
+        for r in h[state]:
+            got = lines.get(r, [])
+            first = [o for o in got if o["hang"].get("repeat") == 0]
+            if len(first) != 1:
+                probs.append("%s rank %d: %d first hang lines (repeat 0) for %s #%d, want 1"
+                             % (state, r, len(first), h["func"], h["sn"]))
+                continue
+            o = first[0]["hang"]
+            exp = {kind + "_msg_size_bytes": h["bytes"], kind + "_count": h["count"],
+                   kind + "_datatype": h["datatype"], "channels_stopped": 0}
+            if kind == "p2p":
+                exp["p2p_peer"] = h["peers"][r]
+            exp.update(want.get(state, {}))
+            for k, v in exp.items():
+                if o.get(k) != v:
+                    probs.append("%s rank %d: hang.%s is %r, want %r" % (state, r, k, o.get(k), v))
+            if not isinstance(o.get("in_flight_s"), (int, float)) or o["in_flight_s"] < hang_s:
+                probs.append("%s rank %d: in_flight_s %r, not past the threshold %s"
+                             % (state, r, o.get("in_flight_s"), hang_s))
+            for x in got:
+                if x["metadata"].get("pid") != pids.get(r):
+                    probs.append("rank %d: a hang line from pid %s, its process is %s"
+                                 % (r, x["metadata"].get("pid"), pids.get(r)))
+    for name, ls in snap.items():
+        objs = hang_common.objects(ls)
+        resolved = {hang_common.op_key(o, "hang_resolved") for o in objs if "hang_resolved" in o}
+        for o in objs:
+            if "hang" not in o or hang_common.op_key(o) != hang_common.truth_key(h):
+                continue
+            r = o["header"].get("rank")
+            if not name.endswith("-pid%d.log" % o["metadata"].get("pid", -1)):
+                probs.append("%s: a hang line of pid %s" % (name, o["metadata"].get("pid")))
+            if r in h["missing"]:
+                probs.append("missing rank %d: a hang line for %s #%d (%s)" % (r, h["func"], h["sn"], name))
+            elif r in h["completed"] and hang_common.op_key(o) not in resolved:
+                probs.append("rank %d completed %s #%d: an unresolved hang line for it" % (r, h["func"], h["sn"]))
+    others = [x for x in hang_common.unresolved_others(snap, h) if not any(str(k) in x for k in also)]
+    if others:
+        probs.append("hang lines of ops that completed, not resolved: %s" % others[:5])
+
+
+def plugin_coll_case(a):
+    """The issue's job: 16 ranks on 4 nodes, a 2 s threshold. Section 1: --sizes 16K:256K
+    (16K, 64K, 256K: at least the default DUMP_MIN_SIZE_BYTES, 8192), --iters 4, AllReduce:
+    12 ops, the middle one 6: AllReduce sn 6, 64 KiB (16384 floats)."""
+    name = "hang.plugin.coll"
+    hang_s = 2
+    args = ["--ranks", "16", "--nodes", "4", "--colls", "AllReduce", "--iters", "4", "--sizes", "16K:256K",
+            "--hang-rank", "5"]
+    with harness.Workdir(a.keep, "hang") as wd:
+        with plugin_job(a, wd, args, hang_s) as job:
+            h, snap, probs = copy_while_held(a, job)
+            finish(a, job, probs)
+        check_hang_line(h, {"func": "AllReduce", "sn": 6, "bytes": 65536, "missing": [5], "queued": [],
+                            "waiting": [r for r in range(16) if r != 5]}, probs)
+        if snap is not None and h is not None:
+            check_stuck_lines(snap, job, h, hang_s, {"waiting": {
+                "coll": "AllReduce", "kernel_started": True, "channels_started": CHANNELS, "ops_in_flight": 1}},
+                probs)
+            # last_completed: AllReduce #5 ending on the rank's GPU clock where the truth says;
+            # the host: the rank's node's name, as the truth says
+            truth = {(o["rank"], o["sn"]): o for o in job.truth_ops()}
+            for r, got in hang_common.stuck_hang_lines(snap, h).items():
+                t = truth.get((r, 5), {})
+                lc = got[0]["hang"].get("last_completed") or {}
+                want = {"coll": "AllReduce", "coll_sn": 5, "end_ts_ns": t.get("start_ns", 0) + t.get("exec_ns", 0)}
+                if lc != want:
+                    probs.append("rank %d: last_completed %r, want %r" % (r, lc, want))
+                if got[0]["metadata"].get("hostname") != t.get("host"):
+                    probs.append("rank %d: hostname %r, want %r" % (r, got[0]["metadata"].get("hostname"), t.get("host")))
+            mine = [n for n in snap if n.endswith("-pid%d.log" % job.ready_files().get(5, -1))]
+            if len(mine) != 1 or any('"hang"' in l for l in snap.get(mine[0], [])):
+                probs.append("the missing rank's log %s: want one, with no hang line" % mine)
+        return result(name, wd, probs, "15 ranks wrote a hang line for AllReduce #6 while held, rank 5 "
+                      "none (comm_idle); copied while the 16 processes ran")
+
+
+def plugin_p2p_case(a):
+    """Section 1: --colls AllReduce --p2p, 16K:64K (16K, 64K), --iters 2: AllReduce idx 0-3, the
+    exchange idx 4-7; the middle op 4: exchange #0 (Send sn 0, Recv sn 1), 16 KiB. Ring: r
+    Recvs from r-1. Rank 3 missing, 6 queued: ranks 4 and 7 wait in their Recv (their Send
+    completed: it is their last completed op); rank 6's Send and Recv are both queued."""
+    name = "hang.plugin.p2p"
+    hang_s = 1
+    args = ["--ranks", "8", "--nodes", "2", "--colls", "AllReduce", "--p2p", "--iters", "2", "--sizes",
+            "16K:64K", "--hang-kind", "p2p", "--hang-rank", "3", "--hang-queued-rank", "6"]
+    with harness.Workdir(a.keep, "hang") as wd:
+        with plugin_job(a, wd, args, hang_s) as job:
+            h, snap, probs = copy_while_held(a, job)
+            finish(a, job, probs)
+        check_hang_line(h, {"kind": "p2p", "func": "Recv", "sn": 1, "bytes": 16384, "missing": [3],
+                            "queued": [6], "waiting": [4, 7], "completed": [0, 1, 2, 5]}, probs)
+        if snap is not None and h is not None:
+            comm = int(h["comm"], 16)
+            check_stuck_lines(snap, job, h, hang_s, {
+                "waiting": {"p2p": "Recv", "kernel_started": True, "channels_started": 1, "ops_in_flight": 1},
+                "queued": {"p2p": "Recv", "kernel_started": False, "channels_started": 0, "ops_in_flight": 2}},
+                probs, also=[(comm, "p2p", "Send", 0)])
+            for r, got in hang_common.stuck_hang_lines(snap, h).items():
+                lc = got[0]["hang"].get("last_completed") or {}
+                want = ("AllReduce", 3) if r == 6 else ("Send", 0)
+                if (lc.get("coll") or lc.get("p2p"), lc.get("coll_sn", lc.get("p2p_sn"))) != want:
+                    probs.append("rank %d: last_completed %r, want %s #%d" % ((r, lc) + want))
+        return result(name, wd, probs, "Recv #1 stuck on ranks 4 and 7 (peers 3, 6), rank 6's queued")
+
+
+def plugin_group_comms_case(a):
+    """As hang.group-comms at 16K:64K: idx 5 is AllReduce sn 2 of communicator 1 (64 KiB), in
+    one group with idx 3 (comm 1 sn 1) and 4 (comm 0 sn 2); rank 2 missing, rank 6 queued."""
+    name = "hang.plugin.group-comms"
+    hang_s = 1
+    args = ["--ranks", "8", "--comms", "2", "--colls", "AllReduce", "--iters", "2", "--sizes", "16K:64K",
+            "--hang-comm", "1", "--hang-group", "3", "--hang-rank", "2", "--hang-queued-rank", "6", "--threads"]
+    with harness.Workdir(a.keep, "hang") as wd:
+        with plugin_job(a, wd, args, hang_s) as job:
+            h, snap, probs = copy_while_held(a, job)
+            finish(a, job, probs)
+        check_hang_line(h, {"comm_index": 1, "func": "AllReduce", "sn": 2, "bytes": 65536, "group": 3,
+                            "missing": [2], "queued": [6], "waiting": [0, 1, 3, 4, 5, 7]}, probs)
+        if snap is not None and h is not None:
+            lc = {"coll": "AllReduce", "coll_sn": 1}
+            check_stuck_lines(snap, job, h, hang_s, {
+                "waiting": {"coll": "AllReduce", "kernel_started": True, "channels_started": CHANNELS,
+                            "ops_in_flight": 1},
+                "queued": {"coll": "AllReduce", "kernel_started": False, "channels_started": 0,
+                           "ops_in_flight": 1}}, probs)
+            for r, got in hang_common.stuck_hang_lines(snap, h).items():
+                got_lc = got[0]["hang"].get("last_completed") or {}
+                if {k: got_lc.get(k) for k in lc} != lc:
+                    probs.append("rank %d: last_completed %r, want AllReduce #1 (the group's)" % (r, got_lc))
+            comm1 = int(h["comm"], 16)
+            on_other = [o["header"] for ls in snap.values() for o in hang_common.objects(ls)
+                        if "hang" in o and hang_common.op_key(o)[0] != comm1]
+            if on_other:
+                probs.append("hang lines on the first communicator: %s" % on_other[:3])
+        return result(name, wd, probs, "the second communicator's AllReduce #2 stuck in a group of 3")
+
+
+def plugin_quiet_case(a):
+    """Nothing stuck: the same 16 processes held at their end (--hang-hold-s and --hang-ready-dir
+    alone). Once every rank said comm_idle (its checks ran past the threshold with nothing in
+    flight), no log has a hang line; nor after the exit."""
+    name = "hang.plugin.quiet"
+    hang_s = 1
+    args = ["--ranks", "16", "--nodes", "4", "--colls", "AllReduce,AllGather", "--iters", "3",
+            "--sizes", "16K:256K"]
+    with harness.Workdir(a.keep, "hang") as wd:
+        with plugin_job(a, wd, args, hang_s) as job:
+            _, snap, probs = copy_while_held(
+                a, job, lambda _h: lambda s: set(range(16)) <= {o["header"].get("rank") for ls in s.values()
+                                                               for o in hang_common.objects(ls) if "comm_idle" in o})
+            finish(a, job, probs)
+        if job.truth_hang() is not None:
+            probs.append("the truth file has a hang line: %r" % job.truth_hang())
+        if snap is not None:
+            said = [n for n, ls in snap.items() for l in ls if '"hang"' in l or '"hang_resolved"' in l]
+            if said:
+                probs.append("hang lines while held, nothing stuck: %s" % sorted(set(said)))
+        after = [n for n, ls in job.logs().items() for l in ls if '"hang"' in l or '"hang_resolved"' in l]
+        if after:
+            probs.append("hang lines in the logs after the exit: %s" % sorted(set(after)))
+        if len(job.logs()) != 16:
+            probs.append("%d logs after the exit, want 16" % len(job.logs()))
+        return result(name, wd, probs, "16 processes idle past a 1 s threshold, no hang line")
+
+
 def usage_case(a):
     name = "hang.usage"
     base = [a.replay, "--plugin", a.plugin, "--synthetic", "--ranks", "16", "--nodes", "4", "--sizes", "1K:4K",
@@ -356,7 +578,9 @@ def usage_case(a):
     needs = "needs --hang-rank"
     bad = [  # the options, and what the message's first line says
         (["--hang-op", "3"], "--hang-op " + needs),
-        (["--hang-hold-s", "1"], "--hang-hold-s " + needs),
+        (["--hang-group", "2"], "--hang-group " + needs),
+        (["--hang-hold-s", "1", "--repeat", "2"], "--hang-hold-s holds the job once: it takes no --repeat"),
+        (["--hang-ready-dir", "r", "--procs", "--max-procs", "15"], "bad value for --max-procs: '15'"),
         (["--hang-rank", "16"], "bad value for --hang-rank: '16' (ranks are 0..15)"),
         (["--ranks", "1", "--nodes", "1", "--hang-rank", "0"], "--hang-rank needs --ranks 2 or more"),
         (h + ["--hang-queued-rank", "1"], "bad value for --hang-queued-rank: '1' (the --hang-rank"),
@@ -406,7 +630,12 @@ def cases():
             c("hang.group-comms", group_comms_case, labels=["synthetic", "hang", "threads"], timeout=90),
             c("hang.inproc", inproc_case, labels=["synthetic", "hang"], timeout=90),
             c("hang.records", records_case, labels=["synthetic", "hang"], timeout=90),
-            c("hang.usage", usage_case, labels=["synthetic", "hang", "cli"], timeout=90)]
+            c("hang.usage", usage_case, labels=["synthetic", "hang", "cli"], timeout=90),
+            c("hang.plugin.coll", plugin_coll_case, labels=["synthetic", "hang"], timeout=120),
+            c("hang.plugin.p2p", plugin_p2p_case, labels=["synthetic", "hang"], timeout=90),
+            c("hang.plugin.group-comms", plugin_group_comms_case, labels=["synthetic", "hang", "threads"],
+              timeout=90),
+            c("hang.plugin.quiet", plugin_quiet_case, labels=["synthetic", "hang"], timeout=120)]
 
 
 if __name__ == "__main__":
