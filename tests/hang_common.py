@@ -18,8 +18,10 @@ Without --hang-rank (--hang-hold-s alone) the same job holds with nothing stuck:
 The plugin tracks no op below NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES (8192 by default), so a stuck
 op meant to be seen must be at least that large (or the variable lowered).
 
-The hold is long (hold_s, 600 s by default) and is ended by the test, so nothing depends on how
-fast the machine is: the only waits are bounded polls for something that must come.
+The hold is long (hold_s, 600 s by default; the tests give their case's time, so that a test
+killed on the way leaves no process holding for long) and is ended by the test, so nothing
+depends on how fast the machine is: the only waits are bounded polls for something that must
+come.
 """
 
 import json

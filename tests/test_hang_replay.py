@@ -169,12 +169,15 @@ def check_ready(job, recs, nprocs, probs):
         probs.append("files beside the ready files: %s" % left)
 
 
-def run_recorded(a, wd, args, nprocs, procs=True, signal_it=True, hold_s=600):
+def run_recorded(a, wd, args, nprocs, procs=True, signal_it=True, hold_s=None):
     """Runs a hung job with the recording plugin; checks it holds, then ends it. (job, recs, probs)"""
     tdir = os.path.join(wd.path, "traces")
     os.makedirs(tdir)
     probs = []
-    with hang_common.HangJob(a.replay, trace_plugin(a), wd, args, procs=procs, hold_s=hold_s,
+    # the hold: until SIGUSR1, or at most the case's time (a test killed on the way leaves no
+    # process holding for long)
+    with hang_common.HangJob(a.replay, trace_plugin(a), wd, args, procs=procs,
+                             hold_s=a.timeout if hold_s is None else hold_s,
                              env_extra={"INSPECTOR_TRACE_DIR": tdir}) as job:
         # bounds for a broken replay, a third of the case's time each: the case says why it failed
         if job.wait_ready(a.timeout / 3) and signal_it and not job.running():
@@ -342,7 +345,7 @@ def records_case(a):
             "--hang-rank", "5", "--hang-queued-rank", "9"]
     env_extra = {"NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES": "0"}
     with harness.Workdir(a.keep, "hang") as wd:
-        with hang_common.HangJob(a.replay, a.plugin, wd, args, env_extra=env_extra) as job:
+        with hang_common.HangJob(a.replay, a.plugin, wd, args, env_extra=env_extra, hold_s=a.timeout) as job:
             job.wait_ready(a.timeout / 3)
             pids = set(job.ready_files().values())
             job.release(a.timeout / 3)
@@ -367,7 +370,7 @@ def plugin_job(a, wd, args, hang_s, extra_env=None):
     """A hung (or held) job with the plugin under test and NCCL_INSPECTOR_HANG_SECONDS=hang_s."""
     env = {"NCCL_INSPECTOR_HANG_SECONDS": str(hang_s)}
     env.update(extra_env or {})
-    return hang_common.HangJob(a.replay, a.plugin, wd, args, env_extra=env)
+    return hang_common.HangJob(a.replay, a.plugin, wd, args, env_extra=env, hold_s=a.timeout)
 
 
 def copy_while_held(a, job, ready_for=None):
@@ -376,10 +379,11 @@ def copy_while_held(a, job, ready_for=None):
     (truth hang, snapshot or None, problems)"""
     probs = []
     snap = h = None
-    if job.wait_ready(a.timeout / 3):  # the truth file is whole: written before any process started
+    # each wait a bound for a broken replay, a quarter of the case's time: the case says why
+    if job.wait_ready(a.timeout / 4):  # the truth file is whole: written before any process started
         h = job.truth_hang()
         ready = (ready_for or hang_common.stuck_seen)(h)
-        snap = job.copy_logs_when(os.path.join(job.wd.path, "copy"), ready, a.timeout / 3)
+        snap = job.copy_logs_when(os.path.join(job.wd.path, "copy"), ready, a.timeout / 4)
         if snap is not None and not job.running():
             probs.append("a process of the job exited before SIGUSR1: the logs were not taken while it ran")
     return h, snap, probs
@@ -387,7 +391,7 @@ def copy_while_held(a, job, ready_for=None):
 
 def finish(a, job, probs):
     """Ends the hold, then the exit status and the sanitizers' word."""
-    job.release(a.timeout / 3)
+    job.release(a.timeout / 4)
     probs += job.problems
     if job.rc != 0:
         probs.append("replay exit %s, want 0; stderr: %s" % (job.rc, job.stderr[-1500:]))
@@ -473,10 +477,13 @@ def plugin_coll_case(a):
                 if lc != want:
                     probs.append("rank %d: last_completed %r, want %r" % (r, lc, want))
                 if got[0]["metadata"].get("hostname") != t.get("host"):
-                    probs.append("rank %d: hostname %r, want %r" % (r, got[0]["metadata"].get("hostname"), t.get("host")))
+                    probs.append("rank %d: hostname %r, want %r"
+                                 % (r, got[0]["metadata"].get("hostname"), t.get("host")))
+            # the missing rank's own log is there (its comm_idle line: stuck_seen), with no hang
+            # line for AllReduce #6 and none left unresolved (check_stuck_lines)
             mine = [n for n in snap if n.endswith("-pid%d.log" % job.ready_files().get(5, -1))]
-            if len(mine) != 1 or any('"hang"' in l for l in snap.get(mine[0], [])):
-                probs.append("the missing rank's log %s: want one, with no hang line" % mine)
+            if len(mine) != 1:
+                probs.append("the missing rank's logs: %s, want one" % mine)
         return result(name, wd, probs, "15 ranks wrote a hang line for AllReduce #6 while held, rank 5 "
                       "none (comm_idle); copied while the 16 processes ran")
 
