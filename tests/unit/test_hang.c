@@ -47,11 +47,25 @@
  *                  installed, finds nothing but the seed's microseconds lint
  *   otlp_gauges    OTLP: nccl.inflight.oldest (s) and nccl.last_completed_sn with the sink's
  *                  attributes, in an export's first body, while stuck and after
+ *   at_once        with a dump interval of an hour (no pass before it), the line is in the
+ *                  file when the check that found the op stuck ends, read on the dump thread
+ *                  before it goes on (not left to the writer thread), after the record of
+ *                  the op completed before it (the check drained the communicator first)
+ *   in_group       the stuck op in an application group of three whose two others complete:
+ *                  still stuck (one line, ops_in_flight 1), last_completed the group's last
+ *   prom_quiet     Prometheus, nothing in flight for 2 s of the checks' clock: no check writes
+ *                  a file (the window, 30 s, has not ended)
+ *   off_gauges     NCCL_INSPECTOR_HANG_SECONDS=0: the .prom file (and, with OTLP built, the
+ *                  export) has the records' series and neither gauge
  */
 #include <dirent.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "core/config.h"
 #include "core/log.h"
@@ -73,10 +87,36 @@ static _Atomic uint64_t g_clock = 1000ull * 1000000000ull;
 static uint64_t test_clock(void) { return atomic_load(&g_clock); }
 static void advance_ms(int ms) { atomic_fetch_add(&g_clock, (uint64_t)ms * 1000000ull); }
 
+static int count_lines(const char *dir, const char *key);
+
+/* g_seen_dir set: at the end of each check, on the dump thread before it goes on, the hang
+ * lines its log holds then (g_seen_lines). */
+static char *_Atomic g_seen_dir;
+static atomic_int g_seen_lines;
+
+/* The log's writes (json/writer.c: pwrite), seen here first (this executable's pwrite is the
+ * one its objects call). With g_slow_others set, a hang line that a thread other than the
+ * dump thread writes is written 0.3 s late: a line left to the writer thread would not be
+ * in the file when the check that said it ends (g_seen_lines); one the dump thread writes,
+ * or waits for, is. */
+static atomic_bool g_slow_others;
+static atomic_long g_dump_tid;
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
+  if (atomic_load(&g_slow_others) && (long)syscall(SYS_gettid) != atomic_load(&g_dump_tid) &&
+      memmem(buf, n, "\"hang\":{", 8))
+    fu_sleep_ms(300);
+  return syscall(SYS_pwrite64, fd, buf, n, off);
+}
+
 static atomic_int g_checks, g_passes;
 static void hook(enum ins_dump_hook_at at, const struct ins_comm *c) {
   (void)c;
-  if (at == INS_DUMP_HOOK_HANG) atomic_fetch_add(&g_checks, 1);
+  if (at == INS_DUMP_HOOK_HANG || at == INS_DUMP_HOOK_PASS) atomic_store(&g_dump_tid, (long)syscall(SYS_gettid));
+  if (at == INS_DUMP_HOOK_HANG) {
+    char *dir = atomic_load(&g_seen_dir);
+    if (dir) atomic_store(&g_seen_lines, count_lines(dir, "\"hang\":{"));
+    atomic_fetch_add(&g_checks, 1);
+  }
   if (at == INS_DUMP_HOOK_PASS) atomic_fetch_add(&g_passes, 1);
 }
 
@@ -461,6 +501,70 @@ static int case_off(const char *dir) {
   return g_fail;
 }
 
+static int case_at_once(const char *dir) {
+  setup("0.5");
+  /* a window of an hour: no pass writes anything in this case; only a check can */
+  setenv("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS", "3600000000", 1);
+  atomic_store(&g_seen_dir, (char *)dir);
+  atomic_store(&g_slow_others, true);
+  void *ctx = ctx_new(0xa70, "atonce");
+  coll_done(ctx, "AllGather", 6, 1000000);
+  oo_group(ctx);
+  void *op = coll_start(ctx, "AllReduce", 7, 2);
+  chan_start(ctx, op, 0, 2000000);
+  chan_start(ctx, op, 1, 2000001);
+  ncclProfiler_v5.stopEvent(op);
+  checks(2);
+  CHECK(count_lines(dir, "{\"header\":") == 0); /* nothing to say: nothing drained */
+  advance_ms(600);
+  checks(2); /* a check that began after the clock moved has ended: its line is in the file */
+  CHECK(atomic_load(&g_seen_lines) == 1); /* it was there before the dump thread went on */
+  char *l[MAX_LINES];
+  int n = log_lines(dir, "{\"header\":", l), rec = -1, hang = -1;
+  for (int i = 0; i < n; i++) {
+    if (strstr(l[i], "\"coll_perf\":{") && strstr(l[i], "\"coll\":\"AllGather\"") && rec < 0) rec = i;
+    if (strstr(l[i], HANG) && hang < 0) hang = i;
+  }
+  CHECK(hang >= 0);
+  CHECK(rec >= 0 && rec < hang); /* the context drained first: its record, then the line */
+  HAS(hang >= 0 ? l[hang] : NULL, "\"coll_sn\":7,");
+  HAS(hang >= 0 ? l[hang] : NULL, "\"last_completed\":{\"coll\":\"AllGather\",\"coll_sn\":6,");
+  free_lines(l, n);
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  return g_fail;
+}
+
+static int case_in_group(const char *dir) {
+  setup("0.5");
+  void *ctx = ctx_new(0x6709, "grouped");
+  coll_done(ctx, "AllGather", 4, 1000000);
+  oo_group(ctx); /* one application group of three: the second never ends */
+  void *a = coll_start(ctx, "AllReduce", 5, 1), *b = coll_start(ctx, "AllReduce", 6, 2),
+       *c = coll_start(ctx, "Broadcast", 7, 1);
+  void *ca = chan_start(ctx, a, 0, 2000000), *cc = chan_start(ctx, c, 0, 2000010);
+  chan_start(ctx, b, 0, 2000001);
+  chan_start(ctx, b, 1, 2000002);
+  chan_stop(ca, 2100000);
+  chan_stop(cc, 2200000);
+  for (void **o = (void *[]){a, b, c, NULL}; *o; o++) ncclProfiler_v5.stopEvent(*o);
+  checks(2);
+  advance_ms(600);
+  checks(2);
+  checks(2);
+  char *l[MAX_LINES];
+  int n = log_lines(dir, HANG, l);
+  CHECK(n == 1); /* the group's ops that ended are no evidence that the GPU is past it */
+  const char *h = n ? l[0] : NULL;
+  HAS(h, "\"hang\":{\"coll\":\"AllReduce\",\"coll_sn\":6,");
+  HAS(h, "\"kernel_started\":true,\"channels_started\":2,\"channels_stopped\":0,\"ops_in_flight\":1,");
+  /* the newest completed in issue order: the Broadcast, issued after it in its group */
+  HAS(h, "\"last_completed\":{\"coll\":\"Broadcast\",\"coll_sn\":7,\"end_ts_ns\":2200000}}}");
+  free_lines(l, n);
+  CHECK(count_lines(dir, RESOLVED) == 0);
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  return g_fail;
+}
+
 /* ---- the gauges ---- */
 
 /* The .prom file of dir (one), read whole; NULL if none. */
@@ -618,6 +722,57 @@ static int case_otlp_gauges(const char *dir) {
 }
 #endif
 
+static int case_prom_quiet(const char *dir) {
+  setup("0.5");
+  setenv("NCCL_INSPECTOR_PROM_DUMP", "1", 1); /* windows of 30 s: only the checks write sooner */
+  void *ctx = ctx_new(0x9e1, "quietprom");
+  coll_done(ctx, "AllGather", 6, 1000000);
+  for (int i = 0; i < 8; i++) { /* 4 thresholds with nothing in flight */
+    advance_ms(250);
+    checks(2);
+  }
+  char *t = prom_text(dir);
+  CHECK(!t); /* no check wrote a file: nothing was in flight */
+  free(t);
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  return g_fail;
+}
+
+/* NCCL_INSPECTOR_HANG_SECONDS=0: the files and the exports as before, without the gauges. */
+static int case_off_gauges(const char *dir) {
+  setup("0");
+  setenv("NCCL_INSPECTOR_PROM_DUMP", "1", 1);
+#if INSPECTOR_OTLP
+  char url[64];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d", closed_port()); /* the exporter waits: we collect */
+  setenv("NCCL_INSPECTOR_OTLP_EXPORT", "1", 1);
+  setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url, 1);
+  setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", 1);
+  setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "50", 1);
+#endif
+  void *a = ctx_new(0x0f1, "done"), *b = ctx_new(0x0f2, "stuck");
+  coll_done(a, "AllGather", 6, 1000000);
+  oo_group(b);
+  void *op = coll_start(b, "AllReduce", 7, 1);
+  chan_start(b, op, 0, 2000000);
+  ncclProfiler_v5.stopEvent(op);
+  advance_ms(10000);
+  CHECK(ncclProfiler_v5.finalize(a) == 0); /* a's record drained, the file written (b stays) */
+  char *t = prom_text(dir);
+  HAS(t, "collective=\"AllGather\"");
+  CHECK(t && !strstr(t, "nccl_inflight_oldest_seconds") && !strstr(t, "nccl_last_completed_sn"));
+  free(t);
+#if INSPECTOR_OTLP
+  t = otlp_body();
+  HAS(t, "{\"key\":\"nccl.operation\",\"value\":{\"stringValue\":\"AllGather\"}}");
+  CHECK(t && !strstr(t, "nccl.inflight.oldest") && !strstr(t, "nccl.last_completed_sn"));
+  free(t);
+#endif
+  CHECK(atomic_load(&g_checks) == 0);
+  CHECK(ncclProfiler_v5.finalize(b) == 0);
+  return g_fail;
+}
+
 /* ---- the variable ---- */
 
 /* NCCL_INSPECTOR_HANG_SECONDS=value read as the plugin reads it: the threshold it takes,
@@ -677,6 +832,8 @@ static const struct {
     {"stuck_coll", case_stuck_coll}, {"queued", case_queued},     {"p2p", case_p2p},
     {"second_comm", case_second_comm}, {"idle", case_idle},       {"quiet", case_quiet},
     {"gpu_past", case_gpu_past},     {"off", case_off},           {"prom_gauges", case_prom_gauges},
+    {"at_once", case_at_once},       {"in_group", case_in_group}, {"prom_quiet", case_prom_quiet},
+    {"off_gauges", case_off_gauges},
 #if INSPECTOR_OTLP
     {"otlp_gauges", case_otlp_gauges},
 #endif
