@@ -82,6 +82,15 @@ def _parse_bool(s):
     return {"0": False, "1": True}.get(s.strip()) if s is not None else None
 
 
+def _parse_seconds(s):
+    """NCCL_INSPECTOR_HANG_SECONDS: digits with an optional fraction (surrounding blanks
+    tolerated; no sign, exponent, hex, inf or nan), or None. Values the plugin raises to
+    0.1 s or lowers to a week are valid (warned, but not malformed)."""
+    if s is None or not re.fullmatch(r"\s*([0-9]+(\.[0-9]*)?|\.[0-9]+)\s*", s):
+        return None
+    return float(s)
+
+
 class RunConfig:
     """The oracle's view of the plugin configuration implied by `env`.
 
@@ -100,6 +109,7 @@ class RunConfig:
                                   lambda s: _parse_int(s, -1))
         self.thread_enable = self._get(env, "NCCL_INSPECTOR_DUMP_THREAD_ENABLE", True,
                                        _parse_bool)
+        self.hang_seconds = self._get(env, "NCCL_INSPECTOR_HANG_SECONDS", 300.0, _parse_seconds)
         self.coll_ring = self._get(env, "NCCL_INSPECTOR_DUMP_COLL_RING_SIZE", None,
                                    lambda s: _parse_int(s, 1))
         self.p2p_ring = self._get(env, "NCCL_INSPECTOR_DUMP_P2P_RING_SIZE", None,
@@ -360,6 +370,8 @@ def truth_expectation(truth_path, cfg: RunConfig):
                 t = json.loads(line)
             except ValueError as e:
                 problems.append("truth %s:%d: not JSON (%s)" % (truth_path, n, e))
+                continue
+            if "hang" in t:  # --hang-rank's last line (CONTRACTS.md section 3): no record
                 continue
             comm = int(t["comm"], 16)
             header = {"id": "0x%x" % comm, "comm_name": t["comm_name"] or "unknown",

@@ -29,6 +29,14 @@ BAD = [
     ("verbose.loud", "2.28.9/ar", {"NCCL_INSPECTOR_DUMP_VERBOSE": "loud"}),
     ("ring.lots", "2.28.9/ar", {"NCCL_INSPECTOR_DUMP_COLL_RING_SIZE": "lots",
                                 "NCCL_INSPECTOR_DUMP_THREAD_ENABLE": "0"}),
+    # hang detection's threshold: malformed, so the default (300 s), which no op of a
+    # replay reaches: no hang line (logcheck knows none); the raised and lowered values are
+    # held in C (unit_hang.env), where no real time passes
+    ("hang.abc", "2.28.9/ar", {"NCCL_INSPECTOR_HANG_SECONDS": "abc"}),
+    ("hang.-1", "2.28.9/ar", {"NCCL_INSPECTOR_HANG_SECONDS": "-1"}),
+    ("hang.1e3", "2.28.9/sr", {"NCCL_INSPECTOR_HANG_SECONDS": "1e3"}),
+    ("hang.nan", "2.28.9/ar", {"NCCL_INSPECTOR_HANG_SECONDS": "nan"}),
+    ("hang.0x10", "2.28.9/ar", {"NCCL_INSPECTOR_HANG_SECONDS": "0x10"}),
     ("all-at-once", "2.28.9/torch-1736", {"NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES": "abc",
                                           "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS": "-5x",
                                           "NCCL_INSPECTOR_ENABLE_P2P": "maybe"}),

@@ -126,6 +126,12 @@ def decode_pb(body):
                         out["time"] = struct.unpack("<Q", p[3][0])[0]
                         v = struct.unpack("<q", p[6][0])[0]
                         out["metrics"][name].append((kvs(p.get(7, [])), v))
+                elif m.get(5):  # Gauge (hang detection's): as_double (4) or as_int (6)
+                    for p_raw in fields(m[5][0]).get(1, []):
+                        p = fields(p_raw)
+                        v = (struct.unpack("<d", p[4][0])[0] if p.get(4) else
+                             struct.unpack("<q", p[6][0])[0])
+                        out["metrics"][name].append((kvs(p.get(7, [])), v))
                 elif m.get(10):  # ExponentialHistogram
                     h = fields(m[10][0])
                     assert h[2][0] == 2, "cumulative"
@@ -159,6 +165,10 @@ def decode_json(body):
                 if "sum" in m:
                     for p in m["sum"].get("dataPoints", []):
                         out["metrics"][m["name"]].append((attrs(p.get("attributes")), int(p["asInt"])))
+                elif "gauge" in m:  # hang detection's: asDouble or asInt
+                    for p in m["gauge"].get("dataPoints", []):
+                        v = float(p["asDouble"]) if "asDouble" in p else int(p["asInt"])
+                        out["metrics"][m["name"]].append((attrs(p.get("attributes")), v))
                 else:
                     for p in m["exponentialHistogram"].get("dataPoints", []):
                         out["metrics"][m["name"]].append((attrs(p.get("attributes")), {

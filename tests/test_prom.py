@@ -17,6 +17,9 @@ stale: torch-1735 and va2a-r0 replayed together (rank 0 of both: one device), wh
   records include collectives (23) and Sends/Recvs (2) with stale channels: no sample rests on
   one (the samples are those of the other records), the excluded counters equal their number
   per kind, and aggregated + excluded = every record the oracle expects.
+Every file also has hang detection's gauges (on by default): nccl_inflight_oldest_seconds once
+  per context of its device, and nccl_last_completed_sn per context and function, the largest
+  sn of its records of that function (at least that, with unverified ops).
 escape: a comm name holding a double quote, a backslash and a newline followed by
   `nccl_fake 1` round-trips through the label escaping and injects no sample.
 interval: a positive interval below 30 s is raised to 30 s with a warning.
@@ -40,6 +43,8 @@ import harness  # noqa: E402
 import oracle  # noqa: E402
 
 SAMPLED = "nccl_sampled_ratio"
+OLDEST, LAST_SN = "nccl_inflight_oldest_seconds", "nccl_last_completed_sn"
+HANG_LABELS = ["comm_name", "comm_id", "rank"]
 BASE_LABELS = ["version", "cluster", "slurm_job_id", "node", "gpu"]
 COMM_LABELS = ["comm_name", "n_nodes", "nranks"]
 FAMILIES = {  # name -> (type, labels after the base ones)
@@ -59,6 +64,9 @@ FAMILIES = {  # name -> (type, labels after the base ones)
     "nccl_p2p_untimed_total": ("counter", ["reason"]),
     # with PROM_DUMP_STATS only, like the counters; sampling off here: mode "all", value 1
     SAMPLED: ("gauge", ["sampling_mode"]),
+    # hang detection's, on by default (NCCL_INSPECTOR_HANG_SECONDS=300): per context
+    OLDEST: ("gauge", HANG_LABELS),
+    LAST_SN: ("gauge", HANG_LABELS + ["coll"]),
 }
 NASTY = 'a"b\\c\nnccl_fake 1'
 
@@ -245,6 +253,39 @@ def expected(traces, env, gpus=None):
     return want, counts
 
 
+def hang_expected(traces, env, gpus=None):
+    """Hang detection's gauges (docs/CONTRACTS.md section 4): -> (the contexts that must have
+    an nccl_inflight_oldest_seconds sample, {(gpu, comm_name, comm_id, rank)}, and
+    {(gpu, comm_name, comm_id, rank, function): (sn, exact)}: nccl_last_completed_sn, the
+    largest sn among the context's records of that function (stale ones included); `exact`
+    False where the context has unverified ops, which count too (the sample is then at
+    least that)."""
+    cfg = harness.RunConfig(env).oracle_config()
+    ctxs_want, last = set(), {}
+    for t in traces:
+        ctxs, recs = oracle.expected_records(t, cfg)
+        loose = set()
+        for cx in ctxs:
+            h = cx["header"]
+            gpu = "GPU%d" % fallback_ordinal(h["rank"], h["n_ranks"], h["nnodes"])
+            if gpus is not None and gpu not in gpus:
+                continue
+            key = (gpu, h["comm_name"], h["id"], str(h["rank"]))
+            ctxs_want.add(key)
+            if any(cx["untimed"][k]["unverified"] for k in ("coll", "p2p")):
+                loose.add(key)
+        for r in recs:
+            h, p, k = r["header"], r["perf"], r["kind"]
+            gpu = "GPU%d" % fallback_ordinal(h["rank"], h["n_ranks"], h["nnodes"])
+            key = (gpu, h["comm_name"], h["id"], str(h["rank"]))
+            if key not in ctxs_want:
+                continue
+            fk = key + (p[k],)
+            sn = max(last.get(fk, (-1, True))[0], p[k + "_sn"])
+            last[fk] = (sn, key not in loose)
+    return ctxs_want, last
+
+
 def close(a, b):
     return abs(a - b) <= 2e-6 + 1e-9 * abs(b)  # printed with 6 decimals
 
@@ -283,6 +324,8 @@ def check_files(wd, r, env, traces, problems, stats=True, gpus=None):
     """Check every .prom file of the dump against the oracle (the devices `gpus` only, when
     given); returns the number of samples expected."""
     want, counts = expected(traces, env, gpus)
+    hang_ctxs, hang_last = hang_expected(traces, env, gpus)
+    got_hang = {OLDEST: {}, LAST_SN: {}}
     host = socket.gethostname()
     names = sorted(os.listdir(wd.dump))
     proms = [n for n in names if n.endswith(".prom")]
@@ -329,6 +372,9 @@ def check_files(wd, r, env, traces, problems, stats=True, gpus=None):
                         problems.append("%s: label %s=%r, expected %r" % (fn, k, labels[k], v))
                 if labels["gpu"] != gpu:
                     problems.append("%s: gpu label %s in the file of %s" % (fn, labels["gpu"], gpu))
+                if name in (OLDEST, LAST_SN):
+                    got_hang[name][(gpu,) + tuple(labels[l] for l in extra_labels)] = value
+                    continue
                 if name == SAMPLED:
                     if labels["sampling_mode"] != "all" or value != 1.0:
                         problems.append("%s: %s %s = %s, expected mode all, 1 (no sampling)"
@@ -357,6 +403,16 @@ def check_files(wd, r, env, traces, problems, stats=True, gpus=None):
         for name in fams:
             if name not in FAMILIES:
                 problems.append("%s: unexpected family %s" % (fn, name))
+    if set(got_hang[OLDEST]) != hang_ctxs:
+        problems.append("%s samples of %s, expected one per context %s"
+                        % (OLDEST, sorted(got_hang[OLDEST]), sorted(hang_ctxs)))
+    for key, v in got_hang[OLDEST].items():  # its value is the checks' time: unknown here
+        if not (0 <= v < 3600):
+            problems.append("%s %s = %r" % (OLDEST, key, v))
+    for key in sorted(set(hang_last) | set(got_hang[LAST_SN])):
+        v, (sn, exact) = got_hang[LAST_SN].get(key), hang_last.get(key, (None, True))
+        if v is None or sn is None or (v != sn if exact else v < sn):
+            problems.append("%s %s = %s, expected %s%s" % (LAST_SN, key, v, "" if exact else ">= ", sn))
     for key in sorted(set(want) | set(got)):
         if key not in got:
             problems.append("missing sample %s %s" % key)

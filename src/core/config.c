@@ -51,6 +51,22 @@ int ins_parse_ll(const char *s, long long lo, long long hi, long long *out) {
   return 0;
 }
 
+int ins_parse_seconds(const char *s, uint64_t *ns) {
+  while (isspace((unsigned char)*s)) s++;
+  uint64_t whole = 0, frac = 0, scale = 1000000000ull;
+  int digits = 0;
+  for (; *s >= '0' && *s <= '9'; s++, digits++) /* saturates at 10^10 s (300 years) */
+    whole = whole >= 1000000000ull ? 10000000000ull : whole * 10 + (uint64_t)(*s - '0');
+  if (*s == '.') {
+    for (s++; *s >= '0' && *s <= '9'; s++, digits++)
+      if (scale > 1) frac += (uint64_t)(*s - '0') * (scale /= 10);
+  }
+  while (isspace((unsigned char)*s)) s++;
+  if (!digits || *s) return -1;
+  *ns = whole * 1000000000ull + frac;
+  return 0;
+}
+
 static void env_bool(const char *name, bool def, bool *out) {
   const char *s = getenv(name);
   *out = def;
@@ -73,6 +89,34 @@ static void env_ll(const char *name, long long def, long long lo, long long hi,
     ins_warn("%s=%s is not an integer in [%lld, %lld]; using %lld", name,
              ins_redact_value(shown, sizeof shown, s, strlen(s)), lo, hi, def);
   }
+}
+
+/* NCCL_INSPECTOR_HANG_SECONDS: 0 turns hang detection off; a value between 0 and 0.1 s, or
+ * above a week, is raised or lowered to that bound; anything else malformed: the default. */
+static uint64_t env_hang(void) {
+  static const char name[] = "NCCL_INSPECTOR_HANG_SECONDS";
+  const char *s = getenv(name);
+  uint64_t ns;
+  if (!s || !*s) return INS_HANG_DEFAULT_NS;
+  char shown[INS_REDACT_VALUE_SHOWN];
+  if (ins_parse_seconds(s, &ns) != 0) {
+    ins_warn("%s=%s is not a number of seconds (0 turns hang detection off); using %llu", name,
+             ins_redact_value(shown, sizeof shown, s, strlen(s)),
+             (unsigned long long)(INS_HANG_DEFAULT_NS / 1000000000ull));
+    return INS_HANG_DEFAULT_NS;
+  }
+  if (ns && ns < INS_HANG_MIN_NS) {
+    ins_warn("%s=%s is below the least threshold; using 0.1 (0 turns hang detection off)", name,
+             ins_redact_value(shown, sizeof shown, s, strlen(s)));
+    return INS_HANG_MIN_NS;
+  }
+  if (ns > INS_HANG_MAX_NS) {
+    ins_warn("%s=%s is above the most, a week; using %llu", name,
+             ins_redact_value(shown, sizeof shown, s, strlen(s)),
+             (unsigned long long)(INS_HANG_MAX_NS / 1000000000ull));
+    return INS_HANG_MAX_NS;
+  }
+  return ns;
 }
 
 static uint32_t env_ring(const char *name) {
@@ -191,6 +235,7 @@ void ins_config_load(struct ins_config *cfg) {
   }
 
   sample_config(cfg);
+  cfg->hang_ns = env_hang();
 
   const char *dir = getenv("NCCL_INSPECTOR_DUMP_DIR");
   const char *job = env_first(k_job_vars, sizeof k_job_vars / sizeof *k_job_vars);
@@ -219,7 +264,11 @@ void ins_config_load(struct ins_config *cfg) {
 }
 
 void ins_config_describe(const struct ins_config *cfg, char *buf, int len) {
-  char sample[128] = "";
+  char sample[128] = "", hang[48];
+  int hn = snprintf(hang, sizeof hang, "%llu.%09llu", (unsigned long long)(cfg->hang_ns / 1000000000ull),
+                    (unsigned long long)(cfg->hang_ns % 1000000000ull));
+  while (hn > 0 && (hang[hn - 1] == '0' || hang[hn - 1] == '.') && strchr(hang, '.'))
+    hang[--hn] = '\0'; /* 0.5, 300: no trailing zeros */
   if (cfg->sample_mode == INS_SAMPLE_TIME)
     snprintf(sample, sizeof sample, " SAMPLE_WINDOW_MS=%lld SAMPLE_PERIOD_MS=%lld (timing %lld ms of every %lld)",
              cfg->sample_window_ms, cfg->sample_period_ms, cfg->sample_window_ms, cfg->sample_period_ms);
@@ -231,11 +280,11 @@ void ins_config_describe(const struct ins_config *cfg, char *buf, int len) {
            "ENABLE_P2P=%d DUMP_THREAD_ENABLE=%d DUMP_THREAD_INTERVAL_MICROSECONDS=%lld "
            "DUMP_VERBOSE=%d DUMP_MIN_SIZE_BYTES=%llu REQUIRE_KERNEL_TIMING=%d "
            "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u RING_MEMORY_MAX_MB=%u PROM_DUMP=%d "
-           "PROM_DUMP_STATS=%d JSON_DUMP=%d OTLP_EXPORT=%d DUMP_DIR=%s%s%s%s%s",
+           "PROM_DUMP_STATS=%d JSON_DUMP=%d OTLP_EXPORT=%d HANG_SECONDS=%s DUMP_DIR=%s%s%s%s%s",
            cfg->enable_p2p, cfg->dump_thread_enable, cfg->interval_us, cfg->verbose,
            (unsigned long long)cfg->min_size_bytes, cfg->require_kernel_timing,
            cfg->coll_ring_size, cfg->p2p_ring_size, cfg->ring_memory_max_mb, cfg->prom_dump, cfg->prom_dump_stats, cfg->json_dump,
-           cfg->otlp_export, cfg->dump_dir,
+           cfg->otlp_export, hang, cfg->dump_dir,
            cfg->trace_dir[0] ? " TRACE_DIR=" : "", cfg->trace_dir,
            cfg->dump_unverified ? " DUMP_UNVERIFIED=1" : "", sample);
 }

@@ -25,6 +25,12 @@
 #define INS_OTLP_DRAIN_INTERVAL_US 1000000LL
 #define INS_PROM_MIN_INTERVAL_US 30000000LL
 
+/* NCCL_INSPECTOR_HANG_SECONDS (sink/hang.h): the default, the least a value other than 0
+ * (which turns hang detection off) is raised to, and the most. */
+#define INS_HANG_DEFAULT_NS (300ull * 1000000000ull)
+#define INS_HANG_MIN_NS 100000000ull                   /* 0.1 s */
+#define INS_HANG_MAX_NS (7ull * 86400ull * 1000000000ull) /* a week */
+
 /* Which application groups get kernel timing (NCCL_INSPECTOR_SAMPLE_*, core/sampler.h says
  * how): every one, those in time windows, or one group (run) in N. A setting, so it lives
  * here: config.c chooses it, the sampler and the outputs read it. */
@@ -48,6 +54,7 @@ struct ins_config {
   bool prom_dump_stats;     /* NCCL_INSPECTOR_PROM_DUMP_STATS (0) */
   bool otlp_export;         /* NCCL_INSPECTOR_OTLP_EXPORT, or the vendors' NCCL_INSPECTOR_OTEL_EXPORT (0) */
   bool json_dump;           /* NCCL_INSPECTOR_JSON_DUMP (1; 0 when PROM_DUMP=1): the JSON log */
+  uint64_t hang_ns;         /* NCCL_INSPECTOR_HANG_SECONDS (300), in ns; 0: hang detection off */
   /* Sampled kernel timing (core/sampler.h); sample_mode: an enum ins_sample_mode,
    * INS_SAMPLE_ALL (0): every op. */
   int sample_mode;
@@ -71,5 +78,9 @@ void ins_config_describe(const struct ins_config *cfg, char *buf, int len);
 /* Parsers, exposed for unit tests. Return 0 and set *out, or -1 if malformed. */
 int ins_parse_bool(const char *s, bool *out);
 int ins_parse_ll(const char *s, long long lo, long long hi, long long *out);
+/* A number of seconds, digits with an optional fraction ("300", "0.5", ".5"; blanks around it
+ * allowed; no sign, exponent, hex, inf or nan), in ns (digits past the 9th decimal dropped;
+ * 10^10 s and more read as 10^10 s): 0 and *ns set, or -1 if malformed. */
+int ins_parse_seconds(const char *s, uint64_t *ns);
 
 #endif

@@ -42,6 +42,7 @@ const char *const ins_env_inspector_names[] = {
     "NCCL_INSPECTOR_SAMPLE_GROUPS_BURST",
     "NCCL_INSPECTOR_TRACE_DIR",
     "NCCL_INSPECTOR_CLUSTER",
+    "NCCL_INSPECTOR_HANG_SECONDS",
     NULL,
 };
 

@@ -29,6 +29,9 @@ static inline uint32_t next_sn(struct ins_comm *c) {
  * writes (NCCL lets one thread at a time use a communicator): no read-modify-write. */
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 #define STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
+/* A published field of an op (op_types.h): a relaxed atomic store, the same instruction as a
+ * plain one. */
+#define PUB(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 void ins_op_group_start(struct ins_comm *c) {
   if (!c) return;
@@ -96,26 +99,29 @@ op_start(struct ins_comm *c, enum ins_kind kind, const char *func, const char *d
     atomic_fetch_add_explicit(&c->dropped[kind], 1, memory_order_relaxed);
     return NULL;
   }
-  op->kind = (uint8_t)kind;
+  /* The op's published fields (op_types.h): the dump thread may be reading this struct as
+   * the op it was before its completion (core/inflight.c). No instruction on x86. */
+  atomic_thread_fence(memory_order_release);
+  PUB(op->kind, (uint8_t)kind);
   op->func = (uint8_t)fid;
-  op->op_idx = (uint32_t)op_idx;
-  op->group = LOAD(c->group_seq);
+  PUB(op->op_idx, (uint32_t)op_idx);
+  PUB(op->group, LOAD(c->group_seq));
   op->group_first = LOAD(c->group_first_op);
   op->api_base = LOAD(c->group_api_base);
   op->api_at = LOAD(c->api_seen) ? (uint16_t)(INS_API_AT_VALID | (LOAD(c->api_seq) & INS_API_AT_MASK)) : 0;
   op->floor = atomic_load_explicit(&c->gpu_floor, memory_order_relaxed);
   /* nChannels is only a promise if it is a plausible channel count (RCCL
    * has been seen sending garbage): otherwise count channels as they come. */
-  op->expected = nchannels <= INS_MAX_CHANNELS ? nchannels : 0;
+  PUB(op->expected, nchannels <= INS_MAX_CHANNELS ? nchannels : 0);
   op->verbose = c->verbose;
   op->host_clock = c->keep_cpu_timing || c->verbose;
-  op->peer = kind == INS_KIND_P2P ? peer : -1;
+  PUB(op->peer, kind == INS_KIND_P2P ? peer : -1);
   op->comm = c;
-  op->sn = seq;
-  op->count = count;
-  op->bytes = bytes;
-  op->func_name = func;
-  op->datatype = datatype;
+  PUB(op->sn, seq);
+  PUB(op->count, count);
+  PUB(op->bytes, bytes);
+  PUB(op->func_name, func);
+  PUB(op->datatype, datatype);
   op->algo = kind == INS_KIND_COLL ? algo : NULL;
   op->proto = kind == INS_KIND_COLL ? proto : NULL;
   atomic_store_explicit(&op->chan_mask, 0, memory_order_relaxed);

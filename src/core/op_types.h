@@ -73,20 +73,31 @@ _Static_assert(sizeof(((struct ins_chan *)0)->tag) == 4, "a tag is 4 bytes (ins_
 /* ins_op_kernel_start masks the channel id into range before its range check */
 _Static_assert((INS_MAX_CHANNELS & (INS_MAX_CHANNELS - 1)) == 0, "a power of two");
 
+/*
+ * Published fields. The dump thread reads an op it does not own, through its communicator's
+ * in-flight slots (core/inflight.h, hang detection), while the op may complete and be
+ * reused. It reads only the atomics and the fields marked "published" below, with relaxed
+ * atomic loads, and keeps what it read only if the op was still that op after (its slot and
+ * `issue` read again, seqlock-style). op_start (op.c) writes the published fields with
+ * relaxed atomic stores (the same instruction as a plain store) after a release fence (no
+ * instruction on x86), so that a reader that saw a new value also sees the op gone from
+ * its slot. Everyone else reads them plainly: they are written once per use, before the op
+ * is handed out.
+ */
 struct ins_op {
   uint32_t tag;      /* INS_TAG_OP */
-  uint8_t kind;      /* enum ins_kind */
+  uint8_t kind;      /* enum ins_kind (published) */
   uint8_t func;      /* enum ins_func */
-  uint8_t expected;  /* kernel channels expected; 0 = unknown (count them as they come) */
+  uint8_t expected;  /* kernel channels expected; 0 = unknown (count them as they come) (published) */
   uint8_t verbose;   /* the comm's verbose trace */
   uint8_t host_clock; /* read the host clock at op start/stop (verbose or CPU timing kept) */
-  int32_t peer;
+  int32_t peer;      /* (published) */
   _Atomic int pending;
   _Atomic uint32_t pool_next; /* free-list link (index + 1), see pool.c */
   uint32_t pool_idx;
   struct ins_comm *comm;
-  uint64_t sn, count, bytes;
-  const char *func_name, *datatype, *algo, *proto;
+  uint64_t sn, count, bytes;                       /* (published) */
+  const char *func_name, *datatype, *algo, *proto; /* func_name, datatype: (published) */
   uint64_t host_start_ns, host_stop_ns;
   uint32_t start_sn, stop_sn;
   _Atomic uint64_t chan_mask; /* bit c set: channel c started */
@@ -95,8 +106,8 @@ struct ins_op {
   _Atomic uint8_t zombie; /* recorded as overtaken, still waiting for its late events */
   _Atomic uint64_t issue; /* per-communicator issue order, for reclaiming overtaken ops */
   /* Where the op stands in its communicator's issue order (core/judge.h): */
-  uint32_t op_idx;        /* comm->ops_seq when it started */
-  uint32_t group;         /* comm->group_seq then */
+  uint32_t op_idx;        /* comm->ops_seq when it started (published) */
+  uint32_t group;         /* comm->group_seq then (published) */
   uint64_t group_first;   /* comm->ops_seq when its group began */
   uint64_t api_base;      /* comm->api_seq when its group's API calls began */
   uint16_t api_at;        /* record.h's api_at */

@@ -35,6 +35,7 @@
 #include "core/wake.h"
 #include "io/files.h"
 #include "sink/device.h"
+#include "sink/hang.h"
 #include "sink/sink.h"
 #include "sink/stash.h"
 
@@ -58,6 +59,7 @@ struct drain_comm {
   uint64_t partial[2];    /* records written without some of their channels */
   /* what the sinks were last told (report_counts) */
   uint64_t told_untimed[2][INS_UNTIMED_REASONS], told_unreported[INS_FUNC_COUNT], told_partial[2];
+  struct ins_hang_comm *hang; /* hang detection's (sink/hang.h): made at the first op */
   /* An inherited context finalized in a forked child (forget): its sinks' states, kept */
   void *left_sink[INS_COMM_EXT_SINKS];
   struct drain_comm *left_next;
@@ -230,10 +232,17 @@ static void judged(void *arg, struct ins_record *r) {
   emit(c, d, r);
 }
 
-/* A record taken out of a ring: first to the judge (core/judge.h). */
+/* A record taken out of a ring: first, with hang detection on, its op as the context's
+ * newest completed (sink/hang.h), in ns; then to the judge (core/judge.h). */
 static void take(struct ins_comm *c, struct drainer *d, struct ins_record *r) {
+  struct drain_comm *dc = c->ext_drain;
+  if (g_cfg->hang_ns) {
+    uint64_t end = r->start_ns ? r->start_ns + r->exec_ns : 0;
+    if (end && r->timing == INS_TIMING_KERNEL_GPU) end = ins_timer_to_ns(&dc->timer, end);
+    ins_hang_note(&dc->hang, r, end);
+  }
   struct judged_to to = {c, d};
-  ins_judge_take(&((struct drain_comm *)c->ext_drain)->judge, r, judged, &to);
+  ins_judge_take(&dc->judge, r, judged, &to);
 }
 
 /* ---- draining ---------------------------------------------------------------- */
@@ -403,6 +412,61 @@ static void dump_pass(struct drainer *d, bool final) {
   ins_registry_walk_end();
 }
 
+/* ---- hang detection (sink/hang.h) ---------------------------------------------- */
+
+/* One context's check, from the dump thread's pass of checks. */
+struct hang_to {
+  struct ins_comm *c;
+  struct drainer *d;
+  bool drained;
+};
+
+static void hang_drain(void *arg) {
+  struct hang_to *to = arg;
+  drain(to->c, to->d, false);
+  to->drained = true;
+}
+
+static int hang_say(void *arg, const struct ins_sink_hang *h) {
+  struct hang_to *to = arg;
+  int rc = 0;
+  for (int i = 0; i < g_nsinks; i++)
+    if (g_sinks[i]->hang) rc |= g_sinks[i]->hang(&to->d->batch[i], to->c, to->c->ext_sink[i], h);
+  return rc;
+}
+
+static void hang_gauge(void *arg, const struct ins_sink_inflight *f) {
+  struct hang_to *to = arg;
+  for (int i = 0; i < g_nsinks; i++)
+    if (g_sinks[i]->inflight) g_sinks[i]->inflight(to->c, to->c->ext_sink[i], f);
+}
+
+/* A check of every context (c's drain lock held for c's, as a pass holds it), then the
+ * sinks told it is over. A context the check drained has its lines handed on (flush) before
+ * its lock is let go, as a pass does. */
+static void hang_pass(struct drainer *d) {
+  uint64_t now = ins_hang_now(), wall_us = ins_wall_ns() / 1000;
+  begin_pass(d);
+  struct ins_comm *const *live;
+  size_t n = ins_registry_walk_begin(&live);
+  for (size_t i = 0; i < n; i++) {
+    struct ins_comm *c = live[i];
+    if (c->foreign) continue;
+    pthread_mutex_lock(&c->drain_lock);
+    if (c->ext_drain) {
+      struct hang_to to = {c, d, false};
+      struct ins_hang_io io = {&to, hang_drain, hang_say, hang_gauge};
+      ins_hang_check(&((struct drain_comm *)c->ext_drain)->hang, c, now, wall_us, g_cfg->hang_ns, &io);
+      if (to.drained) flush(d, c);
+    }
+    pthread_mutex_unlock(&c->drain_lock);
+  }
+  ins_registry_walk_end();
+  for (int i = 0; i < g_nsinks; i++)
+    if (g_sinks[i]->hang_checked) g_sinks[i]->hang_checked(now);
+  if (ins_dump_test_hook) ins_dump_test_hook(INS_DUMP_HOOK_HANG, NULL);
+}
+
 /* After ins_wake_prepare: a ring that wants the thread awake (see wake.h). A walk too:
  * O(communicators) on the dump thread, the registry lock held only for the snapshot. */
 static bool any_wake_wanted(void) {
@@ -422,29 +486,51 @@ static void end_window(void) {
     if (g_sinks[i]->end_window) g_sinks[i]->end_window();
 }
 
+/* Microseconds from now until t (ns), rounded up; 0 if t has come. */
+static long long us_until(uint64_t now, uint64_t t) {
+  return now < t ? (long long)((t - now + 999) / 1000) : 0;
+}
+
 /*
  * The interval N > 0 is a window: a filling ring wakes the thread early for a pass,
  * but windows stay regular, every N us (a sink that aggregates, Prometheus, writes
  * its files at each window's end). Interval 0: a pass at most INTERVAL0_US after a
  * record completes. -1: only a filling ring wakes it, or exit.
+ * Hang detection on (sink/hang.h): a check of every context every period, whatever the
+ * interval; a wait cut short for a check alone is no pass (it drains nothing: with -1,
+ * records are still written at teardown, unless a check finds something to say).
  */
 static void *dump_thread(void *arg) {
   (void)arg;
   long long interval = g_cfg->interval_us;
   uint64_t window_end = ins_mono_ns() + (uint64_t)(interval > 0 ? interval : 0) * 1000;
+  uint64_t hang_period = g_cfg->hang_ns ? ins_hang_period_ns(g_cfg->hang_ns) : 0;
+  uint64_t hang_next = ins_mono_ns() + hang_period;
   while (!atomic_load(&g_stop)) {
     uint32_t seq = ins_wake_prepare(&g_ins_wake);
-    long long wait = interval == 0 ? INTERVAL0_US : -1;
-    if (interval > 0) {
-      uint64_t now = ins_mono_ns();
-      wait = now < window_end ? (long long)((window_end - now + 999) / 1000) : 0;
+    uint64_t now = ins_mono_ns();
+    long long wait = interval == 0 ? INTERVAL0_US : interval > 0 ? us_until(now, window_end) : -1;
+    bool check_only = false; /* the wait ends for a check, not a pass */
+    if (hang_period) {
+      long long hw = us_until(now, hang_next);
+      if (wait < 0 || hw < wait) wait = hw, check_only = true;
     }
-    if (!atomic_load(&g_stop) && !any_wake_wanted() && wait != 0)
+    bool wanted = false;
+    if (!atomic_load(&g_stop) && !(wanted = any_wake_wanted()) && wait != 0)
       ins_wake_wait(&g_ins_wake, seq, wait);
     ins_wake_done(&g_ins_wake);
+    /* woken by a producer (or exit): a pass, whatever the wait was for */
+    bool signalled = atomic_load(&g_ins_wake.seq) != seq;
     pthread_rwlock_rdlock(&g_gate);
-    dump_pass(&g_thread_drainer, false);
-    if (interval > 0 && ins_mono_ns() >= window_end) {
+    now = ins_mono_ns();
+    bool window = interval > 0 && now >= window_end;
+    if (!check_only || wanted || signalled || window || atomic_load(&g_stop))
+      dump_pass(&g_thread_drainer, false);
+    if (hang_period && ins_mono_ns() >= hang_next) {
+      hang_pass(&g_thread_drainer);
+      hang_next = ins_mono_ns() + hang_period;
+    }
+    if (window) { /* after the checks: a window's files show their gauges */
       end_window();
       window_end = ins_mono_ns() + (uint64_t)interval * 1000;
     }
@@ -483,7 +569,8 @@ void ins_dump_start(const struct ins_config *cfg) {
    * makes a system call (the futex wake) once per many records, not per record. */
   g_ins_wake.full_shift = cfg->interval_us == 0 ? 4 : cfg->interval_us > 0 ? 2 : 1;
   if (!cfg->dump_thread_enable) {
-    ins_info("dump thread disabled: records are written at communicator teardown and exit");
+    ins_info("dump thread disabled: records are written at communicator teardown and exit%s",
+             cfg->hang_ns ? "; no hang detection (it runs on the dump thread)" : "");
     return;
   }
   drainer_init(&g_thread_drainer, STASH_BYTES, false);
@@ -493,6 +580,10 @@ void ins_dump_start(const struct ins_config *cfg) {
     ins_info("dump thread started: writing at communicator teardown (and whenever a ring is half full)");
   else
     ins_info("dump thread started: interval %lld us", cfg->interval_us);
+  if (cfg->hang_ns)
+    ins_info("hang detection: an op in flight for over %.3f s is written to the log at once, "
+             "checked every %.3f s (NCCL_INSPECTOR_HANG_SECONDS)", (double)cfg->hang_ns / 1e9,
+             (double)ins_hang_period_ns(cfg->hang_ns) / 1e9);
 }
 
 static int attach(struct ins_comm *c) {
@@ -614,6 +705,7 @@ void ins_dump_comm_final(struct ins_comm *c) {
   dropped_final(c);
   for (int i = 0; i < g_nsinks; i++) g_sinks[i]->detach(c, c->ext_sink[i]);
   ins_judge_free(&dc->judge);
+  ins_hang_free(dc->hang);
   free(dc->held);
   free(dc);
   pthread_rwlock_unlock(&g_gate);

@@ -42,11 +42,13 @@ void ins_dump_fork_prepare(const struct timespec *until);
 void ins_dump_fork_parent(void);
 void ins_dump_fork_child(void);
 
-/* Tests only (tests/unit/test_fork_locks.c, test_registry.c): called, when set, on the
- * dump thread at the start of each pass (inside the fork's gate: c NULL), on a draining
- * thread after each record it took out of c's rings (c's drain_lock held), and in the
- * fork's prepare before it waits (c NULL). Set before the first init. */
-enum ins_dump_hook_at { INS_DUMP_HOOK_PASS, INS_DUMP_HOOK_DRAIN, INS_DUMP_HOOK_FORK_PREPARE };
+/* Tests only (tests/unit/test_fork_locks.c, test_registry.c, test_hang.c): called, when
+ * set, on the dump thread at the start of each pass (inside the fork's gate: c NULL), on a
+ * draining thread after each record it took out of c's rings (c's drain_lock held), in the
+ * fork's prepare before it waits (c NULL), and on the dump thread at the end of each check
+ * of hang detection (sink/hang.h; inside the gate, c NULL). Set before the first init. */
+enum ins_dump_hook_at { INS_DUMP_HOOK_PASS, INS_DUMP_HOOK_DRAIN, INS_DUMP_HOOK_FORK_PREPARE,
+                        INS_DUMP_HOOK_HANG };
 extern void (*ins_dump_test_hook)(enum ins_dump_hook_at at, const struct ins_comm *c);
 
 #endif

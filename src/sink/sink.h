@@ -9,6 +9,8 @@
  * each communicator it drains record per record, counts when the communicator
  * wrote or dropped anything since its last counts, and flush when that
  * communicator's drain is over; end_window when the dump interval has passed;
+ * with hang detection on, at each check hang and inflight per communicator and
+ * hang_checked after them (below);
  * detach after the communicator's last drain; shutdown at exit after the last
  * drain; release at unload. The dump layer never asks which
  * format a sink writes, nor where it goes: what differs is in the sink's
@@ -73,6 +75,55 @@ struct ins_sink_counts {
   const struct ins_timer *timer;           /* the GPU timer's unit (core/timer.h) */
 };
 
+/* ---- hang detection (NCCL_INSPECTOR_HANG_SECONDS > 0: sink/hang.h says how it decides) ---- */
+
+/* An op as a hang line names it: its kind (enum ins_kind), NCCL's function name, sequence
+ * number (coll: NCCL's seqNumber; p2p: the context's P2P counter), peer (P2P), size, count
+ * and datatype. Names may be NULL. */
+struct ins_sink_op {
+  uint8_t kind;
+  const char *func, *datatype;
+  uint64_t sn;
+  int32_t peer;
+  uint64_t bytes, count;
+};
+
+/* The newest op of a context that completed, as far as the dump layer knows (the newest, in
+ * issue order, of those whose records it took from the rings). end_ns: its end, the
+ * record's (kernel GPU time in ns, or host ns for a host-timed op); 0 unknown. */
+struct ins_sink_last {
+  uint8_t kind;
+  const char *func;
+  uint64_t sn, end_ns;
+};
+
+enum ins_hang_what {
+  INS_HANG_STUCK,    /* an op in flight past the threshold (again every threshold) */
+  INS_HANG_RESOLVED, /* an op said stuck completed after all */
+  INS_HANG_IDLE,     /* the context completed ops, has none in flight, and none for the threshold */
+};
+
+/* What a hang check found in one context: one line of the JSON log (docs/CONTRACTS.md
+ * section 2). Times are the dump thread's: "in flight" since it first saw the op in flight. */
+struct ins_sink_hang {
+  enum ins_hang_what what;
+  uint64_t wall_us;                 /* when it is said (the line's dump_timestamp_us) */
+  struct ins_sink_op op;            /* STUCK, RESOLVED */
+  double in_flight_s;               /* STUCK, RESOLVED */
+  uint64_t first_seen_us;           /* STUCK: wall clock when it was first seen in flight */
+  int channels_started, channels_stopped; /* STUCK: kernel started = channels_started > 0 */
+  uint64_t ops_in_flight;           /* STUCK: the context's, this one included */
+  uint32_t repeat;                  /* STUCK: 0 for its first line, then 1, 2, ... */
+  double idle_s;                    /* IDLE: since the context last had an op in flight */
+  const struct ins_sink_last *last; /* STUCK, IDLE: NULL when none is known */
+};
+
+/* A context's ops in flight at a check (every check, every context). */
+struct ins_sink_inflight {
+  uint64_t ops;      /* in flight now */
+  double oldest_s;   /* how long the oldest has been (0: none) */
+};
+
 struct ins_sink {
   const char *name;
   /* Process init, before any attach. */
@@ -125,6 +176,23 @@ struct ins_sink {
   int (*fork_prepare)(const struct timespec *until);
   void (*fork_parent)(void);
   void (*fork_child)(bool taken);
+  /* Hang detection (NCCL_INSPECTOR_HANG_SECONDS > 0; each NULL: nothing to do), on the dump
+   * thread at each check (sink/hang.h: at least every min(threshold / 4, 1 s)), whatever
+   * the dump interval. hang and inflight with c's drain lock held, after c's drain if the
+   * check drained it (a hang line is preceded by a drain of its context: its last completed
+   * op is then the newest there is).
+   *  - hang: what c says (a stuck op, one resolved, an idle context). Written at once: the
+   *    sink's output of it is out when this returns (the JSON log's line written, with c's
+   *    lines queued before it and those of this batch: write(2) done, no fsync), not at
+   *    the next dump. -1: it could not be (out of memory).
+   *  - inflight: c's ops in flight, for live gauges.
+   *  - hang_checked: a check of every context is over (now_ns: its CLOCK_MONOTONIC time, or
+   *    the test clock's: sink/hang.h); a sink whose files must show the gauges while ops are
+   *    in flight rewrites them here when due. */
+  int (*hang)(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
+              const struct ins_sink_hang *h);
+  void (*inflight)(const struct ins_comm *c, void *state, const struct ins_sink_inflight *f);
+  void (*hang_checked)(uint64_t now_ns);
 };
 
 /* The sinks the configuration turns on (sinks.c); *n of them. */

@@ -5,7 +5,9 @@
  * Coll, P2p, KernelCh). A debugging and fixture-making tool: one mutex and one formatted line
  * per callback, so it slows the job, as the recorder that made the fixtures did. Its lines
  * are those of the plugin's own trace mode (src/abi/tracefmt.c); this standalone recorder
- * also works where the plugin is not wanted at all, and asks for any mask.
+ * also works where the plugin is not wanted at all, and asks for any mask. The tests use it
+ * to see what inspector-replay delivered (tests/test_hang_replay.py); the file is flushed at
+ * each finalize and at exit.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -18,13 +20,28 @@
 #include "nccl/profiler_abi.h"
 #include "abi/tracefmt.h"
 
-struct handle { uint64_t id; };
-struct context { int ctx; };
+/* Handles and contexts are kept for the whole run (NCCL names stopped ops as parents, and calls
+ * about a finalized context can come late), on one list from a global, so that a leak checker
+ * (the ASan build's replay tests) sees them reachable, not lost; the process's exit frees them. */
+struct kept { struct kept *next; };
+struct handle { struct kept k; uint64_t id; };
+struct context { struct kept k; int ctx; };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *g_out;
 static atomic_ullong g_next_id = 2; /* ids 1.. are contexts in the fixtures; any unique id works */
 static atomic_int g_next_ctx;
+static struct kept *g_kept; /* under g_lock */
+
+static void *kept_alloc(size_t size) {
+  struct kept *k = calloc(1, size);
+  if (!k) return NULL;
+  pthread_mutex_lock(&g_lock);
+  k->next = g_kept;
+  g_kept = k;
+  pthread_mutex_unlock(&g_lock);
+  return k;
+}
 
 static const char *s(const char *p) { return p ? p : ""; }
 static uint64_t hid(void *h) { return h ? ((struct handle *)h)->id : 0; }
@@ -56,7 +73,8 @@ static prof_result_t init(void **context, uint64_t comm_id, int *mask, const cha
   const char *m = getenv("INSPECTOR_TRACE_MASK");
   int want = m ? atoi(m) : 70;
   *mask = want;
-  struct context *c = calloc(1, sizeof *c);
+  struct context *c = kept_alloc(sizeof *c);
+  if (!c) return 1; /* NCCL then profiles nothing of this communicator */
   c->ctx = atomic_fetch_add(&g_next_ctx, 1) + 1;
   *context = c;
   EMIT("\"cb\":\"init\",\"ver\":5,\"ctx\":%d,\"comm\":\"0x%" PRIx64 "\",\"name\":\"%s\",\"nnodes\":%d,"
@@ -66,9 +84,10 @@ static prof_result_t init(void **context, uint64_t comm_id, int *mask, const cha
 
 static prof_result_t start(void *context, void **eh, struct prof_descr_v5 *d) {
   struct context *c = context;
-  struct handle *h = malloc(sizeof *h); /* kept for the run: NCCL names stopped ops as parents */
-  h->id = atomic_fetch_add(&g_next_id, 1);
+  struct handle *h = kept_alloc(sizeof *h);
   *eh = h;
+  if (!h) return 0; /* no handle: NCCL calls nothing more about this event */
+  h->id = atomic_fetch_add(&g_next_id, 1);
   void **pgroup_slot = PROF_PARENT_GROUP_SLOT(d);
   void *pgroup = pgroup_slot ? *pgroup_slot : NULL;
   char body[768];
@@ -97,7 +116,6 @@ static prof_result_t finalize(void *context) {
   pthread_mutex_lock(&g_lock);
   if (g_out) fflush(g_out);
   pthread_mutex_unlock(&g_lock);
-  free(c);
   return 0;
 }
 

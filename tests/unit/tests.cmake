@@ -134,6 +134,28 @@ if(TARGET inspector_core)
   else()
     ins_unit_test(trace_fork test_trace_fork.c 120 "threads;unit;trace")
   endif()
+  # hang detection: ops in flight past NCCL_INSPECTOR_HANG_SECONDS said at once, again, and
+  # resolved; idle communicators; the Prometheus and OTLP gauges; on the checks' own clock.
+  # One process per case: unit_hang.<case> (TSan: label threads)
+  add_executable(inspector-unit-hang ${CMAKE_CURRENT_LIST_DIR}/test_hang.c
+                 $<TARGET_OBJECTS:inspector_core>)
+  target_include_directories(inspector-unit-hang PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-hang PRIVATE _GNU_SOURCE
+                             INSPECTOR_OTLP=$<BOOL:${INSPECTOR_OTLP}>)
+  target_link_libraries(inspector-unit-hang PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
+  set(_hang_cases env stuck_coll queued p2p second_comm idle quiet gpu_past off prom_gauges
+                  at_once in_group prom_quiet off_gauges)
+  if(INSPECTOR_OTLP)
+    list(APPEND _hang_cases otlp_gauges)
+  endif()
+  foreach(_case IN LISTS _hang_cases)
+    add_test(NAME unit_hang.${_case} COMMAND inspector-unit-hang --case ${_case})
+    set(_labels "threads;unit")
+    if(_case STREQUAL "otlp_gauges")
+      set(_labels "threads;unit;otlp")
+    endif()
+    set_tests_properties(unit_hang.${_case} PROPERTIES TIMEOUT 120 LABELS "${_labels}")
+  endforeach()
   # inits and finalizes while the dump thread drains (or a .prom file is written): none
   # waits for another communicator's drain; a finalize's records in the file, in order;
   # the registry's adds and removes O(1) (a wait that should end at once is bounded)

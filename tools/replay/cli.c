@@ -28,6 +28,8 @@ static const char k_usage[] =
     "               [--p2p-pattern ring|nodes|all] [--slow-link A:B] [--slow-factor F]\n"
     "               [--degrade AT:FACTOR] [--order sizes|iters] [--procs [--max-procs N]]\n"
     "               [--comm-name NAME] [--seed N] [--truth FILE]\n"
+    "               [--hang-rank R [--hang-op K] [--hang-kind coll|p2p] [--hang-comm C] [--hang-queued-rank Q]\n"
+    "               [--hang-group N] [--hang-hold-s S] [--hang-ready-dir DIR]]\n"
     "\n"
     "Drives an NCCL/RCCL profiler plugin through recorded traces (gzip or plain JSON lines)\n"
     "or through synthetic traffic, with no GPU.\n"
@@ -95,7 +97,25 @@ static const char k_usage[] =
     "  --degrade AT:FACTOR  ops from running index AT x (total ops) on (0 <= AT <= 1) transfer\n"
     "                 FACTOR x slower (the bytes/bw part), to the end\n"
     "  --comm-name NAME (synthetic)  --seed N (1)\n"
-    "  --truth FILE   write what a correct plugin must report (one JSON line per op and rank)\n"
+    "  --truth FILE   write what a correct plugin must report (one JSON line per op and rank;\n"
+    "                 with --hang-rank per completed op and rank, then a line {\"hang\":{...}})\n"
+    "a job that hangs (synthetic traffic; with --procs its processes run on while it hangs):\n"
+    "  --hang-rank R  rank R never issues the stuck op, nor anything after it; every other rank\n"
+    "                 issues it and nothing more: its kernel channels all start, none stops\n"
+    "  --hang-op K    the stuck op: the first of its kind (and communicator) at running index K\n"
+    "                 or later (default: the middle op of the run)\n"
+    "  --hang-kind coll|p2p (coll)  p2p: an exchange (needs --p2p), in which the Recv from\n"
+    "                 rank R waits and every other task completes\n"
+    "  --hang-comm C  the stuck op is on communicator C (default: any)\n"
+    "  --hang-queued-rank Q  rank Q issues the stuck op, but none of its channels start\n"
+    "  --hang-group N (1)  the stuck op is the last of N ops issued in one group; the others\n"
+    "                 complete\n"
+    "  --hang-hold-s S (0)  at the stuck point each process sleeps S s (SIGUSR1 ends it at once),\n"
+    "                 then finalizes (unless --no-finalize) and exits 0\n"
+    "  --hang-ready-dir DIR  at the stuck point each process writes DIR/rank-R (its pid) for\n"
+    "                 each of its ranks, before the hold\n"
+    "                 (these two without --hang-rank: a quiet job, every op completed, holds\n"
+    "                 before its finalizes: a control)\n"
     "exit status: 0 success, 1 runtime error, 2 usage error\n";
 
 /* Prints "inspector-replay: <message>" and the usage on stderr, exits 2. */
@@ -169,7 +189,8 @@ enum {
   O_CHANNELS, O_LATE_RANK, O_LATE_US, O_COMM_NAME, O_SEED, O_TRUTH, O_LATE_JITTER, O_CLOCK_OFFSET,
   O_P2P_PATTERN, O_SLOW_LINK, O_SLOW_FACTOR, O_DEGRADE, O_ORDER,
   O_CLOCK_DRIFT, O_OP_GAP,
-  O_LATE_FRACTION, O_LATE_FROM, O_LATE_IN, O_P2P_WAIT, O_P2P_COMM
+  O_LATE_FRACTION, O_LATE_FROM, O_LATE_IN, O_P2P_WAIT, O_P2P_COMM,
+  O_HANG_RANK, O_HANG_OP, O_HANG_KIND, O_HANG_COMM, O_HANG_QUEUED, O_HANG_GROUP, O_HANG_HOLD, O_HANG_READY
 };
 
 static const struct option k_opts[] = {
@@ -208,6 +229,14 @@ static const struct option k_opts[] = {
     {"slow-factor", required_argument, NULL, O_SLOW_FACTOR},
     {"degrade", required_argument, NULL, O_DEGRADE},
     {"order", required_argument, NULL, O_ORDER},
+    {"hang-rank", required_argument, NULL, O_HANG_RANK},
+    {"hang-op", required_argument, NULL, O_HANG_OP},
+    {"hang-kind", required_argument, NULL, O_HANG_KIND},
+    {"hang-comm", required_argument, NULL, O_HANG_COMM},
+    {"hang-queued-rank", required_argument, NULL, O_HANG_QUEUED},
+    {"hang-group", required_argument, NULL, O_HANG_GROUP},
+    {"hang-hold-s", required_argument, NULL, O_HANG_HOLD},
+    {"hang-ready-dir", required_argument, NULL, O_HANG_READY},
     {NULL, 0, NULL, 0}};
 
 static const char *opt_name(int c) {
@@ -222,6 +251,9 @@ struct seen {
   const char *synth_only; /* the first synthetic-only option */
   const char *late_rank, *slow_link, *max_procs; /* their values, when given */
   const char *late_how;   /* the first of --late-fraction, --late-from, --late-in */
+  const char *hang_rank, *hang_queued, *hang_comm; /* their values, when given */
+  const char *hang_how;   /* the first option that shapes a hang: --hang-* but --hang-rank and the two below */
+  const char *hold_how;   /* the first of --hang-hold-s and --hang-ready-dir (they work alone too) */
 };
 
 /* The options of any run, traces or synthetic. Returns false for any other option. --help
@@ -363,6 +395,36 @@ static bool late_option(int c, const char *name, struct rp_cli *o, struct seen *
   return true;
 }
 
+/* A job that hangs: who, which op, and what the processes do at the stuck point. False for any
+ * other option. */
+static bool hang_option(int c, const char *name, struct rp_cli *o, struct seen *sn) {
+  struct syn_hang *h = &o->syn.hang;
+  if (c > O_HANG_RANK && c < O_HANG_HOLD && !sn->hang_how) sn->hang_how = name;
+  if ((c == O_HANG_HOLD || c == O_HANG_READY) && !sn->hold_how) sn->hold_how = name;
+  switch (c) {
+  case O_HANG_RANK: sn->hang_rank = optarg; h->rank = (int)parse_ll(name, optarg, 0, 4095); break;
+  case O_HANG_OP: h->op = parse_ll(name, optarg, 0, INT64_MAX); break;
+  case O_HANG_KIND:
+    if (strcmp(optarg, "coll") == 0) h->kind = SYN_HANG_COLL;
+    else if (strcmp(optarg, "p2p") == 0) h->kind = SYN_HANG_P2P;
+    else usage_error("bad value for --%s: '%s' (want coll or p2p)", name, optarg);
+    break;
+  case O_HANG_COMM: sn->hang_comm = optarg; h->comm = (int)parse_ll(name, optarg, 0, 1024); break;
+  case O_HANG_QUEUED: sn->hang_queued = optarg; h->queued = (int)parse_ll(name, optarg, 0, 4095); break;
+  case O_HANG_GROUP: h->group = (int)parse_ll(name, optarg, 1, 64); break;
+  case O_HANG_HOLD:
+    o->hang_hold_s = parse_dbl(name, optarg, 0.0, false);
+    if (o->hang_hold_s > 86400) usage_error("bad value for --%s: '%s' (at most 86400 s)", name, optarg);
+    break;
+  case O_HANG_READY:
+    if (!*optarg) usage_error("bad value for --%s: ''", name);
+    o->hang_ready_dir = optarg;
+    break;
+  default: return false;
+  }
+  return true;
+}
+
 /* --degrade AT:FACTOR */
 static void degrade_option(const char *name, const char *v, struct syn_params *p) {
   char *end;
@@ -426,6 +488,35 @@ static void check_p2p(const struct rp_cli *o, const struct seen *sn) {
   }
 }
 
+/* A hang's options against the job's; syn_hang_resolve then finds the stuck op itself.
+ * --hang-hold-s and --hang-ready-dir alone hold a quiet job at its end (a control run). */
+static void check_hang(const struct rp_cli *o, const struct seen *sn) {
+  const struct syn_params *p = &o->syn;
+  const struct syn_hang *h = &p->hang;
+  if (!sn->hang_rank && sn->hang_how) usage_error("--%s needs --hang-rank", sn->hang_how);
+  if (!sn->hang_rank && !sn->hold_how) return;
+  if (o->repeat > 1) {
+    if (sn->hang_rank) usage_error("--hang-rank stops the job once: it takes no --repeat");
+    usage_error("--%s holds the job once: it takes no --repeat", sn->hold_how);
+  }
+  if (o->procs && sn->max_procs && o->max_procs < p->ranks)
+    usage_error("bad value for --max-procs: '%s' (a held job's %d processes hold at once: %d or more, or none)",
+                sn->max_procs, p->ranks, p->ranks);
+  if (!sn->hang_rank) return;
+  if (p->ranks < 2) usage_error("--hang-rank needs --ranks 2 or more: a rank that waits for it");
+  if (h->rank >= p->ranks)
+    usage_error("bad value for --hang-rank: '%s' (ranks are 0..%d)", sn->hang_rank, p->ranks - 1);
+  if (sn->hang_queued && h->queued >= p->ranks)
+    usage_error("bad value for --hang-queued-rank: '%s' (ranks are 0..%d)", sn->hang_queued, p->ranks - 1);
+  if (sn->hang_queued && h->queued == h->rank)
+    usage_error("bad value for --hang-queued-rank: '%s' (the --hang-rank: the queued rank issues the stuck op, "
+                "the hang rank never does)", sn->hang_queued);
+  if (h->kind == SYN_HANG_P2P && !p->p2p) usage_error("--hang-kind p2p needs --p2p");
+  int ncomms = p->comms + (p->p2p && p->p2p_comm);
+  if (sn->hang_comm && h->comm >= ncomms)
+    usage_error("bad value for --hang-comm: '%s' (communicators are 0..%d)", sn->hang_comm, ncomms - 1);
+}
+
 /* A synthetic job's options against each other: each option was checked alone as it came,
  * and a later one may change what an earlier one allows (--late-rank before --ranks). */
 static void check_synthetic(const struct rp_cli *o, const struct seen *sn) {
@@ -440,6 +531,7 @@ static void check_synthetic(const struct rp_cli *o, const struct seen *sn) {
   check_p2p(o, sn);
   if (o->pace_recorded) usage_error("--pace-recorded needs TRACE files: synthetic traffic has no recorded times");
   if (o->recorded_clock) usage_error("--recorded-clock needs TRACE files: synthetic traffic has no recorded times");
+  check_hang(o, sn);
 }
 
 void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
@@ -460,13 +552,16 @@ void rp_cli_parse(int argc, char **argv, struct rp_cli *o) {
     if (c >= O_RANKS) sn.synth_only = sn.synth_only ? sn.synth_only : name;
     /* each option belongs to one group (the usage text's); one that none takes is an error */
     if (!run_option(c, name, o, &sn) && !shape_option(c, name, o) && !p2p_option(c, name, o, &sn) &&
-        !late_option(c, name, o, &sn) && !time_option(c, name, o))
+        !late_option(c, name, o, &sn) && !time_option(c, name, o) && !hang_option(c, name, o, &sn))
       bad_option(c, argv);
   }
   o->traces = argv + optind;
   o->ntraces = argc - optind;
   if (o->synthetic) {
     check_synthetic(o, &sn);
+    o->hold = sn.hang_rank || sn.hold_how;
+    char why[256];
+    if (syn_hang_resolve(&o->syn, why, sizeof why)) usage_error("%s", why);
   } else {
     if (sn.synth_only) usage_error("--%s needs --synthetic", sn.synth_only);
     if (o->ntraces == 0) usage_error("no TRACE file given");

@@ -24,6 +24,10 @@ struct rp_cli {
   bool synthetic;
   struct syn_params syn;
   const char *truth; /* --truth FILE, or NULL */
+  double hang_hold_s;         /* --hang-hold-s: the hold at the stuck point (stuck.h) */
+  const char *hang_ready_dir; /* --hang-ready-dir DIR, or NULL */
+  bool hold;                  /* the job stops at a stuck point: --hang-rank, or --hang-hold-s or
+                                 --hang-ready-dir alone (a quiet job held at its end, stuck.h) */
   const char *mask_log; /* --mask-log FILE, or NULL */
   bool pace_recorded;   /* --pace-recorded (replay.h) */
   bool recorded_clock;  /* --recorded-clock (vclock.h) */

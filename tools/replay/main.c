@@ -21,6 +21,7 @@
 #include "procs.h"
 #include "replay.h"
 #include "schedule.h"
+#include "stuck.h"
 #include "synth.h"
 #include "trace_load.h"
 
@@ -104,11 +105,26 @@ static int run_traces(struct job *j) {
   return 0;
 }
 
+/* One process's part of the synthetic stream: the engine it is replayed by, and its ranks. */
+struct feed {
+  struct rp_engine *eng;
+  const struct rp_cli *o;
+  int r0, r1;
+  bool failed; /* a ready file could not be written */
+};
+
 /* Replays one chunk of the synthetic stream. */
 static void feed_chunk(void *arg, struct rp_trace *chunk) {
-  struct rp_engine *eng = arg;
-  if (rp_engine_threads(eng)) rp_schedule_build(chunk);
-  rp_engine_run(eng, chunk);
+  struct feed *f = arg;
+  if (rp_engine_threads(f->eng)) rp_schedule_build(chunk);
+  rp_engine_run(f->eng, chunk);
+}
+
+/* The stuck point (--hang-rank, or a quiet job's hold): every line before the finalizes
+   delivered; the ready files, then the hold. */
+static void feed_stuck(void *arg) {
+  struct feed *f = arg;
+  if (rp_stuck_hold(f->o->hang_ready_dir, f->r0, f->r1, f->o->hang_hold_s)) f->failed = true;
 }
 
 /* Drives rank `rank` (-1: all ranks) of the synthetic job. */
@@ -117,19 +133,20 @@ static int run_synthetic_ranks(struct job *j, int rank) {
   int ver = j->o->abi == RP_ABI_NEWEST ? rp_plugin_newest(&j->plugin) : j->o->abi;
   struct rp_abi abi;
   if (rp_plugin_bind(&j->plugin, ver, &abi)) return 1;
-  struct rp_engine *eng = rp_engine_new(&abi, j->o->threads);
+  struct feed f = {.eng = rp_engine_new(&abi, j->o->threads), .o = j->o,
+                   .r0 = rank >= 0 ? rank : 0, .r1 = rank >= 0 ? rank + 1 : j->o->syn.ranks};
   for (int rep = 0; rep < j->o->repeat; rep++) {
-    rp_engine_restart(eng);
-    syn_stream(&j->o->syn, rank, feed_chunk, eng);
+    rp_engine_restart(f.eng);
+    syn_stream(&j->o->syn, rank, feed_chunk, j->o->hold ? feed_stuck : NULL, &f);
   }
   struct rp_counts c = {0};
   uint64_t ns = 0;
-  rp_engine_free(eng, &c, &ns);
+  rp_engine_free(f.eng, &c, &ns);
   char label[64];
   if (rank >= 0) snprintf(label, sizeof label, "synthetic rank %d", rank);
   else snprintf(label, sizeof label, "synthetic");
   summary(j, label, &abi, &c, ns);
-  return 0;
+  return f.failed ? 1 : 0;
 }
 
 /* A --procs child: rank `rank` alone, as a process of its node (hostname.h) when nodes have names. */
@@ -169,7 +186,10 @@ static int run_synthetic(struct job *j, struct syn_params *p) {
   if (j->o->procs) syn_plan(p); /* every child walks the whole job: compute the op times once */
   int rc = 1;
   if (j->o->truth && write_truth(j->o->truth, p)) goto out;
-  if (j->o->procs) rc = rp_run_procs(p->ranks, j->o->max_procs, synth_child, j);
+  if (j->o->hang_ready_dir && rp_stuck_check_dir(j->o->hang_ready_dir)) goto out;
+  /* a held job's processes are all alive at once, unless --max-procs said otherwise (cli.c) */
+  int max_procs = j->o->hold && !j->o->max_procs ? p->ranks : j->o->max_procs;
+  if (j->o->procs) rc = rp_run_procs(p->ranks, max_procs, synth_child, j);
   else rc = run_synthetic_ranks(j, -1);
 out:
   syn_plan_free(p);
@@ -182,6 +202,7 @@ int main(int argc, char **argv) {
   rp_log_set_quiet(o.quiet);
   rp_log_set_logger_dies(o.logger_dies);
   rp_set_pace_recorded(o.pace_recorded);
+  if (o.synthetic && o.hold) rp_stuck_prepare(); /* before any thread: stuck.h */
   int rc = 1;
   char *path = NULL;
   for (int i = 0; i < o.npreload; i++) /* before the plugin, so before any --procs fork */

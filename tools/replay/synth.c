@@ -49,6 +49,16 @@
  * start (start pTimer), recordEventState(22, stop pTimer), KernelCh stop.
  * The replay engine applies the activation mask and the ABI version.
  *
+ * A hang (--hang-rank, synth.h's struct syn_hang): the walk ends with the
+ * stuck op X, so nothing after it is issued, and each task of X has a fate
+ * (task_fate): it runs, waits (its KernelCh starts, never its kernel-stop
+ * record or its stop), is queued (no KernelCh at all) or is never issued
+ * (the missing rank's: no line of X at all). The ops of X's group (--hang-group)
+ * are held back as they come and issued with X, under one GroupApi. The
+ * truth file has lines for the tasks that run and then the hang's own line;
+ * the stream hands the sink everything before the finalizes, then calls the
+ * stuck callback (main.c: the ready files and the hold), then the finalizes.
+ *
  * Cost: an op's end (a collective's latest arrival, a P2P op's latest task
  * end) is a walk over all ranks: O(ops x ranks). Every --procs child walks
  * the whole job to build its rank's stream, so at 1,024 ranks, 320 ops and
@@ -105,6 +115,7 @@ void syn_defaults(struct syn_params *p) {
   p->degrade_at = 1;
   p->degrade_factor = 1;
   p->order = SYN_ORDER_SIZES;
+  p->hang = (struct syn_hang){.rank = -1, .queued = -1, .kind = SYN_HANG_COLL, .comm = -1, .op = -1, .group = 1};
   p->host = "localhost";
   p->comm_name = "synthetic";
   p->seed = 1;
@@ -337,6 +348,7 @@ struct walker {
   uint64_t *seq;         /* per (comm, func): the next sn */
   uint64_t degrade_from; /* first running index that --degrade slows down */
   uint64_t late_from;    /* first running index the late rank may be late in (--late-from) */
+  uint64_t end;          /* ops from this running index on are not walked: nothing is issued after a stuck op */
   uint64_t t;
   struct syn_op op;
 };
@@ -357,6 +369,7 @@ static void walk_comms(struct walker *w, enum syn_func func, uint64_t size) {
   const struct syn_params *p = w->p;
   bool own = func == SYN_SEND && p->p2p_comm;
   for (int comm = own ? p->comms : 0; comm < (own ? p->comms + 1 : p->comms); comm++) {
+    if (w->op.index >= w->end) return;
     struct syn_op *op = &w->op;
     op->comm = comm;
     op->func = func;
@@ -402,6 +415,7 @@ static void walk(const struct syn_params *p, syn_visit fn, void *arg) {
   /* index >= AT x total, for a whole index: index >= ceil(AT x total) */
   w.degrade_from = p->degrade_factor != 1.0 ? (uint64_t)ceil(p->degrade_at * (double)total) : UINT64_MAX;
   w.late_from = (uint64_t)ceil(p->late_from * (double)total);
+  w.end = p->hang.resolved ? p->hang.index + 1 : total;
   if (p->order == SYN_ORDER_SIZES) {
     for (int f = 0; f < nf; f++)
       for (uint64_t size = p->min_bytes; size <= p->max_bytes; size = next_size(p, size))
@@ -417,7 +431,7 @@ static void walk(const struct syn_params *p, syn_visit fn, void *arg) {
           walk_comms(&w, funcs[f], size);
         }
   }
-  assert(w.op.index == total);
+  assert(w.op.index == w.end && w.end <= total);
   free(w.seq);
 }
 
@@ -443,6 +457,95 @@ void syn_plan(struct syn_params *p) {
 void syn_plan_free(struct syn_params *p) {
   free(p->plan);
   p->plan = NULL;
+}
+
+/* ---- a hang: the stuck op, and what each rank does with it -------------- */
+
+/* What becomes of rank r's task k of op: k 0 is a collective, or an exchange's Send; 1 its Recv. */
+enum task_fate {
+  TASK_RUNS,   /* issued; its channels start and stop */
+  TASK_WAITS,  /* issued; its channels start and never stop: it waits inside NCCL */
+  TASK_QUEUED, /* issued; no channel of it ever starts */
+  TASK_NONE    /* never issued: the missing rank's */
+};
+
+/* Every task of every op runs, but the stuck op's (synth.h, struct syn_hang). In an exchange a
+   Recv waits when the Send it needs never runs (its peer is the missing or the queued rank);
+   a Send completes whatever its peer does (the model stalls no Send: as NCCL's eager sends that
+   fit the receiver's buffers). */
+static enum task_fate task_fate(const struct syn_params *p, const struct syn_op *op, int r, int k) {
+  const struct syn_hang *h = &p->hang;
+  if (!h->resolved || op->index != h->index) return TASK_RUNS;
+  if (r == h->rank) return TASK_NONE;
+  if (r == h->queued) return TASK_QUEUED;
+  if (op->func != SYN_SEND) return TASK_WAITS;
+  int from = recv_peer(p, op, r);
+  return k == 1 && (from == h->rank || from == h->queued) ? TASK_WAITS : TASK_RUNS;
+}
+
+/* Whether rank r issues op at all (the missing rank issues nothing from the stuck op on). */
+static bool issues(const struct syn_params *p, const struct syn_op *op, int r) {
+  return task_fate(p, op, r, 0) != TASK_NONE;
+}
+
+struct hang_find {
+  const struct syn_hang *h;
+  uint64_t from;        /* the first running index X may have */
+  bool any, found;
+  uint64_t index, last; /* X; the last op of the kind (and communicator), for a message */
+};
+
+static void hang_find_visit(void *arg, const struct syn_params *p, const struct syn_op *op) {
+  struct hang_find *f = arg;
+  (void)p;
+  if ((f->h->comm >= 0 && op->comm != f->h->comm) || (op->func == SYN_SEND) != (f->h->kind == SYN_HANG_P2P)) return;
+  f->any = true;
+  f->last = op->index;
+  if (!f->found && op->index >= f->from) {
+    f->found = true;
+    f->index = op->index;
+  }
+}
+
+int syn_hang_resolve(struct syn_params *p, char *why, size_t cap) {
+  struct syn_hang *h = &p->hang;
+  h->resolved = false;
+  if (h->rank < 0) return 0;
+  assert(h->group >= 1 && h->rank < p->ranks && h->queued != h->rank);
+  uint64_t total = total_ops(p);
+  if (h->op >= 0 && (uint64_t)h->op >= total) {
+    snprintf(why, cap, "bad value for --hang-op: '%" PRId64 "' (the run has %" PRIu64 " ops: 0..%" PRIu64 ")", h->op,
+             total, total - 1);
+    return -1;
+  }
+  struct hang_find f = {.h = h, .from = h->op >= 0 ? (uint64_t)h->op : total / 2};
+  walk(p, hang_find_visit, &f); /* the whole run: h->resolved is false */
+  const char *what = h->kind == SYN_HANG_P2P ? "exchange" : "collective";
+  char where[48] = "";
+  if (h->comm >= 0) snprintf(where, sizeof where, " on communicator %d", h->comm);
+  if (!f.any) { /* only on a communicator that has none: every run has collectives, and --p2p exchanges */
+    snprintf(why, cap, "bad value for --hang-comm: '%d' (no %s runs on communicator %d)", h->comm, what, h->comm);
+    return -1;
+  }
+  if (!f.found && h->op >= 0) {
+    snprintf(why, cap, "bad value for --hang-op: '%" PRIu64 "' (no %s%s at running index %" PRIu64
+             " or later; the last is at %" PRIu64 ")", f.from, what, where, f.from, f.last);
+    return -1;
+  }
+  if (!f.found) {
+    snprintf(why, cap, "--hang-rank: no %s%s from the middle op on (running index %" PRIu64 "; the last is at %"
+             PRIu64 "): give --hang-op", what, where, f.from, f.last);
+    return -1;
+  }
+  if (f.index < (uint64_t)(h->group - 1)) {
+    snprintf(why, cap, "bad value for --hang-group: '%d' (the stuck op, running index %" PRIu64 ", has %" PRIu64
+             " ops before it)", h->group, f.index, f.index);
+    return -1;
+  }
+  h->index = f.index;
+  h->first = f.index - (uint64_t)(h->group - 1);
+  h->resolved = true;
+  return 0;
 }
 
 /* ---- truth file ---------------------------------------------------------- */
@@ -486,20 +589,67 @@ static void truth_line(FILE *f, const struct syn_params *p, const struct syn_op 
   fputs("}\n", f);
 }
 
+struct truth_walk {
+  FILE *f;
+  struct syn_op stuck; /* a copy of the stuck op, for the hang's line */
+};
+
+/* A line per task that completes: a stuck op's waiting, queued and unissued tasks have none. */
 static void truth_visit(void *arg, const struct syn_params *p, const struct syn_op *op) {
-  FILE *f = arg;
+  struct truth_walk *tw = arg;
+  FILE *f = tw->f;
+  if (p->hang.resolved && op->index == p->hang.index) tw->stuck = *op;
   for (int r = 0; r < p->ranks; r++) {
     if (op->func == SYN_SEND) {
-      truth_line(f, p, op, r, SYN_SEND, op->sn, send_peer(p, op, r), 1, p2p_end(p, op, r, 0));
-      truth_line(f, p, op, r, SYN_RECV, op->sn + 1, recv_peer(p, op, r), 1, p2p_end(p, op, r, 1));
-    } else {
+      if (task_fate(p, op, r, 0) == TASK_RUNS)
+        truth_line(f, p, op, r, SYN_SEND, op->sn, send_peer(p, op, r), 1, p2p_end(p, op, r, 0));
+      if (task_fate(p, op, r, 1) == TASK_RUNS)
+        truth_line(f, p, op, r, SYN_RECV, op->sn + 1, recv_peer(p, op, r), 1, p2p_end(p, op, r, 1));
+    } else if (task_fate(p, op, r, 0) == TASK_RUNS) {
       truth_line(f, p, op, r, op->func, op->sn, -1, p->channels, op->t_stop);
     }
   }
 }
 
+/* "key":[the ranks whose task of the stuck op (an exchange's: its Recv) has this fate] */
+static void put_ranks(FILE *f, const char *key, const struct syn_params *p, const struct syn_op *op,
+                      enum task_fate fate) {
+  fprintf(f, ",\"%s\":[", key);
+  const char *sep = "";
+  for (int r = 0; r < p->ranks; r++) {
+    if (task_fate(p, op, r, op->func == SYN_SEND) != fate) continue;
+    fprintf(f, "%s%d", sep, r);
+    sep = ",";
+  }
+  fputc(']', f);
+}
+
+/* The hang's line (docs/CONTRACTS.md section 3): the stuck op, and each rank's part in it. */
+static void truth_hang(FILE *f, const struct syn_params *p, const struct syn_op *op) {
+  bool ex = op->func == SYN_SEND; /* the stuck task: the Recv, sn + 1 */
+  fprintf(f, "{\"hang\":{\"comm\":\"0x%" PRIx64 "\",\"comm_index\":%d,\"comm_name\":", comm_id(p, op->comm), op->comm);
+  put_json_string(f, p->comm_name);
+  fprintf(f,
+          ",\"kind\":\"%s\",\"func\":\"%s\",\"sn\":%" PRIu64 ",\"index\":%" PRIu64 ",\"group\":%d,\"first_index\":%" PRIu64
+          ",\"count\":%" PRIu64 ",\"datatype\":\"" DTYPE "\",\"bytes\":%" PRIu64 ",\"nranks\":%d",
+          ex ? "p2p" : "coll", k_func_name[ex ? SYN_RECV : op->func], ex ? op->sn + 1 : op->sn, op->index,
+          p->hang.group, p->hang.first, op->count, op->bytes, p->ranks);
+  put_ranks(f, "missing", p, op, TASK_NONE);
+  put_ranks(f, "queued", p, op, TASK_QUEUED);
+  put_ranks(f, "waiting", p, op, TASK_WAITS);
+  put_ranks(f, "completed", p, op, TASK_RUNS);
+  if (ex) {
+    fputs(",\"peers\":[", f);
+    for (int r = 0; r < p->ranks; r++) fprintf(f, "%s%d", r ? "," : "", recv_peer(p, op, r));
+    fputc(']', f);
+  }
+  fputs("}}\n", f);
+}
+
 int syn_write_truth(const struct syn_params *p, FILE *f) {
-  walk(p, truth_visit, f);
+  struct truth_walk tw = {.f = f};
+  walk(p, truth_visit, &tw);
+  if (p->hang.resolved) truth_hang(f, p, &tw.stuck);
   return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
@@ -515,7 +665,10 @@ struct builder {
   int r0, r1;          /* ranks driven by this process: [r0, r1) */
   uint32_t app;        /* the application thread */
   uint32_t *kthread;   /* progress thread per (comm, rank): [comm * nr + r - r0] */
-  uint32_t *api, *api2, *op, *op2; /* per rank of the current op: API and task slots (2: the Recv) */
+  uint32_t *api, *api2, *op, *op2; /* per op of the group and rank: API and task slots (2: the Recv),
+                                      [g * nr + r - r0] */
+  struct syn_op *grp;  /* the stuck op's group, as its ops come (--hang-group) */
+  int ngrp;
   const char *func[SYN_NFUNC], *dtype, *algo, *ll, *simple;
 };
 
@@ -543,24 +696,35 @@ static void ev_end(struct builder *b, uint32_t thread, uint32_t slot, int cb, in
 
 static void ev_stop(struct builder *b, uint32_t thread, uint32_t slot) { ev_end(b, thread, slot, RP_CB_STOP, 0, 0); }
 
-static void build_visit(void *arg, const struct syn_params *p, const struct syn_op *op) {
-  struct builder *b = arg;
+/* The application thread's part of ops[0..n), issued in one application group (ncclGroupStart/End
+   around them): one GroupApi around every rank's API calls, then per rank and op the kernel
+   launch, its Group and the task events. A rank issues only the ops it issues at all (issues). */
+static void emit_host(struct builder *b, const struct syn_params *p, const struct syn_op *ops, int n) {
   struct rp_event *e;
-  bool ring = op->func == SYN_SEND;
   uint32_t app = b->app;
-  uint32_t gapi = ev_start(b, app, RP_EV_GROUP_API, ctx_of(b, op->comm, b->r0), 0, b->r0, &e);
+  size_t nr = (size_t)(b->r1 - b->r0);
+  int lead = -1; /* the GroupApi's rank: the first that issues anything of the group */
+  for (int r = b->r0; r < b->r1 && lead < 0; r++)
+    for (int g = 0; g < n && lead < 0; g++)
+      if (issues(p, &ops[g], r)) lead = r;
+  if (lead < 0) return; /* the missing rank alone in its process, the stuck op alone in its group */
+  uint32_t gapi = ev_start(b, app, RP_EV_GROUP_API, ctx_of(b, ops[0].comm, lead), 0, lead, &e);
   e->u.gapi.depth = 1;
   ev_end(b, app, gapi, RP_CB_RECORD, PROF_STATE_GROUP_START_API_STOP, 0);
   for (int r = b->r0; r < b->r1; r++) {
-    int i = r - b->r0;
-    uint32_t ctx = ctx_of(b, op->comm, r);
-    if (!ring) {
-      b->api[i] = ev_start(b, app, RP_EV_COLL_API, ctx, gapi, r, &e);
-      e->u.api.func = b->func[op->func];
-      e->u.api.count = op->count;
-      e->u.api.dtype = b->dtype;
-      ev_stop(b, app, b->api[i]);
-    } else {
+    for (int g = 0; g < n; g++) {
+      const struct syn_op *op = &ops[g];
+      size_t i = (size_t)g * nr + (size_t)(r - b->r0);
+      if (!issues(p, op, r)) continue;
+      uint32_t ctx = ctx_of(b, op->comm, r);
+      if (op->func != SYN_SEND) {
+        b->api[i] = ev_start(b, app, RP_EV_COLL_API, ctx, gapi, r, &e);
+        e->u.api.func = b->func[op->func];
+        e->u.api.count = op->count;
+        e->u.api.dtype = b->dtype;
+        ev_stop(b, app, b->api[i]);
+        continue;
+      }
       for (int k = 0; k < 2; k++) {
         uint32_t s = ev_start(b, app, RP_EV_P2P_API, ctx, gapi, r, &e);
         e->u.api.func = b->func[k ? SYN_RECV : SYN_SEND];
@@ -573,58 +737,91 @@ static void build_visit(void *arg, const struct syn_params *p, const struct syn_
   }
   ev_end(b, app, gapi, RP_CB_RECORD, PROF_STATE_GROUP_END_API_START, 0);
   for (int r = b->r0; r < b->r1; r++) {
-    int i = r - b->r0;
-    uint32_t ctx = ctx_of(b, op->comm, r);
-    uint32_t kl = ev_start(b, app, RP_EV_KERNEL_LAUNCH, ctx, gapi, r, NULL);
-    ev_stop(b, app, kl);
-    uint32_t grp = ev_start(b, app, RP_EV_GROUP, ctx, 0, 0, NULL);
-    if (!ring) {
-      b->op[i] = ev_start(b, app, RP_EV_COLL, ctx, b->api[i], r, &e);
-      e->group = grp;
-      e->u.coll.seq = op->sn;
-      e->u.coll.func = b->func[op->func];
-      e->u.coll.count = op->count;
-      e->u.coll.dtype = b->dtype;
-      e->u.coll.nch = (uint8_t)p->channels;
-      e->u.coll.nwarps = op->bytes < 65536 ? 8 : 16;
-      e->u.coll.algo = b->algo;
-      e->u.coll.proto = op->bytes < 65536 ? b->ll : b->simple;
-      ev_stop(b, app, b->op[i]);
-    } else {
-      for (int k = 0; k < 2; k++) {
-        uint32_t s = ev_start(b, app, RP_EV_P2P, ctx, (k ? b->api2 : b->api)[i], r, &e);
+    for (int g = 0; g < n; g++) {
+      const struct syn_op *op = &ops[g];
+      size_t i = (size_t)g * nr + (size_t)(r - b->r0);
+      if (!issues(p, op, r)) continue;
+      uint32_t ctx = ctx_of(b, op->comm, r);
+      uint32_t kl = ev_start(b, app, RP_EV_KERNEL_LAUNCH, ctx, gapi, r, NULL);
+      ev_stop(b, app, kl);
+      uint32_t grp = ev_start(b, app, RP_EV_GROUP, ctx, 0, 0, NULL);
+      if (op->func != SYN_SEND) {
+        b->op[i] = ev_start(b, app, RP_EV_COLL, ctx, b->api[i], r, &e);
         e->group = grp;
-        e->u.p2p.func = b->func[k ? SYN_RECV : SYN_SEND];
-        e->u.p2p.count = op->count;
-        e->u.p2p.dtype = b->dtype;
-        e->u.p2p.peer = k ? recv_peer(p, op, r) : send_peer(p, op, r);
-        e->u.p2p.nch = 1;
-        (k ? b->op2 : b->op)[i] = s;
+        e->u.coll.seq = op->sn;
+        e->u.coll.func = b->func[op->func];
+        e->u.coll.count = op->count;
+        e->u.coll.dtype = b->dtype;
+        e->u.coll.nch = (uint8_t)p->channels;
+        e->u.coll.nwarps = op->bytes < 65536 ? 8 : 16;
+        e->u.coll.algo = b->algo;
+        e->u.coll.proto = op->bytes < 65536 ? b->ll : b->simple;
+        ev_stop(b, app, b->op[i]);
+      } else {
+        for (int k = 0; k < 2; k++) {
+          uint32_t s = ev_start(b, app, RP_EV_P2P, ctx, (k ? b->api2 : b->api)[i], r, &e);
+          e->group = grp;
+          e->u.p2p.func = b->func[k ? SYN_RECV : SYN_SEND];
+          e->u.p2p.count = op->count;
+          e->u.p2p.dtype = b->dtype;
+          e->u.p2p.peer = k ? recv_peer(p, op, r) : send_peer(p, op, r);
+          e->u.p2p.nch = 1;
+          (k ? b->op2 : b->op)[i] = s;
+        }
+        ev_stop(b, app, b->op[i]);
+        ev_stop(b, app, b->op2[i]);
       }
-      ev_stop(b, app, b->op[i]);
-      ev_stop(b, app, b->op2[i]);
+      ev_stop(b, app, grp);
     }
-    ev_stop(b, app, grp);
   }
   ev_stop(b, app, gapi);
+}
 
-  /* kernel events, on each rank's progress thread; KernelCh descriptors carry rank 0 as NCCL's do */
+/* The kernel events of ops[0..n), on each rank's progress thread; KernelCh descriptors carry
+   rank 0 as NCCL's do. A waiting task's channels start and never stop; a queued one's never start. */
+static void emit_kernels(struct builder *b, const struct syn_params *p, const struct syn_op *ops, int n) {
+  struct rp_event *e;
+  size_t nr = (size_t)(b->r1 - b->r0);
   for (int r = b->r0; r < b->r1; r++) {
-    int i = r - b->r0;
-    uint32_t ctx = ctx_of(b, op->comm, r);
-    uint32_t kt = b->kthread[(size_t)op->comm * (size_t)(b->r1 - b->r0) + (size_t)i];
-    int ntask = ring ? 2 : 1, nch = ring ? 1 : p->channels;
-    int node = syn_node_of(p, r);
-    for (int k = 0; k < ntask; k++) {
-      uint64_t end = ring ? p2p_end(p, op, r, k) : op->t_stop;
-      for (int ci = 0; ci < nch; ci++) {
-        uint32_t s = ev_start(b, kt, RP_EV_KERNEL_CH, ctx, (k ? b->op2 : b->op)[i], 0, &e);
-        e->u.kch.ch = (uint8_t)(ring ? P2P_CHANNEL : ci);
-        e->u.kch.ptimer = syn_gpu_ns(p, node, chan_start(p, op, r, ci));
-        ev_end(b, kt, s, RP_CB_RECORD, PROF_STATE_KERNEL_CH_STOP, syn_gpu_ns(p, node, end));
-        ev_stop(b, kt, s);
+    for (int g = 0; g < n; g++) {
+      const struct syn_op *op = &ops[g];
+      size_t i = (size_t)g * nr + (size_t)(r - b->r0);
+      if (!issues(p, op, r)) continue;
+      bool ring = op->func == SYN_SEND;
+      uint32_t ctx = ctx_of(b, op->comm, r);
+      uint32_t kt = b->kthread[(size_t)op->comm * nr + (size_t)(r - b->r0)];
+      int ntask = ring ? 2 : 1, nch = ring ? 1 : p->channels;
+      int node = syn_node_of(p, r);
+      for (int k = 0; k < ntask; k++) {
+        enum task_fate fate = task_fate(p, op, r, k);
+        if (fate == TASK_QUEUED) continue;
+        uint64_t end = ring ? p2p_end(p, op, r, k) : op->t_stop;
+        for (int ci = 0; ci < nch; ci++) {
+          uint32_t s = ev_start(b, kt, RP_EV_KERNEL_CH, ctx, (k ? b->op2 : b->op)[i], 0, &e);
+          e->u.kch.ch = (uint8_t)(ring ? P2P_CHANNEL : ci);
+          e->u.kch.ptimer = syn_gpu_ns(p, node, chan_start(p, op, r, ci));
+          if (fate == TASK_WAITS) continue;
+          ev_end(b, kt, s, RP_CB_RECORD, PROF_STATE_KERNEL_CH_STOP, syn_gpu_ns(p, node, end));
+          ev_stop(b, kt, s);
+        }
       }
     }
+  }
+}
+
+static void build_visit(void *arg, const struct syn_params *p, const struct syn_op *op) {
+  struct builder *b = arg;
+  const struct syn_hang *h = &p->hang;
+  if (h->resolved && op->index >= h->first) { /* the stuck op's group: issued together, with its last op */
+    assert(b->ngrp < h->group);
+    b->grp[b->ngrp++] = *op;
+    if (op->index < h->index) return;
+    emit_host(b, p, b->grp, b->ngrp);
+    emit_kernels(b, p, b->grp, b->ngrp);
+    b->ngrp = 0;
+  } else {
+    emit_host(b, p, op, 1);
+    emit_kernels(b, p, op, 1);
   }
   if (b->t->nev >= SYN_CHUNK_LINES) { /* only between ops: no line names an earlier chunk's event */
     b->sink(b->sink_arg, b->t);
@@ -632,7 +829,7 @@ static void build_visit(void *arg, const struct syn_params *p, const struct syn_
   }
 }
 
-void syn_stream(const struct syn_params *p, int only_rank, syn_sink sink, void *sink_arg) {
+void syn_stream(const struct syn_params *p, int only_rank, syn_sink sink, syn_stuck stuck, void *sink_arg) {
   char label[64];
   if (only_rank >= 0) snprintf(label, sizeof label, "synthetic rank %d", only_rank);
   else snprintf(label, sizeof label, "synthetic");
@@ -643,12 +840,14 @@ void syn_stream(const struct syn_params *p, int only_rank, syn_sink sink, void *
   b.r0 = only_rank >= 0 ? only_rank : 0;
   b.r1 = only_rank >= 0 ? only_rank + 1 : p->ranks;
   size_t nr = (size_t)(b.r1 - b.r0);
+  size_t ng = p->hang.resolved ? (size_t)p->hang.group : 1; /* ops issued in one group, at most */
   b.kthread = calloc((size_t)ncomms(p) * nr, sizeof *b.kthread);
-  b.api = calloc(nr, sizeof *b.api);
-  b.api2 = calloc(nr, sizeof *b.api2);
-  b.op = calloc(nr, sizeof *b.op);
-  b.op2 = calloc(nr, sizeof *b.op2);
-  if (!b.kthread || !b.api || !b.api2 || !b.op || !b.op2) {
+  b.api = calloc(ng * nr, sizeof *b.api);
+  b.api2 = calloc(ng * nr, sizeof *b.api2);
+  b.op = calloc(ng * nr, sizeof *b.op);
+  b.op2 = calloc(ng * nr, sizeof *b.op2);
+  b.grp = calloc(ng, sizeof *b.grp);
+  if (!b.kthread || !b.api || !b.api2 || !b.op || !b.op2 || !b.grp) {
     fprintf(stderr, "inspector-replay: out of memory\n");
     exit(1);
   }
@@ -677,6 +876,12 @@ void syn_stream(const struct syn_params *p, int only_rank, syn_sink sink, void *
     }
   }
   walk(p, build_visit, &b);
+  assert(b.ngrp == 0);
+  if (stuck) { /* the stuck point: everything issued, the finalizes to come */
+    sink(sink_arg, out);
+    rp_trace_clear_lines(out);
+    stuck(sink_arg);
+  }
   for (int comm = 0; comm < ncomms(p); comm++) {
     for (int r = b.r0; r < b.r1; r++) {
       struct rp_event *e = rp_trace_append(out);
@@ -694,4 +899,5 @@ void syn_stream(const struct syn_params *p, int only_rank, syn_sink sink, void *
   free(b.api2);
   free(b.op);
   free(b.op2);
+  free(b.grp);
 }

@@ -6,7 +6,8 @@
  * timing model and planted faults: a late rank (always, in some iterations or
  * from some op on; in its collectives, its P2P or both, its peers waiting for
  * it with --p2p-wait), per-node GPU clock offsets
- * and rates (drift), a slow link between two nodes, a slowdown from some point on) that yields
+ * and rates (drift), a slow link between two nodes, a slowdown from some point on, a job that
+ * hangs: one rank never issues an op the others wait for) that yields
  *  - the callback stream NCCL would produce for one rank or for all ranks
  *    (as in-memory trace chunks, replayed by the same engine as recorded
  *    traces; generation happens between chunks, outside the timed replay),
@@ -41,6 +42,37 @@ enum syn_p2p_pattern {
 /* --late-in: which ops the late rank is late in. */
 enum syn_late_in { SYN_LATE_ALL, SYN_LATE_COLL, SYN_LATE_P2P };
 
+/* --hang-kind: what the stuck op is. */
+enum syn_hang_kind {
+  SYN_HANG_COLL, /* a collective: every rank that issued it waits inside its kernel */
+  SYN_HANG_P2P   /* an exchange: the Recv whose peer's Send never comes waits */
+};
+
+/*
+ * --hang-rank: a job that stops making progress (docs/CONTRACTS.md section 1, "A stuck op").
+ * The stuck op X is the first op of `kind` (on communicator `comm` when >= 0) whose running
+ * index is `op` or later (-1: the middle op, total / 2), as syn_hang_resolve finds it. Rank
+ * `rank` never issues X, nor anything after it: it is "missing". Every other rank issues X,
+ * and nothing after it: a collective's channels all start and none stops (the rank "waits
+ * inside NCCL"); in an exchange only a Recv from the missing (or the queued) rank waits so,
+ * every other task of X completes. Rank `queued` issues X but none of its channels start
+ * ("queued" behind something). With `group` > 1, X is the last of `group` ops (by running
+ * index) issued in one application group (one GroupApi): the others complete, on every rank.
+ * Ops before the group complete as without a hang.
+ */
+struct syn_hang {
+  int rank;                /* --hang-rank: -1, no hang */
+  int queued;              /* --hang-queued-rank: -1, none */
+  enum syn_hang_kind kind; /* --hang-kind (coll) */
+  int comm;                /* --hang-comm: -1, any communicator */
+  int64_t op;              /* --hang-op: -1, the middle op */
+  int group;               /* --hang-group (1) */
+  /* syn_hang_resolve's answer; until then (and without a hang) resolved is false */
+  bool resolved;
+  uint64_t index;          /* X's running index */
+  uint64_t first;          /* its group's first op: index - (group - 1) */
+};
+
 /* --order: which loop is outermost. */
 enum syn_order {
   SYN_ORDER_SIZES, /* per collective, per size, all iterations back to back */
@@ -74,6 +106,7 @@ struct syn_params {
   double degrade_at;       /* ops with running index >= AT x total ops ... */
   double degrade_factor;   /* ... transfer this much slower (1: no change) */
   enum syn_order order;
+  struct syn_hang hang;    /* --hang-*: the stuck op (rank -1: none) */
   const char *comm_name;
   uint64_t seed;
   uint64_t base_ns; /* CLOCK_REALTIME at the start: pTimers are near wall clock */
@@ -124,7 +157,15 @@ uint64_t syn_gpu_ns(const struct syn_params *p, int node, uint64_t t);
 void syn_plan(struct syn_params *p);
 void syn_plan_free(struct syn_params *p);
 
-/* Writes the truth file: one JSON line per op per rank. 0 or -1 (I/O error). */
+/*
+ * Finds the stuck op of p->hang (see struct syn_hang) and sets its resolved fields. Nothing to
+ * do without a hang (rank -1). -1 when there is no such op, with why (a usage error, naming the
+ * option) in why[cap]; else 0. Call once the options are final, before any walk.
+ */
+int syn_hang_resolve(struct syn_params *p, char *why, size_t cap);
+
+/* Writes the truth file: one JSON line per op per rank (per completed op and rank with a hang,
+   then the hang's own line). 0 or -1 (I/O error). */
 int syn_write_truth(const struct syn_params *p, FILE *f);
 
 /*
@@ -133,8 +174,13 @@ int syn_write_truth(const struct syn_params *p, FILE *f);
  * finalizes last), so that a long run needs little memory and the plugin
  * sees callbacks from the start. Each chunk is reused after sink returns;
  * its contexts and threads stay the same throughout the stream.
+ * With a stuck callback (not NULL: a hang, or a quiet job held at its end),
+ * the finalizes come in a chunk of their own, and stuck is called once
+ * between: every line before it has been handed to sink, and the stuck ops'
+ * channels (if any) will never stop.
  */
 typedef void (*syn_sink)(void *arg, struct rp_trace *chunk);
-void syn_stream(const struct syn_params *p, int only_rank, syn_sink sink, void *arg);
+typedef void (*syn_stuck)(void *arg);
+void syn_stream(const struct syn_params *p, int only_rank, syn_sink sink, syn_stuck stuck, void *arg);
 
 #endif /* RP_SYNTH_H */

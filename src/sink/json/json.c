@@ -299,6 +299,90 @@ static int stats_line(struct ins_buf *b, const struct json_comm *h, const char *
   return 0;
 }
 
+/* ---- hang detection's lines (sink/hang.h; docs/CONTRACTS.md section 2) ---------- */
+
+/* "coll":"AllReduce","coll_sn":7 or "p2p":"Recv","p2p_sn":3,"p2p_peer":5; `size`: with the
+ * op's size, count and datatype. */
+static void op_keys(struct ins_buf *b, const struct ins_sink_op *op, bool size) {
+  bool coll = op->kind == INS_KIND_COLL;
+  const char *pfx = coll ? "coll_" : "p2p_";
+  ins_buf_lit(b, "\"");
+  ins_buf_mem(b, pfx, strlen(pfx) - 1);
+  ins_buf_lit(b, "\":");
+  ins_buf_jstr(b, op->func);
+  put_count(b, false, pfx, "sn", op->sn);
+  if (!coll) {
+    ins_buf_lit(b, ",\"p2p_peer\":");
+    ins_buf_i64(b, op->peer);
+  }
+  if (!size) return;
+  put_count(b, false, pfx, "msg_size_bytes", op->bytes);
+  put_count(b, false, pfx, "count", op->count);
+  put_key(b, false, pfx, "datatype");
+  ins_buf_jstr(b, op->datatype);
+}
+
+/* ,"last_completed":{...} or null */
+static void last_object(struct ins_buf *b, const struct ins_sink_last *l) {
+  if (!l) {
+    ins_buf_lit(b, ",\"last_completed\":null");
+    return;
+  }
+  struct ins_sink_op op = {.kind = l->kind, .func = l->func, .sn = l->sn, .peer = -1};
+  bool coll = l->kind == INS_KIND_COLL;
+  ins_buf_lit(b, ",\"last_completed\":{");
+  /* no peer here: what the record of the op says is enough to find it */
+  ins_buf_lit(b, "\"");
+  ins_buf_mem(b, coll ? "coll" : "p2p", coll ? 4 : 3);
+  ins_buf_lit(b, "\":");
+  ins_buf_jstr(b, op.func);
+  put_count(b, false, coll ? "coll_" : "p2p_", "sn", op.sn);
+  if (l->end_ns) put_count(b, false, "", "end_ts_ns", l->end_ns);
+  ins_buf_lit(b, "}");
+}
+
+static int hang_line(struct ins_buf *b, const struct json_comm *h, const char *meta, int meta_len,
+                     const struct ins_sink_hang *g) {
+  const char *f1 = g->what == INS_HANG_IDLE ? NULL : g->op.func;
+  const char *f2 = g->last ? g->last->func : NULL;
+  size_t need = (size_t)h->len + (size_t)meta_len + 768 + ins_buf_jstr_max(f1) +
+                ins_buf_jstr_max(g->op.datatype) + ins_buf_jstr_max(f2);
+  if (ins_buf_reserve(b, need)) return -1;
+  ins_buf_lit(b, "{");
+  ins_buf_mem(b, h->text, (size_t)h->len);
+  ins_buf_lit(b, ",");
+  ins_buf_mem(b, meta, (size_t)meta_len);
+  switch (g->what) {
+  case INS_HANG_STUCK:
+    ins_buf_lit(b, ",\"hang\":{");
+    op_keys(b, &g->op, true);
+    ins_buf_lit(b, ",\"in_flight_s\":");
+    ins_buf_f6(b, g->in_flight_s);
+    put_count(b, false, "", "first_seen_us", g->first_seen_us);
+    if (g->channels_started) ins_buf_lit(b, ",\"kernel_started\":true");
+    else ins_buf_lit(b, ",\"kernel_started\":false");
+    put_count(b, false, "", "channels_started", (uint64_t)g->channels_started);
+    put_count(b, false, "", "channels_stopped", (uint64_t)g->channels_stopped);
+    put_count(b, false, "", "ops_in_flight", g->ops_in_flight);
+    put_count(b, false, "", "repeat", g->repeat);
+    last_object(b, g->last);
+    break;
+  case INS_HANG_RESOLVED:
+    ins_buf_lit(b, ",\"hang_resolved\":{");
+    op_keys(b, &g->op, false);
+    ins_buf_lit(b, ",\"in_flight_s\":");
+    ins_buf_f6(b, g->in_flight_s);
+    break;
+  case INS_HANG_IDLE:
+    ins_buf_lit(b, ",\"comm_idle\":{\"idle_s\":");
+    ins_buf_f6(b, g->idle_s);
+    last_object(b, g->last);
+    break;
+  }
+  ins_buf_lit(b, "}}\n");
+  return 0;
+}
+
 uint64_t ins_json_count_records(const char *text, size_t len) {
   /* A record line holds "coll_perf":{ or "p2p_perf":{ exactly once; no string
    * value can hold either (its quotes would be escaped). */
@@ -393,6 +477,24 @@ static int json_counts(struct ins_sink_batch *b, const struct ins_comm *c, void 
   return 0;
 }
 
+/* A hang line (sink.h: written at once): after the context's lines queued and this batch's
+ * (its records the check drained first), in the file when this returns, without waiting
+ * for the next dump. Not a record: it counts as none. */
+static int json_hang(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
+                     const struct ins_sink_hang *h) {
+  (void)c;
+  struct json_batch *j = b->state;
+  char meta[1024];
+  int meta_len = metadata(meta, (int)sizeof meta, g_hostname, (long)getpid(), h->wall_us);
+  if (!j || !meta_len || hang_line(&j->buf, state, meta, meta_len, h) != 0) return -1;
+  assert(!j->owner || j->owner == state);
+  ins_wqueue_write_now(state, j->buf.data, j->buf.len, j->records);
+  j->buf.len = 0;
+  j->records = 0;
+  j->owner = NULL;
+  return 0;
+}
+
 static void json_detach(struct ins_comm *c, void *state) {
   (void)c;
   free(state);
@@ -457,4 +559,5 @@ const struct ins_sink ins_json_sink = {
     .fork_prepare = json_fork_prepare,
     .fork_parent = json_fork_parent,
     .fork_child = json_fork_child,
+    .hang = json_hang,
 };

@@ -95,11 +95,18 @@ struct device {
   uint64_t unreported[INS_FUNC_COUNT];
 };
 
-/* A communicator's fixed attributes, made once at attach. */
+/* A communicator's fixed attributes, made once at attach; with hang detection on
+ * (sink/hang.h), its gauges too, and its place on the list of the contexts attached
+ * (g_comms: under g_lock, for the exports). */
 struct comm_state {
   struct device *dev;
   unsigned gen; /* the sink's start it was attached under (g_gen) */
   char id[24], name[128], ranks[16], nodes[16], rank[16];
+  bool listed;       /* on g_comms */
+  double oldest_s;   /* the age of its oldest op in flight at the last check (0: none) */
+  uint64_t last_sn[INS_FUNC_COUNT]; /* its newest completed op's sn, by function ... */
+  uint32_t have;                     /* ... where bit f is set */
+  struct comm_state *prev, *next;
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -107,6 +114,9 @@ static struct series *g_table[NBUCKETS];
 static struct series **g_list; /* every series, in creation order: stable snapshots */
 static size_t g_nseries, g_cap;
 static struct device *g_devs;
+static struct comm_state *g_comms; /* attached, hang detection on (comm_state) */
+static size_t g_ncomms;
+static bool g_hang;                /* NCCL_INSPECTOR_HANG_SECONDS > 0: the gauges exist */
 static struct ins_otlp_config g_cfg;
 static struct ins_otlp_kv g_resource[INS_OTLP_MAX_ATTRS + 8];
 static int g_nresource;
@@ -177,6 +187,7 @@ static void otlp_start(const struct ins_config *cfg) {
   g_gen++;
   g_exp = (struct export_cursor){0};
   g_per_series = 0;
+  g_hang = cfg->hang_ns != 0;
   ins_otlp_config_load(&g_cfg);
   snprintf(g_host, sizeof g_host, "%s", cfg->hostname);
   snprintf(g_job, sizeof g_job, "%s", cfg->job_id);
@@ -241,6 +252,13 @@ static int otlp_attach(struct ins_comm *c, void **state) {
   s->gen = g_gen;
   bool live = g_live; /* after shutdown: a state that records nothing (nothing is exported) */
   if (live) s->dev = device_get(id.uuid);
+  if (s->dev && g_hang) { /* its gauges, in the exports from now on */
+    s->listed = true;
+    s->next = g_comms;
+    if (g_comms) g_comms->prev = s;
+    g_comms = s;
+    g_ncomms++;
+  }
   pthread_mutex_unlock(&g_lock);
   if (live && !s->dev) {
     free(s);
@@ -307,14 +325,26 @@ static struct series *series_get(const struct comm_state *s, const struct ins_re
   return x;
 }
 
+/* A record's op as its context's newest completed, by function (g_lock held). */
+static void note_sn(struct comm_state *s, const struct ins_record *r) {
+  if (!s->listed || r->func >= INS_FUNC_COUNT) return;
+  if (!(s->have & 1u << r->func) || r->sn > s->last_sn[r->func]) s->last_sn[r->func] = r->sn;
+  s->have |= 1u << r->func;
+}
+
 static int otlp_record(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
                        const struct ins_record *r) {
   (void)b;
   struct comm_state *s = state;
   if (!s) return -1;
-  if (r->timing == INS_TIMING_UNVERIFIED) return 0; /* not a record (core/judge.h) */
+  if (r->timing == INS_TIMING_UNVERIFIED && !g_hang) return 0; /* not a record (core/judge.h) */
   drain_lock();
   if (!state_live(s)) { /* after shutdown: nothing more can be exported */
+    pthread_mutex_unlock(&g_lock);
+    return 0;
+  }
+  note_sn(s, r);
+  if (r->timing == INS_TIMING_UNVERIFIED) { /* completed, but not a record */
     pthread_mutex_unlock(&g_lock);
     return 0;
   }
@@ -356,9 +386,36 @@ static int otlp_counts(struct ins_sink_batch *b, const struct ins_comm *c, void 
   return 0;
 }
 
+/* s off g_comms (g_lock held). */
+static void unlist(struct comm_state *s) {
+  if (!s->listed) return;
+  if (s->prev) s->prev->next = s->next;
+  else g_comms = s->next;
+  if (s->next) s->next->prev = s->prev;
+  s->listed = false;
+  g_ncomms--;
+}
+
 static void otlp_detach(struct ins_comm *c, void *state) {
   (void)c;
+  struct comm_state *s = state;
+  if (s) {
+    /* its gauges go (a shutdown emptied the list already; a forked child's is whole) */
+    pthread_mutex_lock(&g_lock);
+    unlist(s);
+    pthread_mutex_unlock(&g_lock);
+  }
   free(state); /* the series and device stay: their totals are still true */
+}
+
+/* A check's word on a context's ops in flight (sink/hang.h): its gauge. */
+static void otlp_inflight(const struct ins_comm *c, void *state, const struct ins_sink_inflight *f) {
+  (void)c;
+  struct comm_state *s = state;
+  if (!s) return;
+  drain_lock();
+  if (state_live(s)) s->oldest_s = f->oldest_s;
+  pthread_mutex_unlock(&g_lock);
 }
 
 /* ---- snapshots -------------------------------------------------------------- */
@@ -371,8 +428,50 @@ static void expo_of(struct ins_otlp_expo *e, const struct ins_otlp_hist *h) {
                               .counts = h->counts};
 }
 
-/* Encodes series [a, b) (and, with `counters`, the per-GPU and exporter counters) into
- * body. 0, or -1 out of memory. g_lock held. */
+#define GAUGE_ATTRS 5
+
+/* Hang detection's gauges of every context attached (g_lock held) into m (two metrics),
+ * with their points in pts and attributes in kv (sized by the caller): the age of each
+ * context's oldest op in flight, and its newest completed op's sequence number by function.
+ * Returns the metrics made (2). */
+static int gauges(struct ins_otlp_metric *m, struct ins_otlp_point *pts, struct ins_otlp_kv *kv,
+                  uint64_t now) {
+  size_t n = 0;
+  for (struct comm_state *c = g_comms; c; c = c->next, n++) {
+    struct ins_otlp_kv *a = &kv[GAUGE_ATTRS * n];
+    a[0] = (struct ins_otlp_kv){.key = "nccl.comm.id", .s = c->id};
+    a[1] = (struct ins_otlp_kv){.key = "nccl.comm.name", .s = c->name};
+    a[2] = (struct ins_otlp_kv){.key = "nccl.rank", .s = c->rank};
+    a[3] = (struct ins_otlp_kv){.key = "gpu.uuid", .s = c->dev->uuid};
+    pts[n] = (struct ins_otlp_point){.attrs = a, .nattrs = 4, .time_ns = now, .is_double = true,
+                                     .dvalue = c->oldest_s};
+  }
+  size_t ages = n;
+  for (struct comm_state *c = g_comms; c; c = c->next)
+    for (int f = 0; f < INS_FUNC_COUNT; f++) {
+      if (!(c->have & 1u << f)) continue;
+      struct ins_otlp_kv *a = &kv[GAUGE_ATTRS * n];
+      a[0] = (struct ins_otlp_kv){.key = "nccl.comm.id", .s = c->id};
+      a[1] = (struct ins_otlp_kv){.key = "nccl.comm.name", .s = c->name};
+      a[2] = (struct ins_otlp_kv){.key = "nccl.rank", .s = c->rank};
+      a[3] = (struct ins_otlp_kv){.key = "gpu.uuid", .s = c->dev->uuid};
+      a[4] = (struct ins_otlp_kv){.key = "nccl.operation", .s = ins_func_name[f]};
+      pts[n++] = (struct ins_otlp_point){.attrs = a, .nattrs = 5, .time_ns = now,
+                                         .value = (int64_t)c->last_sn[f]};
+    }
+  m[0] = (struct ins_otlp_metric){"nccl.inflight.oldest",
+                                  "Age of the oldest operation in flight on this communicator and rank, "
+                                  "as the plugin's hang checks measured it (0: none in flight)",
+                                  "s", INS_OTLP_GAUGE, false, pts, (int)ages};
+  m[1] = (struct ins_otlp_metric){"nccl.last_completed_sn",
+                                  "Sequence number of the newest completed operation on this communicator "
+                                  "and rank, by operation", "{operation}", INS_OTLP_GAUGE, false, pts + ages,
+                                  (int)(n - ages)};
+  return 2;
+}
+
+/* Encodes series [a, b) (and, with `counters`, the per-GPU and exporter counters, and hang
+ * detection's gauges) into body. 0, or -1 out of memory. g_lock held. */
 static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters, uint64_t now) {
   size_t ns = b - a, ndev = 0;
   for (struct device *d = g_devs; d; d = d->next) ndev++;
@@ -381,9 +480,16 @@ static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters,
   struct ins_otlp_point *pts = calloc(4 * ns + per_dev * ndev + 1, sizeof *pts);
   struct ins_otlp_expo *expo = calloc(2 * ns + 1, sizeof *expo);
   struct ins_otlp_kv *kv = calloc(per_dev * ndev * 3 + 1, sizeof *kv);
+  /* hang detection's gauges (with the counters): a point per context, and one per function
+   * it completed an op of, each with at most GAUGE_ATTRS attributes */
+  size_t ngauge = 0;
+  if (counters)
+    for (struct comm_state *c = g_comms; c; c = c->next) ngauge += 1 + (size_t)__builtin_popcount(c->have);
+  struct ins_otlp_point *gpts = calloc(ngauge + 1, sizeof *gpts);
+  struct ins_otlp_kv *gkv = calloc(GAUGE_ATTRS * ngauge + 1, sizeof *gkv);
   int rc = -1;
-  if (!pts || !expo || !kv) goto out;
-  struct ins_otlp_metric m[9];
+  if (!pts || !expo || !kv || !gpts || !gkv) goto out;
+  struct ins_otlp_metric m[11];
   int nm = 0;
   struct ins_otlp_point *p = pts;
   struct ins_otlp_point *ops = p, *bytes = p + ns, *tim = p + 2 * ns, *bw = p + 3 * ns;
@@ -465,6 +571,7 @@ static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters,
       m[nm++] = (struct ins_otlp_metric){"nccl.collectives.unreported",
                                          "Collectives called that NCCL never reported (never timed)",
                                          "{operation}", INS_OTLP_SUM, true, unrep, (int)nr};
+    if (g_hang) nm += gauges(m + nm, gpts, gkv, now);
   }
   struct ins_otlp_request req = {.resource = g_resource, .nresource = g_nresource, .scope_name = "nccl-inspector",
                                  .scope_version = INS_FORMAT_VERSION, .metrics = m, .nmetrics = nm};
@@ -473,6 +580,8 @@ out:
   free(pts);
   free(expo);
   free(kv);
+  free(gpts);
+  free(gkv);
   return rc;
 }
 
@@ -601,6 +710,9 @@ static void free_state(void) {
     g_devs = d->next;
     free(d);
   }
+  for (struct comm_state *c = g_comms; c; c = c->next) c->listed = false; /* theirs to free */
+  g_comms = NULL;
+  g_ncomms = 0;
   ins_otlp_config_free(&g_cfg);
   g_exp = (struct export_cursor){0};
 }
@@ -675,6 +787,7 @@ const struct ins_sink ins_otlp_sink = {
     .end_window = NULL,
     .detach = otlp_detach,
     .shutdown = otlp_shutdown,
+    .inflight = otlp_inflight,
     .fork_prepare = otlp_fork_prepare,
     .fork_parent = otlp_fork_parent,
     .fork_child = otlp_fork_child,

@@ -7,9 +7,10 @@
  *
  * It mirrors the few OTLP messages we send (opentelemetry-proto v1.11.0,
  * metrics.proto): one ResourceMetrics (the process) with one ScopeMetrics
- * (this plugin) holding Metrics, each either a cumulative Sum of int points or
- * a cumulative ExponentialHistogram (base-2, positive values only: times and
- * bandwidths are never negative).
+ * (this plugin) holding Metrics, each a cumulative Sum of int points, a
+ * cumulative ExponentialHistogram (base-2, positive values only: times and
+ * bandwidths are never negative), or a Gauge of int or double points (hang
+ * detection's: sink/hang.h).
  */
 #ifndef INS_OTLP_MODEL_H
 #define INS_OTLP_MODEL_H
@@ -41,12 +42,14 @@ struct ins_otlp_expo {
 struct ins_otlp_point {
   const struct ins_otlp_kv *attrs;
   int nattrs;
-  uint64_t start_ns, time_ns;        /* start_time_unix_nano, time_unix_nano */
-  int64_t value;                     /* a Sum's point: as_int */
+  uint64_t start_ns, time_ns;        /* start_time_unix_nano (0: unset), time_unix_nano */
+  int64_t value;                     /* a Sum's or a Gauge's point: as_int */
   const struct ins_otlp_expo *hist;  /* an ExponentialHistogram's point */
+  bool is_double;                    /* a Gauge's point: as_double, not as_int */
+  double dvalue;
 };
 
-enum ins_otlp_kind { INS_OTLP_SUM, INS_OTLP_EXPO_HIST };
+enum ins_otlp_kind { INS_OTLP_SUM, INS_OTLP_EXPO_HIST, INS_OTLP_GAUGE };
 
 struct ins_otlp_metric {
   const char *name, *description, *unit;

@@ -87,10 +87,12 @@ enum { SCOPE_NAME = 1, SCOPE_VERSION = 2 };               /* InstrumentationScop
 enum { KV_KEY = 1, KV_VALUE = 2 };                        /* KeyValue */
 enum { ANY_STRING = 1, ANY_INT = 3 };                     /* AnyValue (oneof) */
 enum { MET_NAME = 1, MET_DESCRIPTION = 2, MET_UNIT = 3,   /* Metric */
-       MET_SUM = 7, MET_EXPO = 10 };
+       MET_GAUGE = 5, MET_SUM = 7, MET_EXPO = 10 };
+enum { GAUGE_POINTS = 1 };                                         /* Gauge */
 enum { SUM_POINTS = 1, SUM_TEMPORALITY = 2, SUM_MONOTONIC = 3 };   /* Sum */
 enum { EXPO_POINTS = 1, EXPO_TEMPORALITY = 2 };                    /* ExponentialHistogram */
-enum { NDP_START = 2, NDP_TIME = 3, NDP_AS_INT = 6, NDP_ATTRIBUTES = 7 }; /* NumberDataPoint */
+enum { NDP_START = 2, NDP_TIME = 3, NDP_AS_DOUBLE = 4, NDP_AS_INT = 6,  /* NumberDataPoint */
+       NDP_ATTRIBUTES = 7 };
 enum { EDP_ATTRIBUTES = 1, EDP_START = 2, EDP_TIME = 3, EDP_COUNT = 4,    /* ExponentialHisto- */
        EDP_SUM = 5, EDP_SCALE = 6, EDP_ZERO_COUNT = 7, EDP_POSITIVE = 8,  /* gramDataPoint */
        EDP_MIN = 12, EDP_MAX = 13 };
@@ -232,11 +234,19 @@ static void pb_attrs(struct enc *e, int field, const struct ins_otlp_kv *kv, int
   for (int i = 0; i < count_of(n); i++) pb_kv(e, field, &kv[i]);
 }
 
-static void pb_number_point(struct enc *e, const struct ins_otlp_point *p) {
-  size_t at = pb_open(e, SUM_POINTS);
+/* field: Sum's or Gauge's data_points (both 1) */
+static void pb_number_point(struct enc *e, int field, const struct ins_otlp_point *p) {
+  size_t at = pb_open(e, field);
   pb_fixed64(e, NDP_START, p->start_ns);
   pb_fixed64(e, NDP_TIME, p->time_ns);
-  pb_fixed64_always(e, NDP_AS_INT, (uint64_t)p->value); /* sfixed64 */
+  if (p->is_double) { /* a oneof member: written whatever its value */
+    uint64_t bits;
+    double d = isfinite(p->dvalue) ? p->dvalue : 0;
+    memcpy(&bits, &d, sizeof bits);
+    pb_fixed64_always(e, NDP_AS_DOUBLE, bits);
+  } else {
+    pb_fixed64_always(e, NDP_AS_INT, (uint64_t)p->value); /* sfixed64 */
+  }
   pb_attrs(e, NDP_ATTRIBUTES, p->attrs, p->nattrs);
   pb_close(e, at);
 }
@@ -280,7 +290,7 @@ static void pb_metric(struct enc *e, const struct ins_otlp_metric *m) {
   pb_str(e, MET_UNIT, m->unit);
   if (m->kind == INS_OTLP_SUM) {
     size_t data = pb_open(e, MET_SUM);
-    for (int i = 0; i < count_of(m->npoints); i++) pb_number_point(e, &m->points[i]);
+    for (int i = 0; i < count_of(m->npoints); i++) pb_number_point(e, SUM_POINTS, &m->points[i]);
     pb_varint(e, SUM_TEMPORALITY, TEMPORALITY_CUMULATIVE);
     pb_varint(e, SUM_MONOTONIC, m->monotonic);
     pb_close(e, data);
@@ -288,6 +298,10 @@ static void pb_metric(struct enc *e, const struct ins_otlp_metric *m) {
     size_t data = pb_open(e, MET_EXPO);
     for (int i = 0; i < count_of(m->npoints); i++) pb_expo_point(e, &m->points[i]);
     pb_varint(e, EXPO_TEMPORALITY, TEMPORALITY_CUMULATIVE);
+    pb_close(e, data);
+  } else if (m->kind == INS_OTLP_GAUGE) {
+    size_t data = pb_open(e, MET_GAUGE);
+    for (int i = 0; i < count_of(m->npoints); i++) pb_number_point(e, GAUGE_POINTS, &m->points[i]);
     pb_close(e, data);
   } /* an unknown kind: a Metric with no data, which a receiver drops alone */
   pb_close(e, at);
@@ -410,8 +424,13 @@ static void j_point_head(struct enc *e, const struct ins_otlp_point *p) {
 static void j_number_point(struct enc *e, const struct ins_otlp_point *p) {
   J_LIT(e, "{");
   j_point_head(e, p);
-  J_LIT(e, ",\"asInt\":");
-  j_i64(e, p->value);
+  if (p->is_double) {
+    J_LIT(e, ",\"asDouble\":");
+    j_double(e, isfinite(p->dvalue) ? p->dvalue : 0);
+  } else {
+    J_LIT(e, ",\"asInt\":");
+    j_i64(e, p->value);
+  }
   J_LIT(e, "}");
 }
 
@@ -449,10 +468,12 @@ static void j_points(struct enc *e, const struct ins_otlp_metric *m) {
   J_LIT(e, "\"dataPoints\":[");
   for (int i = 0; i < count_of(m->npoints); i++) {
     if (i) J_LIT(e, ",");
-    if (m->kind == INS_OTLP_SUM) j_number_point(e, &m->points[i]);
-    else j_expo_point(e, &m->points[i]);
+    if (m->kind == INS_OTLP_EXPO_HIST) j_expo_point(e, &m->points[i]);
+    else j_number_point(e, &m->points[i]);
   }
-  J_LIT(e, "],\"aggregationTemporality\":2"); /* enums are numbers in OTLP JSON */
+  J_LIT(e, "]");
+  /* a Gauge has no temporality; enums are numbers in OTLP JSON */
+  if (m->kind != INS_OTLP_GAUGE) J_LIT(e, ",\"aggregationTemporality\":2");
 }
 
 static void j_metric(struct enc *e, const struct ins_otlp_metric *m) {
@@ -469,6 +490,10 @@ static void j_metric(struct enc *e, const struct ins_otlp_metric *m) {
     else J_LIT(e, ",\"isMonotonic\":false}");
   } else if (m->kind == INS_OTLP_EXPO_HIST) {
     J_LIT(e, ",\"exponentialHistogram\":{");
+    j_points(e, m);
+    J_LIT(e, "}");
+  } else if (m->kind == INS_OTLP_GAUGE) {
+    J_LIT(e, ",\"gauge\":{");
     j_points(e, m);
     J_LIT(e, "}");
   } /* an unknown kind: no data, as in protobuf */

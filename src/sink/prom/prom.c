@@ -51,7 +51,21 @@ struct ins_prom_dev {
   uint64_t untimed[2][INS_UNTIMED_REASONS]; /* ops left without a record (dump layer) */
   uint64_t unreported[INS_FUNC_COUNT];      /* collectives NCCL never reported (dump layer) */
   bool named;              /* the file's path was logged */
+  struct prom_comm *comms; /* its contexts' gauges, with hang detection on (g_lock) */
   struct ins_prom_dev *next;
+};
+
+/* The sink's state of a communicator context: its device, and with hang detection on
+ * (sink/hang.h) its gauges, on the device's list (g_lock; its file's writers read the list
+ * under its file_lock too, which a detach takes before it takes a context off). */
+struct prom_comm {
+  struct ins_prom_dev *dev;
+  char *labels;          /* comm_name, comm_id, rank (NULL: hang detection off) */
+  uint64_t ops;          /* in flight at the last check */
+  double oldest_s;       /* the oldest one's age then */
+  uint64_t last_sn[INS_FUNC_COUNT]; /* its newest completed op's sn, by function ... */
+  uint32_t have;                     /* ... where bit f is set */
+  struct prom_comm *next;
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -63,6 +77,12 @@ static char *g_proc_labels;            /* version, cluster, slurm_job_id, node *
  * its GPU's without the lock (a new GPU's takes it). */
 static struct ins_prom_dev *_Atomic g_devs;
 static atomic_int g_warned_mem;
+/* Hang detection (sink/hang.h): its threshold (0: off, no gauges). A file written since the
+ * last check (g_wrote: any writer; g_last_write: the check's time that saw it, on the dump
+ * thread), so that a check rewrites the files only when none was written for a threshold. */
+static uint64_t g_hang_ns;
+static atomic_bool g_wrote;
+static uint64_t g_last_write;
 
 void ins_prom_configure(const struct ins_config *cfg) {
   char buf[2048];
@@ -74,6 +94,7 @@ void ins_prom_configure(const struct ins_config *cfg) {
   if (fd >= 0) close(fd);
   snprintf(g_host, sizeof g_host, "%s", cfg->hostname);
   g_stats = cfg->prom_dump_stats;
+  g_hang_ns = cfg->hang_ns;
   free(g_proc_labels);
   g_proc_labels = strdup(buf);
   pthread_mutex_unlock(&g_lock);
@@ -124,12 +145,22 @@ struct ins_prom_dev *ins_prom_attach(const struct ins_comm *c) {
  * can be off by any factor (all_to_all of 512 MiB on 2 x H200 came out at 843 GB/s busbw),
  * and one such op would move a window's mean time and geometric-mean bandwidth (a JSON
  * record says so itself, *_stale_channels; a sample cannot say which ops it rests on). */
-int ins_prom_add(struct ins_prom_dev *d, const struct ins_comm *c, const struct ins_record *r) {
+/* A record's op as its context's newest completed, by function (g_lock held). */
+static void note_sn(struct prom_comm *pc, const struct ins_record *r) {
+  if (!pc || !pc->labels || r->func >= INS_FUNC_COUNT) return;
+  if (!(pc->have & 1u << r->func) || r->sn > pc->last_sn[r->func]) pc->last_sn[r->func] = r->sn;
+  pc->have |= 1u << r->func;
+}
+
+/* ins_prom_add, and the op's sequence number for the gauges of pc (if any). */
+static int add(struct ins_prom_dev *d, struct prom_comm *pc, const struct ins_comm *c,
+               const struct ins_record *r) {
   if (!d) return -1;
   assert(r->kind == INS_KIND_COLL || r->kind == INS_KIND_P2P);
   if (r->stale_channels) {
     pthread_mutex_lock(&g_lock);
     d->excluded[r->kind]++;
+    note_sn(pc, r);
     pthread_mutex_unlock(&g_lock);
     return 0; /* not dropped: left out on purpose */
   }
@@ -142,10 +173,15 @@ int ins_prom_add(struct ins_prom_dev *d, const struct ins_comm *c, const struct 
   pthread_mutex_lock(&g_lock);
   int rc = ins_prom_table_add(&d->table, r->kind, labels, (double)r->exec_ns / 1000.0, bw);
   if (rc == 0) d->kept[r->kind]++;
+  note_sn(pc, r);
   pthread_mutex_unlock(&g_lock);
   if (rc != 0)
     ins_warn_once(&g_warned_mem, "out of memory for Prometheus series: records are counted as dropped");
   return rc;
+}
+
+int ins_prom_add(struct ins_prom_dev *d, const struct ins_comm *c, const struct ins_record *r) {
+  return add(d, NULL, c, r);
 }
 
 void ins_prom_count(struct ins_prom_dev *d, const struct ins_sink_counts *k) {
@@ -159,12 +195,32 @@ void ins_prom_count(struct ins_prom_dev *d, const struct ins_sink_counts *k) {
   pthread_mutex_unlock(&g_lock);
 }
 
-/* The counters a file shows, copied with its window (so that they cover the same records). */
+/* The counters a file shows, copied with its window (so that they cover the same records),
+ * and its contexts' gauges (hang detection on; labels owned by the contexts, which stay
+ * while the file's writer holds its file_lock). */
 struct dev_counts {
   uint64_t kept[2], dropped[2], excluded[2];
   uint64_t untimed[2][INS_UNTIMED_REASONS];
   uint64_t unreported[INS_FUNC_COUNT];
+  struct ins_prom_gauge *gauges; /* malloc'd; NULL: none, or no memory (the families empty) */
+  size_t ngauges;
 };
+
+/* d's contexts' gauges into k (g_lock held). */
+static void copy_gauges(struct ins_prom_dev *d, struct dev_counts *k) {
+  size_t n = 0;
+  k->gauges = NULL;
+  k->ngauges = 0;
+  for (struct prom_comm *pc = d->comms; pc; pc = pc->next) n++;
+  if (!n || !(k->gauges = malloc(n * sizeof *k->gauges))) return;
+  for (struct prom_comm *pc = d->comms; pc; pc = pc->next) {
+    struct ins_prom_gauge *g = &k->gauges[k->ngauges++];
+    g->labels = pc->labels;
+    g->oldest_s = pc->oldest_s;
+    memcpy(g->last_sn, pc->last_sn, sizeof g->last_sn);
+    g->have = pc->have;
+  }
+}
 
 /* End d's window (g_lock and d->file_lock held): its series go to d->ended, the counters
  * to *k, and a new window starts (with the memory of the one last written). */
@@ -177,6 +233,7 @@ static void end_window_locked(struct ins_prom_dev *d, struct dev_counts *k) {
   memcpy(k->excluded, d->excluded, sizeof k->excluded);
   memcpy(k->untimed, d->untimed, sizeof k->untimed);
   memcpy(k->unreported, d->unreported, sizeof k->unreported);
+  copy_gauges(d, k);
 }
 
 /* Write d's file from the window just ended (d->file_lock held, g_lock not). */
@@ -185,12 +242,15 @@ static void write_ended(struct ins_prom_dev *d, const struct dev_counts *k) {
   struct ins_prom_file f = {.uuid = d->id.uuid, .labels = d->labels, .table = &d->ended,
                             .kept = k->kept, .dropped = k->dropped, .excluded = k->excluded,
                             .untimed = k->untimed, .unreported = k->unreported,
-                            .stats = g_stats};
+                            .stats = g_stats, .hang = g_hang_ns != 0, .gauges = k->gauges,
+                            .ngauges = k->ngauges};
   if (ins_prom_file_write(&g_dir, &f, path, sizeof path) == 0 && !d->named) {
     d->named = true; /* under file_lock: only writers read it */
     ins_info("writing Prometheus metrics to %s", path);
   }
+  free(k->gauges);
   ins_prom_table_reset(&d->ended);
+  atomic_store(&g_wrote, true);
 }
 
 void ins_prom_write_all(void) {
@@ -206,11 +266,18 @@ void ins_prom_write_all(void) {
   }
 }
 
-void ins_prom_detach(struct ins_prom_dev *d) {
+/* A context's last drain is over: pc (if any) off its device's list, then the device's file
+ * written, or removed if the context was its last. */
+static void detach(struct ins_prom_dev *d, struct prom_comm *pc) {
   if (!d) return;
   struct dev_counts k;
   pthread_mutex_lock(&d->file_lock);
   pthread_mutex_lock(&g_lock);
+  for (struct prom_comm **p = &d->comms; pc && *p; p = &(*p)->next)
+    if (*p == pc) {
+      *p = pc->next;
+      break;
+    }
   bool last = atomic_fetch_sub(&d->ncomms, 1) == 1;
   if (last)
     ins_prom_table_reset(&d->table);
@@ -227,6 +294,8 @@ void ins_prom_detach(struct ins_prom_dev *d) {
   pthread_mutex_unlock(&d->file_lock);
 }
 
+void ins_prom_detach(struct ins_prom_dev *d) { detach(d, NULL); }
+
 void ins_prom_shutdown(void) {
   /* The devices themselves are kept (a few hundred bytes each): a context finalized
    * after exit has begun still finds its device. */
@@ -236,16 +305,41 @@ void ins_prom_shutdown(void) {
 /* ---- the sink (sink/sink.h) ------------------------------------------------ */
 
 static int prom_attach(struct ins_comm *c, void **state) {
+  struct prom_comm *pc = calloc(1, sizeof *pc);
+  char labels[1024];
+  if (pc && g_hang_ns) {
+    ins_prom_comm_labels(labels, sizeof labels, c);
+    if (!(pc->labels = strdup(labels))) {
+      free(pc);
+      pc = NULL;
+    }
+  }
+  if (!pc) return -1;
   /* no memory for a device: the records are counted as dropped (ins_prom_add fails) */
-  *state = ins_prom_attach(c);
+  pc->dev = ins_prom_attach(c);
+  if (pc->dev && pc->labels) {
+    pthread_mutex_lock(&g_lock);
+    pc->next = pc->dev->comms;
+    pc->dev->comms = pc;
+    pthread_mutex_unlock(&g_lock);
+  }
+  *state = pc;
   return 0;
 }
 
 static int prom_record(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
                        const struct ins_record *r) {
   (void)b;
-  if (r->timing == INS_TIMING_UNVERIFIED) return 0; /* not a record (core/judge.h) */
-  return ins_prom_add(state, c, r);
+  struct prom_comm *pc = state;
+  if (r->timing == INS_TIMING_UNVERIFIED) { /* not a record (core/judge.h), but completed */
+    if (pc->labels) {
+      pthread_mutex_lock(&g_lock);
+      note_sn(pc, r);
+      pthread_mutex_unlock(&g_lock);
+    }
+    return 0;
+  }
+  return add(pc->dev, pc, c, r);
 }
 
 /* The drops feed the device's counters (the records kept were counted as they were
@@ -253,13 +347,49 @@ static int prom_record(struct ins_sink_batch *b, const struct ins_comm *c, void 
 static int prom_counts(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
                        const struct ins_sink_counts *k) {
   (void)b, (void)c;
-  ins_prom_count(state, k);
+  ins_prom_count(((struct prom_comm *)state)->dev, k);
   return 0;
 }
 
 static void prom_detach(struct ins_comm *c, void *state) {
   (void)c;
-  ins_prom_detach(state); /* write its device's file, or remove it */
+  struct prom_comm *pc = state;
+  detach(pc->dev, pc); /* write its device's file, or remove it */
+  free(pc->labels);
+  free(pc);
+}
+
+/* A check's word on a context's ops in flight (sink/hang.h): its gauge. */
+static void prom_inflight(const struct ins_comm *c, void *state, const struct ins_sink_inflight *f) {
+  (void)c;
+  struct prom_comm *pc = state;
+  if (!pc->labels) return;
+  pthread_mutex_lock(&g_lock);
+  pc->ops = f->ops;
+  pc->oldest_s = f->oldest_s;
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* A check is over: while any context has ops in flight, and once more after the last
+ * completed, the files are rewritten when none was written for a threshold (a window's end
+ * writes them too), so that they show the gauges of a job that completes nothing, and
+ * then that it is moving again. With a threshold under the window (or the interval -1),
+ * that ends the window early: a write always ends it (prom.h). Dump thread only. */
+static void prom_hang_checked(uint64_t now) {
+  static bool checked; /* the first check counts as a write: the window began then */
+  static bool busy_written; /* the last write showed ops in flight */
+  if (atomic_exchange(&g_wrote, false) || !checked) g_last_write = now;
+  checked = true;
+  bool busy = false;
+  pthread_mutex_lock(&g_lock);
+  for (struct ins_prom_dev *d = atomic_load(&g_devs); d && !busy; d = d->next)
+    for (struct prom_comm *pc = d->comms; pc && !busy; pc = pc->next) busy = pc->ops > 0;
+  pthread_mutex_unlock(&g_lock);
+  if ((!busy && !busy_written) || now - g_last_write < g_hang_ns) return;
+  ins_prom_write_all();
+  atomic_store(&g_wrote, false);
+  g_last_write = now;
+  busy_written = busy;
 }
 
 const struct ins_sink ins_prom_sink = {
@@ -272,4 +402,6 @@ const struct ins_sink ins_prom_sink = {
     .end_window = ins_prom_write_all,
     .detach = prom_detach,
     .shutdown = ins_prom_shutdown,
+    .inflight = prom_inflight,
+    .hang_checked = prom_hang_checked,
 };

@@ -89,6 +89,23 @@ static void sampling_gauge(FILE *f, const struct ins_prom_file *d) {
   fprintf(f, "} %.6f\n", s.covered);
 }
 
+/* Hang detection's gauges (sink/hang.h), every communicator context of the device's. */
+static void hang_gauges(FILE *f, const struct ins_prom_file *d) {
+  static const char *const age = "nccl_inflight_oldest_seconds", *const sn = "nccl_last_completed_sn";
+  fprintf(f, "# HELP %s Age in seconds of the oldest operation in flight on this communicator and "
+          "rank, as the plugin's hang checks measured it (0: none in flight; an operation the GPU "
+          "is shown to be past is not counted).\n# TYPE %s gauge\n", age, age);
+  for (size_t i = 0; i < d->ngauges; i++)
+    fprintf(f, "%s{%s,%s} %.6f\n", age, d->labels, d->gauges[i].labels, d->gauges[i].oldest_s);
+  fprintf(f, "# HELP %s Sequence number of the newest completed operation on this communicator and "
+          "rank, by function (coll: a collective, or Send/Recv).\n# TYPE %s gauge\n", sn, sn);
+  for (size_t i = 0; i < d->ngauges; i++)
+    for (int fn = 0; fn < INS_FUNC_COUNT; fn++)
+      if (d->gauges[i].have & 1u << fn)
+        fprintf(f, "%s{%s,%s,coll=\"%s\"} %llu\n", sn, d->labels, d->gauges[i].labels,
+                ins_func_name[fn], (unsigned long long)d->gauges[i].last_sn[fn]);
+}
+
 int ins_prom_file_write(struct ins_files_dir *dir, const struct ins_prom_file *d, char *path,
                         size_t cap) {
   char tmp[NAME_MAX + 1], name[NAME_MAX + 1], prefix[256];
@@ -149,6 +166,7 @@ int ins_prom_file_write(struct ins_files_dir *dir, const struct ins_prom_file *d
     untimed_counters(f, d);
     sampling_gauge(f, d);
   }
+  if (d->hang) hang_gauges(f, d);
   int bad = ferror(f), rc = 0;
   if (fclose(f) != 0 || bad || renameat(dfd, tmp, dfd, name) != 0) {
     ins_warn_once(&g_warned, "cannot write '%s': %s; Prometheus metrics are not written",

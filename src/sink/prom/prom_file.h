@@ -2,7 +2,9 @@
  * prom_file.h - one device's <dump_dir>/nccl_inspector_metrics_<uuid>.prom:
  * its samples from the window's series (mean execution time, geometric-mean
  * bus bandwidth), and with NCCL_INSPECTOR_PROM_DUMP_STATS the counters
- * (records aggregated, dropped, excluded) and the sampled share. Written to a new file with a random name in the same
+ * (records aggregated, dropped, excluded) and the sampled share; with hang detection on,
+ * each communicator context's gauges of its ops in flight and its last completed op.
+ * Written to a new file with a random name in the same
  * directory (io/files.h) and renamed over the .prom file: the node
  * exporter never reads half a file, and a link planted at either name is
  * never written through. Mode 0644.
@@ -14,9 +16,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/names.h"
 #include "core/record.h"
 #include "io/files.h"
 #include "sink/prom/prom_table.h"
+
+/* Hang detection's gauges of one communicator context (NCCL_INSPECTOR_HANG_SECONDS > 0). */
+struct ins_prom_gauge {
+  const char *labels;   /* comm_name="...",comm_id="0x...",rank="N" */
+  double oldest_s;      /* the age of its oldest op in flight (0: none) */
+  uint64_t last_sn[INS_FUNC_COUNT]; /* by enum ins_func: its newest completed op's sn ... */
+  uint32_t have;        /* ... where bit f is set */
+};
 
 /* What one device's file is made of. */
 struct ins_prom_file {
@@ -29,6 +40,9 @@ struct ins_prom_file {
   const uint64_t (*untimed)[INS_UNTIMED_REASONS]; /* [kind][reason] ops left without a record */
   const uint64_t *unreported;      /* [enum ins_func] collectives NCCL never reported */
   bool stats;                      /* NCCL_INSPECTOR_PROM_DUMP_STATS: counters and sampled share */
+  bool hang;                       /* hang detection on: the gauges below (none: families empty) */
+  const struct ins_prom_gauge *gauges;
+  size_t ngauges;
 };
 
 void ins_prom_file_path(char *out, size_t cap, const char *dir, const char *uuid);

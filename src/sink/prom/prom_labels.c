@@ -61,3 +61,13 @@ void ins_prom_record_labels(char *buf, size_t cap, const struct ins_comm *c,
     ins_prom_label(buf, cap, &o, "message_size", size, 48);
   }
 }
+
+void ins_prom_comm_labels(char *buf, size_t cap, const struct ins_comm *c) {
+  char v[32];
+  size_t o = 0;
+  ins_prom_label(buf, cap, &o, "comm_name", c->name, 300);
+  snprintf(v, sizeof v, "0x%llx", (unsigned long long)c->id);
+  ins_prom_label(buf, cap, &o, "comm_id", v, 32);
+  snprintf(v, sizeof v, "%d", c->rank);
+  ins_prom_label(buf, cap, &o, "rank", v, 32);
+}

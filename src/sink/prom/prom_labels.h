@@ -27,6 +27,9 @@ void ins_prom_label(char *buf, size_t cap, size_t *o, const char *name, const ch
                     size_t max_value);
 /* The process's labels: version, cluster, slurm_job_id, node. */
 void ins_prom_process_labels(char *buf, size_t cap, const struct ins_config *cfg);
+/* A communicator context's labels on hang detection's gauges: comm_name, comm_id ("0x..."),
+ * rank. */
+void ins_prom_comm_labels(char *buf, size_t cap, const struct ins_comm *c);
 /* The labels of a record's series: comm_name, n_nodes, nranks, then collective,
  * message_size, algo_proto or p2p_operation, message_size. */
 void ins_prom_record_labels(char *buf, size_t cap, const struct ins_comm *c,
