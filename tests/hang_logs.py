@@ -360,6 +360,7 @@ def expected(d):
     proc_us = collections.Counter()  # (host, pid) -> newest line
     done = collections.defaultdict(lambda: -1)  # (comm, rank, kind, func) -> highest sn completed
     last = {}                        # (comm, rank) -> (line_us, end_ns, sn, p2p, func, idle_s)
+    last_timed = {}                  # the same among the reports that date the op (idle_s >= -1)
     rows = collections.defaultdict(dict)  # (comm, kind, func, sn) -> rank -> row
 
     def completed(comm, rank, kind, func, sn, end, line_us, idle):
@@ -367,6 +368,8 @@ def expected(d):
         cand = (line_us, end, sn, kind == "p2p", func, idle)
         if (comm, rank) not in last or cand > last[(comm, rank)]:
             last[(comm, rank)] = cand
+        if idle >= -1 and ((comm, rank) not in last_timed or cand > last_timed[(comm, rank)]):
+            last_timed[(comm, rank)] = cand
 
     for o in lines:
         hd, md = o["header"], o["metadata"]
@@ -425,6 +428,10 @@ def expected(d):
         if lo:
             line_us, end, sn, p2p, func, idle = lo
             k = "p2p" if p2p else "coll"
+            lt = last_timed.get((comm, rank))
+            if idle == -2 and lt and lt[2:5] == (sn, p2p, func):  # an older report of the same op dates it
+                line_us, idle = lt[0], lt[5]
+                end = end or lt[1]
             f["last_op"] = {k: func, k + "_sn": sn, "end_ts_ns": end}
             f["last_op_age_s"] = (now - line_us) / 1e6 + (idle if idle >= 0 else 0) if idle >= -1 else None
             f["last_op_age_exact"] = idle >= 0

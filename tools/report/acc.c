@@ -336,7 +336,8 @@ static struct lctx *ctx_slot(struct rpt_acc *a, int comm, int rank) {
   x->rank = rank;
   x->covered_lo = 2;
   x->covered_hi = -1;
-  x->log = (struct rpt_rank_log){.host = -1, .pid = -1, .last = {.op = -1, .idle_s = -1}};
+  x->log = (struct rpt_rank_log){.host = -1, .pid = -1, .last = {.op = -1, .idle_s = -1},
+                                 .last_timed = {.op = -1, .idle_s = -1}};
   hindex_put(&a->ctx_ix, h, a->nctx);
   a->last_ctx = a->nctx;
   return &a->ctx[a->nctx++];
@@ -396,6 +397,7 @@ static void note_done(struct rpt_rank_log *g, int op, int p2p, uint64_t sn) {
 static void note_completed(struct rpt_rank_log *g, const struct rpt_last_op *op) {
   note_done(g, op->op, op->p2p, op->sn);
   if (last_op_newer(op, &g->last)) g->last = *op;
+  if (op->idle_s >= -1 && last_op_newer(op, &g->last_timed)) g->last_timed = *op;
 }
 
 /* Whether state line x (of one rank's lines about one stuck op) is newer than y's: by dump
@@ -768,6 +770,7 @@ static void renumber_strings(struct rpt_acc **accs, int n) {
       struct rpt_rank_log *g = &a->ctx[i].log;
       if (g->host >= 0) g->host = map[g->host];
       if (g->last.op >= 0) g->last.op = map[g->last.op];
+      if (g->last_timed.op >= 0) g->last_timed.op = map[g->last_timed.op];
       for (int k = 0; k < g->ndone; k++) g->done[k].op = map[g->done[k].op];
     }
     for (int i = 0; i < a->nhrows; i++) a->hrows[i].op = map[a->hrows[i].op];
@@ -859,6 +862,7 @@ static void fold_log(struct rpt_rank_log *x, struct rpt_rank_log *y) {
     x->pid = y->pid;
   }
   if (last_op_newer(&y->last, &x->last)) x->last = y->last;
+  if (last_op_newer(&y->last_timed, &x->last_timed)) x->last_timed = y->last_timed;
   for (int k = 0; k < y->ndone; k++) note_done(x, y->done[k].op, y->done[k].p2p, y->done[k].sn);
   x->done_full |= y->done_full;
   free(y->done);

@@ -184,9 +184,14 @@ static void rank_facts(const struct rpt_job *j, const struct rpt_rank_log *g, ui
   r->pid = g->pid;
   r->last = g->last;
   r->last_op_age_s = NAN;
-  if (g->last.op >= 0 && g->last.idle_s >= -1 && g->last.line_us && j->last_line_us >= g->last.line_us) {
-    r->last_op_age_exact = g->last.idle_s >= 0;
-    r->last_op_age_s = (now - (double)g->last.line_us) / 1e6 + (r->last_op_age_exact ? g->last.idle_s : 0);
+  const struct rpt_last_op *t = &g->last; /* what dates it: itself, or an older report of the same op */
+  if (t->idle_s < -1 && g->last_timed.op == t->op && g->last_timed.p2p == t->p2p && g->last_timed.sn == t->sn) {
+    t = &g->last_timed;
+    if (!r->last.end_ns) r->last.end_ns = t->end_ns;
+  }
+  if (t->op >= 0 && t->idle_s >= -1 && t->line_us && j->last_line_us >= t->line_us) {
+    r->last_op_age_exact = t->idle_s >= 0;
+    r->last_op_age_s = (now - (double)t->line_us) / 1e6 + (r->last_op_age_exact ? t->idle_s : 0);
   }
   uint64_t last = g->last_us, proc = g->host >= 0 ? process_last_us(j, g->host, g->pid) : 0;
   if (proc > last) last = proc;

@@ -295,6 +295,10 @@ struct rpt_rank_log {
   long long pid;
   uint64_t last_us; /* the newest dump_timestamp_us of its lines on this communicator, 0 none */
   struct rpt_last_op last;
+  /* the newest among the reports that date it (comm_idle lines and records: idle_s >= -1), by
+   * the same order: when it is the same op as `last`, its age comes from here (a hang line's
+   * last_completed, newer, names the op but not when it ended) */
+  struct rpt_last_op last_timed;
   struct rpt_done *done; /* [ndone], by function */
   int ndone;
   bool done_full;   /* more than RPT_DONE_MAX functions: the others' completion is unknown */
