@@ -40,6 +40,20 @@ static void check(const struct rpt_line *l) {
     assert(l->rec.algbw == -1 || (isfinite(l->rec.algbw) && l->rec.algbw >= 0));
     assert(memchr(l->rec.algo, 0, sizeof l->rec.algo) && memchr(l->rec.proto, 0, sizeof l->rec.proto));
     /* fall through: records have a header too */
+  case RPT_HANG:
+  case RPT_HANG_RESOLVED:
+  case RPT_IDLE:
+    if (l->kind == RPT_HANG || l->kind == RPT_HANG_RESOLVED) {
+      assert(l->hang.op.present && l->hang.op.op[0] && memchr(l->hang.op.op, 0, sizeof l->hang.op.op));
+      assert(l->hang.op.sn <= (uint64_t)RPT_MAX_SN);
+      assert(l->hang.peer >= -1 && l->hang.peer < l->hdr.nranks && (l->hang.op.p2p || l->hang.peer == -1));
+      assert(l->hang.bytes >= -1 && l->hang.bytes <= RPT_MAX_BYTES);
+      assert(l->kind == RPT_HANG_RESOLVED ? l->hang.in_flight_s >= -1 : l->hang.in_flight_s >= 0);
+      assert(l->hang.in_flight_s <= RPT_MAX_HANG_S);
+    }
+    if (l->kind == RPT_IDLE) assert(l->hang.idle_s >= 0 && l->hang.idle_s <= RPT_MAX_HANG_S);
+    if (l->hang.last.present) assert(l->hang.last.op[0] && l->hang.last.sn <= (uint64_t)RPT_MAX_SN);
+    /* fall through */
   case RPT_STATS:
     assert(l->hdr.nranks >= 1 && l->hdr.nranks <= RPT_MAX_RANKS);
     assert(l->hdr.rank >= 0 && l->hdr.rank < l->hdr.nranks);

@@ -13,6 +13,20 @@
 
 static bool same_double(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
 
+static bool same_opref(const struct rpt_opref *a, const struct rpt_opref *b) {
+  return a->present == b->present && a->p2p == b->p2p && !memcmp(a->op, b->op, sizeof a->op) && a->sn == b->sn &&
+         a->end_ns == b->end_ns;
+}
+
+/* The hang, hang_resolved and comm_idle lines' fields. */
+static bool same_hang(const struct rpt_hang_line *a, const struct rpt_hang_line *b) {
+  return same_opref(&a->op, &b->op) && a->peer == b->peer && a->bytes == b->bytes &&
+         same_double(a->in_flight_s, b->in_flight_s) && a->first_seen_us == b->first_seen_us &&
+         a->kernel_started == b->kernel_started && a->channels_started == b->channels_started &&
+         a->channels_stopped == b->channels_stopped && a->ops_in_flight == b->ops_in_flight &&
+         a->repeat == b->repeat && same_double(a->idle_s, b->idle_s) && same_opref(&a->last, &b->last);
+}
+
 /* Every field of a and b (the char arrays whole: both are zero-padded). */
 static bool same_line(const struct rpt_line *a, const struct rpt_line *b) {
   const struct rpt_header *h = &a->hdr, *g = &b->hdr;
@@ -35,7 +49,8 @@ static bool same_line(const struct rpt_line *a, const struct rpt_line *b) {
          !memcmp(s->dropped, t->dropped, sizeof s->dropped) &&
          s->sampling.present == t->sampling.present &&
          s->sampling.time_mode == t->sampling.time_mode && s->sampling.a == t->sampling.a &&
-         s->sampling.b == t->sampling.b && same_double(s->sampling.covered, t->sampling.covered);
+         s->sampling.b == t->sampling.b && same_double(s->sampling.covered, t->sampling.covered) &&
+         same_hang(&a->hang, &b->hang);
 }
 
 #endif /* REPORT_SAME_LINE_H */

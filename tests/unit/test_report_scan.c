@@ -155,6 +155,18 @@ static const char ours_p2p[] =
 static const char ours_stats[] =
   "{\"header\":{\"id\":\"0x311c727cb8effac3\",\"comm_name\":\"unknown\",\"rank\":0,\"n_ranks\":2,\"nnodes\":1},\"metadata\":{\"inspector_output_format_version\":\"v4.0\",\"git_rev\":\"37f6666b0\",\"rec_mechanism\":\"nccl_profiler_interface\",\"dump_timestamp_us\":1796025812862812,\"hostname\":\"vm\",\"pid\":895},\"dump_stats\":{\"coll_records_total\":62,\"coll_records_since_last_dump\":62,\"coll_dropped_total\":3,\"coll_dropped_since_last_dump\":0,\"p2p_records_total\":0,\"p2p_records_since_last_dump\":0,\"p2p_dropped_total\":0,\"p2p_dropped_since_last_dump\":0,\"sampling\":{\"mode\":\"time\",\"window_ms\":1000,\"period_ms\":30000,\"graph_capture\":false,\"covered\":0.033333}}}";
 
+/* The hang lines (docs/CONTRACTS.md section 2), as the plugin writes them: after a record's
+ * header and metadata, so that the prefix cache meets them too. */
+#define OURS_START "{\"header\":{\"id\":\"0x302683ee5bc11ff7\",\"comm_name\":\"unknown\",\"rank\":0,\"n_ranks\":2,\"nnodes\":1},\"metadata\":{\"inspector_output_format_version\":\"v4.0\",\"git_rev\":\"39e07aedd-dirty\",\"rec_mechanism\":\"nccl_profiler_interface\",\"dump_timestamp_us\":1796059425822204,\"hostname\":\"vm\",\"pid\":1282}"
+static const char ours_hang[] =
+  OURS_START ",\"hang\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"coll_msg_size_bytes\":1048576,\"coll_count\":262144,\"coll_datatype\":\"ncclFloat32\",\"in_flight_s\":12.500000,\"first_seen_us\":1748030377748202,\"kernel_started\":true,\"channels_started\":8,\"channels_stopped\":0,\"ops_in_flight\":1,\"repeat\":0,\"last_completed\":{\"coll\":\"AllGather\",\"coll_sn\":6,\"end_ts_ns\":1796009766205403104}}}";
+static const char ours_hang_p2p[] =
+  OURS_START ",\"hang\":{\"p2p\":\"Recv\",\"p2p_sn\":3,\"p2p_peer\":1,\"p2p_msg_size_bytes\":4096,\"p2p_count\":1024,\"p2p_datatype\":\"ncclFloat32\",\"in_flight_s\":2.250000,\"first_seen_us\":1748030377748202,\"kernel_started\":false,\"channels_started\":0,\"channels_stopped\":0,\"ops_in_flight\":3,\"repeat\":2,\"last_completed\":null}}";
+static const char ours_resolved[] =
+  OURS_START ",\"hang_resolved\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"in_flight_s\":40.100000}}";
+static const char ours_idle[] =
+  OURS_START ",\"comm_idle\":{\"idle_s\":301.500000,\"last_completed\":{\"p2p\":\"Send\",\"p2p_sn\":11,\"end_ts_ns\":1796009766205403104}}}";
+
 static void test_key_table(void) {
   /* each object's fields are one range, the ranges tile the table, lengths are right */
   int next = 0;
@@ -368,7 +380,7 @@ static void test_edges(void) {
 
 /* Every cut, and every one-byte change to a set of telling bytes, of a few real lines. */
 static void test_mutations(void) {
-  static const char *const lines[] = {nvidia, ours, ours_p2p, ours_stats};
+  static const char *const lines[] = {nvidia, ours, ours_p2p, ours_stats, ours_hang, ours_hang_p2p, ours_idle};
   static const char bytes[] = {'"', '\\', '0', '9', '-', '.', 'e', '{', '}', '[', ']', ',', ':',
                                ' ', '\n', 't', 'x', 0, (char)0x80, (char)0xC3, (char)0xFF};
   char buf[1024];
@@ -508,6 +520,75 @@ static void test_prefix_cache(void) {
   CHECK(after(ours_stats, ours_stats));
 }
 
+static void test_hang_lines(void) {
+  struct rpt_line l;
+  CHECK(both(ours_hang, &l)); /* the scanner reads each itself */
+  CHECK(l.kind == RPT_HANG && l.hdr.rank == 0 && l.hdr.dump_us == 1796059425822204ull);
+  CHECK(l.hang.op.present && !l.hang.op.p2p && l.hang.op.sn == 7);
+  CHECK_STR(l.hang.op.op, "AllReduce");
+  CHECK(l.hang.bytes == 1048576 && l.hang.in_flight_s == 12.5 && l.hang.first_seen_us == 1748030377748202ull);
+  CHECK(l.hang.kernel_started && l.hang.channels_started == 8 && l.hang.channels_stopped == 0);
+  CHECK(l.hang.ops_in_flight == 1 && l.hang.repeat == 0 && l.hang.peer == -1);
+  CHECK(l.hang.last.present && !l.hang.last.p2p && l.hang.last.sn == 6);
+  CHECK_STR(l.hang.last.op, "AllGather");
+  CHECK_EQ_U(l.hang.last.end_ns, 1796009766205403104ull);
+  CHECK(both(ours_hang_p2p, &l));
+  CHECK(l.kind == RPT_HANG && l.hang.op.p2p && l.hang.op.sn == 3 && l.hang.peer == 1 && l.hang.bytes == 4096);
+  CHECK_STR(l.hang.op.op, "Recv");
+  CHECK(!l.hang.kernel_started && l.hang.ops_in_flight == 3 && l.hang.repeat == 2 && !l.hang.last.present);
+  CHECK(both(ours_resolved, &l));
+  CHECK(l.kind == RPT_HANG_RESOLVED && l.hang.op.sn == 7 && l.hang.in_flight_s == 40.1);
+  CHECK(both(ours_idle, &l));
+  CHECK(l.kind == RPT_IDLE && l.hang.idle_s == 301.5 && l.hang.last.present && l.hang.last.p2p);
+  CHECK(l.hang.last.sn == 11 && !strcmp(l.hang.last.op, "Send"));
+  /* what rejects a hang line, and what reads as absent (context) */
+  static const struct {
+    const char *body;
+    enum rpt_kind want;
+  } cases[] = {
+    {",\"hang\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"in_flight_s\":1,\"kernel_started\":false}}", RPT_HANG},
+    {",\"hang\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"in_flight_s\":1.5}}", RPT_REJECTED},
+    {",\"hang\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"in_flight_s\":1.5,\"kernel_started\":null}}", RPT_REJECTED},
+    {",\"hang\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"kernel_started\":true}}", RPT_REJECTED},
+    {",\"hang\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"in_flight_s\":-0.5,\"kernel_started\":true}}", RPT_REJECTED},
+    {",\"hang\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"in_flight_s\":1e300,\"kernel_started\":true}}", RPT_REJECTED},
+    {",\"hang\":{\"coll\":\"AllReduce\",\"coll_sn\":281474976710657,\"in_flight_s\":1,\"kernel_started\":true}}", RPT_REJECTED},
+    {",\"hang\":{\"coll\":\"AllReduce\",\"coll_sn\":7.5,\"in_flight_s\":1,\"kernel_started\":true}}", RPT_REJECTED},
+    {",\"hang\":{\"coll\":\"AllReduce\",\"p2p\":\"Send\",\"coll_sn\":7,\"p2p_sn\":1,\"in_flight_s\":1,\"kernel_started\":true}}", RPT_REJECTED},
+    {",\"hang\":{\"p2p\":\"Send\",\"p2p_sn\":1,\"p2p_peer\":2,\"in_flight_s\":1,\"kernel_started\":true}}", RPT_REJECTED},
+    {",\"hang\":{\"p2p\":\"Send\",\"coll_sn\":1,\"in_flight_s\":1,\"kernel_started\":true}}", RPT_REJECTED},
+    {",\"hang\":{\"coll\":7,\"coll_sn\":1,\"in_flight_s\":1,\"kernel_started\":true}}", RPT_REJECTED},
+    {",\"hang\":\"stuck\"}", RPT_REJECTED},
+    {",\"hang\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"in_flight_s\":1,\"kernel_started\":true,\"first_seen_us\":-1,\"repeat\":\"0\",\"ops_in_flight\":2147483648,\"coll_msg_size_bytes\":1125899906842625,\"last_completed\":{\"coll\":\"AllGather\",\"coll_sn\":-6}}}", RPT_HANG},
+    {",\"hang\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"in_flight_s\":1,\"kernel_started\":true},\"comm_idle\":{\"idle_s\":1}}", RPT_REJECTED},
+    {",\"hang_resolved\":{\"coll\":\"AllReduce\",\"coll_sn\":7}}", RPT_HANG_RESOLVED},
+    {",\"hang_resolved\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"in_flight_s\":\"long\"}}", RPT_REJECTED},
+    {",\"hang_resolved\":{\"coll\":\"AllReduce\"}}", RPT_REJECTED},
+    {",\"comm_idle\":{\"idle_s\":0}}", RPT_IDLE},
+    {",\"comm_idle\":{\"idle_s\":12.5,\"last_completed\":{\"coll\":\"AllGather\",\"coll_sn\":6,\"end_ts_ns\":-1}}}", RPT_IDLE},
+    {",\"comm_idle\":{\"last_completed\":null}}", RPT_REJECTED},
+    {",\"comm_idle\":[]}", RPT_REJECTED},
+  };
+  char b[2048];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(b, sizeof b, "%s%s", OURS_START, cases[i].body);
+    both(b, &l);
+    if (l.kind != cases[i].want) fprintf(stderr, "  kind %d, expected %d (%s): %s\n", l.kind, cases[i].want, l.why, b);
+    CHECK(l.kind == cases[i].want);
+  }
+  /* the context that did not fit read as absent, the line kept */
+  snprintf(b, sizeof b, "%s%s", OURS_START, cases[13].body);
+  CHECK(both(b, &l) && l.kind == RPT_HANG);
+  CHECK(l.hang.first_seen_us == 0 && l.hang.repeat == -1 && l.hang.ops_in_flight == -1 && l.hang.bytes == -1);
+  CHECK(!l.hang.last.present && !l.hang.last.op[0]);
+  snprintf(b, sizeof b, "%s%s", OURS_START, cases[19].body);
+  CHECK(both(b, &l) && l.kind == RPT_IDLE && l.hang.last.present && l.hang.last.end_ns == 0);
+  /* after a record with the same start: the prefix cache, then the scan of the hang object */
+  CHECK(after(ours, ours_hang));
+  CHECK(after(ours, ours_idle));
+  CHECK(after(ours_hang, ours_resolved));
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s DATA_DIR (tests/data)\n", argv[0]);
@@ -521,6 +602,7 @@ int main(int argc, char **argv) {
   test_mutations();
   test_bandwidth_digits();
   test_prefix_cache();
+  test_hang_lines();
   test_fixtures(argv[1]);
   return check_report("report_scan");
 }

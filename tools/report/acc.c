@@ -126,15 +126,17 @@ struct lcomm { /* a communicator as one thread saw it */
   struct rpt_rank_info *rank;   /* [nranks] or NULL */
 };
 
-struct lctx { /* dump_stats of one (communicator, rank): the largest totals seen */
+struct lctx { /* one (communicator, rank): its dump_stats (the largest totals seen), its log's facts */
   int comm, rank;
   uint64_t written[2], dropped[2];
   double covered_lo, covered_hi;
+  struct rpt_rank_log log; /* its comm and rank are set at the merge */
 };
 
 struct lclock {
   int host;
   long long pid;
+  uint64_t last_us; /* its newest line's dump_timestamp_us */
 };
 
 struct scache_ent {
@@ -152,6 +154,11 @@ struct rpt_acc {
   struct lctx *ctx;
   int nctx, cctx;
   struct hindex ctx_ix;
+  int last_ctx; /* the (communicator, rank) of the previous line: lines come in runs */
+  struct rpt_hang_row *hrows;
+  int nhrows, chrows;
+  struct hindex hrow_ix;
+  uint64_t hang_lines[3], hang_rows_dropped;
   struct rpt_group *groups;
   int ngroups, cgroups;
   struct hindex group_ix;
@@ -178,6 +185,8 @@ struct rpt_acc {
 /* The op sample's share, shared by all threads: keep an op when its hash's low
  * `g_shift` bits are zero. Only grows. */
 static _Atomic unsigned g_shift;
+/* Rows of hang lines kept, all threads together: at most RPT_HANG_ROWS_MAX (job.h). */
+static _Atomic long g_hang_rows;
 
 struct rpt_acc *rpt_acc_new(const struct rpt_options *opt, int nthreads) {
   struct rpt_acc *a = xcalloc(1, sizeof *a);
@@ -190,6 +199,7 @@ struct rpt_acc *rpt_acc_new(const struct rpt_options *opt, int nthreads) {
   a->covered_lo = 2;
   a->covered_hi = -1;
   a->last_comm = -1;
+  a->last_ctx = -1;
   a->bad_unit = -1;
   return a;
 }
@@ -284,37 +294,41 @@ static int clock_slot(struct rpt_acc *a, int host, long long pid) {
   return a->nclocks++;
 }
 
-/* (host, pid) comes before the place ri holds: host names by strcmp, then pids. While the
- * logs are read, ids are in the order threads met the names (not yet renumbered): names are
- * compared, the held one looked up (a lock, only where a rank's logs disagree). */
-static bool place_before(int host, const char *name, long long pid, const struct rpt_rank_info *ri) {
-  if (host != ri->host) return strcmp(name, rpt_str(ri->host)) < 0;
-  return pid < ri->pid;
+/* (host, pid) comes before the place (held_host, held_pid): host names by strcmp, then pids.
+ * While the logs are read, ids are in the order threads met the names (not yet renumbered):
+ * names are compared, the held one looked up (a lock, only where a rank's logs disagree). */
+static bool place_before(int host, const char *name, long long pid, int held_host, long long held_pid) {
+  if (host != held_host) return strcmp(name, rpt_str(held_host)) < 0;
+  return pid < held_pid;
 }
 
 /* Where the rank of this line runs: its host and process. The rank keeps the smallest
- * (host, pid) its lines gave (see the top); the line's own clock is returned, for its ops. */
-static int note_rank(struct rpt_acc *a, int comm, const struct rpt_header *hd) {
+ * (host, pid) its lines gave (see the top); the line's own clock is returned, for its ops,
+ * and its interned host in *host (-1: the line names none). */
+static int note_rank(struct rpt_acc *a, int comm, const struct rpt_header *hd, int *host_out) {
   struct lcomm *c = &a->comms[comm];
-  if (!hd->host[0]) return -1;
-  int host = intern_cached(a, hd->host);
+  if (!hd->host[0]) return *host_out = -1;
+  int host = *host_out = intern_cached(a, hd->host);
   if (c->rank && hd->rank < c->nranks) {
     struct rpt_rank_info *ri = &c->rank[hd->rank];
     if (ri->host == host && ri->pid == hd->pid) return ri->clock;
     int clock = clock_slot(a, host, hd->pid);
-    if (ri->host < 0 || place_before(host, hd->host, hd->pid, ri))
+    if (ri->host < 0 || place_before(host, hd->host, hd->pid, ri->host, ri->pid))
       *ri = (struct rpt_rank_info){.host = host, .clock = clock, .pid = hd->pid};
     return clock;
   }
   return clock_slot(a, host, hd->pid);
 }
 
+/* The (communicator, rank) of a line: the previous line's (lines come in runs), else looked up. */
 static struct lctx *ctx_slot(struct rpt_acc *a, int comm, int rank) {
+  if (a->last_ctx >= 0 && a->ctx[a->last_ctx].comm == comm && a->ctx[a->last_ctx].rank == rank)
+    return &a->ctx[a->last_ctx];
   uint64_t h = nz(mix(((uint64_t)comm << 32) ^ (uint64_t)(uint32_t)rank));
   long it = -1;
   int32_t p;
   while ((p = hindex_next(&a->ctx_ix, h, &it)) >= 0)
-    if (a->ctx[p].comm == comm && a->ctx[p].rank == rank) return &a->ctx[p];
+    if (a->ctx[p].comm == comm && a->ctx[p].rank == rank) return &a->ctx[a->last_ctx = p];
   GROW(a->ctx, a->nctx, a->cctx);
   struct lctx *x = &a->ctx[a->nctx];
   memset(x, 0, sizeof *x);
@@ -322,12 +336,159 @@ static struct lctx *ctx_slot(struct rpt_acc *a, int comm, int rank) {
   x->rank = rank;
   x->covered_lo = 2;
   x->covered_hi = -1;
-  hindex_put(&a->ctx_ix, h, a->nctx++);
-  return x;
+  x->log = (struct rpt_rank_log){.host = -1, .pid = -1, .last = {.op = -1, .idle_s = -1},
+                                 .last_timed = {.op = -1, .idle_s = -1}};
+  hindex_put(&a->ctx_ix, h, a->nctx);
+  a->last_ctx = a->nctx;
+  return &a->ctx[a->nctx++];
 }
 
-static void note_stats(struct rpt_acc *a, int comm, const struct rpt_line *l) {
-  struct lctx *x = ctx_slot(a, comm, l->hdr.rank);
+/* ---- what a rank's log says, for the hangs (hang.c) ---------------------- */
+
+/* Every line: when it was written (its process's and this communicator's newest line), and
+ * where (the smallest place, as for the ranks). */
+static void note_log(struct rpt_acc *a, struct lctx *x, int clock, int host, const struct rpt_header *hd) {
+  struct rpt_rank_log *g = &x->log;
+  if (hd->dump_us > g->last_us) g->last_us = hd->dump_us;
+  if (clock >= 0 && hd->dump_us > a->clocks[clock].last_us) a->clocks[clock].last_us = hd->dump_us;
+  if (host >= 0 && (host != g->host || hd->pid != g->pid) &&
+      (g->host < 0 || place_before(host, hd->host, hd->pid, g->host, g->pid))) {
+    g->host = host;
+    g->pid = hd->pid;
+  }
+}
+
+/*
+ * Whether op x is newer than op y, on one rank of one communicator: what the newer line says
+ * (ops complete in order and each line reports what had completed when it was written), then
+ * in one line (a dump's records) the later end, the higher sequence number; the rest only
+ * makes the order total, so that no thread or file order decides (names by strcmp: ids are
+ * not in name order while the logs are read).
+ */
+static bool last_op_newer(const struct rpt_last_op *x, const struct rpt_last_op *y) {
+  if (y->op < 0) return x->op >= 0;
+  if (x->op < 0) return false;
+  if (x->line_us != y->line_us) return x->line_us > y->line_us;
+  if (x->end_ns != y->end_ns) return x->end_ns > y->end_ns;
+  if (x->sn != y->sn) return x->sn > y->sn;
+  if (x->p2p != y->p2p) return x->p2p > y->p2p;
+  if (x->op != y->op) return strcmp(rpt_str(x->op), rpt_str(y->op)) > 0;
+  return x->idle_s > y->idle_s;
+}
+
+/* Function op of kind p2p completed up to sn on this rank (a record, a last_completed, a
+ * hang_resolved): the highest sn per function, for the functions NCCL has (a dozen). */
+static void note_done(struct rpt_rank_log *g, int op, int p2p, uint64_t sn) {
+  for (int i = 0; i < g->ndone; i++)
+    if (g->done[i].op == op && g->done[i].p2p == p2p) {
+      if (sn > g->done[i].sn) g->done[i].sn = sn;
+      return;
+    }
+  if (g->ndone == RPT_DONE_MAX) {
+    g->done_full = true;
+    return;
+  }
+  if (g->ndone == 0 || (g->ndone >= 4 && !(g->ndone & (g->ndone - 1)))) /* 4, 8, 16, ... */
+    g->done = xrealloc(g->done, (size_t)(g->ndone ? 2 * g->ndone : 4) * sizeof *g->done);
+  g->done[g->ndone++] = (struct rpt_done){.op = op, .p2p = p2p, .sn = sn};
+}
+
+/* An op the line says completed: the rank's newest one if it is newer than the one held. */
+static void note_completed(struct rpt_rank_log *g, const struct rpt_last_op *op) {
+  note_done(g, op->op, op->p2p, op->sn);
+  if (last_op_newer(op, &g->last)) g->last = *op;
+  if (op->idle_s >= -1 && last_op_newer(op, &g->last_timed)) g->last_timed = *op;
+}
+
+/* Whether state line x (of one rank's lines about one stuck op) is newer than y's: by dump
+ * time, repeat, then the rest (a total order: no thread or file order decides). */
+static bool hang_state_newer(const struct rpt_hang_row *x, const struct rpt_hang_row *y) {
+  if (x->line_us != y->line_us) return x->line_us > y->line_us;
+  if (x->repeat != y->repeat) return x->repeat > y->repeat;
+  if (x->kernel_started != y->kernel_started) return x->kernel_started;
+  if (x->channels_started != y->channels_started) return x->channels_started > y->channels_started;
+  if (x->channels_stopped != y->channels_stopped) return x->channels_stopped > y->channels_stopped;
+  return x->ops_in_flight > y->ops_in_flight;
+}
+
+/* Folds row y (the same rank and op) into x: each field by its own rule, in any order. */
+static void hang_row_fold(struct rpt_hang_row *x, const struct rpt_hang_row *y) {
+  if (y->lines && (!x->lines || hang_state_newer(y, x))) {
+    x->line_us = y->line_us;
+    x->repeat = y->repeat;
+    x->kernel_started = y->kernel_started;
+    x->channels_started = y->channels_started;
+    x->channels_stopped = y->channels_stopped;
+    x->ops_in_flight = y->ops_in_flight;
+  }
+  x->lines += y->lines;
+  if (y->in_flight_s > x->in_flight_s) x->in_flight_s = y->in_flight_s;
+  if (y->first_seen_us && (!x->first_seen_us || y->first_seen_us < x->first_seen_us))
+    x->first_seen_us = y->first_seen_us;
+  if (y->peer > x->peer) x->peer = y->peer;
+  if (y->bytes > x->bytes) x->bytes = y->bytes;
+  x->resolved |= y->resolved;
+  if (y->resolved_s > x->resolved_s) x->resolved_s = y->resolved_s;
+}
+
+/* The row of (communicator, rank, op, sn); NULL when RPT_HANG_ROWS_MAX rows are kept. */
+static struct rpt_hang_row *hang_row(struct rpt_acc *a, int comm, int rank, int op, int p2p, uint64_t sn) {
+  uint64_t h = nz(mix(mix(((uint64_t)comm << 32) ^ (uint64_t)(uint32_t)rank) ^ ((uint64_t)op << 1 | (uint64_t)p2p)) ^ sn);
+  long it = -1;
+  int32_t p;
+  while ((p = hindex_next(&a->hrow_ix, h, &it)) >= 0) {
+    struct rpt_hang_row *w = &a->hrows[p];
+    if (w->comm == comm && w->rank == rank && w->op == op && w->p2p == p2p && w->sn == sn) return w;
+  }
+  if (atomic_fetch_add_explicit(&g_hang_rows, 1, memory_order_relaxed) >= RPT_HANG_ROWS_MAX) return NULL;
+  GROW(a->hrows, a->nhrows, a->chrows);
+  struct rpt_hang_row *w = &a->hrows[a->nhrows];
+  *w = (struct rpt_hang_row){.comm = comm, .rank = rank, .op = op, .p2p = p2p, .sn = sn, .peer = -1, .bytes = -1,
+                             .in_flight_s = -1, .repeat = -1, .channels_started = -1, .channels_stopped = -1,
+                             .ops_in_flight = -1, .resolved_s = -1};
+  hindex_put(&a->hrow_ix, h, a->nhrows++);
+  return w;
+}
+
+/* A hang, hang_resolved or comm_idle line. */
+static void note_hang(struct rpt_acc *a, int comm, struct lctx *x, const struct rpt_line *l) {
+  const struct rpt_hang_line *h = &l->hang;
+  a->hang_lines[l->kind == RPT_HANG ? 0 : l->kind == RPT_HANG_RESOLVED ? 1 : 2]++;
+  if (h->last.present) {
+    struct rpt_last_op last = {.op = intern_cached(a, h->last.op), .p2p = h->last.p2p, .sn = h->last.sn,
+                               .end_ns = h->last.end_ns, .line_us = l->hdr.dump_us,
+                               .idle_s = l->kind == RPT_IDLE ? h->idle_s : -2};
+    note_completed(&x->log, &last);
+  }
+  if (l->kind == RPT_IDLE) return;
+  int op = intern_cached(a, h->op.op);
+  struct rpt_hang_row *w = hang_row(a, comm, l->hdr.rank, op, h->op.p2p, h->op.sn);
+  if (!w) {
+    a->hang_rows_dropped++;
+    return;
+  }
+  struct rpt_hang_row y = {.peer = h->peer, .bytes = h->bytes, .in_flight_s = -1, .repeat = -1,
+                           .channels_started = -1, .channels_stopped = -1, .ops_in_flight = -1,
+                           .resolved_s = -1};
+  if (l->kind == RPT_HANG_RESOLVED) {
+    note_done(&x->log, op, h->op.p2p, h->op.sn);
+    y.resolved = true;
+    y.resolved_s = h->in_flight_s;
+  } else {
+    y.lines = 1;
+    y.in_flight_s = h->in_flight_s;
+    y.first_seen_us = h->first_seen_us;
+    y.line_us = l->hdr.dump_us;
+    y.repeat = h->repeat;
+    y.kernel_started = h->kernel_started;
+    y.channels_started = h->channels_started;
+    y.channels_stopped = h->channels_stopped;
+    y.ops_in_flight = h->ops_in_flight;
+  }
+  hang_row_fold(w, &y);
+}
+
+static void note_stats(struct rpt_acc *a, struct lctx *x, const struct rpt_line *l) {
   for (int i = 0; i < 2; i++) {
     if (l->stats.written[i] > x->written[i]) x->written[i] = l->stats.written[i];
     if (l->stats.dropped[i] > x->dropped[i]) x->dropped[i] = l->stats.dropped[i];
@@ -474,18 +635,30 @@ void rpt_acc_line(struct rpt_acc *a, const char *line, size_t len, int unit, uin
     return;
   case RPT_STATS:
   case RPT_RECORD:
+  case RPT_HANG:
+  case RPT_HANG_RESOLVED:
+  case RPT_IDLE:
     break;
   }
-  int comm = comm_slot(a, &l.hdr);
-  int clock = note_rank(a, comm, &l.hdr);
+  int comm = comm_slot(a, &l.hdr), host;
+  int clock = note_rank(a, comm, &l.hdr, &host);
+  struct lctx *x = ctx_slot(a, comm, l.hdr.rank);
+  note_log(a, x, clock, host, &l.hdr);
   if (l.kind == RPT_STATS) {
-    note_stats(a, comm, &l);
+    note_stats(a, x, &l);
+    return;
+  }
+  if (l.kind != RPT_RECORD) {
+    note_hang(a, comm, x, &l);
     return;
   }
   const struct rpt_record *r = &l.rec;
   a->records++;
   a->records_kind[r->p2p ? 1 : 0]++;
   int op = intern_cached(a, r->op);
+  const struct rpt_last_op done = {.op = op, .p2p = r->p2p, .sn = r->sn, .end_ns = r->start_ns ? r->start_ns + r->exec_ns : 0,
+                                   .line_us = l.hdr.dump_us, .idle_s = -1};
+  note_completed(&x->log, &done);
   struct rpt_group *g = group_slot(a, comm, r, op);
   g->records++;
   g->timing[r->timing < RPT_NTIMING ? r->timing : RPT_TIMING_OTHER]++;
@@ -513,7 +686,8 @@ const struct rpt_bad_line *rpt_acc_bad_lines(const struct rpt_acc *a, int *n) {
 uint64_t rpt_acc_records(const struct rpt_acc *a) { return a->records; }
 
 uint64_t rpt_acc_probes(const struct rpt_acc *a) {
-  return a->comm_ix.probes + a->ctx_ix.probes + a->group_ix.probes + a->pair_ix.probes + a->clock_ix.probes;
+  return a->comm_ix.probes + a->ctx_ix.probes + a->group_ix.probes + a->pair_ix.probes + a->clock_ix.probes +
+         a->hrow_ix.probes;
 }
 
 /* ---- the merge ----------------------------------------------------------- */
@@ -592,6 +766,14 @@ static void renumber_strings(struct rpt_acc **accs, int n) {
         for (int r = 0; r < a->comms[i].nranks; r++)
           if (a->comms[i].rank[r].host >= 0) a->comms[i].rank[r].host = map[a->comms[i].rank[r].host];
     for (int i = 0; i < a->nclocks; i++) a->clocks[i].host = map[a->clocks[i].host];
+    for (int i = 0; i < a->nctx; i++) {
+      struct rpt_rank_log *g = &a->ctx[i].log;
+      if (g->host >= 0) g->host = map[g->host];
+      if (g->last.op >= 0) g->last.op = map[g->last.op];
+      if (g->last_timed.op >= 0) g->last_timed.op = map[g->last_timed.op];
+      for (int k = 0; k < g->ndone; k++) g->done[k].op = map[g->done[k].op];
+    }
+    for (int i = 0; i < a->nhrows; i++) a->hrows[i].op = map[a->hrows[i].op];
     for (int i = 0; i < a->ngroups; i++) a->groups[i].op = map[a->groups[i].op];
     for (int i = 0; i < a->npairs; i++) a->pairs[i].op = map[a->pairs[i].op];
     for (size_t i = 0; i < a->nops; i++) a->ops[i].op = (uint16_t)map[a->ops[i].op];
@@ -671,27 +853,48 @@ static int cmp_ctx(const void *x, const void *y) {
   return a->comm != b->comm ? a->comm - b->comm : a->rank - b->rank;
 }
 
+/* Folds log y of one (communicator, rank) into x (another thread's): each fact by its own rule.
+ * Ids are in name order here (renumber_strings): comparing them compares the names. */
+static void fold_log(struct rpt_rank_log *x, struct rpt_rank_log *y) {
+  if (y->last_us > x->last_us) x->last_us = y->last_us;
+  if (y->host >= 0 && (x->host < 0 || y->host < x->host || (y->host == x->host && y->pid < x->pid))) {
+    x->host = y->host;
+    x->pid = y->pid;
+  }
+  if (last_op_newer(&y->last, &x->last)) x->last = y->last;
+  if (last_op_newer(&y->last_timed, &x->last_timed)) x->last_timed = y->last_timed;
+  for (int k = 0; k < y->ndone; k++) note_done(x, y->done[k].op, y->done[k].p2p, y->done[k].sn);
+  x->done_full |= y->done_full;
+  free(y->done);
+  y->done = NULL;
+  y->ndone = 0;
+}
+
 /* dump_stats totals: one (communicator, rank) may be in several threads (one log
- * read in chunks, or two logs of one rank): its largest totals count, once. */
+ * read in chunks, or two logs of one rank): its largest totals count, once. Its log's facts
+ * are folded the same way into job.rank_logs, one per (communicator, rank). */
 static void merge_ctx(struct rpt_acc **accs, int n, struct rpt_job *j) {
   size_t total = 0, k = 0;
   for (int t = 0; t < n; t++) total += (size_t)accs[t]->nctx;
-  struct lctx *all = xmalloc(total * sizeof *all);
+  struct lctx *all = xmalloc((total ? total : 1) * sizeof *all);
   for (int t = 0; t < n; t++) {
     if (accs[t]->nctx) memcpy(all + k, accs[t]->ctx, (size_t)accs[t]->nctx * sizeof *all);
     k += (size_t)accs[t]->nctx;
   }
   qsort(all, total, sizeof *all, cmp_ctx);
+  j->rank_logs = xmalloc((total ? total : 1) * sizeof *j->rank_logs);
   for (size_t i = 0; i < total;) {
     struct lctx m = all[i];
     size_t e = i + 1;
-    for (; e < total && !cmp_ctx(&all[e], &m); e++)
+    for (; e < total && !cmp_ctx(&all[e], &m); e++) {
       for (int q = 0; q < 2; q++) {
         if (all[e].written[q] > m.written[q]) m.written[q] = all[e].written[q];
         if (all[e].dropped[q] > m.dropped[q]) m.dropped[q] = all[e].dropped[q];
-        if (all[e].covered_lo < m.covered_lo) m.covered_lo = all[e].covered_lo;
-        if (all[e].covered_hi > m.covered_hi) m.covered_hi = all[e].covered_hi;
       }
+      if (all[e].covered_lo < m.covered_lo) m.covered_lo = all[e].covered_lo;
+      if (all[e].covered_hi > m.covered_hi) m.covered_hi = all[e].covered_hi;
+      fold_log(&m.log, &all[e].log);
+    }
     struct rpt_comm *c = &j->comms[m.comm];
     for (int q = 0; q < 2; q++) {
       c->written[q] += m.written[q];
@@ -699,9 +902,40 @@ static void merge_ctx(struct rpt_acc **accs, int n, struct rpt_job *j) {
     }
     if (m.covered_lo < c->covered_lo) c->covered_lo = m.covered_lo;
     if (m.covered_hi > c->covered_hi) c->covered_hi = m.covered_hi;
+    m.log.comm = m.comm;
+    m.log.rank = m.rank;
+    if (m.log.last_us > j->last_line_us) j->last_line_us = m.log.last_us;
+    j->rank_logs[j->nrank_logs++] = m.log;
     i = e;
   }
   free(all);
+}
+
+static int cmp_hang_row(const void *x, const void *y) {
+  const struct rpt_hang_row *a = x, *b = y;
+  if (a->comm != b->comm) return a->comm - b->comm;
+  if (a->p2p != b->p2p) return a->p2p - b->p2p;
+  if (a->op != b->op) return a->op - b->op; /* name order */
+  if (a->sn != b->sn) return a->sn < b->sn ? -1 : 1;
+  return a->rank - b->rank;
+}
+
+/* Hang rows: every thread's, sorted by (communicator, op, sn, rank), one rank's op folded. */
+static void merge_hang_rows(struct rpt_acc **accs, int n, struct rpt_job *j) {
+  size_t total = 0, k = 0;
+  for (int t = 0; t < n; t++) total += (size_t)accs[t]->nhrows;
+  j->hang_rows = xmalloc((total ? total : 1) * sizeof *j->hang_rows);
+  for (int t = 0; t < n; t++) {
+    if (accs[t]->nhrows) memcpy(j->hang_rows + k, accs[t]->hrows, (size_t)accs[t]->nhrows * sizeof *j->hang_rows);
+    k += (size_t)accs[t]->nhrows;
+  }
+  qsort(j->hang_rows, total, sizeof *j->hang_rows, cmp_hang_row);
+  size_t w = 0;
+  for (size_t i = 0; i < total; i++) {
+    if (w && !cmp_hang_row(&j->hang_rows[w - 1], &j->hang_rows[i])) hang_row_fold(&j->hang_rows[w - 1], &j->hang_rows[i]);
+    else j->hang_rows[w++] = j->hang_rows[i];
+  }
+  j->nhang_rows = (int)w;
 }
 
 static enum rpt_comm_kind comm_kind(int nranks, int nnodes) {
@@ -790,11 +1024,15 @@ void rpt_acc_merge(struct rpt_acc **accs, int n, struct rpt_job *j) {
   for (int t = 0; t < n; t++)
     for (int i = 0; i < accs[t]->nclocks; i++)
       j->clocks[j->nclocks++] =
-          (struct rpt_clock){.host = accs[t]->clocks[i].host, .pid = accs[t]->clocks[i].pid, .component = -1};
+          (struct rpt_clock){.host = accs[t]->clocks[i].host, .pid = accs[t]->clocks[i].pid,
+                             .last_us = accs[t]->clocks[i].last_us, .component = -1};
   qsort(j->clocks, (size_t)j->nclocks, sizeof *j->clocks, cmp_clock);
   int kn = 0;
-  for (int i = 0; i < j->nclocks; i++)
+  for (int i = 0; i < j->nclocks; i++) {
     if (!kn || cmp_clock(&j->clocks[kn - 1], &j->clocks[i])) j->clocks[kn++] = j->clocks[i];
+    else if (j->clocks[i].last_us > j->clocks[kn - 1].last_us) j->clocks[kn - 1].last_us = j->clocks[i].last_us;
+    if (j->clocks[i].last_us > j->last_line_us) j->last_line_us = j->clocks[i].last_us;
+  }
   j->nclocks = kn;
   /* per-thread renumbering tables */
   for (int t = 0; t < n; t++) {
@@ -819,6 +1057,7 @@ void rpt_acc_merge(struct rpt_acc **accs, int n, struct rpt_job *j) {
       }
     }
     for (int i = 0; i < a->nctx; i++) a->ctx[i].comm = cmap[a->ctx[i].comm];
+    for (int i = 0; i < a->nhrows; i++) a->hrows[i].comm = cmap[a->hrows[i].comm];
     for (int i = 0; i < a->ngroups; i++) a->groups[i].comm = cmap[a->groups[i].comm];
     for (int i = 0; i < a->npairs; i++) a->pairs[i].comm = cmap[a->pairs[i].comm];
     if (a->shift != shift) thin(a, shift, NULL);
@@ -836,11 +1075,14 @@ void rpt_acc_merge(struct rpt_acc **accs, int n, struct rpt_job *j) {
     j->no_start += a->no_start;
     j->rejected += a->rejected;
     j->not_records += a->not_records;
+    for (int k = 0; k < 3; k++) j->hang_lines[k] += a->hang_lines[k];
+    j->hang_rows_dropped += a->hang_rows_dropped;
     if (!j->sampling[0] && a->sampling[0]) snprintf(j->sampling, sizeof j->sampling, "%s", a->sampling);
     if (t == 0 || a->covered_lo < j->covered_lo) j->covered_lo = a->covered_lo;
     if (t == 0 || a->covered_hi > j->covered_hi) j->covered_hi = a->covered_hi;
   }
   merge_ctx(accs, n, j);
+  merge_hang_rows(accs, n, j);
   for (int c = 0; c < j->ncomms; c++)
     if (j->comms[c].rank)
       for (int r = 0; r < j->comms[c].nranks; r++) j->comms[c].ranks_seen += j->comms[c].rank[r].host >= 0;
@@ -883,6 +1125,7 @@ void rpt_acc_merge(struct rpt_acc **accs, int n, struct rpt_job *j) {
     for (int i = 0; i < a->ncomms; i++) free(a->comms[i].rank);
     free(a->comms);
     free(a->ctx);
+    free(a->hrows);
     free(a->groups);
     free(a->pairs);
     free(a->clocks);
@@ -890,6 +1133,7 @@ void rpt_acc_merge(struct rpt_acc **accs, int n, struct rpt_job *j) {
     free(a->bad);
     hindex_free(&a->comm_ix);
     hindex_free(&a->ctx_ix);
+    hindex_free(&a->hrow_ix);
     hindex_free(&a->group_ix);
     hindex_free(&a->pair_ix);
     hindex_free(&a->clock_ix);

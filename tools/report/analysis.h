@@ -1,7 +1,8 @@
 /*
  * analysis.h - the report's findings, each computed once from the merged job.
  *
- * Order matters and is fixed by report.c: rpt_align (clock offsets and rates), then
+ * Order matters and is fixed by report.c: rpt_hangs (stuck ops: needs no other), rpt_align
+ * (clock offsets and rates), then
  * rpt_late (lateness on the aligned clocks), then rpt_links (which skips the
  * transfers of the late ranks' processes in every communicator: a late rank's
  * peers wait in their kernels, which would otherwise read as a slow link), then
@@ -60,6 +61,16 @@ void rpt_links(struct rpt_job *j);
  * least 3 bins); then each side is split again the same way, three levels deep.
  */
 void rpt_changes(struct rpt_job *j);
+
+/*
+ * Stuck ops, from the hang lines (hang.c): one struct rpt_hang per (communicator, function,
+ * sequence number) that a rank wrote a hang line for, each rank of it waiting (its kernel
+ * started), queued (not started), completed (a record or hang_resolved line), missing (its log
+ * has none of those: it never issued the op) or unknown (no log); a missing rank's last op,
+ * and whether its process wrote after the hang began (alive) or stopped before (died or froze).
+ * Reads only what the merge left (hang rows, rank logs, clocks): it may run first.
+ */
+void rpt_hangs(struct rpt_job *j);
 
 /* Median of n doubles (reorders v); 0 for n == 0. Shared by the analyses. */
 double rpt_median(double *v, size_t n);

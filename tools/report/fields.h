@@ -21,7 +21,7 @@
 
 /* The objects whose keys are read; RPT_O_NONE: a value that is skipped whole. */
 enum rpt_obj { RPT_O_TOP, RPT_O_HEADER, RPT_O_META, RPT_O_COLL, RPT_O_P2P, RPT_O_STATS,
-               RPT_O_SAMPLING, RPT_NOBJ, RPT_O_NONE = RPT_NOBJ };
+               RPT_O_SAMPLING, RPT_O_HANG, RPT_O_IDLE, RPT_O_LAST, RPT_NOBJ, RPT_O_NONE = RPT_NOBJ };
 
 /* The fields of coll_perf and of p2p_perf, in the same order: "coll_sn" and "p2p_sn" are
  * both RPT_P_SN. coll_perf has no peer, p2p_perf no algo and proto. */
@@ -33,9 +33,14 @@ enum rpt_perf { RPT_P_OP, RPT_P_SN, RPT_P_BYTES, RPT_P_EXEC_US, RPT_P_TIMING, RP
  * Every field, grouped by object (each object's fields are one range, rpt_objs[]) and in
  * each object in the order our plugin writes them, which the scanner's key lookup tries
  * first. A perf field is RPT_F_PERF + (p2p ? RPT_NPERF : 0) + RPT_P_x.
+ *
+ * The hang lines (docs/CONTRACTS.md section 2): "hang" and "hang_resolved" are both read as
+ * the hang object (a line has one of them: a line with two is rejected), "comm_idle" as the
+ * idle object; the "last_completed" of either is the last object.
  */
 enum rpt_field {
   RPT_F_HEADER, RPT_F_META, RPT_F_COLL, RPT_F_P2P, RPT_F_STATS,      /* top level */
+  RPT_F_HANG, RPT_F_RESOLVED, RPT_F_IDLE,
   RPT_F_ID, RPT_F_COMM_NAME, RPT_F_RANK, RPT_F_NRANKS, RPT_F_NNODES, /* header */
   RPT_F_DUMP_US, RPT_F_HOST, RPT_F_PID,                              /* metadata */
   RPT_F_PERF,                                                        /* coll_perf, p2p_perf */
@@ -43,6 +48,12 @@ enum rpt_field {
   RPT_F_P2P_WRITTEN, RPT_F_P2P_DROPPED, RPT_F_SAMPLING,
   RPT_F_MODE, RPT_F_WINDOW, RPT_F_PERIOD, RPT_F_EVERY, RPT_F_BURST,  /* dump_stats.sampling */
   RPT_F_COVERED,
+  /* hang, hang_resolved */
+  RPT_F_H_COLL, RPT_F_H_COLL_SN, RPT_F_H_COLL_BYTES, RPT_F_H_P2P, RPT_F_H_P2P_SN, RPT_F_H_PEER,
+  RPT_F_H_P2P_BYTES, RPT_F_H_IN_FLIGHT, RPT_F_H_FIRST_SEEN, RPT_F_H_KERNEL, RPT_F_H_CH_STARTED,
+  RPT_F_H_CH_STOPPED, RPT_F_H_OPS, RPT_F_H_REPEAT, RPT_F_H_LAST,
+  RPT_F_I_IDLE, RPT_F_I_LAST,                                        /* comm_idle */
+  RPT_F_L_COLL, RPT_F_L_COLL_SN, RPT_F_L_P2P, RPT_F_L_P2P_SN, RPT_F_L_END, /* last_completed */
   RPT_NFIELD
 };
 

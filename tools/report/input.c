@@ -23,8 +23,9 @@
  *  - the same file: the same (device, inode), whatever the path (named twice,
  *    found in a walk and named, a symbolic or hard link, a directory given twice);
  *  - the same log in another file (a copied folder, a .log beside its .log.gz):
- *    the same first line, byte for byte, when that line is a record or stats line
- *    that names its process (hostname and pid). A process writes one log, and its
+ *    the same first line, byte for byte, when that line is a record, stats or hang line
+ *    (a hung job's first line can be its first hang line) that names its process
+ *    (hostname and pid). A process writes one log, and its
  *    first line also holds the dump's wall-clock time in us and the first record's
  *    communicator, sequence number and times: another process (another host, or a
  *    restart that got the same pid) starts its log with another line. A line that
@@ -121,7 +122,8 @@ static char *identity_line(const char *buf, size_t n, bool eof) {
     struct rpt_line l;
     enum rpt_kind k = rpt_parse_line(buf + p, len, &l);
     if (k != RPT_BLANK) {
-      if ((k != RPT_RECORD && k != RPT_STATS) || !l.hdr.host[0] || l.hdr.pid < 0) return NULL;
+      bool inspector = k == RPT_RECORD || k == RPT_STATS || k == RPT_HANG || k == RPT_HANG_RESOLVED || k == RPT_IDLE;
+      if (!inspector || !l.hdr.host[0] || l.hdr.pid < 0) return NULL;
       char *s = malloc(len + 1);
       if (!s) {
         fprintf(stderr, "inspector-report: out of memory\n");

@@ -33,4 +33,12 @@ void rpt_job_free(struct rpt_job *j) {
   free(j->few_links);
   free(j->slow_nodes);
   free(j->changes);
+  for (int i = 0; i < j->nrank_logs; i++) free(j->rank_logs[i].done);
+  free(j->rank_logs);
+  free(j->hang_rows);
+  for (int i = 0; i < j->nhangs; i++) {
+    free(j->hangs[i].ranks);
+    free(j->hangs[i].unknown);
+  }
+  free(j->hangs);
 }

@@ -97,6 +97,7 @@ static inline const char *rpt_clock_model_name(enum rpt_clock_model m) {
 struct rpt_clock {
   int host;           /* interned hostname */
   long long pid;
+  uint64_t last_us;   /* its newest line's dump_timestamp_us (any communicator), 0 none */
   int component;      /* clocks joined by shared ops; offsets are relative within one */
   int64_t offset_ns;  /* its offset at job.clock_ref_ns (what rpt_clock_offset gives at 0) */
   double drift_ppm;   /* its rate against the median clock's: ns of offset per ms (rate x 1e6) */
@@ -258,6 +259,124 @@ struct rpt_change {
   enum rpt_conf conf;     /* high: agree_lo >= 0.8, the rule's own agreement */
 };
 
+/*
+ * Hangs (hang.c, from the hang, hang_resolved and comm_idle lines: docs/CONTRACTS.md section
+ * 2, docs/report.md "Hangs"). The reading keeps, per (communicator, rank), what its log says
+ * (struct rpt_rank_log) and, per (communicator, rank, op), what its hang lines say (struct
+ * rpt_hang_row); the hang analysis turns them into one struct rpt_hang per stuck op.
+ */
+
+/* An op a log reported completed: the newest one of a rank on a communicator. */
+struct rpt_last_op {
+  int op;           /* interned name, -1: none reported */
+  int p2p;
+  uint64_t sn;
+  uint64_t end_ns;  /* its end on the GPU clock (host ns for host-timed ops), 0 unknown */
+  uint64_t line_us; /* dump_timestamp_us of the line that reported it */
+  double idle_s;    /* a comm_idle line's idle_s: the op ended idle_s before line_us; -1 a record's
+                     * (it ended before line_us, by a dump interval or so); -2 a hang line's
+                     * last_completed (it ended before, by as long as the other op was stuck:
+                     * its age is not known) */
+};
+
+/* The highest sequence number a rank completed of one function on a communicator. */
+struct rpt_done {
+  int op;           /* interned name */
+  int p2p;
+  uint64_t sn;
+};
+#define RPT_DONE_MAX 64 /* functions tracked per (communicator, rank): NCCL has a dozen */
+
+/* What one rank's log says of one communicator, for the hang analysis (acc.c keeps it for every
+ * (communicator, rank) that has a line: its size is ranks x communicators, never the lines'). */
+struct rpt_rank_log {
+  int comm, rank;
+  int host;         /* interned hostname of its lines (the smallest place, as for the ranks), -1 */
+  long long pid;
+  uint64_t last_us; /* the newest dump_timestamp_us of its lines on this communicator, 0 none */
+  struct rpt_last_op last;
+  /* the newest among the reports that date it (comm_idle lines and records: idle_s >= -1), by
+   * the same order: when it is the same op as `last`, its age comes from here (a hang line's
+   * last_completed, newer, names the op but not when it ended) */
+  struct rpt_last_op last_timed;
+  struct rpt_done *done; /* [ndone], by function */
+  int ndone;
+  bool done_full;   /* more than RPT_DONE_MAX functions: the others' completion is unknown */
+};
+
+/* One rank's hang lines about one op (its repeats folded), and its hang_resolved line. */
+struct rpt_hang_row {
+  int comm, rank;
+  int op;                   /* interned name */
+  int p2p;
+  uint64_t sn;
+  int peer;                 /* p2p_peer, -1 */
+  int64_t bytes;            /* -1 unknown */
+  uint32_t lines;           /* hang lines (0: only its hang_resolved line was read) */
+  double in_flight_s;       /* the largest its hang lines gave, -1 none */
+  uint64_t first_seen_us;   /* the smallest first sighting they gave, 0 none */
+  /* the newest hang line's state (by dump time, then repeat) */
+  uint64_t line_us;
+  int repeat;
+  bool kernel_started;
+  int channels_started, channels_stopped, ops_in_flight; /* -1 unknown */
+  bool resolved;            /* a hang_resolved line: it completed after all */
+  double resolved_s;        /* its in_flight_s, -1 unknown */
+};
+
+/* Where a rank stands in a stuck op. */
+enum rpt_hang_state {
+  RPT_HS_WAITING,   /* issued it, its kernel started: waits inside NCCL for the others */
+  RPT_HS_QUEUED,    /* issued it, its kernel never started: queued behind something else */
+  RPT_HS_MISSING,   /* its log exists, and has neither a hang line nor a record of the op */
+  RPT_HS_COMPLETED, /* a record or hang_resolved line says it completed */
+  RPT_HS_UNKNOWN,   /* no line of it on this communicator at all */
+  RPT_NHS
+};
+
+struct rpt_hang_rank {
+  int rank;
+  enum rpt_hang_state state;
+  int host;                 /* interned, -1 unknown */
+  long long pid;            /* -1 unknown */
+  /* waiting, queued: from its hang lines */
+  const struct rpt_hang_row *row; /* NULL: it had no hang line of this op */
+  /* a P2P peer waiting on the matching op rather than this one: that op (row of its own) */
+  const struct rpt_hang_row *own;
+  /* missing (and every rank with a log): the newest op it completed on this communicator */
+  struct rpt_last_op last;
+  double last_op_age_s;     /* seconds from its end to job.last_line_us, NAN unknown */
+  bool last_op_age_exact;   /* from a comm_idle line; else a lower bound (the line that reported it) */
+  int alive;                /* missing: 1 its log has a line written after the hang began, 0 not, -1 unknown */
+  double last_line_age_s;   /* seconds from its process's newest line to job.last_line_us, NAN unknown */
+  const struct rpt_hang_row *stuck_in; /* missing: another op of this communicator it is stuck in */
+};
+
+/* A stuck op: one (communicator, function, sequence number) that has hang lines. */
+struct rpt_hang {
+  int comm;
+  int op, p2p;
+  uint64_t sn;
+  int64_t bytes;            /* -1 unknown */
+  bool resolved;            /* every rank that had it completed it after all */
+  double stuck_s;           /* the largest in_flight_s of its lines (resolved: of hang_resolved too) */
+  uint64_t began_us;        /* wall clock: its earliest first sighting, 0 unknown */
+  int count[RPT_NHS];       /* ranks per state, every one (the unknown ones are not all listed) */
+  struct rpt_hang_rank *ranks; /* sorted by rank: every rank with a log (P2P: those stuck and their peers) */
+  int nranks;
+  struct { int lo, hi; } *unknown; /* the unknown ranks, as ranges [lo, hi] in order */
+  int nunknown;
+};
+/* The most ranks the hangs list in all: past it, further stuck ops are counted, not listed.
+ * And the most (communicator, rank, op) rows of hang lines kept: past it, lines are counted. */
+#define RPT_HANG_LIST_MAX (1 << 20)
+#define RPT_HANG_ROWS_MAX (1 << 20)
+
+static inline const char *rpt_hang_state_name(enum rpt_hang_state s) {
+  static const char *const n[RPT_NHS] = {"waiting", "queued", "missing", "completed", "unknown"};
+  return s < RPT_NHS ? n[s] : "?";
+}
+
 struct rpt_options {
   double max_busbw_gbs;   /* physical ceiling: above it a record is not believed */
   double late_ns;         /* lateness below this is launch skew, not a straggler */
@@ -306,6 +425,13 @@ struct rpt_job {
   int npairs;
   struct rpt_clock *clocks;
   int nclocks;
+  uint64_t hang_lines[3];      /* lines read: hang, hang_resolved, comm_idle */
+  uint64_t hang_rows_dropped;  /* hang lines left out: more stuck ops than RPT_HANG_ROWS_MAX */
+  uint64_t last_line_us;       /* the newest dump_timestamp_us of any line: "now" for the hangs */
+  struct rpt_rank_log *rank_logs; /* sorted: comm, rank */
+  int nrank_logs;
+  struct rpt_hang_row *hang_rows; /* sorted: comm, p2p, op, sn, rank */
+  int nhang_rows;
   struct rpt_opent *ops;       /* one op's records (one per rank) adjacent, in no other order */
   size_t nops;
   unsigned sample_shift;       /* the op sample holds 1 op in 2^shift */
@@ -337,6 +463,9 @@ struct rpt_job {
   int nslow_nodes;
   struct rpt_change *changes;
   int nchanges;
+  struct rpt_hang *hangs;      /* sorted: comm, p2p, op, sn; resolved ones too (rpt_hang.resolved) */
+  int nhangs;
+  int nhangs_unlisted;         /* stuck ops past RPT_HANG_LIST_MAX ranks: counted only */
 };
 
 /* A clock's offset (ns) at x = its own time - job.clock_ref_ns (see struct rpt_clock). */

@@ -3,12 +3,13 @@
  *
  * One file per table, a header row each, RFC 4180 quoting for strings (comm
  * names and hostnames can hold commas and quotes): groups.csv, ranks.csv,
- * stragglers.csv, links.csv, changes.csv, clocks.csv. Figures are the same as
+ * stragglers.csv, links.csv, changes.csv, clocks.csv, hangs.csv. Figures are the same as
  * --json's, in the same units. Each file is written beside its name and renamed
  * over it when complete, never through a link planted there (outfile.c).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,6 +30,66 @@ static FILE *open_table(struct rpt_outfile *o, const char *dir, const char *name
   snprintf(path, n, "%s/%s", dir, name);
   return rpt_out_open(o, path);
 }
+
+/* A number of seconds with the plugin's 6 decimals, or an empty cell. */
+static void csec(FILE *f, double v) {
+  if (isfinite(v)) fprintf(f, "%.6f", v);
+}
+
+/* Unknown ranks written per stuck op, at most (--json's bound: out_json.c). */
+#define UNKNOWN_ROWS 65536
+
+/* One row of hangs.csv: a rank of a stuck op (r NULL: unknown rank `rank`). */
+static void hang_row(FILE *f, const struct rpt_job *j, const struct rpt_hang *h, const struct rpt_hang_rank *r,
+                     int rank) {
+  fprintf(f, "0x%" PRIx64 ",", j->comms[h->comm].id);
+  cstr(f, j->comms[h->comm].name);
+  fprintf(f, ",%s,", h->p2p ? "p2p" : "coll");
+  cstr(f, rpt_str(h->op));
+  fprintf(f, ",%" PRIu64 ",", h->sn);
+  if (h->bytes >= 0) fprintf(f, "%" PRId64, h->bytes);
+  fprintf(f, ",%d,", h->resolved);
+  csec(f, h->stuck_s);
+  fputc(',', f);
+  if (h->began_us) fprintf(f, "%" PRIu64, h->began_us);
+  if (!r) {
+    fprintf(f, ",%d,unknown,,,,,,,,,,,,,,,,\n", rank);
+    return;
+  }
+  fprintf(f, ",%d,%s,", r->rank, rpt_hang_state_name(r->state));
+  cstr(f, r->host >= 0 ? rpt_str(r->host) : "");
+  fputc(',', f);
+  if (r->pid >= 0) fprintf(f, "%lld", r->pid);
+  const struct rpt_hang_row *w = r->row && r->state != RPT_HS_COMPLETED ? r->row : r->own;
+  fputc(',', f);
+  if (w) csec(f, w->in_flight_s);
+  fprintf(f, ",%s,", w ? (w->kernel_started ? "1" : "0") : "");
+  const struct rpt_hang_row *p = w ? w : r->row;
+  if (h->p2p && p && p->peer >= 0) fprintf(f, "%d", p->peer);
+  fputc(',', f);
+  if (r->own) cstr(f, rpt_str(r->own->op));
+  fputc(',', f);
+  if (r->own) fprintf(f, "%" PRIu64, r->own->sn);
+  fputc(',', f);
+  if (r->last.op >= 0) cstr(f, rpt_str(r->last.op));
+  fputc(',', f);
+  if (r->last.op >= 0) fprintf(f, "%" PRIu64, r->last.sn);
+  fputc(',', f);
+  if (r->last.op >= 0 && r->last.end_ns) fprintf(f, "%" PRIu64, r->last.end_ns);
+  fputc(',', f);
+  csec(f, r->last_op_age_s);
+  fprintf(f, ",%s,%s,", isfinite(r->last_op_age_s) ? (r->last_op_age_exact ? "1" : "0") : "",
+          r->state != RPT_HS_MISSING || r->alive < 0 ? "" : r->alive ? "1" : "0");
+  csec(f, r->last_line_age_s);
+  fputc(',', f);
+  if (r->stuck_in) cstr(f, rpt_str(r->stuck_in->op));
+  fputc(',', f);
+  if (r->stuck_in) fprintf(f, "%" PRIu64, r->stuck_in->sn);
+  fputc('\n', f);
+}
+
+/* hangs.csv: a row per rank of each stuck op (those that resolved too), in rank order. */
+static int write_hangs(struct rpt_job *j, const char *dir, char *path, size_t n);
 
 int rpt_write_csv(struct rpt_job *j, const char *dir) {
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
@@ -152,5 +213,30 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
             k->ops, k->resid_p95_ns / 1e3, k->drift_ppm, rpt_clock_model_name(k->model));
   }
   rc |= rpt_out_close(&o, 0);
+  rc |= write_hangs(j, dir, path, sizeof path);
   return rc ? -1 : 0;
+}
+
+static int write_hangs(struct rpt_job *j, const char *dir, char *path, size_t n) {
+  struct rpt_outfile o;
+  FILE *f = open_table(&o, dir, "hangs.csv", path, n);
+  if (!f) return -1;
+  fprintf(f, "comm,comm_name,kind,op,sn,size_bytes,resolved,stuck_s,began_us,rank,state,hostname,pid,in_flight_s,"
+             "kernel_started,p2p_peer,own_op,own_sn,last_op,last_op_sn,last_op_end_ts_ns,last_op_age_s,"
+             "last_op_age_exact,alive,last_line_age_s,stuck_in,stuck_in_sn\n");
+  for (int i = 0; i < j->nhangs; i++) {
+    const struct rpt_hang *h = &j->hangs[i];
+    int u = 0, ur = h->nunknown ? h->unknown[0].lo : -1, listed = 0;
+    for (int k = 0; k <= h->nranks;) { /* the ranks with a log and the unknown ones, in rank order */
+      int known = k < h->nranks ? h->ranks[k].rank : -1;
+      if (ur >= 0 && (known < 0 || ur < known)) {
+        if (listed++ < UNKNOWN_ROWS) hang_row(f, j, h, NULL, ur);
+        if (ur++ == h->unknown[u].hi || listed >= UNKNOWN_ROWS) ur = ++u < h->nunknown ? h->unknown[u].lo : -1;
+        continue;
+      }
+      if (known < 0) break;
+      hang_row(f, j, h, &h->ranks[k++], known);
+    }
+  }
+  return rpt_out_close(&o, 0);
 }

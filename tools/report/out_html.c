@@ -9,8 +9,8 @@
  * script the page is complete, only the tooltips are missing.
  *
  * Sections: the input (files, records, exclusions, drops, sampling, clock
- * alignment) and the communicators; the findings (stragglers, slow links and
- * nodes, bandwidth changes); per communicator, bus bandwidth against message
+ * alignment) and the communicators; the findings (stuck ops, stragglers, slow
+ * links and nodes, bandwidth changes); per communicator, bus bandwidth against message
  * size per operation (p50 line, p10-p90 band), time per size (p50/p95/p99, log
  * scale) and two per-rank heat maps (median lateness, busbw ratio); bandwidth
  * over time as small multiples.
@@ -128,6 +128,9 @@ static void input_tiles(struct page *pg, uint64_t excl, uint64_t dropped) {
   fprintf(f, "<div><b>%d</b>processes</div>", j->nclocks);
   fprintf(f, "<div%s><b>%" PRIu64 "</b>excluded</div>", excl ? " class=\"warn\"" : "", excl);
   fprintf(f, "<div%s><b>%" PRIu64 "</b>dropped</div>", dropped ? " class=\"bad\"" : "", dropped);
+  int stuck = 0;
+  for (int i = 0; i < j->nhangs; i++) stuck += !j->hangs[i].resolved;
+  fprintf(f, "<div%s><b>%d</b>stuck ops</div>", stuck ? " class=\"bad\"" : "", stuck);
   fprintf(f, "<div%s><b>%d</b>stragglers</div>", j->nstragglers ? " class=\"bad\"" : "", j->nstragglers);
   fprintf(f, "<div%s><b>%d</b>slow links</div>", j->nlinks ? " class=\"bad\"" : "", j->nlinks);
 }
@@ -515,8 +518,130 @@ static void findings_changes(struct page *pg) {
   fputs(j->nchanges > shown ? "</tbody></table></details>\n" : "</tbody></table>\n", f);
 }
 
+/* ---------------------------------------------------------------- hangs */
+
+#define HANG_ROWS 1024 /* rows per stuck op's table (a state's rows, the waiting ones folded) */
+
+static void put_hang_op(FILE *f, const struct rpt_hang *h) {
+  char sz[32];
+  html_text(f, rpt_str(h->op));
+  fprintf(f, " #%" PRIu64, h->sn);
+  if (h->bytes >= 0) fprintf(f, " (%s)", rpt_human_bytes((uint64_t)h->bytes, sz, sizeof sz));
+}
+
+/* A rank's row of a stuck op's table. */
+static void hang_rank_row(FILE *f, const struct rpt_hang_rank *r) {
+  char a[32];
+  fprintf(f, "<tr><td class=\"n\">%d</td><td class=\"%s\">%s</td><td>", r->rank,
+          r->state == RPT_HS_MISSING ? "bad" : r->state == RPT_HS_QUEUED ? "warn" : "mut",
+          rpt_hang_state_name(r->state));
+  put_host(f, r->host);
+  if (r->pid >= 0) fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">", r->pid);
+  else fputs("</td><td class=\"n\">?</td><td class=\"n\">", f);
+  const struct rpt_hang_row *w = r->row && r->state != RPT_HS_COMPLETED ? r->row : r->own;
+  if (w && w->in_flight_s >= 0) fputs(html_num(w->in_flight_s, a, sizeof a), f);
+  else fputs("-", f);
+  fputs("</td><td>", f);
+  if (r->own) {
+    fputs("its own ", f);
+    html_text(f, rpt_str(r->own->op));
+    fprintf(f, " #%" PRIu64 " towards rank %d; ", r->own->sn, r->own->peer);
+  } else if (w && w->peer >= 0) {
+    fprintf(f, "peer %d; ", w->peer);
+  }
+  if (r->stuck_in) {
+    fputs("stuck in ", f);
+    html_text(f, rpt_str(r->stuck_in->op));
+    fprintf(f, " #%" PRIu64 "; ", r->stuck_in->sn);
+  }
+  if (r->last.op >= 0) {
+    fputs("last op ", f);
+    html_text(f, rpt_str(r->last.op));
+    fprintf(f, " #%" PRIu64, r->last.sn);
+    if (isfinite(r->last_op_age_s))
+      fprintf(f, ", %s%s s ago", r->last_op_age_exact ? "" : "at least ", html_num(r->last_op_age_s, a, sizeof a));
+  } else {
+    fputs("no op completed in its log", f);
+  }
+  fputs("</td><td>", f);
+  if (r->state == RPT_HS_MISSING && r->alive == 1) fputs("<span class=\"ok\">live</span>", f);
+  else if (r->state == RPT_HS_MISSING && r->alive == 0) fputs("<span class=\"bad\">stopped before the hang: died or froze</span>", f);
+  if (isfinite(r->last_line_age_s)) fprintf(f, " <span class=\"mut\">last line %s s ago</span>", html_num(r->last_line_age_s, a, sizeof a));
+  fputs("</td></tr>\n", f);
+}
+
+static void hang_table_head(FILE *f) {
+  fputs("<table class=\"grid\"><thead><tr><th class=\"n\">rank</th><th>state</th><th>host</th><th class=\"n\">pid</th>"
+        "<th class=\"n\">in flight (s)</th><th>its ops</th><th>its log</th></tr></thead><tbody>\n",
+        f);
+}
+
+/* One stuck op: what it is, who holds it up; the ranks that are not waiting in view, the waiting ones folded. */
+static void hang_block(struct page *pg, const struct rpt_hang *h) {
+  FILE *f = pg->f;
+  char a[32];
+  const int *n = h->count;
+  fprintf(f, "<p class=\"%s\"><b>%s</b> ", h->resolved ? "ok" : "bad", h->resolved ? "Resolved:" : "Stuck:");
+  put_hang_op(f, h);
+  fputs(" of ", f);
+  put_comm(f, pg->j, h->comm);
+  if (h->resolved) {
+    fprintf(f, ", stuck for up to %s s on %d rank%s, then completed.</p>\n", html_num(h->stuck_s, a, sizeof a),
+            n[RPT_HS_COMPLETED], n[RPT_HS_COMPLETED] == 1 ? "" : "s");
+    return;
+  }
+  fprintf(f, ", stuck for %s s: %d waiting inside its kernel, %d queued (kernel never started), %d never issued "
+             "it, %d completed, %d unknown (no log).</p>\n",
+          html_num(h->stuck_s, a, sizeof a), n[RPT_HS_WAITING], n[RPT_HS_QUEUED], n[RPT_HS_MISSING],
+          n[RPT_HS_COMPLETED], n[RPT_HS_UNKNOWN]);
+  hang_table_head(f);
+  int rows = 0;
+  for (int i = 0; i < h->nranks; i++)
+    if (h->ranks[i].state != RPT_HS_WAITING && h->ranks[i].state != RPT_HS_COMPLETED && rows++ < HANG_ROWS)
+      hang_rank_row(f, &h->ranks[i]);
+  if (rows > HANG_ROWS) fprintf(f, "<tr><td colspan=\"7\" class=\"mut\">and %d more</td></tr>\n", rows - HANG_ROWS);
+  if (h->nunknown) {
+    fputs("<tr><td class=\"n\">", f);
+    for (int i = 0; i < h->nunknown && i < HANG_ROWS; i++) {
+      fprintf(f, "%s%d", i ? ", " : "", h->unknown[i].lo);
+      if (h->unknown[i].hi > h->unknown[i].lo) fprintf(f, "-%d", h->unknown[i].hi);
+    }
+    if (h->nunknown > HANG_ROWS) fputs(", ...", f);
+    fputs("</td><td class=\"bad\">unknown</td><td colspan=\"5\" class=\"mut\">no line on this communicator: "
+          "no log, or not copied</td></tr>\n", f);
+  }
+  fputs("</tbody></table>\n", f);
+  if (n[RPT_HS_WAITING] + n[RPT_HS_COMPLETED]) {
+    fprintf(f, "<details><summary>%d waiting, %d completed</summary>", n[RPT_HS_WAITING], n[RPT_HS_COMPLETED]);
+    hang_table_head(f);
+    rows = 0;
+    for (int i = 0; i < h->nranks; i++)
+      if ((h->ranks[i].state == RPT_HS_WAITING || h->ranks[i].state == RPT_HS_COMPLETED) && rows++ < HANG_ROWS)
+        hang_rank_row(f, &h->ranks[i]);
+    if (rows > HANG_ROWS) fprintf(f, "<tr><td colspan=\"7\" class=\"mut\">and %d more</td></tr>\n", rows - HANG_ROWS);
+    fputs("</tbody></table></details>\n", f);
+  }
+}
+
+static void findings_hangs(struct page *pg) {
+  FILE *f = pg->f;
+  struct rpt_job *j = pg->j;
+  fputs("<h3 id=\"hangs\">Hangs</h3>\n", f);
+  if (!j->nhangs) {
+    fputs("<p class=\"ok\">None: no op in flight past the plugin's hang threshold in these logs (no hang "
+          "line).</p>\n", f);
+    return;
+  }
+  for (int i = 0; i < j->nhangs; i++)
+    if (!j->hangs[i].resolved) hang_block(pg, &j->hangs[i]);
+  for (int i = 0; i < j->nhangs; i++)
+    if (j->hangs[i].resolved) hang_block(pg, &j->hangs[i]);
+  fputs("<p class=\"mut\">Ages count back from the newest line of these logs.</p>\n", f);
+}
+
 static void section_findings(struct page *pg) {
   fputs("<section id=\"findings\"><h2>Findings</h2>\n", pg->f);
+  findings_hangs(pg);
   findings_stragglers(pg);
   findings_links(pg);
   findings_nodes(pg);

@@ -1,8 +1,8 @@
 /*
  * out_json.c - everything the report knows as one JSON object (--json; see out.h).
  *
- * Field names carry their unit (_us, _ns, _gbs); times are GPU clock ns
- * before alignment unless named *_aligned. The object's shape is documented
+ * Field names carry their unit (_us, _ns, _gbs, _s); times are GPU clock ns
+ * before alignment unless named *_aligned; *_us of the hangs are wall clock. The object's shape is documented
  * in docs/report.md; scripts should read this rather than parse the tables.
  */
 #include <assert.h>
@@ -198,6 +198,141 @@ static void link_obj(FILE *f, const struct rpt_job *j, const struct rpt_link *l,
           few ? "not enough data" : rpt_conf_name(l->conf));
 }
 
+/* ---- hangs ---- */
+
+/* Seconds: 6 decimals (the plugin's precision), or null. */
+static void jsec(FILE *f, double v) {
+  if (isfinite(v)) fprintf(f, "%.6f", v);
+  else fputs("null", f);
+}
+
+/* An op: "coll":"AllReduce","coll_sn":7 (or the p2p_ keys). */
+static void op_keys(FILE *f, int p2p, int op, uint64_t sn) {
+  const char *k = p2p ? "p2p" : "coll";
+  fprintf(f, "\"%s\":", k);
+  jstr(f, rpt_str(op));
+  fprintf(f, ",\"%s_sn\":%" PRIu64, k, sn);
+}
+
+/* The unknown ranks listed per stuck op, at most (a communicator may claim 16 M ranks): the
+ * count is whole, the rest is said by unknown_ranks_unlisted. */
+#define UNKNOWN_LISTED 65536
+
+/* The ranks of h in state st, as a JSON array. */
+static void state_ranks(FILE *f, const struct rpt_hang *h, enum rpt_hang_state st) {
+  fputc('[', f);
+  int n = 0;
+  if (st == RPT_HS_UNKNOWN) {
+    for (int i = 0; i < h->nunknown; i++)
+      for (int r = h->unknown[i].lo; r <= h->unknown[i].hi && n < UNKNOWN_LISTED; r++) fprintf(f, "%s%d", n++ ? "," : "", r);
+  } else {
+    for (int i = 0; i < h->nranks; i++)
+      if (h->ranks[i].state == st) fprintf(f, "%s%d", n++ ? "," : "", h->ranks[i].rank);
+  }
+  fputc(']', f);
+}
+
+static void hang_rank_obj(FILE *f, const struct rpt_hang *h, const struct rpt_hang_rank *r) {
+  fprintf(f, "{\"rank\":%d,\"state\":\"%s\",\"host\":", r->rank, rpt_hang_state_name(r->state));
+  if (r->host >= 0) jstr(f, rpt_str(r->host));
+  else fputs("null", f);
+  if (r->pid >= 0) fprintf(f, ",\"pid\":%lld", r->pid);
+  else fputs(",\"pid\":null", f);
+  const struct rpt_hang_row *w = r->row && r->state != RPT_HS_COMPLETED ? r->row : r->own;
+  if (w) { /* waiting or queued: what its newest hang line says */
+    if (r->own) { /* a P2P peer stuck in its own side of the transfer */
+      fputs(",\"own_op\":{", f);
+      op_keys(f, w->p2p, w->op, w->sn);
+      fputc('}', f);
+    }
+    fputs(",\"in_flight_s\":", f);
+    jsec(f, w->in_flight_s);
+    fprintf(f, ",\"kernel_started\":%s", w->kernel_started ? "true" : "false");
+    if (w->channels_started >= 0) fprintf(f, ",\"channels_started\":%d", w->channels_started);
+    if (w->channels_stopped >= 0) fprintf(f, ",\"channels_stopped\":%d", w->channels_stopped);
+    if (w->ops_in_flight >= 0) fprintf(f, ",\"ops_in_flight\":%d", w->ops_in_flight);
+    if (w->repeat >= 0) fprintf(f, ",\"repeat\":%d", w->repeat);
+    fprintf(f, ",\"hang_lines\":%u,\"first_seen_us\":", w->lines);
+    if (w->first_seen_us) fprintf(f, "%" PRIu64, w->first_seen_us);
+    else fputs("null", f);
+  }
+  if (h->p2p && (r->row || r->own) && (w ? w : r->row)->peer >= 0) fprintf(f, ",\"p2p_peer\":%d", (w ? w : r->row)->peer);
+  if (r->state == RPT_HS_COMPLETED && r->row && r->row->resolved) {
+    fputs(",\"resolved_after_s\":", f);
+    jsec(f, r->row->resolved_s >= 0 ? r->row->resolved_s : NAN);
+  }
+  fputs(",\"last_op\":", f);
+  if (r->last.op >= 0) {
+    fputc('{', f);
+    op_keys(f, r->last.p2p, r->last.op, r->last.sn);
+    if (r->last.end_ns) fprintf(f, ",\"end_ts_ns\":%" PRIu64, r->last.end_ns);
+    fputc('}', f);
+  } else {
+    fputs("null", f);
+  }
+  fputs(",\"last_op_age_s\":", f);
+  jsec(f, r->last_op_age_s);
+  fprintf(f, ",\"last_op_age_exact\":%s,\"last_line_age_s\":", r->last_op_age_exact ? "true" : "false");
+  jsec(f, r->last_line_age_s);
+  if (r->state == RPT_HS_MISSING) {
+    fprintf(f, ",\"alive\":%s,\"stuck_in\":", r->alive < 0 ? "null" : r->alive ? "true" : "false");
+    if (r->stuck_in) {
+      fputc('{', f);
+      op_keys(f, r->stuck_in->p2p, r->stuck_in->op, r->stuck_in->sn);
+      fputc('}', f);
+    } else {
+      fputs("null", f);
+    }
+  }
+  fputc('}', f);
+}
+
+static void hang_obj(FILE *f, const struct rpt_job *j, const struct rpt_hang *h, bool first) {
+  fprintf(f, "%s{\"comm\":\"0x%" PRIx64 "\",\"comm_name\":", first ? "" : ",", j->comms[h->comm].id);
+  jstr(f, j->comms[h->comm].name);
+  fputc(',', f);
+  op_keys(f, h->p2p, h->op, h->sn);
+  fputs(",\"size_bytes\":", f);
+  if (h->bytes >= 0) fprintf(f, "%" PRId64, h->bytes);
+  else fputs("null", f);
+  fprintf(f, ",\"resolved\":%s,\"stuck_s\":", h->resolved ? "true" : "false");
+  jsec(f, h->stuck_s);
+  fputs(",\"began_us\":", f);
+  if (h->began_us) fprintf(f, "%" PRIu64, h->began_us);
+  else fputs("null", f);
+  fprintf(f, ",\"n_ranks\":%d", j->comms[h->comm].nranks);
+  static const char *const key[RPT_NHS] = {"waiting_ranks", "queued_ranks", "missing_ranks", "completed_ranks",
+                                           "unknown_ranks"};
+  for (int st = 0; st < RPT_NHS; st++) {
+    fprintf(f, ",\"%s\":", key[st]);
+    state_ranks(f, h, (enum rpt_hang_state)st);
+  }
+  fprintf(f, ",\"counts\":{");
+  for (int st = 0; st < RPT_NHS; st++)
+    fprintf(f, "%s\"%s\":%d", st ? "," : "", rpt_hang_state_name((enum rpt_hang_state)st), h->count[st]);
+  fputc('}', f);
+  if (h->count[RPT_HS_UNKNOWN] > UNKNOWN_LISTED)
+    fprintf(f, ",\"unknown_ranks_unlisted\":%d", h->count[RPT_HS_UNKNOWN] - UNKNOWN_LISTED);
+  /* every rank in rank order: those with a log, and the unknown ones from their ranges */
+  fputs(",\"ranks\":[", f);
+  int n = 0, u = 0, ur = h->nunknown ? h->unknown[0].lo : -1, listed = 0;
+  for (int i = 0; i <= h->nranks;) {
+    int known = i < h->nranks ? h->ranks[i].rank : -1;
+    if (ur >= 0 && (known < 0 || ur < known)) {
+      if (listed++ < UNKNOWN_LISTED)
+        fprintf(f, "%s{\"rank\":%d,\"state\":\"unknown\",\"host\":null,\"pid\":null,\"alive\":null}",
+                n++ ? "," : "", ur);
+      if (ur++ == h->unknown[u].hi || listed >= UNKNOWN_LISTED) /* past the listed ones: range by range */
+        ur = ++u < h->nunknown ? h->unknown[u].lo : -1;
+      continue;
+    }
+    if (known < 0) break;
+    if (n++) fputc(',', f);
+    hang_rank_obj(f, h, &h->ranks[i++]);
+  }
+  fputs("]}", f);
+}
+
 int rpt_write_json(struct rpt_job *j, FILE *f) {
   fprintf(f, "{\"inputs\":{\"files\":%ld,\"duplicates_skipped\":%ld,\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
              ",\"collective\":%" PRIu64 ",\"p2p\":%" PRIu64 ",\"lines_rejected\":%ld,\"lines_not_records\":%ld"
@@ -217,7 +352,12 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
     jnum(f, j->covered_hi);
     fputc('}', f);
   }
-  fprintf(f, ",\"op_sample\":{\"one_in\":%u,\"ops\":%zu}},", 1u << j->sample_shift, j->nops);
+  fprintf(f, ",\"op_sample\":{\"one_in\":%u,\"ops\":%zu}", 1u << j->sample_shift, j->nops);
+  fprintf(f, ",\"hang_lines\":%" PRIu64 ",\"hang_resolved_lines\":%" PRIu64 ",\"comm_idle_lines\":%" PRIu64
+             ",\"hang_lines_left_out\":%" PRIu64 ",\"hangs_unlisted\":%d,\"last_line_us\":",
+          j->hang_lines[0], j->hang_lines[1], j->hang_lines[2], j->hang_rows_dropped, j->nhangs_unlisted);
+  if (j->last_line_us) fprintf(f, "%" PRIu64 "},", j->last_line_us);
+  else fputs("null},", f);
   fprintf(f, "\"options\":{\"max_busbw_gbs\":");
   jnum(f, j->opt.max_busbw_gbs);
   fprintf(f, ",\"late_us\":");
@@ -255,7 +395,13 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
     fprintf(f, ",\"model\":\"%s\"", rpt_clock_model_name(k->model));
     fputc('}', f);
   }
-  fprintf(f, "]},\"stragglers\":[");
+  fprintf(f, "]},\"hangs\":[");
+  for (int i = 0, k = 0; i < j->nhangs; i++)
+    if (!j->hangs[i].resolved) hang_obj(f, j, &j->hangs[i], !k++);
+  fprintf(f, "],\"hangs_resolved\":[");
+  for (int i = 0, k = 0; i < j->nhangs; i++)
+    if (j->hangs[i].resolved) hang_obj(f, j, &j->hangs[i], !k++);
+  fprintf(f, "],\"stragglers\":[");
   for (int i = 0; i < j->nstragglers; i++) straggler_obj(f, j, &j->stragglers[i], i);
   fprintf(f, "],\"slow_links\":[");
   for (int i = 0; i < j->nlinks; i++) link_obj(f, j, &j->links[i], i, false);

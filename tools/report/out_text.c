@@ -1,14 +1,16 @@
 /*
  * out_text.c - the terminal report (the default output; see out.h).
  *
- * Findings first, in plain words (who is late, which link is slow, what
- * changed), each with its evidence and confidence on its line, then what the
- * rules would say on too little evidence ("not enough data"), then the tables
- * per communicator. A line that is not a finding never says STRAGGLER, SLOW or
- * CHANGE, so scripts can grep for those words.
+ * Findings first, in plain words (which op is stuck and who holds it up, who
+ * is late, which link is slow, what changed), each with its evidence and
+ * confidence on its line, then what the rules would say on too little evidence
+ * ("not enough data"), then the tables per communicator. A line that is not a
+ * finding never says HANG, STRAGGLER, SLOW or CHANGE, so scripts can grep for
+ * those words.
  */
 #include <assert.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,9 +196,228 @@ static void put_link(struct rpt_job *j, FILE *f, const struct rpt_link *l, bool 
   put_link_evidence(f, l, few);
 }
 
+/* ---- hangs ---- */
+
+#define HANG_SHOWN 8 /* ranks (or processes) named per state on a HANG line; --json has them all */
+
+static const char *plural(int n, const char *one, const char *many) { return n == 1 ? one : many; }
+
+/* " #7 (1.0 MiB)": the op's number and size. */
+static void put_hang_op(FILE *f, const struct rpt_hang *h) {
+  char sz[32];
+  fprintf(f, "%s #%" PRIu64, rpt_str(h->op), h->sn);
+  if (h->bytes >= 0) fprintf(f, " (%s)", rpt_human_bytes((uint64_t)h->bytes, sz, sizeof sz));
+}
+
+/* "host pid P" of a rank, "?" parts unknown. */
+static void put_place(FILE *f, const struct rpt_hang_rank *r) {
+  fprintf(f, "%s pid ", r->host >= 0 ? rpt_str(r->host) : "?");
+  if (r->pid >= 0) fprintf(f, "%lld", r->pid);
+  else fputc('?', f);
+}
+
+/* The listed ranks in state st as ranges ("0-3, 8"); with by_host, only those on host. */
+static void put_ranges(FILE *f, const struct rpt_hang *h, enum rpt_hang_state st, bool by_host, int host) {
+  int lo = -1, hi = -1, n = 0;
+  for (int i = 0; i <= h->nranks; i++) {
+    const struct rpt_hang_rank *r = i < h->nranks ? &h->ranks[i] : NULL;
+    if (r && (r->state != st || (by_host && r->host != host))) continue;
+    if (r && lo >= 0 && r->rank == hi + 1) {
+      hi = r->rank;
+      continue;
+    }
+    if (lo >= 0) {
+      fprintf(f, "%s%d", n++ ? ", " : "", lo);
+      if (hi > lo) fprintf(f, "-%d", hi);
+    }
+    if (r) lo = hi = r->rank;
+  }
+}
+
+/* A waiting rank's host and process, and its index in the hang's ranks; then per host: its
+ * first rank's index, its one pid (or -1), its number of processes. */
+struct wait_at {
+  int host;
+  long long pid;
+  int i, procs;
+};
+
+static int cmp_wait_place(const void *x, const void *y) {
+  const struct wait_at *a = x, *b = y;
+  if (a->host != b->host) return a->host < b->host ? -1 : 1;
+  if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+  return a->i - b->i;
+}
+
+static int cmp_wait_i(const void *x, const void *y) { return ((const struct wait_at *)x)->i - ((const struct wait_at *)y)->i; }
+
+/* The waiting ranks of a collective by host, hosts in the order of their first rank: "node-001
+ * pid 123 ranks 0-3; node-002 ranks 4-7 (4 processes); ...", the first HANG_SHOWN hosts. */
+static void put_waiting_by_host(FILE *f, const struct rpt_hang *h) {
+  struct wait_at *w = malloc((size_t)(h->nranks ? h->nranks : 1) * sizeof *w);
+  if (!w) return;
+  int n = 0, hosts = 0;
+  for (int i = 0; i < h->nranks; i++)
+    if (h->ranks[i].state == RPT_HS_WAITING) w[n++] = (struct wait_at){h->ranks[i].host, h->ranks[i].pid, i, 1};
+  qsort(w, (size_t)n, sizeof *w, cmp_wait_place);
+  for (int i = 0, k; i < n; i = k) { /* a host's run: its processes, its first rank */
+    struct wait_at x = w[i];
+    for (k = i + 1; k < n && w[k].host == x.host; k++) {
+      if (w[k].pid != w[k - 1].pid) x.procs++;
+      if (w[k].i < x.i) x.i = w[k].i;
+    }
+    if (x.procs > 1) x.pid = -1;
+    w[hosts++] = x;
+  }
+  qsort(w, (size_t)hosts, sizeof *w, cmp_wait_i);
+  int shown = hosts < HANG_SHOWN ? hosts : HANG_SHOWN;
+  for (int i = 0; i < shown; i++) {
+    int nr = 0;
+    for (int k = w[i].i; k < h->nranks && nr < 2; k++)
+      nr += h->ranks[k].state == RPT_HS_WAITING && h->ranks[k].host == w[i].host;
+    fprintf(f, "%s%s", i ? "; " : "", w[i].host >= 0 ? rpt_str(w[i].host) : "?");
+    if (w[i].procs == 1 && w[i].pid >= 0) fprintf(f, " pid %lld", w[i].pid);
+    fputs(nr == 1 ? " rank " : " ranks ", f);
+    put_ranges(f, h, RPT_HS_WAITING, true, w[i].host);
+    if (w[i].procs > 1) fprintf(f, " (%d processes)", w[i].procs);
+  }
+  if (hosts > shown) fprintf(f, "; and %d more host%s", hosts - shown, hosts - shown == 1 ? "" : "s");
+  free(w);
+}
+
+/* "rank 5 on node-002 pid 456" */
+static void put_rank_at(FILE *f, const struct rpt_hang_rank *r) {
+  fprintf(f, "rank %d on ", r->rank);
+  put_place(f, r);
+}
+
+/* What a missing rank's log says: its last op, whether its process still writes. */
+static void put_missing(FILE *f, const struct rpt_hang_rank *r) {
+  put_rank_at(f, r);
+  fputs(": ", f);
+  if (r->last.op < 0) {
+    fputs("no op of it completed on this communicator in its log", f);
+  } else {
+    fprintf(f, "its last op %s #%" PRIu64 " ended", rpt_str(r->last.op), r->last.sn);
+    if (isnan(r->last_op_age_s)) fputs(" (when is unknown)", f);
+    else fprintf(f, " %s%.1f s ago", r->last_op_age_exact ? "" : "at least ", r->last_op_age_s);
+  }
+  if (r->stuck_in)
+    fprintf(f, "; it is stuck in %s #%" PRIu64 " itself", rpt_str(r->stuck_in->op), r->stuck_in->sn);
+  if (r->alive == 1) fprintf(f, "; its log is live, last line %.1f s ago", r->last_line_age_s);
+  else if (r->alive == 0)
+    fprintf(f, "; its log stops %.1f s ago, before the hang began: its process died or froze", r->last_line_age_s);
+  else fputs("; its log gives no time to tell whether its process lives", f);
+}
+
+/* Each rank in state st, one by one (P2P ranks, queued and missing ranks), up to HANG_SHOWN. */
+static void put_each(FILE *f, const struct rpt_hang *h, enum rpt_hang_state st) {
+  int shown = 0;
+  for (int i = 0; i < h->nranks; i++) {
+    const struct rpt_hang_rank *r = &h->ranks[i];
+    if (r->state != st) continue;
+    if (shown == HANG_SHOWN) {
+      fprintf(f, "; and %d more", h->count[st] - shown);
+      return;
+    }
+    fputs(shown++ ? "; " : "", f);
+    if (st == RPT_HS_MISSING) {
+      put_missing(f, r);
+      continue;
+    }
+    put_rank_at(f, r);
+    const struct rpt_hang_row *w = r->row ? r->row : r->own;
+    if (r->own)
+      fprintf(f, ", in its own %s #%" PRIu64 " towards rank %d", rpt_str(w->op), w->sn, w->peer);
+    else if (w && w->peer >= 0)
+      fprintf(f, ", peer %d", w->peer);
+    if (w && w->in_flight_s >= 0) fprintf(f, ", in flight %.1f s", w->in_flight_s);
+  }
+}
+
+/* The unknown ranks' ranges: "12-15, 20". */
+static void put_unknown(FILE *f, const struct rpt_hang *h) {
+  for (int i = 0; i < h->nunknown; i++) {
+    fprintf(f, "%s%d", i ? ", " : "", h->unknown[i].lo);
+    if (h->unknown[i].hi > h->unknown[i].lo) fprintf(f, "-%d", h->unknown[i].hi);
+  }
+}
+
+/* The other side of a P2P function, for the words ("Send" for a Recv). */
+static const char *matching(const char *op) {
+  return !strcmp(op, "Recv") ? "the matching Send" : !strcmp(op, "Send") ? "the matching Recv" : "its side";
+}
+
+static void put_hang(struct rpt_job *j, FILE *f, const struct rpt_hang *h) {
+  char cl[192];
+  comm_label(j, h->comm, cl, sizeof cl);
+  const int *n = h->count;
+  if (h->resolved) {
+    fputs("  HANG (resolved): ", f);
+    put_hang_op(f, h);
+    fprintf(f, " of %s was stuck for up to %.1f s on %d rank%s, then completed\n", cl, h->stuck_s,
+            n[RPT_HS_COMPLETED], plural(n[RPT_HS_COMPLETED], "", "s"));
+    return;
+  }
+  fputs("  HANG: ", f);
+  put_hang_op(f, h);
+  fprintf(f, " of %s has been stuck for %.1f s: %d rank%s wait%s inside its kernel", cl, h->stuck_s,
+          n[RPT_HS_WAITING], plural(n[RPT_HS_WAITING], "", "s"), plural(n[RPT_HS_WAITING], "s", ""));
+  if (n[RPT_HS_WAITING]) {
+    fputs(" (", f);
+    if (h->p2p) put_each(f, h, RPT_HS_WAITING);
+    else put_waiting_by_host(f, h);
+    fputc(')', f);
+  }
+  fprintf(f, "; %d rank%s issued it but %s kernel never started", n[RPT_HS_QUEUED],
+          plural(n[RPT_HS_QUEUED], "", "s"), plural(n[RPT_HS_QUEUED], "its", "their"));
+  if (n[RPT_HS_QUEUED]) {
+    fputs(" (", f);
+    put_each(f, h, RPT_HS_QUEUED);
+    fputc(')', f);
+  }
+  if (h->p2p)
+    fprintf(f, "; %d peer%s never issued %s", n[RPT_HS_MISSING], plural(n[RPT_HS_MISSING], "", "s"),
+            matching(rpt_str(h->op)));
+  else
+    fprintf(f, "; %d rank%s never issued it", n[RPT_HS_MISSING], plural(n[RPT_HS_MISSING], "", "s"));
+  if (n[RPT_HS_MISSING]) {
+    fputs(" (", f);
+    put_each(f, h, RPT_HS_MISSING);
+    fputc(')', f);
+  }
+  if (n[RPT_HS_COMPLETED])
+    fprintf(f, "; %d rank%s completed it", n[RPT_HS_COMPLETED], plural(n[RPT_HS_COMPLETED], "", "s"));
+  fprintf(f, "; %d rank%s unknown", n[RPT_HS_UNKNOWN], plural(n[RPT_HS_UNKNOWN], "", "s"));
+  if (n[RPT_HS_UNKNOWN]) {
+    fputs(" (no line on this communicator: rank", f);
+    fputs(n[RPT_HS_UNKNOWN] == 1 ? " " : "s ", f);
+    put_unknown(f, h);
+    fputc(')', f);
+  }
+  fputc('\n', f);
+}
+
+/* HANG lines first: a stuck job is the finding that matters most while it lasts. */
+static void hang_findings(struct rpt_job *j, FILE *f) {
+  if (!j->nhangs) return;
+  for (int i = 0; i < j->nhangs; i++)
+    if (!j->hangs[i].resolved) put_hang(j, f, &j->hangs[i]);
+  for (int i = 0; i < j->nhangs; i++)
+    if (j->hangs[i].resolved) put_hang(j, f, &j->hangs[i]);
+  fputs("  (hangs: \"ago\" counts back from the newest line of these logs", f);
+  time_t sec = (time_t)(j->last_line_us / 1000000u);
+  struct tm tm;
+  char when[32];
+  if (j->last_line_us && gmtime_r(&sec, &tm) && strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm))
+    fprintf(f, ", %s UTC", when);
+  fputs(")\n", f);
+}
+
 static void findings(struct rpt_job *j, FILE *f) {
   char cl[192], sz[32];
   int said = 0;
+  hang_findings(j, f);
   uint64_t t0 = UINT64_MAX;
   for (int g = 0; g < j->ngroups; g++)
     if (j->groups[g].series.nbins && j->groups[g].series.t0_ns < t0) t0 = j->groups[g].series.t0_ns;

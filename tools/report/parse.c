@@ -44,6 +44,9 @@ const struct rpt_key rpt_keys[RPT_NFIELD] = {
   KEY(RPT_F_COLL, "coll_perf", RPT_O_TOP, RPT_O_COLL),
   KEY(RPT_F_P2P, "p2p_perf", RPT_O_TOP, RPT_O_P2P),
   KEY(RPT_F_STATS, "dump_stats", RPT_O_TOP, RPT_O_STATS),
+  KEY(RPT_F_HANG, "hang", RPT_O_TOP, RPT_O_HANG),
+  KEY(RPT_F_RESOLVED, "hang_resolved", RPT_O_TOP, RPT_O_HANG),
+  KEY(RPT_F_IDLE, "comm_idle", RPT_O_TOP, RPT_O_IDLE),
   KEY(RPT_F_ID, "id", RPT_O_HEADER, RPT_O_NONE),
   KEY(RPT_F_COMM_NAME, "comm_name", RPT_O_HEADER, RPT_O_NONE),
   KEY(RPT_F_RANK, "rank", RPT_O_HEADER, RPT_O_NONE),
@@ -81,6 +84,28 @@ const struct rpt_key rpt_keys[RPT_NFIELD] = {
   KEY(RPT_F_EVERY, "every", RPT_O_SAMPLING, RPT_O_NONE),
   KEY(RPT_F_BURST, "burst", RPT_O_SAMPLING, RPT_O_NONE),
   KEY(RPT_F_COVERED, "covered", RPT_O_SAMPLING, RPT_O_NONE),
+  KEY(RPT_F_H_COLL, "coll", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_COLL_SN, "coll_sn", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_COLL_BYTES, "coll_msg_size_bytes", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_P2P, "p2p", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_P2P_SN, "p2p_sn", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_PEER, "p2p_peer", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_P2P_BYTES, "p2p_msg_size_bytes", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_IN_FLIGHT, "in_flight_s", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_FIRST_SEEN, "first_seen_us", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_KERNEL, "kernel_started", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_CH_STARTED, "channels_started", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_CH_STOPPED, "channels_stopped", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_OPS, "ops_in_flight", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_REPEAT, "repeat", RPT_O_HANG, RPT_O_NONE),
+  KEY(RPT_F_H_LAST, "last_completed", RPT_O_HANG, RPT_O_LAST),
+  KEY(RPT_F_I_IDLE, "idle_s", RPT_O_IDLE, RPT_O_NONE),
+  KEY(RPT_F_I_LAST, "last_completed", RPT_O_IDLE, RPT_O_LAST),
+  KEY(RPT_F_L_COLL, "coll", RPT_O_LAST, RPT_O_NONE),
+  KEY(RPT_F_L_COLL_SN, "coll_sn", RPT_O_LAST, RPT_O_NONE),
+  KEY(RPT_F_L_P2P, "p2p", RPT_O_LAST, RPT_O_NONE),
+  KEY(RPT_F_L_P2P_SN, "p2p_sn", RPT_O_LAST, RPT_O_NONE),
+  KEY(RPT_F_L_END, "end_ts_ns", RPT_O_LAST, RPT_O_NONE),
 };
 
 const struct rpt_objdef rpt_objs[RPT_NOBJ] = {
@@ -90,7 +115,10 @@ const struct rpt_objdef rpt_objs[RPT_NOBJ] = {
   [RPT_O_COLL] = {"coll_perf.", COLL(0), P2P(0)},
   [RPT_O_P2P] = {"p2p_perf.", P2P(0), RPT_F_COLL_WRITTEN},
   [RPT_O_STATS] = {"dump_stats.", RPT_F_COLL_WRITTEN, RPT_F_MODE},
-  [RPT_O_SAMPLING] = {"dump_stats.sampling.", RPT_F_MODE, RPT_NFIELD},
+  [RPT_O_SAMPLING] = {"dump_stats.sampling.", RPT_F_MODE, RPT_F_H_COLL},
+  [RPT_O_HANG] = {"hang.", RPT_F_H_COLL, RPT_F_I_IDLE},
+  [RPT_O_IDLE] = {"comm_idle.", RPT_F_I_IDLE, RPT_F_L_COLL},
+  [RPT_O_LAST] = {"last_completed.", RPT_F_L_COLL, RPT_NFIELD},
 };
 _Static_assert(RPT_NFIELD <= UINT8_MAX, "rpt_objdef holds field numbers in a byte");
 
@@ -342,22 +370,117 @@ static int check_perf(struct rpt_line *out, const struct rpt_fields *f, int p2p)
   return 0;
 }
 
+/* ---- hang lines ---- */
+
+/* A number field k: finite, in [0, RPT_MAX_HANG_S]. 1: *v set; 0: absent (and !required);
+ * -1: rejected. `obj`: the object's name in messages (hang and hang_resolved share fields). */
+static int get_seconds(struct rpt_line *out, const struct rpt_fields *f, const char *obj, int k, bool required,
+                       double *v) {
+  if (!f->type[k]) return required ? reject(out, "no %s.%s", obj, rpt_keys[k].key) : 0;
+  if (!is_number(f, k)) return reject(out, "%s.%s is not a number", obj, rpt_keys[k].key);
+  double x = number(f, k);
+  if (!(x >= 0 && x <= RPT_MAX_HANG_S))
+    return reject(out, "%s.%s %g out of range [0, %g]", obj, rpt_keys[k].key, x, RPT_MAX_HANG_S);
+  *v = x;
+  return 1;
+}
+
+/*
+ * The op a hang object (or a last_completed) names: exactly one of its coll and p2p names, and
+ * that kind's sequence number. 1: *r set; 0: neither name (and !required); -1: rejected.
+ */
+static int get_opref(struct rpt_line *out, const struct rpt_fields *f, const char *obj, int coll, int coll_sn,
+                     int p2p, int p2p_sn, bool required, struct rpt_opref *r) {
+  bool c = f->type[coll] == RPT_T_STRING && f->v[coll].len, p = f->type[p2p] == RPT_T_STRING && f->v[p2p].len;
+  if (c && p) return reject(out, "%s has both a coll and a p2p name", obj);
+  if (!c && !p) return required ? reject(out, "no %s.coll or %s.p2p name", obj, obj) : 0;
+  int sn = c ? coll_sn : p2p_sn;
+  if (!f->type[sn]) return reject(out, "no %s.%s", obj, rpt_keys[sn].key);
+  if (f->type[sn] != RPT_T_INT) return reject(out, "%s.%s is not an integer", obj, rpt_keys[sn].key);
+  if (f->v[sn].i < 0 || f->v[sn].i > RPT_MAX_SN)
+    return reject(out, "%s.%s %lld out of range [0, %lld]", obj, rpt_keys[sn].key, f->v[sn].i, RPT_MAX_SN);
+  r->present = true;
+  r->p2p = p;
+  r->sn = (uint64_t)f->v[sn].i;
+  copy_str(r->op, sizeof r->op, f, c ? coll : p2p, false);
+  return 1;
+}
+
+/* last_completed of a hang or comm_idle line: context (an ill-formed one reads as absent). */
+static void last_completed(const struct rpt_fields *f, int k, struct rpt_opref *r) {
+  struct rpt_line scratch; /* where a rejection's words go: none of them reject the line */
+  if (f->type[k] != RPT_T_OBJECT ||
+      get_opref(&scratch, f, "last_completed", RPT_F_L_COLL, RPT_F_L_COLL_SN, RPT_F_L_P2P, RPT_F_L_P2P_SN, true,
+                r) < 0) {
+    memset(r, 0, sizeof *r);
+    return;
+  }
+  r->end_ns = (uint64_t)ctx_int(f, RPT_F_L_END, 0, RPT_MAX_TS_NS, 0);
+}
+
+/* A hang or hang_resolved object (docs/CONTRACTS.md section 2). */
+static int check_hang(struct rpt_line *out, const struct rpt_fields *f, bool resolved) {
+  struct rpt_hang_line *h = &out->hang;
+  const char *obj = resolved ? "hang_resolved" : "hang";
+  if (f->type[resolved ? RPT_F_RESOLVED : RPT_F_HANG] != RPT_T_OBJECT) return reject(out, "%s is not an object", obj);
+  if (get_opref(out, f, obj, RPT_F_H_COLL, RPT_F_H_COLL_SN, RPT_F_H_P2P, RPT_F_H_P2P_SN, true, &h->op) < 0) return -1;
+  h->peer = -1;
+  if (h->op.p2p) {
+    long long v;
+    int has = get_int(out, f, RPT_F_H_PEER, 0, out->hdr.nranks - 1, false, &v);
+    if (has < 0) return -1;
+    if (has) h->peer = (int)v;
+  }
+  h->in_flight_s = -1;
+  if (get_seconds(out, f, obj, RPT_F_H_IN_FLIGHT, !resolved, &h->in_flight_s) < 0) return -1;
+  if (!resolved) {
+    if (f->type[RPT_F_H_KERNEL] != RPT_T_TRUE && f->type[RPT_F_H_KERNEL] != RPT_T_FALSE)
+      return reject(out, "hang.kernel_started is not true or false");
+    h->kernel_started = f->type[RPT_F_H_KERNEL] == RPT_T_TRUE;
+  }
+  /* context: never a reason to reject */
+  h->bytes = ctx_int(f, h->op.p2p ? RPT_F_H_P2P_BYTES : RPT_F_H_COLL_BYTES, 0, RPT_MAX_BYTES, -1);
+  h->first_seen_us = (uint64_t)ctx_int(f, RPT_F_H_FIRST_SEEN, 0, RPT_MAX_TS_NS / 1000, 0);
+  h->channels_started = (int)ctx_int(f, RPT_F_H_CH_STARTED, 0, INT_MAX, -1);
+  h->channels_stopped = (int)ctx_int(f, RPT_F_H_CH_STOPPED, 0, INT_MAX, -1);
+  h->ops_in_flight = (int)ctx_int(f, RPT_F_H_OPS, 0, INT_MAX, -1);
+  h->repeat = (int)ctx_int(f, RPT_F_H_REPEAT, 0, INT_MAX, -1);
+  if (!resolved) last_completed(f, RPT_F_H_LAST, &h->last);
+  return 0;
+}
+
+/* A comm_idle object. */
+static int check_idle(struct rpt_line *out, const struct rpt_fields *f) {
+  struct rpt_hang_line *h = &out->hang;
+  if (f->type[RPT_F_IDLE] != RPT_T_OBJECT) return reject(out, "comm_idle is not an object");
+  if (get_seconds(out, f, "comm_idle", RPT_F_I_IDLE, true, &h->idle_s) < 0) return -1;
+  h->peer = -1;
+  h->bytes = -1;
+  h->in_flight_s = -1;
+  h->channels_started = h->channels_stopped = h->ops_in_flight = h->repeat = -1;
+  last_completed(f, RPT_F_I_LAST, &h->last);
+  return 0;
+}
+
 /* The line's shape: which of the Inspector objects it has. */
 static enum rpt_kind check(struct rpt_line *out, const struct rpt_fields *f) {
   bool h = f->type[RPT_F_HEADER], coll = f->type[RPT_F_COLL], p2p = f->type[RPT_F_P2P];
-  bool st = f->type[RPT_F_STATS];
-  int body = coll + p2p + st;
+  bool st = f->type[RPT_F_STATS], hang = f->type[RPT_F_HANG], res = f->type[RPT_F_RESOLVED];
+  bool idle = f->type[RPT_F_IDLE];
+  int body = coll + p2p + st + hang + res + idle;
   if (body == 0) {
-    reject(out, h ? "an Inspector header with no coll_perf, p2p_perf or dump_stats"
+    reject(out, h ? "an Inspector header with no coll_perf, p2p_perf, dump_stats or hang line"
                   : "not an Inspector record (no header, coll_perf, p2p_perf or dump_stats)");
     return RPT_NOT_RECORD;
   }
   if (body > 1) {
-    reject(out, "more than one of coll_perf, p2p_perf, dump_stats");
+    reject(out, "more than one of coll_perf, p2p_perf, dump_stats, hang, hang_resolved, comm_idle");
     return RPT_REJECTED;
   }
   if (check_header(out, f) < 0) return RPT_REJECTED;
   if (st) return check_stats(out, f) < 0 ? RPT_REJECTED : RPT_STATS;
+  if (hang || res) return check_hang(out, f, res) < 0 ? RPT_REJECTED : hang ? RPT_HANG : RPT_HANG_RESOLVED;
+  if (idle) return check_idle(out, f) < 0 ? RPT_REJECTED : RPT_IDLE;
   return check_perf(out, f, p2p) < 0 ? RPT_REJECTED : RPT_RECORD;
 }
 

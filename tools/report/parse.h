@@ -29,6 +29,7 @@
 #define RPT_MAX_SN (1LL << 48)                  /* 2.8e14 ops: 9 years at a million ops/s */
 #define RPT_MAX_TS_NS 7258118400000000000LL     /* 2200-01-01 in ns since the epoch */
 #define RPT_MAX_RANKS (1 << 24)                 /* 16 M ranks */
+#define RPT_MAX_HANG_S 3.2e9                    /* seconds in flight or idle: a century */
 /* A line of this many bytes or more (its newline aside) is rejected unread: no plugin writes
  * one (a verbose record on 64 channels is under 16 KB), and one hostile line must cost
  * neither memory (a stream's buffer, jansson's tree of it) nor a parse. */
@@ -38,6 +39,9 @@ enum rpt_kind {
   RPT_BLANK,      /* an empty (or all-blank) line: skipped, not counted */
   RPT_RECORD,     /* a coll_perf or p2p_perf record: rec and hdr are set */
   RPT_STATS,      /* a dump_stats line: stats and hdr are set */
+  RPT_HANG,       /* a hang line (an op in flight past the threshold): hang and hdr are set */
+  RPT_HANG_RESOLVED, /* a hang_resolved line (that op completed after all): hang and hdr */
+  RPT_IDLE,       /* a comm_idle line (no op in flight, none completed for a while): hang, hdr */
   RPT_NOT_RECORD, /* a JSON object that is no Inspector line at all: why is set */
   RPT_REJECTED    /* not JSON, or an Inspector line with an impossible value: why is set */
 };
@@ -81,11 +85,39 @@ struct rpt_stats {
   struct rpt_sampling sampling;
 };
 
+/* An op a hang line names: the stuck one, or the last completed. */
+struct rpt_opref {
+  bool present;     /* last_completed: false when null, absent or ill-formed */
+  int p2p;
+  char op[24];      /* coll or p2p: the function's name */
+  uint64_t sn;      /* coll_sn or p2p_sn */
+  uint64_t end_ns;  /* last_completed.end_ts_ns, 0 when absent */
+};
+
+/*
+ * A hang, hang_resolved or comm_idle line (docs/CONTRACTS.md section 2). Required: the stuck
+ * op's name and sequence number, in_flight_s and kernel_started of a hang; the name and
+ * sequence number of a hang_resolved; idle_s of a comm_idle. The rest is context: an
+ * ill-formed value reads as absent and never rejects the line.
+ */
+struct rpt_hang_line {
+  struct rpt_opref op;       /* hang, hang_resolved: the stuck op (present) */
+  int peer;                  /* p2p_peer, -1 when absent (a P2P op's, checked as a record's) */
+  int64_t bytes;             /* *_msg_size_bytes, -1 when absent */
+  double in_flight_s;        /* hang: required; hang_resolved: -1 when absent */
+  uint64_t first_seen_us;    /* 0 when absent */
+  bool kernel_started;       /* hang */
+  int channels_started, channels_stopped, ops_in_flight, repeat; /* -1 when absent */
+  double idle_s;             /* comm_idle */
+  struct rpt_opref last;     /* hang, comm_idle: last_completed */
+};
+
 struct rpt_line {
   enum rpt_kind kind;
-  struct rpt_header hdr;   /* RPT_RECORD, RPT_STATS */
+  struct rpt_header hdr;   /* RPT_RECORD, RPT_STATS, RPT_HANG, RPT_HANG_RESOLVED, RPT_IDLE */
   struct rpt_record rec;   /* RPT_RECORD */
   struct rpt_stats stats;  /* RPT_STATS */
+  struct rpt_hang_line hang; /* RPT_HANG, RPT_HANG_RESOLVED, RPT_IDLE */
   char why[192];           /* RPT_NOT_RECORD, RPT_REJECTED */
 };
 

@@ -42,7 +42,10 @@ static void usage(FILE *f) {
           "    each finding says its evidence and confidence, or \"not enough data\";\n"
           "    \"latest rank\" is only the rank with the largest lateness when none is a straggler;\n"
           "  - SLOW LINK / SLOW NODE: point-to-point bandwidth persistently below the other links;\n"
-          "  - CHANGE: when a group's bandwidth changed during the job.\n"
+          "  - CHANGE: when a group's bandwidth changed during the job;\n"
+          "  - HANG: an op stuck in flight (the plugin's hang lines, NCCL_INSPECTOR_HANG_SECONDS):\n"
+          "    which ranks wait inside its kernel, which are queued, which never issued it (alive\n"
+          "    or dead: their log's last line), which wrote no log; HANG (resolved) once it completed.\n"
           "Records timed from only some of their channels (the others' timestamps stale), not\n"
           "timed on the GPU, or above the busbw ceiling are left out of every figure and counted.\n"
           "options:\n"
@@ -152,15 +155,24 @@ int main(int argc, char **argv) {
             (unsigned long long)job.nranks_mixed_lines, job.nranks_mixed_comms,
             job.nranks_mixed_comms == 1 ? "" : "s", (unsigned long long)job.nranks_mixed_id, job.nranks_mixed_lo,
             job.nranks_mixed_hi);
-  if (!job.records) {
+  if (job.hang_rows_dropped)
+    fprintf(stderr, "inspector-report: %llu hang lines left out: more than %d (communicator, rank, op) of them; "
+                    "the hangs below may miss some ranks\n",
+            (unsigned long long)job.hang_rows_dropped, RPT_HANG_ROWS_MAX);
+  if (!job.records && !job.nhang_rows) {
     /* Nothing to summarise is a failure: a script that runs the report on the wrong
-     * directory, or on something that is no log, must notice. */
+     * directory, or on something that is no log, must notice. A hung job's logs may hold
+     * hang lines and no record yet: those are answered. */
     fprintf(stderr, "inspector-report: no Inspector records in %ld file%s (%ld lines rejected, %ld lines not "
                     "Inspector records)\n", job.files, job.files == 1 ? "" : "s", job.rejected, job.not_records);
     rpt_job_free(&job);
     rpt_intern_free();
     return 1;
   }
+  rpt_hangs(&job);
+  if (job.nhangs_unlisted)
+    fprintf(stderr, "inspector-report: %d stuck ops not listed: the hangs list at most %d ranks in all\n",
+            job.nhangs_unlisted, RPT_HANG_LIST_MAX);
   rpt_align(&job);
   rpt_late(&job);
   rpt_links(&job);
