@@ -57,6 +57,10 @@
  *                  a file (the window, 30 s, has not ended)
  *   off_gauges     NCCL_INSPECTOR_HANG_SECONDS=0: the .prom file (and, with OTLP built, the
  *                  export) has the records' series and neither gauge
+ *   reuse          threshold 0.1 s: 40 rounds of 8 ops past it, completed and their memory
+ *                  reused by the next round's while the checks read them (every 4th round
+ *                  after a check said them): every hang line names its own op's sn, count,
+ *                  size and datatype (no copy torn by a reuse is kept), and each is resolved
  */
 #include <dirent.h>
 #include <math.h>
@@ -208,7 +212,7 @@ static void coll_done(void *ctx, const char *func, uint64_t sn, uint64_t t) {
 
 /* ---- reading the log while the process runs ---- */
 
-#define MAX_LINES 64
+#define MAX_LINES 512
 
 /* This process's log's lines holding key, copied into out (at most MAX_LINES); how many. */
 static int log_lines(const char *dir, const char *key, char **out) {
@@ -565,6 +569,67 @@ static int case_in_group(const char *dir) {
   return g_fail;
 }
 
+static int case_reuse(const char *dir) {
+  setup("0.1"); /* a check every 25 ms */
+  void *ctx = ctx_new(0x4e05, "reuse");
+  /* rounds of 8 ops in flight past the threshold, completed (and their memory reused by
+   * the next round's) while the checks read them: every 4th round after a check has said
+   * them, the others at any time, a check maybe reading them then */
+  enum { ROUNDS = 40, OPS = 8 };
+  for (int round = 0; round < ROUNDS; round++) {
+    void *op[OPS], *ch[OPS];
+    oo_group(ctx);
+    for (int j = 0; j < OPS; j++) {
+      uint64_t sn = (uint64_t)(round * OPS + j);
+      struct prof_descr_v5 d;
+      memset(&d, 0, sizeof d);
+      d.type = PROF_EV_COLL;
+      d.coll.func = "AllReduce";
+      d.coll.datatype = "ncclFloat32";
+      d.coll.count = 1000000 + sn; /* so that a line's count tells whose it is */
+      d.coll.seqNumber = sn;
+      d.coll.nChannels = 1;
+      op[j] = NULL;
+      CHECK(ncclProfiler_v5.startEvent(ctx, &op[j], &d) == 0 && op[j]);
+      ch[j] = chan_start(ctx, op[j], 0, 1000000 * (uint64_t)(round + 1) + (uint64_t)j);
+      ncclProfiler_v5.stopEvent(op[j]);
+    }
+    checks(2);
+    advance_ms(150);
+    if (round % 4 == 0) checks(2);
+    else fu_sleep_ms(round % 4 * 10);
+    for (int j = 0; j < OPS; j++) chan_stop(ch[j], 1000000 * (uint64_t)(round + 1) + 500000);
+  }
+  checks(2);
+  checks(2);
+  /* every hang line its op's own: a copy read while the op was reused is never kept */
+  char *l[MAX_LINES];
+  int n = log_lines(dir, HANG, l), bad = 0, lines = n;
+  CHECK(n >= ROUNDS / 4 * OPS && n <= ROUNDS * OPS);
+  for (int i = 0; i < lines; i++) {
+    long long sn = num(l[i], "\"coll_sn\":"), count = num(l[i], "\"coll_count\":");
+    long long bytes = num(l[i], "\"coll_msg_size_bytes\":");
+    if (sn < 0 || count != 1000000 + sn || bytes != 4 * count || !strstr(l[i], "\"coll_datatype\":\"ncclFloat32\"")) {
+      if (!bad++) fprintf(stderr, "a line not its op's: %s", l[i]);
+    }
+  }
+  CHECK(bad == 0);
+  int firsts = 0; /* each op said first (repeat 0) once: no line named an op by another's fields */
+  static bool said[ROUNDS * OPS];
+  for (int i = 0; i < lines; i++) {
+    long long sn = num(l[i], "\"coll_sn\":");
+    if (sn < 0 || sn >= ROUNDS * OPS || !strstr(l[i], "\"repeat\":0,")) continue;
+    CHECK(!said[sn]);
+    said[sn] = true;
+    firsts++;
+  }
+  free_lines(l, lines);
+  /* each said stuck, then resolved (all completed) */
+  CHECK(count_lines(dir, RESOLVED) == firsts);
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  return g_fail;
+}
+
 /* ---- the gauges ---- */
 
 /* The .prom file of dir (one), read whole; NULL if none. */
@@ -833,7 +898,7 @@ static const struct {
     {"second_comm", case_second_comm}, {"idle", case_idle},       {"quiet", case_quiet},
     {"gpu_past", case_gpu_past},     {"off", case_off},           {"prom_gauges", case_prom_gauges},
     {"at_once", case_at_once},       {"in_group", case_in_group}, {"prom_quiet", case_prom_quiet},
-    {"off_gauges", case_off_gauges},
+    {"off_gauges", case_off_gauges}, {"reuse", case_reuse},
 #if INSPECTOR_OTLP
     {"otlp_gauges", case_otlp_gauges},
 #endif
