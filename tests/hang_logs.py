@@ -316,7 +316,7 @@ class Job:
                 t["missing"] = sorted(r for r in h.missing if r not in self.unknown)
                 t["unknown"] = sorted(self.unknown)
             else:
-                peers = {info["peer"] for r, info in ranks.items() if r not in self.unknown}
+                peers = {info["peer"] for r, info in ranks.items() if r not in self.unknown and not info["queued"]}
                 for p in sorted(peers - set(ranks) - self.unknown):
                     # a peer that issued its side of the transfer (stuck too) waits in it; else it is missing
                     own = [i for (q, ci, kind, f, sn), i in self.stuck.items()
@@ -458,7 +458,7 @@ def expected(d):
         else:
             members = set(rr)
             for r, row in rr.items():
-                if row["peer"] >= 0 and not row_done(comm, r, key, row):
+                if row["peer"] >= 0 and not row_done(comm, r, key, row) and row["state"][2]:  # waiting
                     members.add(row["peer"])
             members = sorted(members)
         for r in members:

@@ -36,6 +36,14 @@ writes), the text HANG line, hangs.csv and the HTML page's section (its tags clo
                      answers from the good lines and never crashes
   hangs.read-order   hangs.p2p and hangs.coll-dead logs read by 1 thread in name order and
                      reversed, and by 4 threads: every output byte-identical
+The plugin's own lines (inspector-replay --hang-rank under the plugin, NCCL_INSPECTOR_HANG_SECONDS=1,
+tests/hang_common.py; the logs copied and reported while every process holds): the stuck op's
+entry has exactly the truth file's missing, queued and waiting ranks, every figure as the oracle
+computes it from those lines:
+  hangs.plugin-coll         16 ranks on 4 nodes: rank 5 never issues the AllReduce, rank 9 queued
+  hangs.plugin-p2p          a ring exchange: rank 3 never issues its Send, rank 6 queued (its Recv's
+                            peer, whose Send completed, is not blamed)
+  hangs.plugin-group-comms  two communicators, the stuck AllReduce on the second in a group of 3
 """
 import csv
 import html.parser
@@ -575,8 +583,67 @@ def read_order_case():
     return harness.Case("hangs.read-order", fn, labels=["report"], timeout=120)
 
 
+# ---------------------------------------------------------------------------- the plugin's own lines
+
+def plugin_case(name, args, doc):
+    """A synthetic job hung by inspector-replay (--hang-rank, hang_common.HangJob) under the plugin
+    with NCCL_INSPECTOR_HANG_SECONDS=1; its logs copied while every process holds; the report on
+    the copy: a `hangs` entry for the truth file's stuck op with exactly its missing, queued and
+    waiting ranks, and every figure as hang_logs.expected() computes it from the plugin's lines."""
+    def fn(a):
+        import hang_common
+        problems = []
+        with harness.Workdir(a.keep, "report-hangs") as wd:
+            with hang_common.HangJob(a.replay, a.plugin, wd, args, env_extra={"NCCL_INSPECTOR_HANG_SECONDS": "1"},
+                                     hold_s=a.timeout) as job:
+                h = rep = None
+                copy = os.path.join(wd.path, "copy")
+                if job.wait_ready(a.timeout / 4):
+                    h = job.truth_hang()
+                    if job.copy_logs_when(copy, hang_common.stuck_seen(h), a.timeout / 4) is not None:
+                        rc, js, err = run(a, ["--json", copy])  # while the job still holds
+                        if rc != 0:
+                            problems.append("report rc %d: %s" % (rc, err[-1500:]))
+                        else:
+                            rep = json.loads(js)
+                        if not job.running():
+                            problems.append("a process exited before the report ran: not a live copy")
+                job.release(a.timeout / 4)
+                problems += job.problems
+            if h is not None and rep is not None:
+                key = (int(h["comm"], 16), h["kind"], h["func"], h["sn"])
+                got = {key_of(e): e for e in rep["hangs"]}
+                e = got.get(key)
+                if not e:
+                    problems.append("no hangs entry for %s; entries %s" % (key, sorted(got)))
+                else:
+                    for st in ("missing", "queued", "waiting"):
+                        if e[st + "_ranks"] != sorted(h[st]):
+                            problems.append("%s_ranks %s; the truth file says %s" % (st, e[st + "_ranks"], sorted(h[st])))
+                    if e["unknown_ranks"]:
+                        problems.append("unknown ranks %s: every rank wrote a log" % e["unknown_ranks"])
+                want, _ = H.expected(copy)
+                check_json(rep, want, None, problems)
+            elif not problems:
+                problems.append("no truth or no report")
+            if problems:
+                wd.failed = True
+                return False, "FAIL %s: %s" % (name, "\n  ".join(problems[:20]))
+            return True, "OK %s: %s %s #%d: missing %s, queued %s, %d waiting" % (
+                name, h["kind"], h["func"], h["sn"], h["missing"], h["queued"], len(h["waiting"]))
+    return harness.Case(name, fn, labels=["report"], timeout=90)
+
+
 def cases():
     return [
+        plugin_case("hangs.plugin-coll", ["--ranks", "16", "--nodes", "4", "--colls", "AllReduce", "--sizes",
+                                          "16K:256K", "--hang-rank", "5", "--hang-queued-rank", "9"], ""),
+        plugin_case("hangs.plugin-p2p", ["--ranks", "8", "--nodes", "2", "--colls", "AllReduce", "--p2p", "--iters", "2",
+                                         "--sizes", "16K:64K", "--hang-kind", "p2p", "--hang-rank", "3",
+                                         "--hang-queued-rank", "6"], ""),
+        plugin_case("hangs.plugin-group-comms", ["--ranks", "8", "--comms", "2", "--colls", "AllReduce", "--iters", "2",
+                                                 "--sizes", "16K:64K", "--hang-comm", "1", "--hang-group", "3",
+                                                 "--hang-rank", "2", "--hang-queued-rank", "6", "--threads"], ""),
         case("hangs.coll-alive", coll_job, "", extra_checks=alive_checks(True)),
         case("hangs.coll-dead", lambda: coll_job(dead=True, unknown=(14, 15)), "", extra_checks=alive_checks(False)),
         case("hangs.p2p", p2p_job, "", extra_checks=p2p_checks),

@@ -16,7 +16,7 @@
  *              op, as far as its log shows;
  *   unknown    no line of it on this communicator at all: it cannot be judged, and is named.
  * P2P: sequence numbers count each rank's own P2P ops, so only the ranks with a hang line for
- * the op and the peers those lines name take part; a peer with no such line is missing,
+ * the op and the peers that the waiting ones' lines name take part; a peer with no such line is missing,
  * unless its own hang line is for the matching op towards that rank (both sides stuck: it is
  * waiting or queued too, on its own op, which is kept in rpt_hang_rank.own).
  *
@@ -237,14 +237,16 @@ static void coll_ranks(const struct rpt_job *j, const struct by_rank *br, const 
 
 static int cmp_int(const void *x, const void *y) { return *(const int *)x - *(const int *)y; }
 
-/* The ranks of a P2P op: those with a hang line for it, and the peers their lines name. */
+/* The ranks of a P2P op: those with a hang line for it, and the peers named by the lines of
+ * those waiting in it (a queued rank's kernel never started: it waits on its own stream, not on
+ * its peer, whose side may well have completed). */
 static void p2p_ranks(const struct rpt_job *j, const struct by_rank *br, const struct rpt_hang_row *rows, int a,
                       int b, struct rpt_hang *h) {
   int c = rows[a].comm, nr = 0;
   int *rk = xmalloc((size_t)(2 * (b - a)) * sizeof *rk);
   for (int w = a; w < b; w++) {
     rk[nr++] = rows[w].rank;
-    if (rows[w].peer >= 0 && !row_done(j, &rows[w])) rk[nr++] = rows[w].peer;
+    if (rows[w].peer >= 0 && row_state(j, &rows[w]) == RPT_HS_WAITING) rk[nr++] = rows[w].peer;
   }
   qsort(rk, (size_t)nr, sizeof *rk, cmp_int);
   h->ranks = xcalloc((size_t)nr, sizeof *h->ranks);

@@ -72,7 +72,7 @@ scenario() {
   log "$name: lines: $(find "$d/final" -name '*.log' -exec cat {} + | grep -o '"\(hang\|hang_resolved\|comm_idle\)":' | sort | uniq -c | tr '\n' ' ')"
   find "$d/live" -name '*.prom' -exec grep -h '^nccl_\(inflight_oldest_seconds\|last_completed_sn\)' {} + 2>/dev/null |
     sed 's/^/  live .prom: /' | tee -a "$OUT/summary.txt"
-  grep -h '^HANG' "$d/report-live.txt" "$d/report-final.txt" 2>/dev/null | sed 's/^/  /' | tee -a "$OUT/summary.txt"
+  grep -h '^ *HANG' "$d/report-live.txt" "$d/report-final.txt" 2>/dev/null | sed 's/^/  /' | tee -a "$OUT/summary.txt"
 }
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$OUT/summary.txt" 2>&1
