@@ -23,7 +23,8 @@ prometheus-node-exporter, installed by .ci/run; the cases skip with a note when 
                 unit tests', prom_rules:*): through the HTTP API, NcclRankLate names job late's
                 rank 5 (node-002, GPU1), NcclSlowLink the pairs (node-001, node-002) and
                 (node-002, node-001), NcclRecordsLost job lost's collectives (dropped), and
-                nothing else fires, nothing at all for the clean job. (NcclHang: not yet.)
+                nothing else fires, nothing at all for the clean job; the dashboard's late-rank,
+                slow-link and records-lost panels show those jobs. (NcclHang: not yet.)
   e2e.rewrite   a reader reads the .prom files in a loop while a process with 300
                 communicators per GPU tears them down one by one (each teardown rewrites the
                 file), five times: every read is a whole, valid file.
@@ -298,6 +299,21 @@ def alerts(a):
                 problems.append("not every planted alert fired within 60 s")
             time.sleep(3)
             got = firing(pr_port)
+            # the dashboard's alert panels show the planted jobs (the rules' series)
+            # (panel, job, the labels its top series must have; top: the largest value, or
+            # the smallest with -1)
+            for prefix, job, sign, top in (("Late ranks", "late", 1, {"rank": "5"}),
+                                           ("Slow links", "link", -1, {"node": "node-001|node-002",
+                                                                       "peer_node": "node-001|node-002"}),
+                                           ("Records lost", "lost", 1, {"reason": "dropped"})):
+                values = {"datasource": "Prometheus", "cluster": "testcluster", "slurm_job_id": job,
+                          "node": "All"}
+                exprs = [e for t, e in grafana_queries.queries(DASHBOARD, values) if t.startswith(prefix)]
+                res = query(pr_port, exprs[0])["data"]["result"] if len(exprs) == 1 else []
+                best = max(res, key=lambda x: sign * float(x["value"][1])) if res else None
+                if not best or not all(re.fullmatch(v, best["metric"].get(k, "")) for k, v in top.items()):
+                    problems.append("dashboard panel %r, job %s: top series %s, expected %s"
+                                    % (prefix, job, best and best["metric"], top))
         finally:
             for p in procs:
                 p.terminate()
