@@ -38,10 +38,16 @@ METRICS = (
     "nccl_collectives_dropped_total",
     "nccl_p2p_total",
     "nccl_p2p_dropped_total",
+    "nccl_inflight_oldest_seconds",
+    # the recording rules of prometheus/inspector-rules.yml that the alert panels read
+    "nccl:rank_late_share:rate5m",
+    "nccl:node_pair_p2p_bandwidth_ratio:rate5m",
+    "nccl:records_lost_share:rate5m",
 )
 LABELS = (
     "version", "cluster", "slurm_job_id", "node", "gpu", "comm_name", "n_nodes", "nranks",
     "message_size", "collective", "algo_proto", "p2p_operation",
+    "comm_id", "rank", "peer_node", "kind", "reason",
     "__name__", "job", "instance",  # added by Prometheus itself
 )
 

@@ -7,8 +7,8 @@ scratch tree and used from there, as a new user would:
   package.deb.layout    every file where the layout promises it: both plugin names in lib/ (the
                         same bytes), the tools in bin/, README.md, LICENSE (the Apache 2.0 text
                         of the source tree) and every docs/*.md and docs/internal/*.md in share/doc/nccl-inspector/,
-                        tests/data/README.md as docs/trace-format.md there, every grafana/ and
-                        examples/ file in share/nccl-inspector/ (scripts still executable), the
+                        tests/data/README.md as docs/trace-format.md there, every grafana/,
+                        prometheus/ and examples/ file in share/nccl-inspector/ (scripts still executable), the
                         man pages of the report, the replay and the plugin in share/man/ (gzip or
                         not), lib/pkgconfig/inspector.pc; nothing of the build tree
   package.deb.run       `dpkg-deb -x` into a fresh directory (no root, no dpkg database):
@@ -190,7 +190,7 @@ def expected_layout():
     want[doc + "docs/trace-format.md"] = False  # tests/data/README.md, linked from docs/
     for page in MAN_PAGES:  # (a trailing .gz is stripped from the packaged names)
         want["share/man/man%s/%s" % (page[-1], page)] = False
-    for sub in ("grafana", "examples"):
+    for sub in ("grafana", "prometheus", "examples"):
         base = os.path.join(REPO, sub)
         for d, _, files in os.walk(base):
             for f in files:

@@ -13,6 +13,18 @@ prometheus-node-exporter, installed by .ci/run; the cases skip with a note when 
   e2e.periodic  a 36-second job (synthetic, paced) with NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_
                 MICROSECONDS=30000000: the .prom files appear at the 30-second dump, while the
                 job still runs, holding that window's samples (every collective of the job)
+  e2e.alerts    planted jobs replayed through the plugin in Prometheus mode (one process per
+                rank, a host name per node, NCCL_INSPECTOR_PROM_DUMP_RANKS=1 and _STATS=1): rank
+                5 of 8 late by 300 us, a slow link between node-001 and node-002, records
+                dropped (rings of 16, no dump thread), and a clean job; node_exporter and
+                Prometheus with prometheus/inspector-rules.yml, its rates read as the totals
+                (rate(x[5m]) -> x) and its for: as 0s, since a replay is over in a second and
+                writes each file once (the rates, the for: and one slow op are the promtool
+                unit tests', prom_rules:*): through the HTTP API, NcclRankLate names job late's
+                rank 5 (node-002, GPU1), NcclSlowLink the pairs (node-001, node-002) and
+                (node-002, node-001), NcclRecordsLost job lost's collectives (dropped), and
+                nothing else fires, nothing at all for the clean job; the dashboard's late-rank,
+                slow-link and records-lost panels show those jobs. (NcclHang: not yet.)
   e2e.rewrite   a reader reads the .prom files in a loop while a process with 300
                 communicators per GPU tears them down one by one (each teardown rewrites the
                 file), five times: every read is a whole, valid file.
@@ -196,6 +208,133 @@ def stack(a):
                       % (len(files), n_panels, n_data))
 
 
+RULES = os.path.join(HERE, "..", "prometheus", "inspector-rules.yml")
+# (job id, synthetic options): each replayed one process per rank, nodes named node-000...
+ALERT_JOBS = [
+    ("late", ["--ranks", "8", "--nodes", "4", "--late-rank", "5", "--late-us", "300"]),
+    ("link", ["--ranks", "8", "--nodes", "4", "--p2p", "--p2p-pattern", "nodes", "--slow-link", "1:2",
+              "--colls", "AllReduce", "--sizes", "1M:4M"]),
+    ("clean", ["--ranks", "8", "--nodes", "4", "--p2p", "--p2p-pattern", "nodes", "--sizes", "1M:4M"]),
+]
+
+
+def instant_rules(text):
+    """The rules with every rate over 5m read as the counter's total, and every for: 0s."""
+    out, n = re.subn(r"rate\((\w+)\[5m\]\)", r"\1", text)
+    out, m = re.subn(r"for: \d+m", "for: 0s", out)
+    if re.search(r"\w\[5m\]", out) or n < 10 or m != 4:
+        raise ValueError("the rules changed shape: %d rates, %d for:" % (n, m))
+    return out
+
+
+def alert_files(a, wd, problems):
+    """The planted jobs' .prom files in wd.dump (every process exits without finalize)."""
+    os.makedirs(wd.dump)
+    extra = {"NCCL_INSPECTOR_PROM_DUMP_RANKS": "1", "NCCL_INSPECTOR_PROM_DUMP_STATS": "1"}
+    for job, opts in ALERT_JOBS:
+        env = harness.make_env(dict(ENV, SLURM_JOB_ID=job, **extra), dump_dir=wd.dump)
+        cmd = harness.replay_cmd(a.replay, a.plugin, procs=True, synthetic=opts) + ["--no-finalize"]
+        r = harness.run(cmd, env, wd.cwd, a.timeout)
+        if r.rc:
+            problems.append("replay of job %s failed: %s %s" % (job, r.rc, r.stderr[-300:]))
+    t = os.path.join(wd.path, "ar.jsonl")
+    strip_finalize(harness.fixture("2.28.9/ar"), t)
+    env = harness.make_env(dict(ENV, SLURM_JOB_ID="lost", NCCL_INSPECTOR_DUMP_THREAD_ENABLE="0",
+                                NCCL_INSPECTOR_DUMP_COLL_RING_SIZE="16", **extra), dump_dir=wd.dump)
+    r = harness.run(harness.replay_cmd(a.replay, a.plugin, [t]), env, wd.cwd, a.timeout)
+    if r.rc:
+        problems.append("replay of job lost failed: %s" % r.rc)
+
+
+def firing(port):
+    res = query(port, 'ALERTS{alertstate="firing"}')["data"]["result"]
+    return sorted(tuple(sorted((k, v) for k, v in x["metric"].items()
+                               if k in ("alertname", "slurm_job_id", "node", "gpu", "rank",
+                                        "comm_name", "peer_node", "message_size", "kind", "reason")))
+                  for x in res)
+
+
+def alerts(a):
+    if not (NODE_EXPORTER and PROMETHEUS):
+        return True, "OK e2e.alerts: skipped (prometheus or node_exporter not installed)"
+    problems, procs = [], []
+    want = {
+        (("alertname", "NcclRankLate"), ("comm_name", "synthetic"), ("gpu", "GPU1"),
+         ("node", "node-002"), ("rank", "5"), ("slurm_job_id", "late")),
+    }
+    for gpu in ("GPU0", "GPU1"):  # the fixture's two ranks, each with rings of 16
+        want.add((("alertname", "NcclRecordsLost"), ("gpu", gpu), ("kind", "collective"),
+                  ("node", socket.gethostname()), ("reason", "dropped"), ("slurm_job_id", "lost")))
+    for size in ("1-2MB", "4-5MB"):
+        for n, p in (("node-001", "node-002"), ("node-002", "node-001")):
+            want.add((("alertname", "NcclSlowLink"), ("message_size", size), ("node", n),
+                      ("peer_node", p), ("slurm_job_id", "link")))
+    with harness.Workdir(a.keep, "promalerts") as wd:
+        got = []
+        try:
+            alert_files(a, wd, problems)
+            rules = os.path.join(wd.path, "rules.yml")
+            with open(RULES) as f, open(rules, "w") as g:
+                g.write(instant_rules(f.read()))
+            ne_port, pr_port = free_port(), free_port()
+            procs.append(subprocess.Popen(
+                [NODE_EXPORTER, "--web.listen-address=127.0.0.1:%d" % ne_port,
+                 "--collector.disable-defaults", "--collector.textfile",
+                 "--collector.textfile.directory=%s" % wd.dump],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            cfg = os.path.join(wd.path, "prometheus.yml")
+            with open(cfg, "w") as f:
+                f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                        "rule_files: ['%s']\n"
+                        "scrape_configs:\n  - job_name: node\n    static_configs:\n"
+                        "      - targets: ['127.0.0.1:%d']\n" % (rules, ne_port))
+            procs.append(subprocess.Popen(
+                [PROMETHEUS, "--config.file=%s" % cfg,
+                 "--storage.tsdb.path=%s" % os.path.join(wd.path, "tsdb"),
+                 "--web.listen-address=127.0.0.1:%d" % pr_port],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            # wait for what was planted (bounded), then for a few more evaluations: what fires
+            # then is the whole answer (the rules see the same, final totals at every one)
+            if not wait_for(lambda: want <= set(firing(pr_port)), 60):
+                problems.append("not every planted alert fired within 60 s")
+            time.sleep(3)
+            got = firing(pr_port)
+            # the dashboard's alert panels show the planted jobs (the rules' series)
+            # (panel, job, the labels its top series must have; top: the largest value, or
+            # the smallest with -1)
+            for prefix, job, sign, top in (("Late ranks", "late", 1, {"rank": "5"}),
+                                           ("Slow links", "link", -1, {"node": "node-001|node-002",
+                                                                       "peer_node": "node-001|node-002"}),
+                                           ("Records lost", "lost", 1, {"reason": "dropped"})):
+                values = {"datasource": "Prometheus", "cluster": "testcluster", "slurm_job_id": job,
+                          "node": "All"}
+                exprs = [e for t, e in grafana_queries.queries(DASHBOARD, values) if t.startswith(prefix)]
+                res = query(pr_port, exprs[0])["data"]["result"] if len(exprs) == 1 else []
+                best = max(res, key=lambda x: sign * float(x["value"][1])) if res else None
+                if not best or not all(re.fullmatch(v, best["metric"].get(k, "")) for k, v in top.items()):
+                    problems.append("dashboard panel %r, job %s: top series %s, expected %s"
+                                    % (prefix, job, best and best["metric"], top))
+        finally:
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        for w in sorted(want - set(got)):
+            problems.append("did not fire: %s" % dict(w))
+        for g in got:
+            if g not in want:
+                problems.append("fired, not planted: %s" % dict(g))
+        if any(dict(g).get("slurm_job_id") == "clean" for g in got):
+            problems.append("an alert fired for the clean job")
+        if problems:
+            wd.failed = True
+            return False, "FAIL e2e.alerts:\n  " + "\n  ".join(problems[:20])
+        return True, "OK e2e.alerts: %d alerts fired, each planted; none for the clean job" % len(got)
+
+
 def rewrite(a):
     problems, reads = [], [0]
     with harness.Workdir(a.keep, "promrw") as wd:
@@ -285,6 +424,7 @@ def periodic(a):
 
 def cases():
     return [harness.Case("e2e.stack", stack, labels=["prom"], timeout=120),
+            harness.Case("e2e.alerts", alerts, labels=["prom"], timeout=180),
             harness.Case("e2e.rewrite", rewrite, labels=["prom"], timeout=120),
             harness.Case("e2e.periodic", periodic, labels=["prom"], timeout=120)]
 

@@ -208,6 +208,7 @@ void ins_config_load(struct ins_config *cfg) {
   cfg->ring_memory_max_mb = (uint32_t)ring_mb;
   env_bool("NCCL_INSPECTOR_PROM_DUMP", false, &cfg->prom_dump);
   env_bool("NCCL_INSPECTOR_PROM_DUMP_STATS", false, &cfg->prom_dump_stats);
+  env_bool("NCCL_INSPECTOR_PROM_DUMP_RANKS", false, &cfg->prom_dump_ranks);
   bool otlp = false, otel = false;
   env_bool("NCCL_INSPECTOR_OTLP_EXPORT", false, &otlp);
   env_bool("NCCL_INSPECTOR_OTEL_EXPORT", false, &otel); /* the vendors' name, a synonym */
@@ -280,11 +281,12 @@ void ins_config_describe(const struct ins_config *cfg, char *buf, int len) {
            "ENABLE_P2P=%d DUMP_THREAD_ENABLE=%d DUMP_THREAD_INTERVAL_MICROSECONDS=%lld "
            "DUMP_VERBOSE=%d DUMP_MIN_SIZE_BYTES=%llu REQUIRE_KERNEL_TIMING=%d "
            "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u RING_MEMORY_MAX_MB=%u PROM_DUMP=%d "
-           "PROM_DUMP_STATS=%d JSON_DUMP=%d OTLP_EXPORT=%d HANG_SECONDS=%s DUMP_DIR=%s%s%s%s%s",
+           "PROM_DUMP_STATS=%d JSON_DUMP=%d OTLP_EXPORT=%d HANG_SECONDS=%s DUMP_DIR=%s%s%s%s%s%s",
            cfg->enable_p2p, cfg->dump_thread_enable, cfg->interval_us, cfg->verbose,
            (unsigned long long)cfg->min_size_bytes, cfg->require_kernel_timing,
            cfg->coll_ring_size, cfg->p2p_ring_size, cfg->ring_memory_max_mb, cfg->prom_dump, cfg->prom_dump_stats, cfg->json_dump,
            cfg->otlp_export, hang, cfg->dump_dir,
            cfg->trace_dir[0] ? " TRACE_DIR=" : "", cfg->trace_dir,
-           cfg->dump_unverified ? " DUMP_UNVERIFIED=1" : "", sample);
+           cfg->dump_unverified ? " DUMP_UNVERIFIED=1" : "", cfg->prom_dump_ranks ? " PROM_DUMP_RANKS=1" : "",
+           sample);
 }

@@ -52,6 +52,7 @@ struct ins_config {
                                   every communicator of the process hold at once (core/seg.h) */
   bool prom_dump;           /* NCCL_INSPECTOR_PROM_DUMP (0) */
   bool prom_dump_stats;     /* NCCL_INSPECTOR_PROM_DUMP_STATS (0) */
+  bool prom_dump_ranks;     /* NCCL_INSPECTOR_PROM_DUMP_RANKS (0): per-rank and per-peer counters */
   bool otlp_export;         /* NCCL_INSPECTOR_OTLP_EXPORT, or the vendors' NCCL_INSPECTOR_OTEL_EXPORT (0) */
   bool json_dump;           /* NCCL_INSPECTOR_JSON_DUMP (1; 0 when PROM_DUMP=1): the JSON log */
   uint64_t hang_ns;         /* NCCL_INSPECTOR_HANG_SECONDS (300), in ns; 0: hang detection off */

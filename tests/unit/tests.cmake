@@ -17,6 +17,8 @@ if(TARGET inspector_core)
   ins_unit_test(core test_core.c 120 "threads;unit")
   # the Prometheus output: buckets, escaping, device fallback, window aggregation
   ins_unit_test(prom test_prom.c 60 "unit")
+  # NCCL_INSPECTOR_PROM_DUMP_RANKS: per-rank and per-peer counters, their bound (the alert rules' input)
+  ins_unit_test(prom_ranks test_prom_ranks.c 60 "unit")
   # a child forked from a process running the plugin exits at once
   ins_unit_test(fork test_fork.c 60 "threads;unit")
   # fork while the plugin's threads hold its locks: no child hangs (a hang is killed)

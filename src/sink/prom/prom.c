@@ -36,6 +36,7 @@
 #include "sink/prom/prom_labels.h"
 #include "sink/prom/prom_table.h"
 #include "sink/sink.h"
+#include "sink/vocab.h"
 
 struct ins_prom_dev {
   struct ins_device_id id;
@@ -56,15 +57,22 @@ struct ins_prom_dev {
 };
 
 /* The sink's state of a communicator context: its device, and with hang detection on
- * (sink/hang.h) its gauges, on the device's list (g_lock; its file's writers read the list
- * under its file_lock too, which a detach takes before it takes a context off). */
+ * (sink/hang.h) its gauges, with NCCL_INSPECTOR_PROM_DUMP_RANKS its counters, on the
+ * device's list (g_lock; its file's writers read the list under its file_lock too, which a
+ * detach takes before it takes a context off). */
 struct prom_comm {
   struct ins_prom_dev *dev;
-  char *labels;          /* comm_name, comm_id, rank (NULL: hang detection off) */
+  char *labels;          /* comm_name, comm_id, rank (NULL: no gauges, no counters) */
   uint64_t ops;          /* in flight at the last check */
   double oldest_s;       /* the oldest one's age then */
   uint64_t last_sn[INS_FUNC_COUNT]; /* its newest completed op's sn, by function ... */
   uint32_t have;                     /* ... where bit f is set */
+  /* NCCL_INSPECTOR_PROM_DUMP_RANKS: the records aggregated (g_lock), of its collectives
+   * and of its P2P by (peer, function, size): at most INS_PROM_PEERS_MAX of those */
+  uint64_t coll_n, coll_ns;
+  struct ins_prom_peer *peers;
+  size_t npeers, cap_peers;
+  uint64_t peer_overflow;
   struct prom_comm *next;
 };
 
@@ -72,11 +80,13 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static char g_host[256];
 static struct ins_files_dir g_dir; /* the dump directory, as first made (io/files.h) */
 static bool g_stats;
+static bool g_ranks;                   /* NCCL_INSPECTOR_PROM_DUMP_RANKS */
 static char *g_proc_labels;            /* version, cluster, slurm_job_id, node */
 /* Devices are only ever added (at the head, under g_lock) and never freed: an attach finds
  * its GPU's without the lock (a new GPU's takes it). */
 static struct ins_prom_dev *_Atomic g_devs;
 static atomic_int g_warned_mem;
+static atomic_int g_warned_peers; /* a context past INS_PROM_PEERS_MAX: once per process */
 /* Hang detection (sink/hang.h): its threshold (0: off, no gauges). A file written since the
  * last check (g_wrote: any writer; g_last_write: the check's time that saw it, on the dump
  * thread), so that a check rewrites the files only when none was written for a threshold. */
@@ -94,6 +104,7 @@ void ins_prom_configure(const struct ins_config *cfg) {
   if (fd >= 0) close(fd);
   snprintf(g_host, sizeof g_host, "%s", cfg->hostname);
   g_stats = cfg->prom_dump_stats;
+  g_ranks = cfg->prom_dump_ranks;
   g_hang_ns = cfg->hang_ns;
   free(g_proc_labels);
   g_proc_labels = strdup(buf);
@@ -152,6 +163,45 @@ static void note_sn(struct prom_comm *pc, const struct ins_record *r) {
   pc->have |= 1u << r->func;
 }
 
+/* An aggregated record into pc's per-rank counters (g_lock held). A P2P record whose
+ * (peer, function, size) would be entry INS_PROM_PEERS_MAX + 1, or finds no memory, is
+ * counted as overflow: the per-peer series of a rank stay bounded whoever it talks to. */
+static void count_rank(struct prom_comm *pc, const struct ins_record *r, const char *size) {
+  if (!pc || !pc->labels || !g_ranks) return;
+  if (r->kind == INS_KIND_COLL) {
+    pc->coll_n++;
+    pc->coll_ns += r->exec_ns;
+    return;
+  }
+  struct ins_prom_peer *p = NULL;
+  for (size_t i = 0; i < pc->npeers && !p; i++)
+    if (pc->peers[i].peer == r->peer && pc->peers[i].func == r->func && !strcmp(pc->peers[i].size, size))
+      p = &pc->peers[i];
+  if (!p && pc->npeers == pc->cap_peers && pc->cap_peers < INS_PROM_PEERS_MAX) {
+    size_t cap = pc->cap_peers ? 2 * pc->cap_peers : 4;
+    if (cap > INS_PROM_PEERS_MAX) cap = INS_PROM_PEERS_MAX;
+    struct ins_prom_peer *np = realloc(pc->peers, cap * sizeof *np);
+    if (np) pc->peers = np, pc->cap_peers = cap;
+  }
+  if (!p && pc->npeers < pc->cap_peers) {
+    p = &pc->peers[pc->npeers++];
+    memset(p, 0, sizeof *p);
+    p->peer = r->peer;
+    p->func = r->func;
+    snprintf(p->size, sizeof p->size, "%s", size);
+  }
+  if (!p) {
+    pc->peer_overflow++;
+    ins_warn_once(&g_warned_peers, "more than %d (peer, operation, size) P2P series on the "
+                  "context %s: the records of the others are counted in "
+                  "nccl_p2p_peer_overflow_total", INS_PROM_PEERS_MAX, pc->labels);
+    return;
+  }
+  p->n++;
+  p->bytes += r->bytes;
+  p->ns += r->exec_ns;
+}
+
 /* ins_prom_add, and the op's sequence number for the gauges of pc (if any). */
 static int add(struct ins_prom_dev *d, struct prom_comm *pc, const struct ins_comm *c,
                const struct ins_record *r) {
@@ -172,7 +222,14 @@ static int add(struct ins_prom_dev *d, struct prom_comm *pc, const struct ins_co
          ins_busbw_factor(r->func, c->nranks);
   pthread_mutex_lock(&g_lock);
   int rc = ins_prom_table_add(&d->table, r->kind, labels, (double)r->exec_ns / 1000.0, bw);
-  if (rc == 0) d->kept[r->kind]++;
+  if (rc == 0) {
+    d->kept[r->kind]++;
+    if (g_ranks) {
+      char size[24];
+      ins_vocab_size_bucket(r->bytes, size, sizeof size);
+      count_rank(pc, r, size);
+    }
+  }
   note_sn(pc, r);
   pthread_mutex_unlock(&g_lock);
   if (rc != 0)
@@ -204,21 +261,37 @@ struct dev_counts {
   uint64_t unreported[INS_FUNC_COUNT];
   struct ins_prom_gauge *gauges; /* malloc'd; NULL: none, or no memory (the families empty) */
   size_t ngauges;
+  struct ins_prom_peer *peers;   /* malloc'd: the gauges' peers, copied (NULL: none) */
 };
 
 /* d's contexts' gauges into k (g_lock held). */
 static void copy_gauges(struct ins_prom_dev *d, struct dev_counts *k) {
-  size_t n = 0;
+  size_t n = 0, np = 0;
   k->gauges = NULL;
   k->ngauges = 0;
-  for (struct prom_comm *pc = d->comms; pc; pc = pc->next) n++;
+  k->peers = NULL;
+  for (struct prom_comm *pc = d->comms; pc; pc = pc->next) n++, np += pc->npeers;
   if (!n || !(k->gauges = malloc(n * sizeof *k->gauges))) return;
+  /* the peers are copied: the dump thread grows a context's array while the file is written */
+  if (np && !(k->peers = malloc(np * sizeof *k->peers))) np = 0;
+  size_t at = 0;
   for (struct prom_comm *pc = d->comms; pc; pc = pc->next) {
     struct ins_prom_gauge *g = &k->gauges[k->ngauges++];
     g->labels = pc->labels;
     g->oldest_s = pc->oldest_s;
     memcpy(g->last_sn, pc->last_sn, sizeof g->last_sn);
     g->have = pc->have;
+    g->coll_n = pc->coll_n;
+    g->coll_ns = pc->coll_ns;
+    g->peers = NULL;
+    g->npeers = 0;
+    g->peer_overflow = pc->peer_overflow;
+    if (np && pc->npeers) {
+      memcpy(k->peers + at, pc->peers, pc->npeers * sizeof *k->peers);
+      g->peers = k->peers + at;
+      g->npeers = pc->npeers;
+      at += pc->npeers;
+    }
   }
 }
 
@@ -242,13 +315,14 @@ static void write_ended(struct ins_prom_dev *d, const struct dev_counts *k) {
   struct ins_prom_file f = {.uuid = d->id.uuid, .labels = d->labels, .table = &d->ended,
                             .kept = k->kept, .dropped = k->dropped, .excluded = k->excluded,
                             .untimed = k->untimed, .unreported = k->unreported,
-                            .stats = g_stats, .hang = g_hang_ns != 0, .gauges = k->gauges,
-                            .ngauges = k->ngauges};
+                            .stats = g_stats, .hang = g_hang_ns != 0, .ranks = g_ranks,
+                            .gauges = k->gauges, .ngauges = k->ngauges};
   if (ins_prom_file_write(&g_dir, &f, path, sizeof path) == 0 && !d->named) {
     d->named = true; /* under file_lock: only writers read it */
     ins_info("writing Prometheus metrics to %s", path);
   }
   free(k->gauges);
+  free(k->peers);
   ins_prom_table_reset(&d->ended);
   atomic_store(&g_wrote, true);
 }
@@ -307,7 +381,7 @@ void ins_prom_shutdown(void) {
 static int prom_attach(struct ins_comm *c, void **state) {
   struct prom_comm *pc = calloc(1, sizeof *pc);
   char labels[1024];
-  if (pc && g_hang_ns) {
+  if (pc && (g_hang_ns || g_ranks)) {
     ins_prom_comm_labels(labels, sizeof labels, c);
     if (!(pc->labels = strdup(labels))) {
       free(pc);
@@ -355,6 +429,7 @@ static void prom_detach(struct ins_comm *c, void *state) {
   (void)c;
   struct prom_comm *pc = state;
   detach(pc->dev, pc); /* write its device's file, or remove it */
+  free(pc->peers);
   free(pc->labels);
   free(pc);
 }

@@ -106,6 +106,56 @@ static void hang_gauges(FILE *f, const struct ins_prom_file *d) {
                 ins_func_name[fn], (unsigned long long)d->gauges[i].last_sn[fn]);
 }
 
+/* ns as seconds, exactly (no rounding through a double). */
+static void seconds(FILE *f, uint64_t ns) {
+  fprintf(f, "%llu.%09llu\n", (unsigned long long)(ns / 1000000000u),
+          (unsigned long long)(ns % 1000000000u));
+}
+
+/* NCCL_INSPECTOR_PROM_DUMP_RANKS: every context's counters (zeros too: a rank's series names
+ * its node for the rules' joins), its P2P per peer, function and size. */
+static void rank_counters(FILE *f, const struct ins_prom_file *d) {
+  static const char *const n = "nccl_rank_collectives_total", *const s = "nccl_rank_collective_seconds_total";
+  fprintf(f, "# HELP %s Collective records aggregated on this communicator and rank.\n# TYPE %s counter\n",
+          n, n);
+  for (size_t i = 0; i < d->ngauges; i++)
+    fprintf(f, "%s{%s,%s} %llu\n", n, d->labels, d->gauges[i].labels,
+            (unsigned long long)d->gauges[i].coll_n);
+  fprintf(f, "# HELP %s Execution time in seconds of those records: a late rank's is the shortest "
+          "of its communicator (the others wait for it).\n# TYPE %s counter\n", s, s);
+  for (size_t i = 0; i < d->ngauges; i++) {
+    fprintf(f, "%s{%s,%s} ", s, d->labels, d->gauges[i].labels);
+    seconds(f, d->gauges[i].coll_ns);
+  }
+  static const char *const fam[3] = {"nccl_p2p_peer_operations_total", "nccl_p2p_peer_bytes_total",
+                                     "nccl_p2p_peer_seconds_total"};
+  static const char *const help[3] = {"Point-to-point records aggregated on this rank, by peer rank.",
+                                      "Bytes of those records.", "Execution time in seconds of those records."};
+  for (int k = 0; k < 3; k++) {
+    fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", fam[k], help[k], fam[k]);
+    for (size_t i = 0; i < d->ngauges; i++)
+      for (size_t j = 0; j < d->gauges[i].npeers; j++) {
+        const struct ins_prom_peer *p = &d->gauges[i].peers[j];
+        fprintf(f, "%s{%s,%s,peer=\"%d\",p2p_operation=\"%s\",message_size=\"%s\"} ", fam[k], d->labels,
+                d->gauges[i].labels, p->peer, ins_func_name[p->func], p->size);
+        if (k == 2)
+          seconds(f, p->ns);
+        else
+          fprintf(f, "%llu\n", (unsigned long long)(k ? p->bytes : p->n));
+      }
+  }
+  bool over = false;
+  for (size_t i = 0; i < d->ngauges; i++) over |= d->gauges[i].peer_overflow != 0;
+  if (!over) return;
+  static const char *const o = "nccl_p2p_peer_overflow_total";
+  fprintf(f, "# HELP %s Point-to-point records of this rank left out of the per-peer counters: "
+          "more than %d (peer, operation, size) of them.\n# TYPE %s counter\n", o, INS_PROM_PEERS_MAX, o);
+  for (size_t i = 0; i < d->ngauges; i++)
+    if (d->gauges[i].peer_overflow)
+      fprintf(f, "%s{%s,%s} %llu\n", o, d->labels, d->gauges[i].labels,
+              (unsigned long long)d->gauges[i].peer_overflow);
+}
+
 int ins_prom_file_write(struct ins_files_dir *dir, const struct ins_prom_file *d, char *path,
                         size_t cap) {
   char tmp[NAME_MAX + 1], name[NAME_MAX + 1], prefix[256];
@@ -167,6 +217,7 @@ int ins_prom_file_write(struct ins_files_dir *dir, const struct ins_prom_file *d
     sampling_gauge(f, d);
   }
   if (d->hang) hang_gauges(f, d);
+  if (d->ranks) rank_counters(f, d);
   int bad = ferror(f), rc = 0;
   if (fclose(f) != 0 || bad || renameat(dfd, tmp, dfd, name) != 0) {
     ins_warn_once(&g_warned, "cannot write '%s': %s; Prometheus metrics are not written",

@@ -3,7 +3,9 @@
  * its samples from the window's series (mean execution time, geometric-mean
  * bus bandwidth), and with NCCL_INSPECTOR_PROM_DUMP_STATS the counters
  * (records aggregated, dropped, excluded) and the sampled share; with hang detection on,
- * each communicator context's gauges of its ops in flight and its last completed op.
+ * each communicator context's gauges of its ops in flight and its last completed op; with
+ * NCCL_INSPECTOR_PROM_DUMP_RANKS, each context's counters of its collectives and of its
+ * P2P per peer (what the alert rules compare across ranks: prometheus/inspector-rules.yml).
  * Written to a new file with a random name in the same
  * directory (io/files.h) and renamed over the .prom file: the node
  * exporter never reads half a file, and a link planted at either name is
@@ -21,12 +23,30 @@
 #include "io/files.h"
 #include "sink/prom/prom_table.h"
 
-/* Hang detection's gauges of one communicator context (NCCL_INSPECTOR_HANG_SECONDS > 0). */
+/* One context's P2P records to or from one peer, of one function and message size, since
+ * its start (NCCL_INSPECTOR_PROM_DUMP_RANKS). */
+struct ins_prom_peer {
+  int32_t peer;        /* the peer's rank */
+  uint8_t func;        /* enum ins_func: Send or Recv */
+  char size[24];       /* the message_size bucket (sink/vocab.h) */
+  uint64_t n, bytes, ns; /* records, their bytes, their execution time */
+};
+
+/* The most (peer, function, size) entries a context counts: a job whose every rank talks to
+ * every other would otherwise make ranks^2 series; records beyond are counted as overflow. */
+#define INS_PROM_PEERS_MAX 256
+
+/* One communicator context's gauges: hang detection's (NCCL_INSPECTOR_HANG_SECONDS > 0) and
+ * its per-rank counters (NCCL_INSPECTOR_PROM_DUMP_RANKS). */
 struct ins_prom_gauge {
   const char *labels;   /* comm_name="...",comm_id="0x...",rank="N" */
   double oldest_s;      /* the age of its oldest op in flight (0: none) */
   uint64_t last_sn[INS_FUNC_COUNT]; /* by enum ins_func: its newest completed op's sn ... */
   uint32_t have;        /* ... where bit f is set */
+  uint64_t coll_n, coll_ns;           /* collective records aggregated, their time */
+  const struct ins_prom_peer *peers;  /* npeers of them */
+  size_t npeers;
+  uint64_t peer_overflow;             /* P2P records left out of peers (the cap) */
 };
 
 /* What one device's file is made of. */
@@ -41,6 +61,7 @@ struct ins_prom_file {
   const uint64_t *unreported;      /* [enum ins_func] collectives NCCL never reported */
   bool stats;                      /* NCCL_INSPECTOR_PROM_DUMP_STATS: counters and sampled share */
   bool hang;                       /* hang detection on: the gauges below (none: families empty) */
+  bool ranks;                      /* NCCL_INSPECTOR_PROM_DUMP_RANKS: the gauges' counters */
   const struct ins_prom_gauge *gauges;
   size_t ngauges;
 };
