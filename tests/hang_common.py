@@ -15,8 +15,9 @@ processes still run, then end the hold (SIGUSR1) and collect the exit.  Standard
         job.release(a.timeout / 3)               # rc, stdout, stderr; a job left is killed
 
 Without --hang-rank (--hang-hold-s alone) the same job holds with nothing stuck: the control.
-The plugin tracks no op below NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES (8192 by default), so a stuck
-op meant to be seen must be at least that large (or the variable lowered).
+With hang detection on, the plugin watches ops of every size: one below
+NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES (8192 by default) writes no record but gets its hang line
+(hang.plugin.small); with NCCL_INSPECTOR_HANG_SECONDS=0 such ops are not tracked at all.
 
 The hold is long (hold_s, 600 s by default; the tests give their case's time, so that a test
 killed on the way leaves no process holding for long) and is ended by the test, so nothing

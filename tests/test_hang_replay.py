@@ -32,6 +32,11 @@ process holds, once the lines that must come are there (the ready files, then a 
                     lines name the second communicator's AllReduce #2, none the first's
   hang.plugin.quiet the same 16 processes held with nothing stuck (--hang-hold-s alone), a 1 s
                     threshold: every rank says comm_idle, no process writes a hang line
+  hang.plugin.small a 4-byte AllReduce (a barrier, a loss reduction: below
+                    NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES) stuck after a 64 KiB one: the 7 waiting
+                    ranks' hang lines name it (size 4, count 1), the last completed the 64 KiB
+                    AllReduce; after the exit, no log holds a record of a 4-byte op nor counts
+                    one dropped, untimed or incomplete
 """
 import collections
 import json
@@ -577,6 +582,51 @@ def plugin_quiet_case(a):
         return result(name, wd, probs, "16 processes idle past a 1 s threshold, no hang line")
 
 
+def plugin_small_case(a):
+    """Section 1: --sizes 4:64K --factor 16384 (4 B and 64 KiB), --iters 2, --order iters: AllReduce
+    4 B (sn 0), 64 KiB (sn 1), 4 B (sn 2), 64 KiB (sn 3); --hang-op 2: AllReduce sn 2, one float.
+    Rank 3 missing, the 7 others wait in its kernel. Below DUMP_MIN_SIZE_BYTES (8192, the
+    default): it writes no record, but hang detection watches it."""
+    name = "hang.plugin.small"
+    hang_s = 1
+    args = ["--ranks", "8", "--nodes", "2", "--colls", "AllReduce", "--iters", "2", "--sizes", "4:64K",
+            "--factor", "16384", "--order", "iters", "--hang-op", "2", "--hang-rank", "3"]
+    with harness.Workdir(a.keep, "hang") as wd:
+        with plugin_job(a, wd, args, hang_s) as job:
+            h, snap, probs = copy_while_held(a, job)
+            finish(a, job, probs)
+        check_hang_line(h, {"func": "AllReduce", "sn": 2, "bytes": 4, "missing": [3], "queued": [],
+                            "waiting": [r for r in range(8) if r != 3]}, probs)
+        if snap is not None and h is not None:
+            check_stuck_lines(snap, job, h, hang_s, {"waiting": {
+                "coll": "AllReduce", "coll_msg_size_bytes": 4, "coll_count": 1, "kernel_started": True,
+                "channels_started": CHANNELS, "ops_in_flight": 1}}, probs)
+            for r, got in hang_common.stuck_hang_lines(snap, h).items():
+                lc = got[0]["hang"].get("last_completed") or {}
+                if (lc.get("coll"), lc.get("coll_sn")) != ("AllReduce", 1):
+                    probs.append("rank %d: last_completed %r, want AllReduce #1 (64 KiB)" % (r, lc))
+        # after the exit: the 64 KiB ops' records only; no small op counted as lost
+        recs = stats = 0
+        for n, ls in job.logs().items():
+            for o in hang_common.objects(ls):
+                if "coll_perf" in o:
+                    recs += 1
+                    if o["coll_perf"].get("coll_msg_size_bytes") != 65536:
+                        probs.append("%s: a record of a %r-byte op" % (n, o["coll_perf"].get("coll_msg_size_bytes")))
+                st = o.get("dump_stats")
+                if st:
+                    stats += 1
+                    for k in ("coll_dropped_total", "coll_untimed_total"):
+                        if st.get(k) != 0:
+                            probs.append("%s: dump_stats %s %r, want 0" % (n, k, st.get(k)))
+        # 64 KiB AllReduce #1 on every rank, #3 on none (rank 3 never issues #2; the others stop there)
+        if recs != 8:
+            probs.append("%d records, want 8 (AllReduce #1 on each rank)" % recs)
+        if not stats:
+            probs.append("no dump_stats line")
+        return result(name, wd, probs, "7 ranks wrote a hang line for the 4-byte AllReduce #2, no record of it")
+
+
 def usage_case(a):
     name = "hang.usage"
     base = [a.replay, "--plugin", a.plugin, "--synthetic", "--ranks", "16", "--nodes", "4", "--sizes", "1K:4K",
@@ -642,7 +692,8 @@ def cases():
             c("hang.plugin.p2p", plugin_p2p_case, labels=["synthetic", "hang"], timeout=90),
             c("hang.plugin.group-comms", plugin_group_comms_case, labels=["synthetic", "hang", "threads"],
               timeout=90),
-            c("hang.plugin.quiet", plugin_quiet_case, labels=["synthetic", "hang"], timeout=120)]
+            c("hang.plugin.quiet", plugin_quiet_case, labels=["synthetic", "hang"], timeout=120),
+            c("hang.plugin.small", plugin_small_case, labels=["synthetic", "hang"], timeout=90)]
 
 
 if __name__ == "__main__":

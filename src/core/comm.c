@@ -65,6 +65,8 @@ struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, cons
   c->track_p2p = cfg->enable_p2p;
   c->keep_cpu_timing = !cfg->require_kernel_timing;
   c->min_bytes = cfg->min_size_bytes;
+  /* hang detection runs on the dump thread (sink/dump.c) */
+  c->untracked_below = cfg->hang_ns && cfg->dump_thread_enable ? 0 : cfg->min_size_bytes;
   pthread_mutex_init(&c->drain_lock, NULL);
   c->reg_idx = NOT_REGISTERED;
   atomic_fetch_add(&g_contexts, 1);

@@ -38,7 +38,11 @@ struct ins_comm {
   int rank, nranks, nnodes;
   char name[128];          /* valid UTF-8 (core/utf8.h); "unknown" when NCCL gave none */
   bool verbose, track_p2p, keep_cpu_timing;
-  uint64_t min_bytes;
+  uint64_t min_bytes;       /* NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES: smaller ops write no record */
+  /* Smaller ops are not tracked at all: min_bytes with hang detection off (or no dump thread
+   * to run it); 0 with it on: smaller ops are then tracked quiet, in flight for its checks
+   * and writing nothing (core/op_types.h, INS_OP_QUIET) */
+  uint64_t untracked_below;
 
   struct ins_pool pool;
   struct ins_ring ring[2];          /* [INS_KIND_COLL], [INS_KIND_P2P] */
@@ -51,7 +55,7 @@ struct ins_comm {
   _Atomic int bad_channel;          /* a kernel channel id >= 64 was seen */
   _Atomic uint64_t refused_parent;  /* kernel starts refused: their parent was not an op in flight */
   _Atomic uint64_t refused_dup;     /* ... or a channel their op already had */
-  _Atomic uint64_t issue_seq;       /* ops issued (tracked ones) */
+  _Atomic uint64_t issue_seq;       /* ops issued (tracked ones, quiet ones included) */
 
   /* The issue order, for judging whose timestamps NCCL handed an op (core/judge.h).
    * Written by the application thread that uses the communicator (NCCL allows one at a

@@ -69,34 +69,19 @@ void ins_op_api_call(struct ins_comm *c, int coll, const char *func) {
   }
 }
 
-/* ins_op_start, and with no_kernel ins_op_start_copy_engine: inlined into each, so that
- * the flag costs the common path nothing. */
+/* An op tracked from its start, in its in-flight slot (op_start's second half). quiet: it is
+ * below NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES, watched for hang detection only (op_types.h,
+ * INS_OP_QUIET). Both flags are constants: each combination is its own inlined copy, so
+ * that they cost the common path nothing. */
 static inline __attribute__((always_inline)) void *
-op_start(struct ins_comm *c, enum ins_kind kind, const char *func, const char *datatype,
-         uint64_t count, uint64_t seq, int peer, uint8_t nchannels, const char *algo,
-         const char *proto, bool no_kernel) {
-  if (!c) return NULL;
-  /* Every Coll and P2p takes its place in the issue order, kept or not: filtered ops
-   * run on the GPU too, and judge.h counts them. */
-  uint64_t op_idx = LOAD(c->ops_seq);
-  STORE(c->ops_seq, op_idx + 1);
-  STORE(c->in_api_calls, false);
-  enum ins_func fid = ins_func_id(func);
-  if (kind == INS_KIND_COLL) {
-    c->group_reports[fid]++;
-    c->group_funcs |= 1u << fid;
-  }
-  if (kind == INS_KIND_P2P) {
-    /* p2p_sn counts every P2p of the context, so filtered ones leave gaps. */
-    seq = atomic_fetch_add_explicit(&c->p2p_seq, 1, memory_order_relaxed);
-    if (!c->track_p2p || peer == c->rank) return NULL; /* a self-send has no kernel events */
-  }
-  uint64_t bytes = count * ins_datatype_size(datatype);
-  if (bytes < c->min_bytes) return NULL;
-
+track(struct ins_comm *c, enum ins_kind kind, enum ins_func fid, const char *func,
+      const char *datatype, uint64_t count, uint64_t bytes, uint64_t seq, int peer,
+      uint64_t op_idx, uint8_t nchannels, const char *algo, const char *proto, bool no_kernel,
+      bool quiet) {
   struct ins_op *op = ins_pool_get(&c->pool);
   if (!op) {
-    atomic_fetch_add_explicit(&c->dropped[kind], 1, memory_order_relaxed);
+    /* a quiet op would have written nothing: no record lost */
+    if (!quiet) atomic_fetch_add_explicit(&c->dropped[kind], 1, memory_order_relaxed);
     return NULL;
   }
   /* The op's published fields (op_types.h): the dump thread may be reading this struct as
@@ -113,7 +98,7 @@ op_start(struct ins_comm *c, enum ins_kind kind, const char *func, const char *d
   /* nChannels is only a promise if it is a plausible channel count (RCCL
    * has been seen sending garbage): otherwise count channels as they come. */
   PUB(op->expected, nchannels <= INS_MAX_CHANNELS ? nchannels : 0);
-  op->verbose = c->verbose;
+  op->verbose = quiet ? (uint8_t)(c->verbose | INS_OP_QUIET) : c->verbose;
   op->host_clock = c->keep_cpu_timing || c->verbose;
   PUB(op->peer, kind == INS_KIND_P2P ? peer : -1);
   op->comm = c;
@@ -143,6 +128,39 @@ op_start(struct ins_comm *c, enum ins_kind kind, const char *func, const char *d
   op->tag = INS_TAG_OP;
   atomic_store_explicit(&c->inflight[issue & (INS_INFLIGHT_SLOTS - 1)], op, memory_order_release);
   return op;
+}
+
+/* ins_op_start, and with no_kernel ins_op_start_copy_engine: inlined into each, so that
+ * the flag costs the common path nothing. */
+static inline __attribute__((always_inline)) void *
+op_start(struct ins_comm *c, enum ins_kind kind, const char *func, const char *datatype,
+         uint64_t count, uint64_t seq, int peer, uint8_t nchannels, const char *algo,
+         const char *proto, bool no_kernel) {
+  if (!c) return NULL;
+  /* Every Coll and P2p takes its place in the issue order, kept or not: filtered ops
+   * run on the GPU too, and judge.h counts them. */
+  uint64_t op_idx = LOAD(c->ops_seq);
+  STORE(c->ops_seq, op_idx + 1);
+  STORE(c->in_api_calls, false);
+  enum ins_func fid = ins_func_id(func);
+  if (kind == INS_KIND_COLL) {
+    c->group_reports[fid]++;
+    c->group_funcs |= 1u << fid;
+  }
+  if (kind == INS_KIND_P2P) {
+    /* p2p_sn counts every P2p of the context, so filtered ones leave gaps. */
+    seq = atomic_fetch_add_explicit(&c->p2p_seq, 1, memory_order_relaxed);
+    if (!c->track_p2p || peer == c->rank) return NULL; /* a self-send has no kernel events */
+  }
+  uint64_t bytes = count * ins_datatype_size(datatype);
+  if (__builtin_expect(bytes < c->min_bytes, 0)) {
+    /* no record: watched for hang detection (quiet), or, with it off, not tracked at all */
+    if (bytes < c->untracked_below) return NULL;
+    return track(c, kind, fid, func, datatype, count, bytes, seq, peer, op_idx, nchannels, algo,
+                 proto, no_kernel, true);
+  }
+  return track(c, kind, fid, func, datatype, count, bytes, seq, peer, op_idx, nchannels, algo, proto,
+               no_kernel, false);
 }
 
 void *ins_op_start(struct ins_comm *c, enum ins_kind kind, const char *func,
@@ -412,8 +430,11 @@ static void publish(struct ins_comm *c, const struct ins_op *op, uint64_t mask, 
  * order on the GPU): the one just before can start no more channels (its token, if its
  * count is untrusted), and the one INS_OVERTAKE_WINDOW before, if still waiting, has
  * lost its missing events. Only an op that completed on its own events reclaims: one
- * finished by a reclaim proves nothing about the ops before it. */
-static void vouch_for_earlier_ops(struct ins_comm *c, uint64_t issue, int partial) {
+ * finished by a reclaim proves nothing about the ops before it. Forced inline: called twice
+ * (a quiet op's completion too), gcc kept it out of line, +1 instruction per callback on the
+ * synthetic mix (make bench's callgrind). */
+static inline __attribute__((always_inline)) void vouch_for_earlier_ops(struct ins_comm *c, uint64_t issue,
+                                                                     int partial) {
   if (issue > 0) release_untrusted(c, issue - 1);
   if (!partial && issue >= INS_OVERTAKE_WINDOW) reclaim_overtaken(c, issue - INS_OVERTAKE_WINDOW);
 }
@@ -432,6 +453,14 @@ static void complete(struct ins_op *op, int partial) {
   /* out of its in-flight slot, unless a reclaim took it out already or a newer op is there */
   struct ins_op *self = op;
   atomic_compare_exchange_strong(&c->inflight[issue & (INS_INFLIGHT_SLOTS - 1)], &self, NULL);
+  if (__builtin_expect(op->verbose & INS_OP_QUIET, 0)) {
+    /* Watched only: no record, no count, and none of the judge's state (the floor, the last
+     * certain op) from its timestamps, as if it had not been tracked. It still vouches for
+     * the ops before it: it ran after them on the GPU. */
+    if (!partial) ins_pool_put(&c->pool, op);
+    vouch_for_earlier_ops(c, issue, partial);
+    return;
+  }
   uint64_t mask = atomic_load_explicit(&op->chan_mask, memory_order_relaxed);
   if (partial) mask = keep_timed_channels(c, op, mask);
   struct op_span span = channel_span(op, mask);
@@ -522,6 +551,10 @@ void *ins_op_kernel_start_slow(struct ins_comm *c, void *parent, uint8_t channel
     atomic_fetch_add_explicit(&c->refused_parent, 1, memory_order_relaxed);
     return NULL;
   }
+  /* A quiet op (watched, never recorded: INS_OP_QUIET) raises the floor with its kernel
+   * starts exactly as an op not tracked does (above), and no other way (complete()): the
+   * records of the others are what they would be without it. */
+  if (op->verbose & INS_OP_QUIET) raise_floor(c, ptimer);
   if (channel >= INS_MAX_CHANNELS) {
     atomic_store_explicit(&c->bad_channel, 1, memory_order_relaxed);
     return NULL;
@@ -573,7 +606,8 @@ void ins_op_stop(struct ins_op *op) {
 
 /* One op still in flight at teardown: recorded, or counted; back to its pool. */
 static void finish_at_teardown(struct ins_comm *c, struct ins_op *op, uint64_t *incomplete) {
-  if (atomic_load(&op->zombie)) { /* recorded already; events NCCL never delivered */
+  /* recorded already (events NCCL never delivered), or quiet: it would never have been */
+  if (atomic_load(&op->zombie) || (op->verbose & INS_OP_QUIET)) {
     ins_pool_put(&c->pool, op);
     return;
   }

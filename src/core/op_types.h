@@ -84,12 +84,19 @@ _Static_assert((INS_MAX_CHANNELS & (INS_MAX_CHANNELS - 1)) == 0, "a power of two
  * its slot. Everyone else reads them plainly: they are written once per use, before the op
  * is handed out.
  */
+/* In an op's `verbose`: the op is below NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES, tracked only so
+ * that hang detection sees it in flight (core/op.c, track): it writes no record and counts in
+ * no counter. Beside the verbose bit, so that the kernel start's fast path, which sends a
+ * verbose op's starts to the slow path, sends a quiet op's there with no added test (op.c:
+ * its starts raise the GPU floor as an untracked op's do). */
+#define INS_OP_QUIET 2
+
 struct ins_op {
   uint32_t tag;      /* INS_TAG_OP */
   uint8_t kind;      /* enum ins_kind (published) */
   uint8_t func;      /* enum ins_func */
   uint8_t expected;  /* kernel channels expected; 0 = unknown (count them as they come) (published) */
-  uint8_t verbose;   /* the comm's verbose trace */
+  uint8_t verbose;   /* the comm's verbose trace (its bit 0), and INS_OP_QUIET */
   uint8_t host_clock; /* read the host clock at op start/stop (verbose or CPU timing kept) */
   int32_t peer;      /* (published) */
   _Atomic int pending;

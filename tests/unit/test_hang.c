@@ -61,6 +61,13 @@
  *                  reused by the next round's while the checks read them (every 4th round
  *                  after a check said them): every hang line names its own op's sn, count,
  *                  size and datatype (no copy torn by a reuse is kept), and each is resolved
+ *   small_coll     a 4-byte AllReduce (a barrier), below NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES,
+ *                  its 2 channels started and none stopped for 0.6 s: its hang line (coll_sn
+ *                  7, size 4, count 1), then hang_resolved; no record of it, and another
+ *                  left in flight at the finalize: neither is counted (dropped, untimed,
+ *                  incomplete: 0), the one record is the AllGather before them
+ *   small_off      NCCL_INSPECTOR_HANG_SECONDS=0: an op below the minimum size gets no handle
+ *                  (not tracked at all), one of the minimum size does, and its record
  */
 #include <dirent.h>
 #include <math.h>
@@ -152,19 +159,26 @@ static void *ctx_new(uint64_t id, const char *name) {
   return ctx;
 }
 
-static void *coll_start(void *ctx, const char *func, uint64_t sn, int nch) {
+/* A collective of count floats; the handle the plugin gave (NULL: not tracked). */
+static void *coll_start_n(void *ctx, const char *func, uint64_t sn, int nch, uint64_t count) {
   struct prof_descr_v5 d;
   memset(&d, 0, sizeof d);
   d.type = PROF_EV_COLL;
   d.coll.func = func;
   d.coll.datatype = "ncclFloat32";
-  d.coll.count = 262144;
+  d.coll.count = count;
   d.coll.seqNumber = sn;
   d.coll.nChannels = (uint8_t)nch;
   d.coll.algo = "RING";
   d.coll.proto = "SIMPLE";
   void *op = NULL;
-  CHECK(ncclProfiler_v5.startEvent(ctx, &op, &d) == 0 && op);
+  CHECK(ncclProfiler_v5.startEvent(ctx, &op, &d) == 0);
+  return op;
+}
+
+static void *coll_start(void *ctx, const char *func, uint64_t sn, int nch) {
+  void *op = coll_start_n(ctx, func, sn, nch, 262144);
+  CHECK(op != NULL);
   return op;
 }
 
@@ -502,6 +516,82 @@ static int case_off(const char *dir) {
   CHECK(atomic_load(&g_checks) == 0);
   CHECK(count_lines(dir, HANG) == 0 && count_lines(dir, IDLE) == 0);
   CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  return g_fail;
+}
+
+/* The integer after key in the last dump_stats line of communicator `id` (hex), or -1. */
+static long long stat_of(const char *dir, const char *id, const char *key) {
+  char *l[MAX_LINES];
+  int n = log_lines(dir, "\"dump_stats\":{", l);
+  long long v = -1;
+  for (int i = 0; i < n; i++)
+    if (strstr(l[i], id)) v = num(l[i], key);
+  free_lines(l, n);
+  return v;
+}
+
+static int case_small_coll(const char *dir) {
+  setup("0.5");
+  void *ctx = ctx_new(0x5a11, "small");
+  coll_done(ctx, "AllGather", 6, 1000000);
+  /* torch.distributed.barrier(): one float, 4 bytes, below DUMP_MIN_SIZE_BYTES (8192) */
+  oo_group(ctx);
+  void *op = coll_start_n(ctx, "AllReduce", 7, 2, 1), *ch[2] = {NULL, NULL};
+  CHECK(op != NULL); /* tracked: hang detection watches it */
+  for (int i = 0; op && i < 2; i++) ch[i] = chan_start(ctx, op, i, 2000000 + (uint64_t)i);
+  if (op) ncclProfiler_v5.stopEvent(op);
+  checks(2);
+  CHECK(count_lines(dir, HANG) == 0); /* first seen now */
+  advance_ms(600);
+  CHECK(wait_lines(dir, HANG, 1) == 1);
+  char *l[MAX_LINES];
+  int n = log_lines(dir, HANG, l);
+  const char *h = n ? l[0] : NULL;
+  HAS(h, "\"header\":{\"id\":\"0x5a11\",\"comm_name\":\"small\",\"rank\":0,");
+  HAS(h, "\"hang\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"coll_msg_size_bytes\":4,"
+         "\"coll_count\":1,\"coll_datatype\":\"ncclFloat32\",\"in_flight_s\":0.600000,");
+  HAS(h, "\"kernel_started\":true,\"channels_started\":2,\"channels_stopped\":0,"
+         "\"ops_in_flight\":1,\"repeat\":0,");
+  HAS(h, "\"last_completed\":{\"coll\":\"AllGather\",\"coll_sn\":6,\"end_ts_ns\":1012000}}}");
+  free_lines(l, n);
+  for (int i = 0; i < 2; i++)
+    if (ch[i]) chan_stop(ch[i], 2100000);
+  CHECK(wait_lines(dir, RESOLVED, 1) == 1);
+  n = log_lines(dir, RESOLVED, l);
+  HAS(n ? l[0] : NULL, "\"hang_resolved\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"in_flight_s\":0.600000}}");
+  free_lines(l, n);
+  /* a second small op, still in flight at the finalize: it would never have been written */
+  oo_group(ctx);
+  void *left = coll_start_n(ctx, "AllReduce", 8, 1, 2);
+  CHECK(left != NULL);
+  if (left) chan_start(ctx, left, 0, 3000000);
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  /* no record of either small op, and no count of a record lost */
+  CHECK(fu_records(dir, getpid(), 0x5a11) == 1); /* the AllGather */
+  CHECK(stat_of(dir, "0x5a11", "\"coll_records_total\":") == 1);
+  CHECK(stat_of(dir, "0x5a11", "\"coll_dropped_total\":") == 0);
+  CHECK(stat_of(dir, "0x5a11", "\"coll_untimed_total\":") == 0);
+  CHECK(stat_of(dir, "0x5a11", "\"incomplete\":") == 0);
+  CHECK(count_lines(dir, HANG) == 1 && count_lines(dir, RESOLVED) == 1);
+  return g_fail;
+}
+
+static int case_small_off(const char *dir) {
+  setup("0");
+  void *ctx = ctx_new(0x5a0f, "smalloff");
+  oo_group(ctx);
+  /* hang detection off: below the minimum size, not tracked (no handle: the cheapest path) */
+  CHECK(coll_start_n(ctx, "AllReduce", 1, 1, 1) == NULL);
+  CHECK(coll_start_n(ctx, "AllReduce", 2, 1, 2047) == NULL); /* 8188 bytes */
+  void *big = coll_start_n(ctx, "AllReduce", 3, 1, 2048);    /* 8192: tracked, recorded */
+  CHECK(big != NULL);
+  if (big) {
+    chan_stop(chan_start(ctx, big, 0, 1000), 2000);
+    ncclProfiler_v5.stopEvent(big);
+  }
+  CHECK(ncclProfiler_v5.finalize(ctx) == 0);
+  CHECK(fu_records(dir, getpid(), 0x5a0f) == 1);
+  CHECK(atomic_load(&g_checks) == 0);
   return g_fail;
 }
 
@@ -899,6 +989,7 @@ static const struct {
     {"gpu_past", case_gpu_past},     {"off", case_off},           {"prom_gauges", case_prom_gauges},
     {"at_once", case_at_once},       {"in_group", case_in_group}, {"prom_quiet", case_prom_quiet},
     {"off_gauges", case_off_gauges}, {"reuse", case_reuse},
+    {"small_coll", case_small_coll}, {"small_off", case_small_off},
 #if INSPECTOR_OTLP
     {"otlp_gauges", case_otlp_gauges},
 #endif

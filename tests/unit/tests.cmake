@@ -146,7 +146,7 @@ if(TARGET inspector_core)
                              INSPECTOR_OTLP=$<BOOL:${INSPECTOR_OTLP}>)
   target_link_libraries(inspector-unit-hang PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
   set(_hang_cases env stuck_coll queued p2p second_comm idle quiet gpu_past off prom_gauges
-                  at_once in_group prom_quiet off_gauges reuse)
+                  at_once in_group prom_quiet off_gauges reuse small_coll small_off)
   if(INSPECTOR_OTLP)
     list(APPEND _hang_cases otlp_gauges)
   endif()
