@@ -32,6 +32,10 @@ prometheus-node-exporter, installed by .ci/run; the cases skip with a note when 
                 6, 7 with their node and GPU, not rank 5 (nothing in flight), not the first
                 communicator, whose gauges are there at 0 as the clean job's are. Bounded waits
                 only: for the ready files, then until what fires is what was planted.
+  e2e.validate  tools/validate/alerts.py --jobs quick (docs/VALIDATION.md, "Alerts on planted
+                jobs"): a clean job, a late rank and a slow link found by both the alerts and
+                inspector-report, a link at half speed and a late rank of two found by the report
+                only; no false finding on either side
   e2e.rewrite   a reader reads the .prom files in a loop while a process with 300
                 communicators per GPU tears them down one by one (each teardown rewrites the
                 file), five times: every read is a whole, valid file.
@@ -513,9 +517,49 @@ def periodic(a):
         return True, "OK e2e.periodic: first file at %.1f s, during the job, with every collective" % seen_at
 
 
+VALIDATE = os.path.join(HERE, "..", "tools", "validate", "alerts.py")
+# tools/validate/alerts.py --jobs quick: (alerts' hits, the report's hits) of what was planted
+VALIDATE_QUICK = {"clean-8r4n": (0, 0), "late-16r4n-200us": (1, 1), "link-8r4n-x4": (1, 1),
+                  "link-x2": (0, 1),     # half speed is the alert's threshold, not below it
+                  "late-2r2n": (0, 1)}   # 2 ranks: the alert cannot say which one is late
+
+
+def validate(a):
+    if not (NODE_EXPORTER and PROMETHEUS):
+        return True, "OK e2e.validate: skipped (prometheus or node_exporter not installed)"
+    problems = []
+    with harness.Workdir(a.keep, "promval") as wd:
+        out = os.path.join(wd.path, "table.json")
+        report = os.path.join(os.path.dirname(a.replay), "inspector-report")
+        r = harness.run([sys.executable, VALIDATE, "--jobs", "quick", "--replay", a.replay,
+                         "--plugin", a.plugin, "--report", report, "--json", out,
+                         "--keep", os.path.join(wd.path, "work")], os.environ.copy(), wd.cwd, a.timeout)
+        if r.rc or not os.path.exists(out):
+            problems.append("alerts.py exit %s: %s" % (r.rc, r.stderr[-800:]))
+        else:
+            with open(out) as f:
+                rows = {x["job"]: x for x in json.load(f)["rows"]}
+            if set(rows) != set(VALIDATE_QUICK):
+                problems.append("jobs %s, expected %s" % (sorted(rows), sorted(VALIDATE_QUICK)))
+            for job, (ah, rh) in sorted(VALIDATE_QUICK.items()):
+                x = rows.get(job)
+                if x and (x["alerts_hits"], x["report_hits"]) != (ah, rh):
+                    problems.append("%s: hits (alerts, report) %s, expected %s"
+                                    % (job, (x["alerts_hits"], x["report_hits"]), (ah, rh)))
+                if x and (x["alerts_false"], x["report_false"]) != ("none", "none"):
+                    problems.append("%s: false findings %s" % (job, (x["alerts_false"], x["report_false"])))
+            if "| late-16r4n-200us | 16 ranks, 4 nodes (4 a node) | rank 9 late | rank 9 (1/1) |" not in r.stdout:
+                problems.append("the table lacks late-16r4n-200us's row: %s" % r.stdout[:600])
+        if problems:
+            wd.failed = True
+            return False, "FAIL e2e.validate:\n  " + "\n  ".join(problems[:20])
+        return True, "OK e2e.validate: %d planted jobs, the hits and misses of docs/VALIDATION.md" % len(rows)
+
+
 def cases():
     return [harness.Case("e2e.stack", stack, labels=["prom"], timeout=120),
             harness.Case("e2e.alerts", alerts, labels=["prom"], timeout=240),
+            harness.Case("e2e.validate", validate, labels=["prom"], timeout=240),
             harness.Case("e2e.rewrite", rewrite, labels=["prom"], timeout=120),
             harness.Case("e2e.periodic", periodic, labels=["prom"], timeout=120)]
 
