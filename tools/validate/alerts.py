@@ -280,6 +280,7 @@ def main():
     a.replay = a.replay or os.path.join(a.build, "bin", "inspector-replay")
     a.report = a.report or os.path.join(a.build, "bin", "inspector-report")
     a.plugin = a.plugin or os.path.join(a.build, "lib", "libnccl-profiler-inspector.so")
+    a.replay, a.report, a.plugin = (os.path.abspath(p) for p in (a.replay, a.report, a.plugin))
     a.prometheus = shutil.which("prometheus")
     a.node_exporter = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
     if not (a.prometheus and a.node_exporter):
