@@ -251,7 +251,8 @@ def bucket(nbytes):
 
 
 def log_totals(dump):
-    """{pid: {(comm, rank, op, bucket): [ops, bytes]}}, {pid: {kind: stale}}, {pid: {kind: dropped}}"""
+    """{pid: {(comm, rank, op, bucket, peer): [ops, bytes]}}, {pid: {kind: stale}},
+    {pid: {kind: dropped}} (peer: a P2P record's, None for a collective)"""
     tot = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0]))
     stale = collections.defaultdict(collections.Counter)
     dropped = collections.defaultdict(dict)
@@ -268,20 +269,31 @@ def log_totals(dump):
             if p.get(kind + "_stale_channels", 0):
                 stale[pid][kind] += 1
                 continue
-            t = tot[pid][(h["id"], str(h["rank"]), p[kind], bucket(p[kind + "_msg_size_bytes"]))]
+            peer = str(p["p2p_peer"]) if kind == "p2p" else None
+            t = tot[pid][(h["id"], str(h["rank"]), p[kind], bucket(p[kind + "_msg_size_bytes"]), peer)]
             t[0] += 1
             t[1] += p[kind + "_msg_size_bytes"]
     return tot, stale, dropped
 
 
 def otlp_totals(dec):
-    ops = {(a["nccl.comm.id"], a["nccl.rank"], a["nccl.operation"], a["nccl.message_size"]): v
-           for a, v in dec["metrics"]["nccl.operations"]}
-    byt = {(a["nccl.comm.id"], a["nccl.rank"], a["nccl.operation"], a["nccl.message_size"]): v
-           for a, v in dec["metrics"]["nccl.bytes"]}
-    hist = {(a["nccl.comm.id"], a["nccl.rank"], a["nccl.operation"], a["nccl.message_size"]): h
-            for a, h in dec["metrics"]["nccl.exec_time"]}
-    return ops, byt, hist
+    """Per (communicator, rank, operation, size, peer: P2P's nccl.peer, None for a collective)
+    the operations and bytes (summed over a collective's algorithms), the exec_time histograms;
+    and the keys of P2P points that share one (a P2P series is one per peer: two of one key
+    are peers merged, nccl.peer missing)."""
+    def key(a):
+        return (a["nccl.comm.id"], a["nccl.rank"], a["nccl.operation"], a["nccl.message_size"],
+                a.get("nccl.peer"))
+    ops, byt, hist, dup = collections.Counter(), collections.Counter(), {}, []
+    for a, v in dec["metrics"]["nccl.operations"]:
+        if key(a) in ops and a["nccl.operation.kind"] == "p2p":
+            dup.append(key(a))
+        ops[key(a)] += v
+    for a, v in dec["metrics"]["nccl.bytes"]:
+        byt[key(a)] += v
+    for a, h in dec["metrics"]["nccl.exec_time"]:
+        hist.setdefault(key(a), []).append(h)
+    return dict(ops), dict(byt), hist, dup
 
 
 def last_exports(rec, json_mode):
@@ -327,7 +339,9 @@ def compare(dump, exports, expect_log=True):
         if not dec:
             problems.append("pid %s: no export" % pid)
             continue
-        ops, byt, hist = otlp_totals(dec)
+        ops, byt, hist, dup = otlp_totals(dec)
+        if dup:
+            problems.append("pid %s: points of one (comm, rank, op, size, peer): %s" % (pid, dup[:4]))
         if expect_log:
             want = {k: v[0] for k, v in tot[pid].items()}
             if ops != want:
@@ -339,10 +353,11 @@ def compare(dump, exports, expect_log=True):
             want_ex = {"collective": stale[pid]["coll"], "p2p": stale[pid]["p2p"]}
             if ex != want_ex:
                 problems.append("pid %s: excluded %s, log's stale %s" % (pid, ex, want_ex))
-        for k, h in hist.items():
-            if h["count"] != ops.get(k) or h["zero_count"] + sum(h["buckets"]) != h["count"]:
+        for k, hs in hist.items():
+            count, in_buckets = sum(h["count"] for h in hs), sum(h["zero_count"] + sum(h["buckets"]) for h in hs)
+            if count != ops.get(k) or in_buckets != count:
                 problems.append("pid %s %s: histogram count %d, buckets %d, ops %s" % (
-                    pid, k, h["count"], sum(h["buckets"]), ops.get(k)))
+                    pid, k, count, in_buckets, ops.get(k)))
     return problems, sum(v for d in exports.values() for _, v in d["metrics"]["nccl.operations"])
 
 

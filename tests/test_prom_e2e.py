@@ -24,7 +24,18 @@ prometheus-node-exporter, installed by .ci/run; the cases skip with a note when 
                 rank 5 (node-002, GPU1), NcclSlowLink the pairs (node-001, node-002) and
                 (node-002, node-001), NcclRecordsLost job lost's collectives (dropped), and
                 nothing else fires, nothing at all for the clean job; the dashboard's late-rank,
-                slow-link and records-lost panels show those jobs. (NcclHang: not yet.)
+                slow-link and records-lost panels show those jobs. And a hung job, its processes
+                holding while Prometheus scrapes their files (tests/hang_common.py: 8 ranks, two
+                communicators, NCCL_INSPECTOR_HANG_SECONDS=1 and the rules' hang threshold 1 s
+                in place of 300): on the second communicator rank 5 never issues an AllReduce,
+                rank 2's never starts; NcclHang names that communicator's comm_id and ranks 0-4,
+                6, 7 with their node and GPU, not rank 5 (nothing in flight), not the first
+                communicator, whose gauges are there at 0 as the clean job's are. Bounded waits
+                only: for the ready files, then until what fires is what was planted.
+  e2e.validate  tools/validate/alerts.py --jobs quick (docs/VALIDATION.md, "Alerts on planted
+                jobs"): a clean job, a late rank and a slow link found by both the alerts and
+                inspector-report, a link at half speed and a late rank of two found by the report
+                only; no false finding on either side
   e2e.rewrite   a reader reads the .prom files in a loop while a process with 300
                 communicators per GPU tears them down one by one (each teardown rewrites the
                 file), five times: every read is a whole, valid file.
@@ -47,6 +58,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import grafana_queries  # noqa: E402
 import harness  # noqa: E402
+import hang_common  # noqa: E402
 from test_prom import NASTY, parse_prom, strip_finalize  # noqa: E402
 
 DASHBOARD = os.path.join(HERE, "..", "grafana", "nccl-inspector-job-performance-template.json")
@@ -218,13 +230,32 @@ ALERT_JOBS = [
 ]
 
 
+# The hung job: 8 ranks on 4 nodes, two communicators; on the second, rank 5 never issues an
+# AllReduce, rank 2 issues it and none of its channels start, the 6 others wait in its kernel.
+# Every process holds there (ready files) until the test releases it (hang_common.HangJob).
+HANG_OPTS = ["--ranks", "8", "--nodes", "4", "--comms", "2", "--colls", "AllReduce",
+             "--sizes", "16K:256K", "--hang-rank", "5", "--hang-queued-rank", "2", "--hang-comm", "1"]
+HANG_S = 1   # NCCL_INSPECTOR_HANG_SECONDS of the hung job, and the rules' hang threshold here
+
+
 def instant_rules(text):
-    """The rules with every rate over 5m read as the counter's total, and every for: 0s."""
+    """The rules with every rate over 5m read as the counter's total, every for: 0s, and the
+    hang threshold (300 s, the plugin's default NCCL_INSPECTOR_HANG_SECONDS) the hung job's."""
     out, n = re.subn(r"rate\((\w+)\[5m\]\)", r"\1", text)
     out, m = re.subn(r"for: \d+m", "for: 0s", out)
-    if re.search(r"\w\[5m\]", out) or n < 10 or m != 4:
-        raise ValueError("the rules changed shape: %d rates, %d for:" % (n, m))
+    out, h = re.subn(r"(record: nccl:alert_threshold:hang_seconds\n\s+expr: )vector\(300\)",
+                     r"\g<1>vector(%d)" % HANG_S, out)
+    if re.search(r"\w\[5m\]", out) or n < 10 or m != 4 or h != 1:
+        raise ValueError("the rules changed shape: %d rates, %d for:, %d hang thresholds" % (n, m, h))
     return out
+
+
+def synth_place(rank, ranks, nodes):
+    """(node, gpu) labels of a synthetic rank with one process per rank (inspector-replay(1): rank
+    r is on node floor(r x nodes / ranks); a process's GPU is its index among its node's ranks)."""
+    node = rank * nodes // ranks
+    first = min(r for r in range(ranks) if r * nodes // ranks == node)
+    return "node-%03d" % node, "GPU%d" % (rank - first)
 
 
 def alert_files(a, wd, problems):
@@ -247,11 +278,47 @@ def alert_files(a, wd, problems):
 
 
 def firing(port):
+    """The firing alerts' identifying labels (NcclHang's with its comm_id, as a number)."""
     res = query(port, 'ALERTS{alertstate="firing"}')["data"]["result"]
-    return sorted(tuple(sorted((k, v) for k, v in x["metric"].items()
-                               if k in ("alertname", "slurm_job_id", "node", "gpu", "rank",
-                                        "comm_name", "peer_node", "message_size", "kind", "reason")))
-                  for x in res)
+    out = []
+    for x in res:
+        m = x["metric"]
+        keep = [(k, v) for k, v in m.items()
+                if k in ("alertname", "slurm_job_id", "node", "gpu", "rank", "comm_name",
+                         "peer_node", "message_size", "kind", "reason")]
+        if m.get("alertname") == "NcclHang":
+            keep.append(("comm_id", int(m.get("comm_id", "-1"), 16)))
+        out.append(tuple(sorted(keep)))
+    return sorted(out)
+
+
+def hang_want(h, problems):
+    """The NcclHang alerts the hung job must fire: every rank of the stuck communicator but the
+    missing one (HANG_OPTS: its waiting ranks, and queued rank 2, whose op is in flight too),
+    with its node and GPU; the truth file gives the communicator's id (a hash)."""
+    ranks = hang_common.synth_ranks(HANG_OPTS)
+    if (h["missing"], h["queued"], h["kind"]) != ([5], [2], "coll"):
+        problems.append("the hung job is not as planted: %s" % h)
+    want = set()
+    for r in set(range(ranks)) - {5}:
+        node, gpu = synth_place(r, ranks, 4)
+        want.add((("alertname", "NcclHang"), ("comm_id", int(h["comm"], 16)),
+                  ("comm_name", "synthetic"), ("gpu", gpu), ("node", node), ("rank", str(r)),
+                  ("slurm_job_id", "hang")))
+    return want
+
+
+def hang_controls(port, h, problems):
+    """The series NcclHang must not fire on are there, at 0: the clean job's, and the hung
+    job's first communicator's (its ops all completed; the processes hold on the second)."""
+    for sel, what in (('{slurm_job_id="clean"}', "the clean job"),
+                      ('{slurm_job_id="hang",comm_id!="%s"}' % h["comm"],
+                       "the hung job's other communicator")):
+        res = query(port, "nccl_inflight_oldest_seconds" + sel)["data"]["result"]
+        vals = [float(x["value"][1]) for x in res]
+        if len(vals) < 6 or any(vals):
+            problems.append("nccl_inflight_oldest_seconds of %s: %s (expected 0 on 6 ranks or more)"
+                            % (what, vals))
 
 
 def alerts(a):
@@ -270,9 +337,22 @@ def alerts(a):
             want.add((("alertname", "NcclSlowLink"), ("message_size", size), ("node", n),
                       ("peer_node", p), ("slurm_job_id", "link")))
     with harness.Workdir(a.keep, "promalerts") as wd:
-        got = []
+        got, job, h = [], None, None
         try:
             alert_files(a, wd, problems)
+            # the hung job writes into the same directory while its processes hold; its files
+            # are rewritten every HANG_S while an op is in flight (docs/reference.md)
+            env = dict(ENV, SLURM_JOB_ID="hang", NCCL_INSPECTOR_HANG_SECONDS=str(HANG_S),
+                       NCCL_INSPECTOR_DUMP_DIR=wd.dump, NCCL_INSPECTOR_PROM_DUMP_RANKS="1",
+                       NCCL_INSPECTOR_PROM_DUMP_STATS="1")
+            job = hang_common.HangJob(a.replay, a.plugin, wd, HANG_OPTS, env_extra=env,
+                                      hold_s=int(a.timeout), tag="-hang")
+            if job.wait_ready(a.timeout / 4):
+                h = job.truth_hang()
+            if not h:
+                problems.extend(job.problems or ["the hung job's truth file has no hang"])
+            else:
+                want |= hang_want(h, problems)
             rules = os.path.join(wd.path, "rules.yml")
             with open(RULES) as f, open(rules, "w") as g:
                 g.write(instant_rules(f.read()))
@@ -293,28 +373,41 @@ def alerts(a):
                  "--storage.tsdb.path=%s" % os.path.join(wd.path, "tsdb"),
                  "--web.listen-address=127.0.0.1:%d" % pr_port],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-            # wait for what was planted (bounded), then for a few more evaluations: what fires
-            # then is the whole answer (the rules see the same, final totals at every one)
-            if not wait_for(lambda: want <= set(firing(pr_port)), 60):
-                problems.append("not every planted alert fired within 60 s")
-            time.sleep(3)
+            # wait (bounded) until what fires is what was planted: the finished jobs' files
+            # never change, so what they fire is the same at every evaluation; the hung job's
+            # are rewritten while it holds (an earlier op's file may still be there when
+            # Prometheus starts), so its answer is the one it settles on. The bound is for a
+            # broken build, not a timing: a wrong alert that stays fails, whatever the machine.
+            if not wait_for(lambda: set(firing(pr_port)) == want, 90):
+                problems.append("what fires was not what was planted within 90 s")
             got = firing(pr_port)
+            if h:
+                hang_controls(pr_port, h, problems)
+                if not job.running():
+                    problems.append("the hung job's processes ended before the alerts were read")
             # the dashboard's alert panels show the planted jobs (the rules' series)
             # (panel, job, the labels its top series must have; top: the largest value, or
             # the smallest with -1)
-            for prefix, job, sign, top in (("Late ranks", "late", 1, {"rank": "5"}),
-                                           ("Slow links", "link", -1, {"node": "node-001|node-002",
-                                                                       "peer_node": "node-001|node-002"}),
-                                           ("Records lost", "lost", 1, {"reason": "dropped"})):
-                values = {"datasource": "Prometheus", "cluster": "testcluster", "slurm_job_id": job,
+            for prefix, job_id, sign, top in (("Late ranks", "late", 1, {"rank": "5"}),
+                                              ("Slow links", "link", -1, {"node": "node-001|node-002",
+                                                                          "peer_node": "node-001|node-002"}),
+                                              ("Records lost", "lost", 1, {"reason": "dropped"})):
+                values = {"datasource": "Prometheus", "cluster": "testcluster", "slurm_job_id": job_id,
                           "node": "All"}
                 exprs = [e for t, e in grafana_queries.queries(DASHBOARD, values) if t.startswith(prefix)]
                 res = query(pr_port, exprs[0])["data"]["result"] if len(exprs) == 1 else []
                 best = max(res, key=lambda x: sign * float(x["value"][1])) if res else None
                 if not best or not all(re.fullmatch(v, best["metric"].get(k, "")) for k, v in top.items()):
                     problems.append("dashboard panel %r, job %s: top series %s, expected %s"
-                                    % (prefix, job, best and best["metric"], top))
+                                    % (prefix, job_id, best and best["metric"], top))
         finally:
+            if job:
+                if job.proc.poll() is None:
+                    job.release(a.timeout / 4)
+                    if job.rc != 0:
+                        problems.append("the hung job exited %s after SIGUSR1: %s"
+                                        % (job.rc, (job.stderr or "")[-300:]))
+                job.__exit__(None, None, None)
             for p in procs:
                 p.terminate()
             for p in procs:
@@ -332,7 +425,9 @@ def alerts(a):
         if problems:
             wd.failed = True
             return False, "FAIL e2e.alerts:\n  " + "\n  ".join(problems[:20])
-        return True, "OK e2e.alerts: %d alerts fired, each planted; none for the clean job" % len(got)
+        return True, ("OK e2e.alerts: %d alerts fired, each planted (%d NcclHang, on the hung job's "
+                      "stuck communicator while it held); none for the clean job"
+                      % (len(got), sum(dict(g)["alertname"] == "NcclHang" for g in got)))
 
 
 def rewrite(a):
@@ -422,9 +517,49 @@ def periodic(a):
         return True, "OK e2e.periodic: first file at %.1f s, during the job, with every collective" % seen_at
 
 
+VALIDATE = os.path.join(HERE, "..", "tools", "validate", "alerts.py")
+# tools/validate/alerts.py --jobs quick: (alerts' hits, the report's hits) of what was planted
+VALIDATE_QUICK = {"clean-8r4n": (0, 0), "late-16r4n-200us": (1, 1), "link-8r4n-x4": (1, 1),
+                  "link-x2": (0, 1),     # half speed is the alert's threshold, not below it
+                  "late-2r2n": (0, 1)}   # 2 ranks: the alert cannot say which one is late
+
+
+def validate(a):
+    if not (NODE_EXPORTER and PROMETHEUS):
+        return True, "OK e2e.validate: skipped (prometheus or node_exporter not installed)"
+    problems = []
+    with harness.Workdir(a.keep, "promval") as wd:
+        out = os.path.join(wd.path, "table.json")
+        report = os.path.join(os.path.dirname(a.replay), "inspector-report")
+        r = harness.run([sys.executable, VALIDATE, "--jobs", "quick", "--replay", a.replay,
+                         "--plugin", a.plugin, "--report", report, "--json", out,
+                         "--keep", os.path.join(wd.path, "work")], os.environ.copy(), wd.cwd, a.timeout)
+        if r.rc or not os.path.exists(out):
+            problems.append("alerts.py exit %s: %s" % (r.rc, r.stderr[-800:]))
+        else:
+            with open(out) as f:
+                rows = {x["job"]: x for x in json.load(f)["rows"]}
+            if set(rows) != set(VALIDATE_QUICK):
+                problems.append("jobs %s, expected %s" % (sorted(rows), sorted(VALIDATE_QUICK)))
+            for job, (ah, rh) in sorted(VALIDATE_QUICK.items()):
+                x = rows.get(job)
+                if x and (x["alerts_hits"], x["report_hits"]) != (ah, rh):
+                    problems.append("%s: hits (alerts, report) %s, expected %s"
+                                    % (job, (x["alerts_hits"], x["report_hits"]), (ah, rh)))
+                if x and (x["alerts_false"], x["report_false"]) != ("none", "none"):
+                    problems.append("%s: false findings %s" % (job, (x["alerts_false"], x["report_false"])))
+            if "| late-16r4n-200us | 16 ranks, 4 nodes (4 a node) | rank 9 late | rank 9 (1/1) |" not in r.stdout:
+                problems.append("the table lacks late-16r4n-200us's row: %s" % r.stdout[:600])
+        if problems:
+            wd.failed = True
+            return False, "FAIL e2e.validate:\n  " + "\n  ".join(problems[:20])
+        return True, "OK e2e.validate: %d planted jobs, the hits and misses of docs/VALIDATION.md" % len(rows)
+
+
 def cases():
     return [harness.Case("e2e.stack", stack, labels=["prom"], timeout=120),
-            harness.Case("e2e.alerts", alerts, labels=["prom"], timeout=180),
+            harness.Case("e2e.alerts", alerts, labels=["prom"], timeout=240),
+            harness.Case("e2e.validate", validate, labels=["prom"], timeout=240),
             harness.Case("e2e.rewrite", rewrite, labels=["prom"], timeout=120),
             harness.Case("e2e.periodic", periodic, labels=["prom"], timeout=120)]
 

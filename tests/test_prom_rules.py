@@ -48,6 +48,8 @@ MUTANTS = [
      "          nccl:rank_collective_mean_seconds:rate5m",
      "          nccl:rank_collective_mean_seconds:rate5m\n            - on (cluster, slurm_job_id, comm_id) group_left\n"
      "          nccl:comm_collective_mean_seconds:median5m"),
+    ("the late-share threshold a quarter: others waiting 15% of their time for a rank missed",
+     "expr: vector(0.1)", "expr: vector(0.25)"),
     ("the slow-link threshold above the fast pairs' ratio", "expr: vector(0.5)", "expr: vector(1.5)"),
     ("the hang threshold of seconds read as minutes", "expr: vector(300)", "expr: vector(18000)"),
     ("records lost over the kept records only (no reason in the denominator)",

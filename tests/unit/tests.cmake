@@ -74,6 +74,8 @@ if(TARGET inspector_core)
   # the OTLP sink: exponential histogram buckets, the OpenTelemetry SDK variables
   if(INSPECTOR_OTLP) # tests of the OTLP sink are registered only in a build with it
     ins_unit_test(otlp_sink test_otlp_sink.c 60 "unit;otlp")
+    # per rank and per peer (nccl.peer, its bound): what the alert rules compare, in OTLP
+    ins_unit_test(otlp_peers test_otlp_peers.c 60 "threads;unit;otlp")
   endif()
   # what a communicator holds: idle, with a backlog, drained; the process's cap; a ring
   # growing and shrinking under the dump thread (TSan: label threads)

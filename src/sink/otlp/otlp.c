@@ -67,7 +67,12 @@
 #define QUEUE_MAX 16            /* bodies made at a time (otlp_export.c): 64 MiB at most */
 #define STOP_DEADLINE_MS 3000   /* the last export at exit: at most this long */
 #define NBUCKETS 4096
-#define SERIES_ATTRS 10
+#define SERIES_ATTRS 11
+/* A context's P2P series name their peer (nccl.peer, what the slow-link alert compares), for
+ * its first PEERS_MAX distinct peers; the P2P with any further peer go to nccl.peer "other",
+ * so that the totals stay whole and the series bounded: an all-to-all of 1,024 ranks would
+ * make 1,023 peers, times operations and sizes, each series two histograms of 160 buckets. */
+#define PEERS_MAX 64
 
 struct series {
   struct series *next;
@@ -106,6 +111,8 @@ struct comm_state {
   double oldest_s;   /* the age of its oldest op in flight at the last check (0: none) */
   uint64_t last_sn[INS_FUNC_COUNT]; /* its newest completed op's sn, by function ... */
   uint32_t have;                     /* ... where bit f is set */
+  int32_t peers[PEERS_MAX];          /* the peers its P2P series name, in order seen (g_lock) */
+  int npeers;
   struct comm_state *prev, *next;
 };
 
@@ -125,7 +132,7 @@ static char g_host[256], g_job[512], g_cluster[512];
  * (that first collect may come before the store). */
 static _Atomic(struct ins_otlp_exporter *) g_exporter;
 static uint64_t g_start_ns;
-static atomic_int g_warned_mem, g_warned_encode, g_warned_fork;
+static atomic_int g_warned_mem, g_warned_encode, g_warned_fork, g_warned_peers;
 /* This process is a child forked after the sink started (fork_child): nothing is
  * exported; g_fork_clean: the lock was taken at the fork, so the state is whole. */
 static bool g_forked, g_fork_clean;
@@ -272,8 +279,24 @@ static int otlp_attach(struct ins_comm *c, void **state) {
  * has not been shut down. */
 static bool state_live(const struct comm_state *s) { return g_live && s->gen == g_gen && s->dev; }
 
-/* The series of a record's attribute set, created on first use (g_lock held). */
-static struct series *series_get(const struct comm_state *s, const struct ins_record *r) {
+/* The nccl.peer value of a P2P record of s into buf: its peer's rank, if that is one of the
+ * first PEERS_MAX peers of the context (noted here), else "other" (g_lock held). */
+static const char *peer_value(struct comm_state *s, const struct ins_record *r, char *buf, size_t cap) {
+  int i = 0;
+  while (i < s->npeers && s->peers[i] != r->peer) i++;
+  if (i == PEERS_MAX) {
+    ins_warn_once(&g_warned_peers, "OTLP: a communicator context exchanged P2P with more than %d "
+                  "peers: the P2P with the others are exported with nccl.peer=\"other\"", PEERS_MAX);
+    return "other";
+  }
+  if (i == s->npeers) s->peers[s->npeers++] = r->peer;
+  snprintf(buf, cap, "%d", (int)r->peer);
+  return buf;
+}
+
+/* The series of a record's attribute set, created on first use (g_lock held); peer: the
+ * nccl.peer value of a P2P record (peer_value). */
+static struct series *series_get(const struct comm_state *s, const struct ins_record *r, const char *peer) {
   char ap[160], size[48];
   const char *kind = r->kind == INS_KIND_COLL ? "collective" : "p2p";
   snprintf(ap, sizeof ap, "%s_%s", r->algo ? r->algo : "unknown", r->proto ? r->proto : "unknown");
@@ -281,9 +304,10 @@ static struct series *series_get(const struct comm_state *s, const struct ins_re
   const char *op = r->func_name ? r->func_name : "unknown";
   const char *keys[SERIES_ATTRS] = {"nccl.comm.id", "nccl.comm.name", "nccl.comm.ranks", "nccl.comm.nodes",
                                     "nccl.rank",    "nccl.operation", "nccl.operation.kind", "nccl.algo_proto",
-                                    "nccl.message_size", "gpu.uuid"};
+                                    "nccl.message_size", "gpu.uuid", "nccl.peer"};
   const char *vals[SERIES_ATTRS] = {s->id, s->name, s->ranks, s->nodes, s->rank, op, kind,
-                                    r->kind == INS_KIND_COLL ? ap : "", size, s->dev->uuid};
+                                    r->kind == INS_KIND_COLL ? ap : "", size, s->dev->uuid,
+                                    r->kind == INS_KIND_COLL ? "" : peer};
   char sig[1024];
   size_t o = 0;
   for (int i = 0; i < SERIES_ATTRS && o < sizeof sig; i++)
@@ -305,6 +329,7 @@ static struct series *series_get(const struct comm_state *s, const struct ins_re
   }
   for (int i = 0; i < SERIES_ATTRS; i++) {
     if (i == 7 && r->kind != INS_KIND_COLL) continue; /* P2P has no algorithm */
+    if (i == 10 && r->kind == INS_KIND_COLL) continue; /* a collective has no peer */
     char *v = strdup(vals[i]);
     if (!v) {
       for (int k = 0; k < x->nattrs; k++) free(x->strs[k]);
@@ -353,7 +378,8 @@ static int otlp_record(struct ins_sink_batch *b, const struct ins_comm *c, void 
     pthread_mutex_unlock(&g_lock);
     return 0;
   }
-  struct series *x = series_get(s, r);
+  char peer[16];
+  struct series *x = series_get(s, r, r->kind == INS_KIND_COLL ? "" : peer_value(s, r, peer, sizeof peer));
   if (x) {
     x->ops++;
     x->bytes += r->bytes;

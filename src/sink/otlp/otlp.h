@@ -5,7 +5,7 @@
  *
  * Records fold, as they are drained, into one series per data-point attribute
  * set (communicator, rank, operation, algorithm/protocol, message-size bucket,
- * GPU), each holding cumulative counts (operations, bytes) and two base-2
+ * GPU; for P2P the peer's rank, for a context's first 64 peers), each holding cumulative counts (operations, bytes) and two base-2
  * exponential histograms (execution time in seconds, bus bandwidth in GB/s),
  * from the series' first record on: so a backend computes rates, p50 and p99
  * across ranks and jobs, and a lost export loses no count. Per GPU, cumulative
