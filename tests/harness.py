@@ -128,7 +128,8 @@ class RunConfig:
 
     def oracle_config(self, abi=None):
         return oracle.Config(min_size=self.min_size, p2p=self.p2p,
-                             require_kernel=self.require_kernel, abi=abi)
+                             require_kernel=self.require_kernel, abi=abi,
+                             quiet=self.hang_seconds > 0 and self.thread_enable)
 
 
 # ---------------------------------------------------------------------------

@@ -84,6 +84,9 @@ class Config:
     p2p: bool = True              # NCCL_INSPECTOR_ENABLE_P2P
     require_kernel: bool = True   # NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING
     abi: Optional[str] = None
+    # ops below min_size are tracked quiet (hang detection on, with its dump thread: the
+    # defaults) and leave a shadow when they complete uncertain [C2 "Whose timestamps"]
+    quiet: bool = True
 
 
 # ---------------------------------------------------------------------------
@@ -252,11 +255,16 @@ def _on_issue(ev, c: Counts, ctx: Context, abi) -> bool:
             c.api_base = c.api
             c.group += 1
             c.group_first = c.ops
-        c.api += 1
+        # the calls that can make work: a collective's as it is made, a P2P call's through
+        # its P2p start (NCCL drops an in-place send to self with no event and no work)
+        if t == TYPE_COLL_API:
+            c.api += 1
         c.api_seen = True
         return True
     if t in OPS:
         c.ops += 1
+        if t == TYPE_P2P:
+            c.api += 1
         c.in_api_calls = False
         return True
     return False
@@ -467,12 +475,13 @@ def expected_header(ctx: Context) -> dict:
 UNTIMED = ("unverified", "handed_over", "no_gpu_timer", "lost_events", "incomplete")
 
 
-def judge_context(ops, history, cfg, foreign=()):
+def judge_context(ops, history, cfg, foreign=(), shadows=()):
     """[C2 "Whose timestamps"] For the tracked ops of one context, in completion order: which
     channels are left out, which ops are handed over (no channel left), and which records
     are unverified. Sets op.left_out and returns {op id: verdict} ("ok", "handed_over",
     "unverified") for the kernel_gpu ops. foreign: (line, ptimer) of the KernelCh starts of
-    ops the plugin does not track, which raise the floor too."""
+    ops the plugin does not track, which raise the floor too. shadows: the quiet ops that
+    left a shadow (quiet_shadows): counted with their channels, never vouching."""
     timed = sorted(ops, key=completion_line)
     foreign = sorted(foreign)
     foreign_lines = [l for l, _ in foreign]
@@ -509,15 +518,19 @@ def judge_context(ops, history, cfg, foreign=()):
         place[op.id] = (certain, lag, c.ops)
     # 2. records that may hold a later op's timestamps: counted per channel over the span
     by_idx = {op.idx: op for op in ops if verdict.get(op.id) == "ok"}
+    seen = dict(by_idx)         # what the judge remembers: records, and shadows
+    for q in shadows:
+        seen.setdefault(q.idx, q)
 
     def chans_of(i, lo):
-        """The channels op i adds a work to (an op with no record: every channel; a Send
-        and a Recv of one group with one peer are one work on a channel)."""
-        y = by_idx.get(i)
+        """The channels op i adds a work to (an op with no record nor shadow: every channel;
+        a Send and a Recv of one group with one peer are one work on a channel, unless no
+        group was ever begun: group 0)."""
+        y = seen.get(i)
         m = {k.ch for k in y.kernels} if y else set(range(MAX_CHANNELS))
-        if y and y.kind == "p2p":
+        if y and y.kind == "p2p" and y.group:
             for j in range(i - 1, lo - 1, -1):
-                pz = by_idx.get(j)
+                pz = seen.get(j)
                 if not pz or pz.group != y.group:
                     break
                 if pz.kind == "p2p" and pz.peer == y.peer:
@@ -572,14 +585,14 @@ def judge_context(ops, history, cfg, foreign=()):
         in_g1 = True
         pending = set(chans)
         for i in range(lo, issued):
-            z = by_idx.get(i)
+            z = seen.get(i)
             if in_g1 and z and z.group != op.group and i > op.idx:
                 in_g1 = False
             if z and i > op.idx and can_vouch(z) and interval(z)[0] > x_end:
                 zch = {k.ch for k in z.kernels}
                 extra = {ch: 0 for ch in chans}
                 for k in range(i + 1, min(issued_at[i], i + 65535)):
-                    q = by_idx.get(k)
+                    q = seen.get(k)
                     if q and q.group != z.group:
                         break
                     for ch in chans_of(k, lo) & zch & chans:
@@ -587,7 +600,8 @@ def judge_context(ops, history, cfg, foreign=()):
                 for ch in zch & pending:
                     after = base + rest[ch] + extra[ch]
                     if not in_g1 and op.api_at is not None and z.api_at is not None and lag < 0x7fff:
-                        after = min(after, z.api_at - op.api_at)
+                        # Z's api_at counts its group's P2P calls up to Z: the rest are extra
+                        after = min(after, z.api_at - op.api_at + extra[ch])
                     if g1[ch] + after <= SLOTS:
                         pending.discard(ch)
             for ch in chans_of(i, lo) & chans:
@@ -599,6 +613,51 @@ def judge_context(ops, history, cfg, foreign=()):
     return verdict
 
 
+def tracked(op: Op, ctx: Context, cfg: Config) -> bool:
+    """Whether the plugin tracks the op from its start: a record's, or (hang detection on) a
+    quiet one's below the minimum size [C2]; never a P2P filtered out or to itself."""
+    if op.kind == "p2p" and (not cfg.p2p or op.peer == ctx.rank):
+        return False
+    return wanted(op, ctx, cfg) or cfg.quiet
+
+
+def whole(op: Op) -> bool:
+    """Every event of the op came, a kernel channel among them: it completed after its
+    launch."""
+    nch = op.nch if channel_count_known(op) else len(op.kernels)
+    return op.stopped and nch > 0 and len(op.kernels) == nch and all(k.stopped for k in op.kernels)
+
+
+def groupless_groups(ctx_ops, ctx: Context, cfg: Config):
+    """[C2 "Whose timestamps"] An op started while no application group had ever begun on
+    its context (group 0) shares its launch at most with the ops issued since the latest
+    tracked op that completed, with a kernel channel, before it started: its group begins
+    there."""
+    done = sorted((completion_line(o), o.idx) for o in ctx_ops if tracked(o, ctx, cfg) and whole(o))
+    latest, j = -1, 0
+    for op in sorted(ctx_ops, key=lambda o: o.start_line):
+        while j < len(done) and done[j][0] < op.start_line:
+            latest = max(latest, done[j][1])
+            j += 1
+        if op.group == 0 and latest >= 0:
+            op.group_first = max(op.group_first, latest + 1)
+
+
+def quiet_shadows(ctx_ops, ctx: Context, history, cfg: Config):
+    """[C2 "Whose timestamps"] The quiet ops (below the minimum size, tracked) that complete
+    uncertain (rule 2): each leaves its channels for rule 3 to count."""
+    out = []
+    for q in ctx_ops:
+        if not cfg.quiet or wanted(q, ctx, cfg) or not tracked(q, ctx, cfg) or not whole(q):
+            continue
+        c = counts_at(history, completion_line(q))
+        span = c.ops - q.group_first
+        lag = (c.api - q.api_base) if c.api_seen else span
+        if max(lag, span) > SLOTS:
+            out.append(q)
+    return out
+
+
 def expected_records(path: str, cfg: Optional[Config] = None, undelivered=frozenset()):
     """All records the plugin must write for one replay of the trace at `path`.
 
@@ -608,6 +667,8 @@ def expected_records(path: str, cfg: Optional[Config] = None, undelivered=frozen
     """
     cfg = cfg or Config()
     contexts, ops, history = parse_trace(path, undelivered, cfg.abi)
+    for c, ctx in contexts.items():
+        groupless_groups([op for op in ops if op.ctx == c], ctx, cfg)
     out = []
     seen = set()
     untimed = {c: {k: dict.fromkeys(UNTIMED, 0) for k in ("coll", "p2p")} for c in contexts}
@@ -638,7 +699,8 @@ def expected_records(path: str, cfg: Optional[Config] = None, undelivered=frozen
             (k.start_line, k.start_ptimer) for op in ops
             if op.ctx == c and not wanted(op, contexts[c], cfg) and (cfg.p2p or op.kind != "p2p")
             for k in op.kernels]
-        verdict.update(judge_context(lst, history[c], cfg, foreign))
+        shadows = quiet_shadows([op for op in ops if op.ctx == c], contexts[c], history[c], cfg)
+        verdict.update(judge_context(lst, history[c], cfg, foreign, shadows))
     for op in ops:
         if op.id not in sources:
             continue

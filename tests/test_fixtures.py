@@ -22,7 +22,7 @@ from harness import fixture_case  # noqa: E402
 FIXTURES = [
     "2.28.9/ar", "2.28.9/ag", "2.28.9/rs", "2.28.9/bc", "2.28.9/reduce", "2.28.9/sr",
     "2.28.9/tree", "2.28.9/ll128", "2.28.9/agg", "2.28.9/threads", "2.28.9/ar_full",
-    "2.28.9/torch-1735", "2.28.9/torch-1736",
+    "2.28.9/torch-1735", "2.28.9/torch-1736", "2.28.9/alltoall",
     "2.27.7/ar", "2.27.7/sr", "2.30.7/ar", "2.30.7/sr", "2.30.7/ce_ag",
     # recorded by this project on 2 x H200 (tests/data/README.md, "Recorded by Inspector")
     "2.28.9/vsmall-r0", "2.28.9/vsmall-r1", "2.28.9/va2a-r0", "2.28.9/va2a-r1",
@@ -43,7 +43,7 @@ def cases():
                                 abi="trace", timeout=240))
     out.append(fixture_case("threads.vsmall", ["2.28.9/vsmall-r1"], labels=["fixtures", "threads"],
                             threads=True, timeout=120))
-    for f in ("ar", "agg", "threads", "sr", "graph-r0"):
+    for f in ("ar", "agg", "threads", "sr", "graph-r0", "alltoall"):
         out.append(fixture_case("threads." + f, ["2.28.9/" + f], labels=["fixtures", "threads"],
                                 threads=True, timeout=120))
     out.append(fixture_case("torch-pair", TORCH, labels=["fixtures"]))

@@ -61,12 +61,24 @@ struct ins_comm {
    * Written by the application thread that uses the communicator (NCCL allows one at a
    * time), read by whichever thread completes an op. */
   _Atomic uint64_t ops_seq;         /* Coll and P2p events, tracked or not */
-  _Atomic uint64_t api_seq;         /* CollApi and P2pApi events (ABI v5+) */
-  _Atomic uint64_t group_first_op;  /* ops_seq when the current application group began */
+  /* API calls that can make work (ABI v5+): CollApi events, and P2pApi events through
+   * their P2p events, counted as those start. NCCL 2.28-2.30 starts a P2p event for
+   * every P2P call but an in-place send to self, which it drops with no work at all
+   * (enqueue.cc, scheduleP2pTasksToPlan), while a collective call may run with no Coll
+   * event (unreported, below); so the P2P calls that made no P2p event are no works to
+   * count (core/judge.h). */
+  _Atomic uint64_t api_seq;
+  /* ops_seq (its low 32 bits) when the current application group began; with no group
+   * ever begun, the op after the latest completed (done_idx, op.c group_unknown) */
+  _Atomic uint64_t group_first_op;
   _Atomic uint64_t group_api_base;  /* api_seq when its API calls began */
   _Atomic uint32_t group_seq;       /* application groups begun */
   _Atomic bool in_api_calls;        /* the last event was an API call: the next op starts no group */
   _Atomic bool api_seen;            /* API events arrive (ABI v5+) */
+  /* The op_idx + 1 of the latest op completed (mod 2^32), kept only while no application
+   * group has begun (op.c group_unknown), by whichever thread completes an op: a plain
+   * store, so that a race can only leave it lower (an older op's), never higher. */
+  _Atomic uint32_t done_idx;
   /* The latest GPU stop timestamp of an op completed so far: a later op cannot start
    * before it on the GPU (op.c, "older timestamps"). */
   _Atomic uint64_t gpu_floor;

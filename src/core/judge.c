@@ -72,12 +72,16 @@ static struct ins_judge_op *remembered(const struct ins_judge *j, uint32_t idx) 
 }
 
 static void note(struct ins_judge *j, const struct ins_record *r) {
-  if (!j->seen_any || after(r->op_idx, j->newest)) j->newest = r->op_idx;
-  j->seen_any = true;
+  bool shadow = r->timing == INS_TIMING_SHADOW;
+  /* a shadow says nothing of the records still to come (known()): they wait as before */
+  if (!shadow && (!j->seen_any || after(r->op_idx, j->newest))) {
+    j->newest = r->op_idx;
+    j->seen_any = true;
+  }
   if (!j->recent) return;
   struct ins_judge_op *o = &j->recent[r->op_idx & (INS_JUDGE_WINDOW - 1)];
   *o = (struct ins_judge_op){r->chan_mask, 0, 0, r->op_idx, r->group, r->peer, r->issued_after,
-                             r->api_at, r->kind, 1, OP_WAITING};
+                             r->api_at, r->kind, 1, shadow ? OP_OTHER : OP_WAITING};
 }
 
 /* A decided record's verdict, where the ops before it can read it. */
@@ -91,12 +95,13 @@ static void remember_verdict(struct ins_judge *j, const struct ins_record *r, bo
 
 /* The channels of op i that add a work to a channel: a Send and a Recv of one group
  * with one peer are one work (NCCL counts the pair once); the ops of a group are
- * consecutive in op_idx. No record: it may have used any channel. */
+ * consecutive in op_idx. No record: it may have used any channel. Group 0: no group was
+ * ever begun (core/op.c group_unknown), the op's launch is not known: no pair. */
 static uint64_t works_of(const struct ins_judge *j, uint32_t i, uint32_t lo) {
   const struct ins_judge_op *o = remembered(j, i);
   if (!o) return ~0ull;
   uint64_t m = o->mask;
-  if (o->kind == INS_KIND_P2P)
+  if (o->kind == INS_KIND_P2P && o->group)
     for (uint32_t k = i - 1; k != lo - 1; k--) {
       const struct ins_judge_op *p = remembered(j, k);
       if (!p || p->group != o->group) break;
@@ -132,11 +137,12 @@ static uint32_t api_between(uint16_t a, uint16_t b) {
  * gave its own timestamps is vouched for by the next such op, back from the ops the
  * proxy thread read in time.
  *
- * Counting is conservative: a group's ops in any order, ops with no record on every
- * channel, API calls that made no op (a Broadcast NCCL does not report) too. The works
- * between X's group and Z's are at most those of the ops there, or (with API events) at
- * most the API calls there, every work coming from one: the smaller bound counts, so
- * that unreported calls after Z do not count against it.
+ * Counting is conservative: a group's ops in any order, ops with neither record nor shadow
+ * on every channel, collective calls that made no op (a Broadcast NCCL does not report)
+ * too. The works between X's group and Z's are at most those of the ops there, or (with
+ * API events) at most the API calls there that can make work, every work coming from one,
+ * plus the works of Z's group after Z (Z's api_at has its group's P2P calls only up to Z):
+ * the smaller bound counts, so that unreported calls after Z do not count against it.
  */
 static enum verdict judge_record(const struct ins_judge *j, const struct ins_record *r, bool final) {
   if (r->timing != INS_TIMING_KERNEL_GPU || ins_judge_clear_alone(r)) return V_RIGHT;
@@ -144,7 +150,8 @@ static enum verdict judge_record(const struct ins_judge *j, const struct ins_rec
   uint32_t lo = span_lo(r), hi = span_hi(r), span = span_of(r);
   uint64_t x_end = r->start_ns + r->exec_ns;
   bool x_api = (r->api_at & INS_API_AT_VALID) && r->lag < INS_API_AT_MASK;
-  /* API calls that made no op: NCCL may still have run work for them, on any channel */
+  /* collective calls that made no op: NCCL may still have run work for them, on any
+   * channel (a P2P call counts only through its op: comm.h, api_seq) */
   uint32_t base = r->lag > span ? r->lag - span : 0;
   /* per channel: works of X's group (X's own included), and of the ops after it */
   uint32_t g1[INS_MAX_CHANNELS] = {0}, rest[INS_MAX_CHANNELS] = {0};
@@ -175,7 +182,9 @@ static enum verdict judge_record(const struct ins_judge *j, const struct ins_rec
           int c = __builtin_ctzll(m);
           uint32_t after_g1 = base + rest[c] + extra[c];
           if (!in_g1 && x_api && (z->api_at & INS_API_AT_VALID)) {
-            uint32_t calls = api_between(r->api_at, z->api_at);
+            /* Z's api_at has its group's collective calls, but of its P2P calls only those
+             * issued up to Z (comm.h, api_seq): the rest are in extra */
+            uint32_t calls = api_between(r->api_at, z->api_at) + extra[c];
             if (calls < after_g1) after_g1 = calls;
           }
           if (g1[c] + after_g1 <= INS_NCCL_PROFILER_SLOTS) pending &= ~(1ull << c);
@@ -273,6 +282,12 @@ void ins_judge_settle(struct ins_judge *j, bool final, ins_judge_emit_fn emit, v
 }
 
 void ins_judge_take(struct ins_judge *j, struct ins_record *r, ins_judge_emit_fn emit, void *arg) {
+  if (r->timing == INS_TIMING_SHADOW) {
+    /* a quiet op's channels, published in a backlog: remembered, never emitted or held */
+    if (!j->recent) j->recent = calloc(INS_JUDGE_WINDOW, sizeof *j->recent);
+    note(j, r);
+    return;
+  }
   if (!j->recent && r->timing == INS_TIMING_KERNEL_GPU && !ins_judge_clear_alone(r)) {
     /* the first record that needs the others: remember ops from now on (without memory,
      * it and the like are unverified) */

@@ -10,20 +10,29 @@
  * (counted from the start of its application group to its completion) has its own
  * timestamps, or an earlier op's, which core/op.c leaves out as the op completes.
  *
- *  - op.c's fast test counts every API call (ABI v4: every op) of the communicator:
- *    when at most 64 were made, the record is right, and goes on at once. It is the
- *    common case: the host is rarely 64 ops ahead of the GPU.
+ *  - op.c's fast test counts the API calls that can make work (ABI v4: every op) of the
+ *    communicator: a collective's call, a P2P call through its P2p event (comm.h,
+ *    api_seq: NCCL drops an in-place send to self with no event and no work). When at
+ *    most 64 were made, and 64 ops issued, the record is right, and goes on at once. It
+ *    is the common case: the host is rarely 64 ops ahead of the GPU.
  *  - Otherwise the judge counts, for each of the record's channels, the ops issued in
- *    that span that used the channel (their records' chan_mask), plus every op it has
- *    no record of (filtered, dropped, or never reported by NCCL: a Broadcast on the
- *    AllGatherV path) as if it used every channel, plus the API calls that made no op.
- *    A Send and a Recv of one group with one peer share a work (NCCL counts the pair
- *    once), so they count once. At most 64 works on a channel: its own.
+ *    that span that used the channel (their records' chan_mask, or the shadows of the
+ *    ops below the minimum size that completed in the backlog: op.c publish_shadow),
+ *    plus every op it has neither of (filtered, dropped, or never reported by NCCL: a
+ *    Broadcast on the AllGatherV path) as if it used every channel, plus the collective
+ *    calls that made no op. A Send and a Recv of one group with one peer share a work
+ *    (NCCL counts the pair once), so they count once. At most 64 works on a channel:
+ *    its own.
+ *  - Group 0: the host never began a group (no Group event, no API event: op.c
+ *    group_unknown), so which ops shared a kernel launch is not known: an op's group
+ *    runs from the op after the latest that had completed when it started, no Send and
+ *    Recv are taken for one work, and a voucher's group runs to its completion.
  *  - Or a later op vouches for the channel: an op Z of a later group, itself right on
  *    every channel, that used the channel and started after the record's whole interval,
  *    with at most 64 works on the channel from the record's group to the end of Z's: a
  *    work 64 after the record's would come after Z's there, so start after Z did, after
- *    the record ended; it cannot be what the record holds. Deep in a backlog (the proxy
+ *    the record ended; it cannot be what the record holds. (A shadow never vouches: its
+ *    op's timestamps are not judged.) Deep in a backlog (the proxy
  *    thread hundreds of works behind) this is what proves ops right: each by the next
  *    one NCCL gave right, back from those the proxy read in time (judge.c).
  *  A record with a channel shown neither way is left out and counted as `unverified`.
@@ -34,8 +43,9 @@
  * at most INS_JUDGE_WINDOW ops are remembered (a longer span is unverified at once) and
  * INS_JUDGE_HOLD_MAX records held (then the oldest is decided with what is known).
  * Records leave in the order they came, so a record behind a held one waits with it.
- * Memory: the window (48 bytes an op) is allocated at the first record that needs it;
- * held records take their ring cell's size and a byte.
+ * Memory: the window (48 bytes an op) is allocated at the first record (or shadow) that
+ * needs it; held records take their ring cell's size and a byte. Shadows are remembered
+ * in the window only: never held, emitted or counted.
  *
  * Owned by whoever holds the communicator's drain lock (sink/dump.c). No thread, no
  * lock, no I/O; deterministic: tests drive it directly (tests/unit/test_judge.c).

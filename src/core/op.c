@@ -60,13 +60,28 @@ void ins_op_api_call(struct ins_comm *c, int coll, const char *func) {
     ins_op_group_start(c);
     ins_op_close_group(c); /* the last group's reports are all in */
   }
-  STORE(c->api_seq, LOAD(c->api_seq) + 1);
   if (!LOAD(c->api_seen)) STORE(c->api_seen, true);
+  /* api_seq counts the calls that can make work: a collective's call (NCCL may run it
+   * and report no Coll event: comm.h), a P2P call only through its P2p event (op_start) */
   if (coll) {
+    STORE(c->api_seq, LOAD(c->api_seq) + 1);
     enum ins_func fid = ins_func_id(func);
     c->group_calls[fid]++;
     c->group_funcs |= 1u << fid;
   }
+}
+
+/* No application group has begun on the communicator: its host sends no Group events and
+ * no API events (a test driver, another framework's host). An op then shares its kernel
+ * launch at most with the ops issued since the latest one that completed: NCCL starts the
+ * events of a launch's ops before the launch, and an op completes only after its launch,
+ * so no op issued at or before one that completed can be in a later op's launch. Its
+ * group (for core/judge.h) begins there; its group number stays 0, which the judge reads
+ * as "its launch is not known" (comm.h, done_idx). Out of line: never the common case. */
+static __attribute__((noinline, cold)) uint8_t group_unknown(struct ins_comm *c) {
+  uint32_t done = LOAD(c->done_idx);
+  if ((int32_t)(done - (uint32_t)LOAD(c->group_first_op)) > 0) STORE(c->group_first_op, done);
+  return INS_OP_NOGROUP; /* its completion is noted (note_done) */
 }
 
 /* An op tracked from its start, in its in-flight slot (op_start's second half). quiet: it is
@@ -90,7 +105,10 @@ track(struct ins_comm *c, enum ins_kind kind, enum ins_func fid, const char *fun
   PUB(op->kind, (uint8_t)kind);
   op->func = (uint8_t)fid;
   PUB(op->op_idx, (uint32_t)op_idx);
-  PUB(op->group, LOAD(c->group_seq));
+  uint32_t group = LOAD(c->group_seq);
+  uint8_t flags = quiet ? (uint8_t)(c->verbose | INS_OP_QUIET) : c->verbose;
+  if (__builtin_expect(!group, 0)) flags |= group_unknown(c);
+  PUB(op->group, group);
   op->group_first = LOAD(c->group_first_op);
   op->api_base = LOAD(c->group_api_base);
   op->api_at = LOAD(c->api_seen) ? (uint16_t)(INS_API_AT_VALID | (LOAD(c->api_seq) & INS_API_AT_MASK)) : 0;
@@ -98,7 +116,7 @@ track(struct ins_comm *c, enum ins_kind kind, enum ins_func fid, const char *fun
   /* nChannels is only a promise if it is a plausible channel count (RCCL
    * has been seen sending garbage): otherwise count channels as they come. */
   PUB(op->expected, nchannels <= INS_MAX_CHANNELS ? nchannels : 0);
-  op->verbose = quiet ? (uint8_t)(c->verbose | INS_OP_QUIET) : c->verbose;
+  op->verbose = flags;
   op->host_clock = c->keep_cpu_timing || c->verbose;
   PUB(op->peer, kind == INS_KIND_P2P ? peer : -1);
   op->comm = c;
@@ -148,6 +166,7 @@ op_start(struct ins_comm *c, enum ins_kind kind, const char *func, const char *d
     c->group_funcs |= 1u << fid;
   }
   if (kind == INS_KIND_P2P) {
+    STORE(c->api_seq, LOAD(c->api_seq) + 1); /* its API call's work (comm.h, api_seq) */
     /* p2p_sn counts every P2p of the context, so filtered ones leave gaps. */
     seq = atomic_fetch_add_explicit(&c->p2p_seq, 1, memory_order_relaxed);
     if (!c->track_p2p || peer == c->rank) return NULL; /* a self-send has no kernel events */
@@ -238,11 +257,12 @@ static uint64_t earlier_channels(struct ins_comm *c, const struct ins_op *op, ui
 struct op_place {
   uint32_t group_before; /* ops of its group issued before it */
   uint32_t issued_after; /* it and the ops issued after it, so far */
-  uint32_t lag;          /* API calls (ABI v4: ops) from its group's start on */
+  uint32_t lag;          /* API calls that can make work (ABI v4: ops) from its group's start on */
   int certain;
 };
 
-static struct op_place place_now(struct ins_comm *c, const struct ins_op *op) {
+static inline __attribute__((always_inline)) struct op_place place_now(struct ins_comm *c,
+                                                                       const struct ins_op *op) {
   struct op_place p;
   uint32_t ops_now = (uint32_t)atomic_load_explicit(&c->ops_seq, memory_order_relaxed);
   p.group_before = op->op_idx - (uint32_t)op->group_first;
@@ -426,6 +446,49 @@ static void publish(struct ins_comm *c, const struct ins_op *op, uint64_t mask, 
   ins_wake_after_push(ring);
 }
 
+/*
+ * A quiet op's shadow (record.h, INS_TIMING_SHADOW): its place and channels, which the
+ * judge counts as the works it added to them (core/judge.h) and never writes. Without it a
+ * quiet op counts as a work on every channel, and a backlog of small ops between two sizes
+ * worth recording leaves the larger ones unproven (an nccl-tests sweep). Published only
+ * when the op completed uncertain, i.e. in a backlog: while the proxy thread keeps up, the
+ * records around it need no count and it costs only its place. It never takes the second
+ * half of a ring: records come first, and a shadow not published costs only a proof.
+ */
+static __attribute__((noinline)) void publish_shadow(struct ins_comm *c, const struct ins_op *op) {
+  struct op_place p = place_now(c, op);
+  if (p.certain) return;
+  struct ins_ring *ring = &c->ring[op->kind];
+  if (ins_ring_used_approx(ring) >= ring->cap / 2) return;
+  uint64_t pos;
+  struct ins_record *r = ins_ring_reserve(ring, &pos);
+  if (!r) return;
+  *r = (struct ins_record){
+      .kind = op->kind,
+      .timing = INS_TIMING_SHADOW,
+      .group_before = p.group_before > UINT8_MAX ? UINT8_MAX : (uint8_t)p.group_before,
+      .issued_after = sat16(p.issued_after),
+      .peer = op->peer,
+      .op_idx = op->op_idx,
+      .chan_mask = atomic_load_explicit(&op->chan_mask, memory_order_relaxed),
+      .group = op->group,
+      .lag = sat16(p.lag),
+      .api_at = op->api_at,
+  };
+  if (c->verbose) memset(r->trace, 0, offsetof(struct ins_record_trace, ch)); /* nchannels 0 */
+  ins_ring_commit(ring, r, pos);
+  ins_wake_after_push(ring);
+}
+
+/* An op completed that started while no application group had begun (group_unknown): its
+ * launch has happened if a kernel channel of it reported (a copy-engine op's stop says
+ * nothing of the kernels of its group). */
+static __attribute__((noinline, cold)) void note_done(struct ins_comm *c, const struct ins_op *op) {
+  if (!atomic_load_explicit(&op->chan_mask, memory_order_relaxed)) return;
+  uint32_t next = op->op_idx + 1;
+  if ((int32_t)(next - LOAD(c->done_idx)) > 0) STORE(c->done_idx, next);
+}
+
 /* An op completing vouches for the ops issued before it (a communicator's ops run in
  * order on the GPU): the one just before can start no more channels (its token, if its
  * count is untrusted), and the one INS_OVERTAKE_WINDOW before, if still waiting, has
@@ -453,13 +516,20 @@ static void complete(struct ins_op *op, int partial) {
   /* out of its in-flight slot, unless a reclaim took it out already or a newer op is there */
   struct ins_op *self = op;
   atomic_compare_exchange_strong(&c->inflight[issue & (INS_INFLIGHT_SLOTS - 1)], &self, NULL);
-  if (__builtin_expect(op->verbose & INS_OP_QUIET, 0)) {
-    /* Watched only: no record, no count, and none of the judge's state (the floor, the last
-     * certain op) from its timestamps, as if it had not been tracked. It still vouches for
-     * the ops before it: it ran after them on the GPU. */
-    if (!partial) ins_pool_put(&c->pool, op);
-    vouch_for_earlier_ops(c, issue, partial);
-    return;
+  if (__builtin_expect(op->verbose & (INS_OP_QUIET | INS_OP_NOGROUP), 0)) {
+    if (op->verbose & INS_OP_NOGROUP) note_done(c, op);
+    if (op->verbose & INS_OP_QUIET) {
+      /* Watched only: no record, no count, and none of the judge's state (the floor, the
+       * last certain op) from its timestamps, as if it had not been tracked; at most its
+       * channels for the judge to count (publish_shadow). It still vouches for the ops
+       * before it: it ran after them on the GPU. */
+      if (!partial) {
+        publish_shadow(c, op);
+        ins_pool_put(&c->pool, op);
+      }
+      vouch_for_earlier_ops(c, issue, partial);
+      return;
+    }
   }
   uint64_t mask = atomic_load_explicit(&op->chan_mask, memory_order_relaxed);
   if (partial) mask = keep_timed_channels(c, op, mask);

@@ -98,9 +98,9 @@ static inline void ins_op_event_stop(void *handle);
  * that far behind (op.c, "Whose timestamps?"). */
 #define INS_NCCL_PROFILER_SLOTS 64
 
-/* The fast test of "whose timestamps?" (op.c, core/judge.h): at most 64 API calls (lag;
- * ABI v4: ops) and ops (span) from an op's group's start to its completion, so no 64th
- * later work existed: its timestamps are no later op's. */
+/* The fast test of "whose timestamps?" (op.c, core/judge.h): at most 64 API calls that can
+ * make work (lag: core/comm.h, api_seq; ABI v4: ops) and ops (span) from an op's group's
+ * start to its completion, so no 64th later work existed: its timestamps are no later op's. */
 static inline int ins_op_certain(uint32_t lag, uint32_t span) {
   return (lag > span ? lag : span) <= INS_NCCL_PROFILER_SLOTS;
 }

@@ -90,6 +90,12 @@ _Static_assert((INS_MAX_CHANNELS & (INS_MAX_CHANNELS - 1)) == 0, "a power of two
  * verbose op's starts to the slow path, sends a quiet op's there with no added test (op.c:
  * its starts raise the GPU floor as an untracked op's do). */
 #define INS_OP_QUIET 2
+/* In an op's `verbose` too: no application group had begun on its communicator when it
+ * started (a host that sends no Group events: core/op.c group_unknown), so its completion
+ * is noted for the ops issued after it. Beside the other two, so that the completion's one
+ * test of the rare cases covers it at no cost to the common one; its kernel starts take the
+ * slow path, which times them as the fast one would (such a host is rare). */
+#define INS_OP_NOGROUP 4
 
 struct ins_op {
   uint32_t tag;      /* INS_TAG_OP */

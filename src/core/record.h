@@ -22,7 +22,11 @@ enum ins_timing {
   INS_TIMING_COLLECTIVE_CPU = 2,/* no kernel event: host start to stop */
   /* GPU-timed, but its timestamps may be a later op's (core/judge.h): no record; written,
    * marked so, only with NCCL_INSPECTOR_DUMP_UNVERIFIED=1, and only by the JSON sink */
-  INS_TIMING_UNVERIFIED = 3
+  INS_TIMING_UNVERIFIED = 3,
+  /* Not a record: an op below NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES that completed in a backlog,
+   * its place and channels only (core/op.c publish_shadow), for the judge to count the
+   * works it added (core/judge.h); no sink ever sees one */
+  INS_TIMING_SHADOW = 4
 };
 
 /* Per-channel callback trace, kept only with NCCL_INSPECTOR_DUMP_VERBOSE=1. */
@@ -77,9 +81,12 @@ struct ins_record {
   uint64_t host_done_ns;
   uint64_t chan_mask; /* the channels that reported (bit c: channel c); all for an overtaken op */
   uint32_t group;     /* its application group's number (ops of one group share it) */
-  uint16_t lag;       /* API calls (ABI v4: ops) from its group's start to its completion */
-  /* INS_API_AT_VALID | the communicator's API calls when the op started, its own and its
-   * group's included, mod 2^15; 0 without API events (ABI v4) */
+  /* API calls that can make work (core/comm.h, api_seq; ABI v4: ops) from its group's
+   * start to its completion */
+  uint16_t lag;
+  /* INS_API_AT_VALID | the communicator's API calls that can make work when the op
+   * started, mod 2^15: its group's collective calls, and its P2P calls up to its own;
+   * 0 without API events (ABI v4) */
   uint16_t api_at;
   const char *func_name, *datatype, *algo, *proto; /* NCCL's constants; may be NULL */
   struct ins_record_trace trace[]; /* verbose rings: one; else none */

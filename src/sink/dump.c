@@ -71,7 +71,7 @@ static int g_nsinks;
 static pthread_t g_thread;
 static bool g_thread_running;
 static atomic_bool g_stop;
-static atomic_int g_warned_drop, g_warned_channel;
+static atomic_int g_warned_drop, g_warned_channel, g_warned_groups;
 static atomic_int g_said_unit[3]; /* the GPU timer's unit logged once per process, per unit */
 static struct drainer g_thread_drainer; /* owned by the dump thread */
 
@@ -236,7 +236,7 @@ static void judged(void *arg, struct ins_record *r) {
  * newest completed (sink/hang.h), in ns; then to the judge (core/judge.h). */
 static void take(struct ins_comm *c, struct drainer *d, struct ins_record *r) {
   struct drain_comm *dc = c->ext_drain;
-  if (g_cfg->hang_ns) {
+  if (g_cfg->hang_ns && r->timing != INS_TIMING_SHADOW) { /* a shadow is the judge's only */
     uint64_t end = r->start_ns ? r->start_ns + r->exec_ns : 0;
     if (end && r->timing == INS_TIMING_KERNEL_GPU) end = ins_timer_to_ns(&dc->timer, end);
     ins_hang_note(&dc->hang, r, end);
@@ -335,6 +335,15 @@ static void report_counts(struct ins_comm *c, struct drainer *d) {
   if (atomic_load_explicit(&c->bad_channel, memory_order_relaxed))
     ins_warn_once(&g_warned_channel,
                   "kernel events with channel ids of 64 or more were ignored (communicator 0x%llx)",
+                  (unsigned long long)c->id);
+  /* ops, but no application group ever begun: the host sends no Group (nor API) events
+   * (core/op.c group_unknown) */
+  if (!atomic_load_explicit(&c->group_seq, memory_order_relaxed) &&
+      atomic_load_explicit(&c->ops_seq, memory_order_relaxed))
+    ins_warn_once(&g_warned_groups,
+                  "communicator 0x%llx: the host reports operations without Group events; each op "
+                  "is taken to share its kernel launch with every op issued since the last one "
+                  "completed, so fewer ops can be proven right while many are in flight",
                   (unsigned long long)c->id);
 }
 

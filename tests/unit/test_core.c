@@ -660,6 +660,160 @@ static void test_whose_timestamps(void) {
   ins_comm_destroy(c);
 }
 
+/* A P2P op on channel ch: started, stopped, its channel's GPU timestamps; 1 when its record
+ * (or, for a quiet op, its shadow) is in the ring afterwards (into r). */
+static void *p2p_start(struct ins_comm *c, const char *func, uint64_t count, int peer) {
+  return ins_op_start(c, INS_KIND_P2P, func, "ncclInt8", count, 0, peer, 1, NULL, NULL);
+}
+static int p2p_finish(struct ins_comm *c, void *op, uint8_t ch, uint64_t t, struct ins_record *r) {
+  ins_op_event_stop(op);
+  void *k = ins_op_kernel_start(c, op, ch, t);
+  ins_op_kernel_record_stop(k, t + 1000);
+  ins_op_event_stop(k);
+  return pop(c, INS_KIND_P2P, r) != NULL;
+}
+
+/* The issue order's counts (core/judge.h, comm.h): the API calls that can make work, a quiet
+ * op's shadow in a backlog, and a host that begins no group. */
+static void test_issue_counts(void) {
+  struct ins_config cfg = test_cfg();
+  struct ins_record r;
+  const uint64_t T = 1000000000;
+
+  /* An nccl-tests alltoall group on rank 0 of 2: Send and Recv to itself, in place (NCCL
+   * drops the pair: no P2p event, no work), and to rank 1 (two P2p events). The ops count
+   * two calls that can make work, theirs, not four: lag 2, and each op's api_at counts the
+   * P2P ops up to its own. */
+  struct ins_comm *c = ins_comm_create(&cfg, 12, "a2a", 1, 2, 0);
+  for (int i = 0; i < 4; i++) ins_op_api_call(c, 0, NULL);
+  ins_op_group_start(c); /* its Group event, at ncclGroupEnd */
+  void *s = p2p_start(c, "Send", 1 << 20, 1), *v = p2p_start(c, "Recv", 1 << 20, 1);
+  CHECK(p2p_finish(c, s, 16, T, &r));
+  CHECK_EQ_U(r.lag, 2);
+  CHECK_EQ_U(r.api_at, INS_API_AT_VALID | 1);
+  CHECK(p2p_finish(c, v, 16, T + 10, &r));
+  CHECK_EQ_U(r.lag, 2);
+  CHECK_EQ_U(r.api_at, INS_API_AT_VALID | 2);
+  /* a collective's call counts as it is made (NCCL may run it unreported) */
+  ins_op_api_call(c, 1, "AllReduce");
+  ins_op_group_start(c);
+  void *o = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 0, -1, 1, NULL, NULL);
+  ins_op_event_stop(o);
+  void *k = ins_op_kernel_start(c, o, 0, T + 5000);
+  ins_op_kernel_record_stop(k, T + 6000);
+  ins_op_event_stop(k);
+  CHECK(pop(c, INS_KIND_COLL, &r));
+  CHECK_EQ_U(r.lag, 1);
+  CHECK_EQ_U(r.api_at, INS_API_AT_VALID | 3);
+  ins_comm_destroy(c);
+
+  /* Quiet ops (below the minimum size, tracked for hang detection): one that completes in a
+   * backlog (70 ops issued from its group's start) leaves a shadow, its channels for the
+   * judge; one that completes while the host is not far ahead leaves nothing. */
+  cfg.hang_ns = 1000000000ull;
+  cfg.dump_thread_enable = true;
+  c = ins_comm_create(&cfg, 13, "quiet", 1, 2, 0);
+  CHECK_EQ_U(c->untracked_below, 0);
+  ins_op_group_start(c);
+  void *q = p2p_start(c, "Send", 1024, 1);
+  CHECK(q != NULL);
+  CHECK(!p2p_finish(c, q, 3, T, &r)); /* certain: no shadow */
+  ins_op_group_start(c);
+  q = p2p_start(c, "Send", 1024, 1);
+  for (int i = 0; i < 69; i++) { /* untracked: filtered to itself */
+    ins_op_group_start(c);
+    CHECK(p2p_start(c, "Send", 1 << 20, 0) == NULL);
+  }
+  CHECK(p2p_finish(c, q, 3, T + 10000, &r));
+  CHECK_EQ_U(r.timing, INS_TIMING_SHADOW);
+  CHECK_EQ_U(r.kind, INS_KIND_P2P);
+  CHECK_EQ_U(r.op_idx, 1);
+  CHECK_EQ_U(r.chan_mask, 1ull << 3);
+  CHECK_EQ_U(r.peer, 1);
+  CHECK_EQ_U(r.issued_after, 70);
+  CHECK_EQ_U(r.group_before, 0);
+  CHECK_EQ_U(r.nchannels, 0);
+  CHECK(!pop(c, INS_KIND_P2P, &r)); /* one shadow, no record, nothing counted */
+  CHECK_EQ_U(atomic_load(&c->dropped[INS_KIND_P2P]), 0);
+  /* a ring half full takes no shadow: records come first (ring of 8: 4 records waiting) */
+  ins_op_group_start(c);
+  q = p2p_start(c, "Send", 1024, 1);
+  for (int i = 0; i < 4; i++) {
+    ins_op_group_start(c);
+    CHECK(p2p_finish(c, p2p_start(c, "Send", 1 << 20, 1), 5, T + 20000 + 2000 * i, &r));
+  }
+  CHECK_EQ_U(ins_ring_used_approx(&c->ring[INS_KIND_P2P]), 0); /* popped: push them back */
+  for (int i = 0; i < 4; i++) {
+    uint64_t pos;
+    struct ins_record *w = ins_ring_reserve(&c->ring[INS_KIND_P2P], &pos);
+    CHECK(w != NULL);
+    *w = r;
+    ins_ring_commit(&c->ring[INS_KIND_P2P], w, pos);
+  }
+  for (int i = 0; i < 66; i++) {
+    ins_op_group_start(c);
+    CHECK(p2p_start(c, "Send", 1 << 20, 0) == NULL);
+  }
+  ins_op_event_stop(q);
+  k = ins_op_kernel_start(c, q, 3, T + 40000);
+  ins_op_kernel_record_stop(k, T + 41000);
+  ins_op_event_stop(k);
+  for (int i = 0; i < 4; i++) CHECK(pop(c, INS_KIND_P2P, &r) && r.timing == INS_TIMING_KERNEL_GPU);
+  CHECK(!pop(c, INS_KIND_P2P, &r));
+  ins_comm_destroy(c);
+  cfg = test_cfg();
+
+  /* No group ever begun (no Group event, no API call): an op shares its launch at most
+   * with the ops issued since the latest that completed. One at a time: each alone. */
+  c = ins_comm_create(&cfg, 14, "nogroup", 1, 2, 0);
+  for (uint32_t i = 0; i < 100; i++) {
+    void *a = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, i, -1, 1, NULL, NULL);
+    ins_op_event_stop(a);
+    k = ins_op_kernel_start(c, a, 0, T + 10000 * i);
+    ins_op_kernel_record_stop(k, T + 10000 * i + 5000);
+    ins_op_event_stop(k);
+    CHECK(pop(c, INS_KIND_COLL, &r) && r.sn == i);
+    CHECK_EQ_U(r.group, 0);
+    CHECK_EQ_U(r.group_before, 0);
+    CHECK_EQ_U(r.issued_after, 1);
+    CHECK_EQ_U(r.lag, 1);
+  }
+  /* three issued before any completes: one launch for all the plugin knows */
+  void *b[3];
+  for (int i = 0; i < 3; i++)
+    b[i] = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 100 + i, -1, 1, NULL, NULL);
+  for (int i = 0; i < 3; i++) {
+    ins_op_event_stop(b[i]);
+    k = ins_op_kernel_start(c, b[i], 0, T + 2000000 + 10000 * i);
+    ins_op_kernel_record_stop(k, T + 2000000 + 10000 * i + 5000);
+    ins_op_event_stop(k);
+    CHECK(pop(c, INS_KIND_COLL, &r) && r.sn == 100u + i);
+    CHECK_EQ_U(r.group_before, i);
+    CHECK_EQ_U(r.issued_after, 3 - i);
+  }
+  /* a completion while ops wait: the group of an op issued after it begins after it */
+  void *d0 = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 103, -1, 1, NULL, NULL);
+  void *d1 = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 104, -1, 1, NULL, NULL);
+  ins_op_event_stop(d0);
+  k = ins_op_kernel_start(c, d0, 0, T + 3000000);
+  ins_op_kernel_record_stop(k, T + 3005000);
+  ins_op_event_stop(k);
+  CHECK(pop(c, INS_KIND_COLL, &r) && r.sn == 103 && r.group_before == 0);
+  void *d2 = ins_op_start(c, INS_KIND_COLL, "AllReduce", "ncclFloat32", 1 << 20, 105, -1, 1, NULL, NULL);
+  for (int i = 0; i < 2; i++) {
+    void *d = i ? d2 : d1;
+    ins_op_event_stop(d);
+    k = ins_op_kernel_start(c, d, 0, T + 3010000 + 10000 * i);
+    ins_op_kernel_record_stop(k, T + 3015000 + 10000 * i);
+    ins_op_event_stop(k);
+  }
+  /* op 104 was issued while op 103 was in flight: maybe one launch with it; op 105 after
+   * op 103 completed: maybe one launch with op 104, not with op 103 */
+  CHECK(pop(c, INS_KIND_COLL, &r) && r.sn == 104 && r.group_before == 1);
+  CHECK(pop(c, INS_KIND_COLL, &r) && r.sn == 105 && r.group_before == 1);
+  ins_comm_destroy(c);
+}
+
 /* Copy-engine collectives (ABI v6 CeColl): no kernel event ever comes. Each completes at
  * its own stop, without waiting for a later op; host-timed when CPU timing is kept, else
  * counted as no_gpu_timer; their API calls are reported (not "unreported"); and a later
@@ -695,6 +849,7 @@ static void test_copy_engine(void) {
 }
 
 int main(void) {
+  test_issue_counts();
   test_copy_engine();
   test_whose_timestamps();
   test_overtaken();

@@ -365,6 +365,158 @@ static void test_vouched(void) {
   }
 }
 
+/* A quiet op's shadow (core/op.c publish_shadow): its place and channels only. */
+static struct ins_record shadow(uint32_t idx, uint64_t mask) {
+  struct ins_record r = rec(idx, idx, idx + 1, 1, mask);
+  r.timing = INS_TIMING_SHADOW;
+  return r;
+}
+
+static void test_shadows(void) {
+  struct ins_judge j;
+  /* op 0 on channel 0 completed 100 ops later; ops 1-99 are quiet (no record), in a
+   * backlog: without their shadows each may have used channel 0 (100 works: unverified);
+   * with them, on channel 1: one work on channel 0, its own: right. A shadow is never
+   * handed on, held or counted. */
+  for (int shadows = 0; shadows <= 1; shadows++) {
+    ins_judge_init(&j, false, true);
+    g_nout = 0;
+    take(&j, rec(0, 0, 100, 100, 0x1));
+    for (uint32_t i = 1; i < 100; i++)
+      if (shadows) take(&j, shadow(i, 0x2));
+    take(&j, rec(100, 100, 101, 1, 0x2));
+    ins_judge_settle(&j, true, collect, NULL);
+    CHECK_EQ_U(g_nout, 2);
+    CHECK_EQ_U(g_out[0].sn, 0);
+    CHECK_EQ_U(g_out[0].timing, shadows ? INS_TIMING_KERNEL_GPU : INS_TIMING_UNVERIFIED);
+    CHECK_EQ_U(g_out[1].sn, 100);
+    CHECK_EQ_U(j.unverified[INS_KIND_COLL], !shadows);
+    CHECK_EQ_U(j.cleared_late[INS_KIND_COLL], shadows);
+    ins_judge_free(&j);
+  }
+
+  /* Shadows say nothing of the records still to come: op 0 on channel 0, op 1's record not
+   * yet come, ops 2-64 on channel 0 (64 works with op 0's), shadows of ops 65-200 on
+   * channel 1. Op 1 is waited for (were it never to come it would count on channel 0: 65
+   * works); it comes, on channel 1: op 0 right. */
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  take(&j, rec(0, 0, 201, 201, 0x1));
+  for (uint32_t i = 2; i < 65; i++) take(&j, rec(i, i, i + 1, 1, 0x1));
+  for (uint32_t i = 65; i < 201; i++) take(&j, shadow(i, 0x2));
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK_EQ_U(g_nout, 0);
+  take(&j, rec(1, 1, 2, 1, 0x2));
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK(found(0));
+  CHECK_EQ_U(j.unverified[INS_KIND_COLL], 0);
+  ins_judge_free(&j);
+
+  /* A shadow vouches for nothing: op 0 on channel 0; op 1 a shadow after its interval;
+   * then 70 ops on channel 0 that cannot vouch (channels left out): unverified. */
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  take(&j, timed(0, 100, 100, 0x1, 1000));
+  struct ins_record sh = shadow(1, 0x1);
+  sh.start_ns = 5000, sh.exec_ns = 500;
+  take(&j, sh);
+  for (uint32_t i = 2; i < 72; i++) {
+    struct ins_record r = timed(i, i + 1, 1, 0x1, 1000 + 1000 * i);
+    r.stale_channels = 1;
+    take(&j, r);
+  }
+  for (uint32_t i = 72; i < 100 + INS_JUDGE_SETTLE; i++) take(&j, timed(i, i + 1, 1, 0x2, 1000 + 1000 * i));
+  ins_judge_settle(&j, false, collect, NULL);
+  CHECK(!found(0));
+  CHECK_EQ_U(j.unverified[INS_KIND_COLL], 1);
+  ins_judge_free(&j);
+}
+
+static void test_no_group(void) {
+  /* Group 0: the host began no group (core/op.c group_unknown), so which ops shared a
+   * launch is not known: a Send and a Recv with one peer are not taken for one work. 40
+   * such pairs on op 0's channel: 81 works, unverified (with groups: 41, right,
+   * test_p2p_pairs). */
+  struct ins_judge j;
+  ins_judge_init(&j, false, false);
+  g_nout = 0;
+  take(&j, rec(0, 0, 81, 81, 1ull << 16));
+  for (uint32_t g = 0; g < 40; g++) {
+    struct ins_record s = rec(1 + 2 * g, 1 + 2 * g, 2 + 2 * g, 1, 1ull << 16);
+    struct ins_record r = rec(2 + 2 * g, 1 + 2 * g, 3 + 2 * g, 2, 1ull << 16);
+    s.kind = r.kind = INS_KIND_P2P;
+    s.group = r.group = 0;
+    s.peer = r.peer = 1;
+    take(&j, s);
+    take(&j, r);
+  }
+  ins_judge_settle(&j, true, collect, NULL);
+  CHECK(!found(0));
+  CHECK_EQ_U(j.unverified[INS_KIND_COLL], 1);
+  ins_judge_free(&j);
+
+  /* ... and a voucher's launch runs to its completion: op 0 on channel 0; ops 1-10 on
+   * channel 0 that cannot vouch (channels left out); op 11 right (60 ops issued from it to
+   * its completion), after op 0's interval; ops 12-70, on channel 0 too, were issued before
+   * op 11 completed: any of them may have shared its launch and run before it there, 70
+   * works besides op 0's: op 11 vouches for nothing, op 0 unverified. With groups known
+   * (each op its own), 11 works: op 11 vouches. */
+  for (int known = 0; known <= 1; known++) {
+    ins_judge_init(&j, false, false);
+    g_nout = 0;
+    for (uint32_t i = 0; i < 200 + INS_JUDGE_SETTLE; i++) {
+      struct ins_record r = i == 0    ? timed(0, 200, 200, 0x1, 1000)
+                            : i == 11 ? timed(11, 71, 60, 0x1, 20000)
+                                      : timed(i, i < 71 ? 71 : i + 1, i < 71 ? 71 - i : 1,
+                                              i < 71 ? 0x1 : 0x2, 20000 + 1000 * i);
+      if (i && i < 71 && i != 11) r.stale_channels = 1;
+      if (!known) r.group = 0;
+      take(&j, r);
+    }
+    ins_judge_settle(&j, false, collect, NULL);
+    CHECK(found(11));
+    CHECK_EQ_U(found(0), known);
+    ins_judge_free(&j);
+  }
+}
+
+static void test_voucher_p2p_calls(void) {
+  /* The API calls between a record and its voucher count the voucher's group's P2P calls
+   * only up to the voucher (comm.h, api_seq: a P2P call counts as its P2p event starts):
+   * op 0 on channel 0 (API call 1; 200 calls by its completion, most unreported); op 1 right
+   * after it (call 2), first of a group of 64 Send/Recv to as many peers, the 63 after it on
+   * channel 0 too (calls 3-65): they may run before op 1 on channel 0, 64 works besides op
+   * 0's: op 1 vouches for nothing, op 0 unverified. With op 1 alone in its group (the 63 in
+   * groups of their own, after it), op 1 vouches. */
+  for (int grouped = 0; grouped <= 1; grouped++) {
+    struct ins_judge j;
+    ins_judge_init(&j, false, false);
+    g_nout = 0;
+    struct ins_record x = timed(0, 70, 200, 0x1, 1000);
+    x.api_at = INS_API_AT_VALID | 1;
+    take(&j, x);
+    for (uint32_t i = 1; i < 65; i++) {
+      struct ins_record r = timed(i, 65, 64, 0x1, 1000 + 1000 * i);
+      r.kind = INS_KIND_P2P;
+      r.peer = (int32_t)i;
+      r.api_at = (uint16_t)(INS_API_AT_VALID | (1 + i));
+      r.group = grouped ? 7000 : 7000 + i;
+      r.group_before = grouped ? (uint8_t)(i - 1) : 0;
+      if (i > 1) r.stale_channels = 1; /* none of them vouches */
+      take(&j, r);
+    }
+    for (uint32_t i = 65; i < 70 + INS_JUDGE_SETTLE; i++) {
+      struct ins_record r = timed(i, i + 1, 1, 0x2, 1000 + 1000 * i);
+      r.api_at = (uint16_t)(INS_API_AT_VALID | (1 + i));
+      take(&j, r);
+    }
+    ins_judge_settle(&j, false, collect, NULL);
+    CHECK_EQ_U(found(0), !grouped);
+    CHECK(found(1));
+    ins_judge_free(&j);
+  }
+}
+
 int main(void) {
   test_alone();
   test_per_channel();
@@ -373,5 +525,8 @@ int main(void) {
   test_order_final_and_marks();
   test_settle_bound();
   test_vouched();
+  test_shadows();
+  test_no_group();
+  test_voucher_p2p_calls();
   return check_report("test_judge");
 }

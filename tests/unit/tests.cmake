@@ -95,6 +95,8 @@ if(TARGET inspector_core)
   endif()
   # an op's time from its channels: equal start and stop, the latest stop, stale channels
   ins_unit_test(op_timestamps test_op_timestamps.c 120 "unit")
+  # a host that sends no Group events: every op written, one warning (core/op.c group_unknown)
+  ins_unit_test(no_group test_no_group.c 120 "unit")
   # rings of 16 cells wrapping under the dump thread, two producers each (TSan: label threads)
   ins_unit_test(ring_stress test_ring_stress.c 300 "threads;unit")
   # the rings' positions at their edges: the span count past where the old bases wrapped,
