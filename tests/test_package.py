@@ -573,7 +573,7 @@ def check_make_clean(a):
 # into the object (the environment variables they read, the functions they add). A file that
 # mentions INS_TEST_HOOKS and is not here is a failure: a new hook gets its names checked.
 TEST_HOOKS = {"src/sink/otlp/otlp.c": ("INSPECTOR_OTLP_MAX_BODY_BYTES",),
-              "src/core/ring.c": ("ins_ring_test_spans",)}
+              "src/core/ring.c": ("ins_ring_test_spans", "ins_ring_test_place")}
 
 
 def package_cmake_options():
