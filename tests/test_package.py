@@ -179,6 +179,11 @@ def expected_layout():
     want = {"lib/" + p: False for p in PLUGINS}
     want.update({"bin/" + t: True for t in TOOLS})
     want["lib/pkgconfig/inspector.pc"] = False
+    # the SPANK plugin, where Slurm's header was at build time (CMakeLists.txt: Slurm's plugin
+    # directory, Debian's lib/<arch>/slurm-wlm, else lib/slurm)
+    if os.path.exists("/usr/include/slurm/spank.h"):
+        arch = glob.glob("/usr/lib/*/slurm-wlm")
+        want[(os.path.relpath(arch[0], "/usr") if arch else "lib/slurm") + "/inspector_spank.so"] = False
     doc = "share/doc/%s/" % NAME
     for f in ("README.md", "LICENSE", "copyright"):
         want[doc + f] = False
