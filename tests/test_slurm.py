@@ -11,7 +11,10 @@ run inspector-replay over a recorded trace when the plugin set NCCL_PROFILER_PLU
               the step's directory goes: refused, nothing written through it, the step still
               runs; the user's exported NCCL_INSPECTOR_DUMP_DIR wins over the template; sbatch
               with INSPECTOR_SLURM=json: every srun of the script on, each in its own step's
-              directory.
+              directory; report=on: inspector-report's report.txt (of both tasks' logs) and
+              report.html next to the logs of a JSON step, none for prom nor in the user's own
+              directory; a report command that hangs (report_timeout=1): its process group
+              killed (its child gone), the line in slurmd's log, the node idle after it.
 
 Skipped, and passed, saying so, where Slurm (slurmctld, slurmd, srun, munged) or the SPANK
 plugin is missing, or when not run as root (the daemons need it); .ci/run installs Slurm.
@@ -82,11 +85,19 @@ env | grep -E '^(NCCL_|INSPECTOR_SLURM)' | sort > "{t}/env.$SLURM_JOB_ID.$SLURM_
 exec {replay} --plugin "$NCCL_PROFILER_PLUGIN" --quiet $TASK_REPLAY_ARGS {trace}
 """
 
+# A report command that hangs, with a child of its own: the kill at report_timeout must reach
+# the whole process group (the child's pid, written down, must be gone after the step).
+HANG = """#!/bin/sh
+sleep 3001 &
+echo $! > "{t}/hang.pid"
+exec sleep 3002
+"""
+
 
 class Cluster:
     """munged, slurmctld and slurmd in t, in the foreground: their Popen objects are ours."""
 
-    def __init__(self, t, spank, plugin, dir_tmpl):
+    def __init__(self, t, spank, plugin, dir_tmpl, site_args=""):
         self.t, self.procs = t, []
         self.env = dict(os.environ, SLURM_CONF=os.path.join(t, "slurm.conf"))
         for k in list(self.env):  # a test run inside a job must not leak its own
@@ -102,8 +113,13 @@ class Cluster:
         with open(os.path.join(t, "slurm.conf"), "w") as f:
             f.write(SLURM_CONF.format(host=host, t=t, cport=free_port(), dport=free_port(),
                                       cpus=max(2, os.cpu_count() or 2)))
-        with open(os.path.join(t, "plugstack.conf"), "w") as f:
-            f.write("optional %s plugin=%s dir=%s\n" % (spank, plugin, dir_tmpl))
+        self.spank, self.plugin, self.dir_tmpl = spank, plugin, dir_tmpl
+        self.plugstack(site_args)
+
+    def plugstack(self, site_args):
+        """The plugin's plugstack.conf line (each step's slurmstepd reads it anew)."""
+        with open(os.path.join(self.t, "plugstack.conf"), "w") as f:
+            f.write("optional %s plugin=%s dir=%s %s\n" % (self.spank, self.plugin, self.dir_tmpl, site_args))
 
     def start(self):
         t = self.t
@@ -172,6 +188,24 @@ def env_files(t):
     return out
 
 
+def check_report(bad, d, logs):
+    """inspector-report's text and page in d: written as the job's user (root here), from the
+    step's logs (each of the step's tasks' logs read)."""
+    txt, html = os.path.join(d, "report.txt"), os.path.join(d, "report.html")
+    for p in (txt, html):
+        if not os.path.isfile(p) or os.path.getsize(p) == 0:
+            bad.append("the end-of-step report: %s missing or empty (%s)" % (p, os.listdir(d)))
+            return
+    with open(txt) as f:
+        text = f.read()
+    with open(html) as f:
+        page = f.read()
+    if not text.startswith("Inspector report: %d files, " % logs):
+        bad.append("the end-of-step report: %s is not a report of the %d tasks' logs:\n%s" % (txt, logs, text[:600]))
+    if "<html" not in page[:500].lower():
+        bad.append("the end-of-step report: %s is not an HTML page" % html)
+
+
 def case_e2e(a):
     missing = [x for x in TOOLS if not shutil.which(x)]
     spank = os.path.join(os.path.dirname(os.path.abspath(a.plugin)), "inspector_spank.so")
@@ -184,7 +218,12 @@ def case_e2e(a):
         return True, "SKIP slurm.e2e: the Slurm daemons need root"
     t = tempfile.mkdtemp(prefix="ins-slurm.")
     logs = os.path.join(t, "logs")
-    c = Cluster(t, spank, os.path.abspath(a.plugin), logs + "/%u/%j.%s")
+    report = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
+    c = Cluster(t, spank, os.path.abspath(a.plugin), logs + "/%u/%j.%s",
+                "report=on report_cmd=%s report_timeout=120" % report)
+    with open(os.path.join(t, "hang.sh"), "w") as f:
+        f.write(HANG.format(t=t))
+    os.chmod(os.path.join(t, "hang.sh"), 0o755)
     with open(os.path.join(t, "task.sh"), "w") as f:
         f.write(TASK.format(t=t, replay=os.path.abspath(a.replay), trace=TRACE))
     os.chmod(os.path.join(t, "task.sh"), 0o755)
@@ -213,9 +252,15 @@ def case_e2e(a):
             st = os.stat(d)
             if (st.st_mode & 0o7777, st.st_uid) != (0o755, 0):
                 bad.append("%s: mode %o owner %d" % (d, st.st_mode & 0o7777, st.st_uid))
-            got = sorted(os.listdir(d))
-            if len(got) != 2 or not all(n.endswith(".log") for n in got):
-                bad.append("srun -n2 --inspector: %s in %s, two .log expected" % (got, d))
+            # the report is written after the tasks end, by the step's slurmstepd, which
+            # outlives srun a little: its end is when the report is done, or given up
+            c.wait_for(c.steps_done, "end of the step's slurmstepd")
+            every = sorted(os.listdir(d))
+            got = [n for n in every if n.endswith(".log")]
+            if len(got) != 2 or len(every) != 4:
+                bad.append("srun -n2 --inspector: %s in %s, two .log and the report expected" % (every, d))
+            # 1b. the end-of-step report (report=on): text and HTML next to the logs, the user's
+            check_report(bad, d, 2)
             for n in got:
                 with open(os.path.join(d, n)) as f:
                     if sum(1 for l in f if '"coll_perf"' in l) == 0:
@@ -229,6 +274,9 @@ def case_e2e(a):
         proms = glob.glob(d + "/**/*.prom", recursive=True)
         if not proms:
             bad.append("--inspector=prom: no .prom file in %s (%s)" % (d, os.listdir(d)))
+        c.wait_for(c.steps_done, "end of the step's slurmstepd")
+        if [n for n in os.listdir(d) if n.startswith("report.")]:
+            bad.append("--inspector=prom: a report in %s (no JSON logs to read)" % d)
         for p in proms:
             with open(p) as f:
                 if 'slurm_job_id="%s"' % jid not in f.read():
@@ -248,6 +296,9 @@ def case_e2e(a):
         if [v.get("NCCL_INSPECTOR_DUMP_DIR") for v in e.values()] != [own] or not os.listdir(own):
             bad.append("the user's NCCL_INSPECTOR_DUMP_DIR: the task saw %s, %s has %s" %
                        (e, own, os.listdir(own)))
+        c.wait_for(c.steps_done, "end of the step's slurmstepd")
+        if [n for n in os.listdir(own) if n.startswith("report.")]:
+            bad.append("the user's NCCL_INSPECTOR_DUMP_DIR: a report written into it (%s)" % os.listdir(own))
         # 5. sbatch with INSPECTOR_SLURM=json: each srun of the script on, in its own step's dir
         script = os.path.join(t, "job.sh")
         with open(script, "w") as f:
@@ -255,7 +306,9 @@ def case_e2e(a):
         r = c.run(["sbatch", "-n2", "--parsable", "--wait", "-o", t + "/batch.out", script])
         bj = r.stdout.strip().split(";")[0]
         e = env_files(t)
-        counts = {s: len(os.listdir(os.path.join(logs, "root", "%s.%s" % (bj, s))))
+        c.wait_for(c.steps_done, "end of the job's slurmstepds")
+        counts = {s: len([n for n in os.listdir(os.path.join(logs, "root", "%s.%s" % (bj, s)))
+                          if n.endswith(".log")])
                   if os.path.isdir(os.path.join(logs, "root", "%s.%s" % (bj, s))) else None
                   for s in ("0", "1")}
         if counts != {"0": 2, "1": 1}:
@@ -274,6 +327,37 @@ def case_e2e(a):
         with open(t + "/slurmd.log", errors="replace") as f:
             if "is a symbolic link where the step's own directory goes" not in f.read():
                 bad.append("a planted link: no refusal in slurmd's log")
+        os.unlink(os.path.join(logs, "root"))
+        # 7. a report command that hangs: killed at report_timeout with its process group,
+        # said in slurmd's log; the step ends well and the node takes the next step
+        c.wait_for(c.steps_done, "end of the step's slurmstepd")
+        c.plugstack("report=on report_cmd=%s/hang.sh report_timeout=1" % t)
+        c.run(["srun", "-n1", "--inspector", task])
+        env_files(t)
+        c.wait_for(lambda: os.path.exists(t + "/hang.pid"), "the hanging report's start")
+        c.wait_for(c.steps_done, "end of the step's slurmstepd (the hanging report killed)")
+        (hd,) = glob.glob(logs + "/root/*")
+        hj = os.path.basename(hd)
+        with open(t + "/slurmd.log", errors="replace") as f:
+            want = "inspector: report for step %s: %s/hang.sh did not finish in 1 s (report_timeout): " \
+                   "its process group killed" % (hj, t)
+            if want not in f.read():
+                bad.append("a hanging report: no line '%s' in slurmd's log" % want)
+        with open(t + "/hang.pid") as f:
+            hp = f.read().strip()
+        try:
+            with open("/proc/%s/cmdline" % hp, "rb") as f:
+                if b"3001" in f.read():
+                    bad.append("a hanging report: its child %s (sleep 3001) outlived the step" % hp)
+        except FileNotFoundError:
+            pass
+        # the job's completing state passes; a step that failed would drain the node
+        state = lambda: c.run(["sinfo", "-h", "-o", "%t"]).stdout.strip()  # noqa: E731
+        c.wait_for(lambda: state() not in ("comp", "alloc", "mix"), "the node out of the job")
+        if state() != "idle":
+            bad.append("a hanging report: the node is %s after it, not idle" % state())
+        c.plugstack("")
+        c.run(["srun", "-n1", "true"])
     except Exception as ex:  # noqa: BLE001 - reported with the daemons' logs' place
         bad.append("%s" % ex)
     finally:
@@ -284,7 +368,8 @@ def case_e2e(a):
             shutil.rmtree(t, ignore_errors=True)
     if bad:
         return False, "FAIL slurm.e2e:\n" + "\n".join(bad)
-    return True, "OK slurm.e2e: --inspector json and prom, off, the user's directory, sbatch, a planted link"
+    return True, "OK slurm.e2e: --inspector json and prom, off, the user's directory, sbatch, a planted link, " \
+                 "the end-of-step report, a hanging report killed"
 
 
 CASES = [harness.Case("slurm.e2e", case_e2e, labels=("slurm",), timeout=300)]

@@ -18,6 +18,13 @@
  *   The batch script's step and the extern step are left alone: an srun inside the script
  *   inherits the script's environment, and a DUMP_DIR set there would pin every step to one
  *   directory as if the user had set it.
+ * slurm_spank_exit (remote, after every task of the node has ended; slurmstepd as root): on
+ *   the step's first node (S_JOB_NODEID 0), where the site set report=on and this step wrote
+ *   JSON logs into the directory made above, runs report_cmd over that directory as the
+ *   job's user, bounded by report_timeout (spank_report.h): report.txt and report.html next
+ *   to the logs. Not for prom/otlp (no logs to read), nor for a directory the user chose
+ *   (not ours to write into). On several nodes without a shared file system the report
+ *   sees node 0's logs only; with one, other nodes' last records may still be in flight.
  * Nothing here fails a job: a bad option, a refused directory, a failed call get one error
  * line (slurmd's log, and the user's srun) and the step runs without Inspector.
  */
@@ -34,6 +41,7 @@
 
 #include "spank_conf.h"
 #include "spank_dir.h"
+#include "spank_report.h"
 #include "spank_tmpl.h"
 
 SPANK_PLUGIN(inspector, 1);
@@ -49,6 +57,9 @@ SPANK_PLUGIN(inspector, 1);
 
 static struct ins_spank_conf g_conf;
 static int g_conf_ok;
+/* The directory user_init made for this step's JSON logs, for slurm_spank_exit: the same
+ * slurmstepd calls both (one per node and step), so a static carries it; "" = no report. */
+static char g_report_dir[4096];
 
 /* --inspector's value, as srun saw it: only checked here (srun says at once what is wrong);
  * the step reads it again through spank_option_getopt. */
@@ -150,7 +161,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av) {
   if (m == INS_MODE_OFF) return 0;
 
   char dir[4096];
-  if (!user_has(sp, "NCCL_INSPECTOR_DUMP_DIR")) {
+  int ours = !user_has(sp, "NCCL_INSPECTOR_DUMP_DIR");
+  if (ours) {
     if (make_step_dir(sp, dir, sizeof dir) != 0) return 0;
     set(sp, "NCCL_INSPECTOR_DUMP_DIR", dir, 1);
   }
@@ -168,5 +180,41 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av) {
     snprintf(name, sizeof name, "%.*s", (int)(eq - g_conf.env[i]), g_conf.env[i]);
     set(sp, name, eq + 1, 0);
   }
+  if (ours && m == INS_MODE_JSON && g_conf.report)
+    snprintf(g_report_dir, sizeof g_report_dir, "%s", dir);
   return 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av) {
+  (void)ac;
+  (void)av;
+  if (spank_context() != S_CTX_REMOTE || !g_report_dir[0]) return 0;
+  uint32_t node = 1, job = 0, step = 0;
+  uid_t uid = 0;
+  gid_t gid = 0, *groups = NULL;
+  int ngroups = 0;
+  if (spank_get_item(sp, S_JOB_NODEID, &node) != ESPANK_SUCCESS || node != 0) return 0;
+  if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+      spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+      spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+      spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+    slurm_error("inspector: report: the job's ids are not available; no report");
+    return 0;
+  }
+  if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &ngroups) != ESPANK_SUCCESS) groups = NULL;
+  char pwbuf[4096], msg[8192 + 1024];
+  struct passwd pw, *pwp = NULL;
+  if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) != 0 || !pwp) {
+    slurm_error("inspector: report for step %u.%u: no user for uid %u; no report", job, step, (unsigned)uid);
+    return 0;
+  }
+  struct ins_spank_report_user u = {uid, gid, groups, groups ? ngroups : 0, pw.pw_name, pw.pw_dir};
+  enum ins_spank_report_result r =
+      ins_spank_report_run(g_conf.report_cmd, g_report_dir, &u, g_conf.report_timeout, msg, sizeof msg);
+  if (r == INS_REPORT_OK)
+    slurm_verbose("inspector: report for step %u.%u: %s", job, step, msg);
+  else
+    slurm_error("inspector: report for step %u.%u: %s", job, step, msg);
+  g_report_dir[0] = '\0';
+  return 0; /* whatever happened: a report never fails the step */
 }
