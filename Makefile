@@ -72,7 +72,7 @@ bench:
 	bench/run.sh $(BUILD)-bench
 
 # Everything CI runs: plain, ASan+UBSan, TSan, the build without OTLP, and the fuzzers.
-# Everything CI runs (.ci/run): about 19 minutes on 2 cores. `make test` alone is the quick
+# Everything CI runs (.ci/run): about 35 minutes on 2 cores. `make test` alone is the quick
 # tier (about 4 minutes): what to run while working.
 check: check-deps test test-asan test-tsan test-nootlp fuzz
 

@@ -40,6 +40,7 @@ prometheus-node-exporter, installed by .ci/run; the cases skip with a note when 
                 communicators per GPU tears them down one by one (each teardown rewrites the
                 file), five times: every read is a whole, valid file.
 """
+import importlib.util
 import json
 import os
 import re
@@ -54,6 +55,9 @@ import urllib.parse
 import urllib.request
 
 sys.dont_write_bytecode = True
+ALERTS = importlib.util.module_from_spec(importlib.util.spec_from_file_location(  # instant_rules, stop_procs
+    "alerts", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "validate", "alerts.py")))
+ALERTS.__spec__.loader.exec_module(ALERTS)
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import grafana_queries  # noqa: E402
@@ -206,13 +210,7 @@ def stack(a):
                 if not n_panels:
                     problems.append("the dashboard has no panel expressions")
         finally:
-            for p in procs:
-                p.terminate()
-            for p in procs:
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            ALERTS.stop_procs(procs)
         if problems:
             wd.failed = True
             return False, "FAIL e2e.stack:\n  " + "\n  ".join(problems[:20])
@@ -239,15 +237,9 @@ HANG_S = 1   # NCCL_INSPECTOR_HANG_SECONDS of the hung job, and the rules' hang 
 
 
 def instant_rules(text):
-    """The rules with every rate over 5m read as the counter's total, every for: 0s, and the
-    hang threshold (300 s, the plugin's default NCCL_INSPECTOR_HANG_SECONDS) the hung job's."""
-    out, n = re.subn(r"rate\((\w+)\[5m\]\)", r"\1", text)
-    out, m = re.subn(r"for: \d+m", "for: 0s", out)
-    out, h = re.subn(r"(record: nccl:alert_threshold:hang_seconds\n\s+expr: )vector\(300\)",
-                     r"\g<1>vector(%d)" % HANG_S, out)
-    if re.search(r"\w\[5m\]", out) or n < 10 or m != 4 or h != 1:
-        raise ValueError("the rules changed shape: %d rates, %d for:, %d hang thresholds" % (n, m, h))
-    return out
+    """The shipped rules as the tests load them (tools/validate/alerts.py), with the hung job's
+    threshold."""
+    return ALERTS.instant_rules(text, HANG_S)
 
 
 def synth_place(rank, ranks, nodes):
@@ -408,13 +400,7 @@ def alerts(a):
                         problems.append("the hung job exited %s after SIGUSR1: %s"
                                         % (job.rc, (job.stderr or "")[-300:]))
                 job.__exit__(None, None, None)
-            for p in procs:
-                p.terminate()
-            for p in procs:
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            ALERTS.stop_procs(procs)
         for w in sorted(want - set(got)):
             problems.append("did not fire: %s" % dict(w))
         for g in got:

@@ -96,9 +96,23 @@ fail:
   return NULL;
 }
 
+/* Whether the walk going on holds c in its snapshot (it was removed during that walk).
+ * Under g_registry_lock: the walker ends its walk (g_reg.walking) on its own thread. */
+static bool walk_holds_locked(const struct ins_comm *c) {
+  return c->reg_walk && g_reg.walking && c->reg_walk == g_reg.walk_id;
+}
+
+/* The same, taking the lock: for assertions */
+__attribute__((unused)) static bool walk_holds(const struct ins_comm *c) {
+  pthread_mutex_lock(&g_registry_lock);
+  bool held = walk_holds_locked(c);
+  pthread_mutex_unlock(&g_registry_lock);
+  return held;
+}
+
 void ins_comm_destroy(struct ins_comm *c) {
   /* out of the registry, and no walk holds it (those are retired: ins_comm_retire) */
-  assert(c->reg_idx == NOT_REGISTERED && !(c->reg_walk && g_reg.walking && c->reg_walk == g_reg.walk_id));
+  assert(c->reg_idx == NOT_REGISTERED && !walk_holds(c));
   ins_ring_free(&c->ring[0]);
   ins_ring_free(&c->ring[1]);
   ins_pool_destroy(&c->pool);
@@ -278,7 +292,7 @@ void ins_comm_retire(struct ins_comm *c) {
   pthread_mutex_lock(&g_registry_lock);
   assert(c->reg_idx == NOT_REGISTERED); /* removed first, or never added */
   /* the walk that held it when it was removed is still going: it ends this at its end */
-  bool held = c->reg_walk && g_reg.walking && c->reg_walk == g_reg.walk_id;
+  bool held = walk_holds_locked(c);
   if (held) {
     c->reg_dead_next = g_reg.dead;
     g_reg.dead = c;

@@ -743,17 +743,23 @@ static char *prom_text(const char *dir) {
   return text;
 }
 
-/* Wait until the .prom file holds want (bounded). */
-static bool wait_prom(const char *dir, const char *want) {
+/* Wait until read(arg), a fresh malloc'd text each call, holds want (bounded): the .prom
+ * file, or an OTLP body. */
+static bool wait_text(char *(*read)(const char *arg), const char *arg, const char *what,
+                      const char *want) {
   for (int ms = 0; ms < WAIT_MS; ms += 10) {
-    char *t = prom_text(dir);
+    char *t = read(arg);
     bool ok = t && strstr(t, want);
     free(t);
     if (ok) return true;
     fu_sleep_ms(10);
   }
-  fprintf(stderr, "no .prom file holds: %s\n", want);
+  fprintf(stderr, "no %s holds: %s\n", what, want);
   return false;
+}
+
+static bool wait_prom(const char *dir, const char *want) {
+  return wait_text(prom_text, dir, ".prom file", want);
 }
 
 /* promtool check metrics on the file, when installed: no finding but the seed's lint of its
@@ -823,16 +829,13 @@ static char *otlp_body(void) {
   return text;
 }
 
+static char *otlp_body_text(const char *unused) {
+  (void)unused;
+  return otlp_body();
+}
+
 static bool wait_otlp(const char *want) {
-  for (int ms = 0; ms < WAIT_MS; ms += 10) {
-    char *t = otlp_body();
-    bool ok = t && strstr(t, want);
-    free(t);
-    if (ok) return true;
-    fu_sleep_ms(10);
-  }
-  fprintf(stderr, "no OTLP body holds: %s\n", want);
-  return false;
+  return wait_text(otlp_body_text, NULL, "OTLP body", want);
 }
 
 static int case_otlp_gauges(const char *dir) {

@@ -97,13 +97,30 @@ JOBS = [
 QUICK = ("clean-8r4n", "late-16r4n-200us", "link-8r4n-x4", "link-x2", "late-2r2n")
 
 
-def instant_rules(text):
-    """The rules with every rate over 5m read as the counter's total, and every for: 0s."""
+def instant_rules(text, hang_s=None):
+    """The rules with every rate over 5m read as the counter's total, every for: 0s, and, given
+    hang_s, the hang threshold (300 s, the plugin's default NCCL_INSPECTOR_HANG_SECONDS) hang_s.
+    tests/test_prom_e2e.py loads the rules through this too."""
     out, n = re.subn(r"rate\((\w+)\[5m\]\)", r"\1", text)
     out, m = re.subn(r"for: \d+m", "for: 0s", out)
-    if re.search(r"\w\[5m\]", out) or n < 10 or m != 4:
-        raise ValueError("the rules changed shape: %d rates, %d for:" % (n, m))
+    h = 1
+    if hang_s is not None:
+        out, h = re.subn(r"(record: nccl:alert_threshold:hang_seconds\n\s+expr: )vector\(300\)",
+                         r"\g<1>vector(%d)" % hang_s, out)
+    if re.search(r"\w\[5m\]", out) or n < 10 or m != 4 or h != 1:
+        raise ValueError("the rules changed shape: %d rates, %d for:, %d hang thresholds" % (n, m, h))
     return out
+
+
+def stop_procs(procs):
+    """Terminates the daemons started (Prometheus, node_exporter), killing any that linger."""
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
 
 
 def free_port():
@@ -205,13 +222,7 @@ def prometheus_alerts(a, work, jobs):
         poll(evaluated, 120, "every rule group evaluated after the series came")
         res = api(pr, "query", query='ALERTS{alertstate="firing"}')["result"]
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_procs(procs)
     out = {j: set() for j in jobs}
     for x in res:
         m = x["metric"]
