@@ -218,6 +218,7 @@ def case_e2e(a):
         return True, "SKIP slurm.e2e: the Slurm daemons need root"
     t = tempfile.mkdtemp(prefix="ins-slurm.")
     logs = os.path.join(t, "logs")
+    os.mkdir(logs, 0o755)  # the template's fixed part is the site's to make (spank_dir.h)
     report = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
     c = Cluster(t, spank, os.path.abspath(a.plugin), logs + "/%u/%j.%s",
                 "report=on report_cmd=%s report_timeout=120" % report)

@@ -45,6 +45,11 @@ static int step(int fd, const char *name, const char *shown, bool site, uid_t ui
       return errno = EPERM, -1;
     }
     if (errno == ENOENT) {
+      if (site) { /* made by the first job's user, it would be theirs: closed to the next */
+        snprintf(why, cap, "'%s' does not exist: the template's fixed part is the site's to make "
+                 "(not made for a job)", shown);
+        return errno = ENOENT, -1;
+      }
       if (mkdirat(fd, name, mode) != 0) {
         if (errno == EEXIST) continue; /* another task, or node, made it meanwhile */
         snprintf(why, cap, "cannot make '%s': %s", shown, strerror(errno));

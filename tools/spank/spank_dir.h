@@ -9,7 +9,9 @@
  * follows any link found at that first making (the user's own /scratch -> /lustre). Here
  * every making is a first one, in a slurmstepd, and the template's text is the site's:
  *  - the components the template spells out (spank_tmpl.h: before the first one with a %x)
- *    may be links a site set up: followed only if root or the job's user owns the link;
+ *    may be links a site set up: followed only if root or the job's user owns the link.
+ *    They must exist: one made here would be made by (and for) the first job's user, 0755,
+ *    and every other user's step would fail in it; the site makes them (1777, like /tmp);
  *  - the components the expansion made (the job's, the step's, the user's name) are never
  *    followed as links, and one that exists must be a directory the job's user owns: a link
  *    or a directory planted at /tmp/inspector-alice by bob is refused, and the step runs
