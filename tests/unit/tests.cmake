@@ -166,6 +166,33 @@ if(TARGET inspector_core)
   ins_unit_test(registry test_registry.c 300 "threads;unit")
 endif()
 
+# The Slurm SPANK plugin's parts (tools/spank/), each built from its own source, where the plugin
+# is (slurm/spank.h found); none calls Slurm. conf and tmpl are pure (one process each); dir and
+# report touch files and processes, one ctest per case (unit_spank_dir.<case>, ...). Their cases
+# about other users' files and the report's drop from root to the job's user need root (the CI
+# container's), and exit 77, skipped, without it.
+if(TARGET inspector-spank)
+  foreach(_mod conf tmpl dir report)
+    add_executable(inspector-unit-spank_${_mod} ${CMAKE_CURRENT_LIST_DIR}/test_spank_${_mod}.c
+                   ${PROJECT_SOURCE_DIR}/tools/spank/spank_${_mod}.c)
+    target_include_directories(inspector-unit-spank_${_mod} PRIVATE ${PROJECT_SOURCE_DIR}/tools/spank)
+    target_compile_definitions(inspector-unit-spank_${_mod} PRIVATE _GNU_SOURCE)
+  endforeach()
+  foreach(_mod conf tmpl)
+    add_test(NAME unit_spank_${_mod} COMMAND inspector-unit-spank_${_mod})
+    set_tests_properties(unit_spank_${_mod} PROPERTIES TIMEOUT 60 LABELS "unit")
+  endforeach()
+  foreach(_case makes_new planted_link foreign_dir site_links site_missing not_a_directory bad_paths)
+    add_test(NAME unit_spank_dir.${_case} COMMAND inspector-unit-spank_dir --case ${_case})
+    set_tests_properties(unit_spank_dir.${_case} PROPERTIES TIMEOUT 60 LABELS "unit" SKIP_RETURN_CODE 77)
+  endforeach()
+  foreach(_case drops_to_user closed_dir report_txt_link timeout_kills_group sigterm_ignored
+          failures_said missing_cmd reaped_elsewhere long_dir)
+    add_test(NAME unit_spank_report.${_case} COMMAND inspector-unit-spank_report --case ${_case})
+    set_tests_properties(unit_spank_report.${_case} PROPERTIES TIMEOUT 120 LABELS "unit" SKIP_RETURN_CODE 77)
+  endforeach()
+endif()
+
 # inspector-report's line parser, built from its sources (the tool's own target is a program):
 # test_report_scan holds the fast scanner to the jansson reference on the fixtures and edge
 # lines; bench_report_parse measures both and is no test (it prints MB/s for a file).
