@@ -293,7 +293,8 @@ def replay_and_check(a, traces, env_extra=None, abi=None, threads=False, procs=F
         exp = fixture_expectation(traces, cfg, ring=ring, repeat=repeat, check_order=check_order,
                                   single_dump=single_dump, abi=abi)
         errors, summary = logcheck.check_dump(wd.dump, exp, window=r.window,
-                                              pids=None if procs else {r.pid})
+                                              pids=None if procs else {r.pid},
+                                              job_id=logcheck.expected_job_id(env))
         problems += errors.items
         problems += check_warnings(r, cfg, expect_warn, warn_max, forbid_warn)
         problems += sanitizer_reports(r.stderr)

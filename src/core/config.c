@@ -242,6 +242,7 @@ void ins_config_load(struct ins_config *cfg) {
   const char *job = env_first(k_job_vars, sizeof k_job_vars / sizeof *k_job_vars);
   const char *cluster = env_first(k_cluster_vars, sizeof k_cluster_vars / sizeof *k_cluster_vars);
   snprintf(cfg->job_id, sizeof cfg->job_id, "%s", job ? job : "unknown");
+  cfg->job_id_set = job != NULL;
   snprintf(cfg->cluster, sizeof cfg->cluster, "%s", cluster ? cluster : "unknown");
   int n;
   if (dir && *dir)

@@ -160,6 +160,21 @@ if(TARGET inspector_core)
     endif()
     set_tests_properties(unit_hang.${_case} PROPERTIES TIMEOUT 120 LABELS "${_labels}")
   endforeach()
+  # metadata.job_id in every line of the JSON log, from the batch system's variables, read
+  # back by jansson: which variable wins, none set (no key), a hostile value (escaped, made
+  # UTF-8, cut). One process per case: unit_job_id.<case> (TSan: label threads: the dump
+  # thread reads what the init thread set)
+  if(TARGET PkgConfig::JANSSON)
+    add_executable(inspector-unit-job_id ${CMAKE_CURRENT_LIST_DIR}/test_job_id.c
+                   $<TARGET_OBJECTS:inspector_core>)
+    target_include_directories(inspector-unit-job_id PRIVATE ${PROJECT_SOURCE_DIR}/src)
+    target_compile_definitions(inspector-unit-job_id PRIVATE _GNU_SOURCE)
+    target_link_libraries(inspector-unit-job_id PRIVATE PkgConfig::JANSSON Threads::Threads ${CMAKE_DL_LIBS} m)
+    foreach(_case slurm jobid pbs lsb none hostile)
+      add_test(NAME unit_job_id.${_case} COMMAND inspector-unit-job_id --case ${_case})
+      set_tests_properties(unit_job_id.${_case} PROPERTIES TIMEOUT 60 LABELS "threads;unit")
+    endforeach()
+  endif()
   # inits and finalizes while the dump thread drains (or a .prom file is written): none
   # waits for another communicator's drain; a finalize's records in the file, in order;
   # the registry's adds and removes O(1) (a wait that should end at once is bounded)
