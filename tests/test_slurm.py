@@ -5,8 +5,8 @@ directory; the daemons in the foreground, stopped by their pids whatever happens
 directory removed), the plugin registered through the test's own plugstack.conf, tasks that
 run inspector-replay over a recorded trace when the plugin set NCCL_PROFILER_PLUGIN.
 
-  slurm.e2e   srun -n2 --inspector: two JSON logs in <dir>/root/<job>.<step>, the task saw the
-              job id, the directory 0755 and the user's; --inspector=prom: .prom files with
+  slurm.e2e   srun -n2 --inspector: two JSON logs in <dir>/root/<job>.<step>, the job id in
+              every record (metadata.job_id), the task saw it, the directory 0755 and the user's; --inspector=prom: .prom files with
               slurm_job_id="<job>"; no option: nothing set, no directory; a link planted where
               the step's directory goes: refused, nothing written through it, the step still
               runs; the user's exported NCCL_INSPECTOR_DUMP_DIR wins over the template; sbatch
@@ -20,6 +20,7 @@ Skipped, and passed, saying so, where Slurm (slurmctld, slurmd, srun, munged) or
 plugin is missing, or when not run as root (the daemons need it); .ci/run installs Slurm.
 """
 import glob
+import json
 import os
 import pwd
 import shutil
@@ -264,8 +265,13 @@ def case_e2e(a):
             check_report(bad, d, 2)
             for n in got:
                 with open(os.path.join(d, n)) as f:
-                    if sum(1 for l in f if '"coll_perf"' in l) == 0:
-                        bad.append("%s: no records" % n)
+                    recs = [json.loads(l) for l in f if '"coll_perf"' in l]
+                if not recs:
+                    bad.append("%s: no records" % n)
+                # the job's id in every record (metadata.job_id: SLURM_JOB_ID, as Slurm set it)
+                ids = sorted({r["metadata"].get("job_id") for r in recs}, key=str)
+                if recs and ids != [jid]:
+                    bad.append("%s: metadata.job_id %s in its records, [%r] expected" % (n, ids, jid))
         # 2. --inspector=prom: .prom files labelled with the job id
         c.run(["srun", "-n2", "--inspector=prom", task], env={"TASK_REPLAY_ARGS": "--no-finalize"})
         env_files(t)
