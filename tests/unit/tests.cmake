@@ -126,6 +126,9 @@ if(TARGET inspector_core)
   endif()
   # the log file deleted and another file made at its name: records go to a new file
   ins_unit_test(log_replaced test_log_replaced.c 60 "unit")
+  # what a user without NCCL_DEBUG sees: each problem they must hear of once on stderr (or as
+  # NCCL's WARN where NCCL_DEBUG prints it), at most INS_NOTICE_MAX lines, nothing on a clean run
+  ins_unit_test(notice test_notice.c 120 "unit")
   # the log's page layout pads only a line that would straddle a page
   ins_unit_test(writer_layout test_writer_layout.c 60 "unit")
   # trace lines in time order, even for an event timed before lines already written

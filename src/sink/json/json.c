@@ -545,7 +545,8 @@ static void json_dump_stopped(void) {
 static void json_shutdown(void) {
   unsigned long long lost = ins_writer_unwritten();
   if (lost)
-    ins_warn("%llu records could not be written to %s (see the earlier warning)", lost, g_dump_dir);
+    ins_notice(NULL, NULL, "%llu records could not be written to %s (see the earlier warning)", lost,
+               g_dump_dir); /* records lost: a notice (core/log.h), at exit */
 }
 
 static void json_release(void) { ins_writer_close(); }
