@@ -207,6 +207,18 @@ def man_section(text, title):
     return m.group(1) if m else ""
 
 
+def build_sanitizer(built):
+    """The INSPECTOR_SANITIZE of the build tree a built file lies in (<build>/lib/FILE): "address",
+    "thread", or "" (none, or no CMakeCache.txt there)."""
+    cache = os.path.join(os.path.dirname(os.path.dirname(built)), "CMakeCache.txt")
+    try:
+        with open(cache, errors="replace") as f:
+            m = re.search(r"^INSPECTOR_SANITIZE:\w+=(.*)$", f.read(), re.M)
+    except OSError:
+        return ""
+    return m.group(1).strip() if m else ""
+
+
 def srun_plugin_options(a, problems, notes):
     """The long options `srun --help` lists under "Options provided by plugins" with only the
     SPANK plugin in plugstack.conf, or None where srun or the built plugin is missing."""
@@ -214,6 +226,10 @@ def srun_plugin_options(a, problems, notes):
     srun = shutil.which("srun")
     if not srun or not os.path.exists(spank):
         notes.append("srun --help not compared (%s)" % ("no srun" if not srun else "no SPANK plugin built"))
+        return None
+    if build_sanitizer(spank):
+        # srun would need the sanitizer's runtime loaded first to load such a plugin
+        notes.append("srun --help not compared (a %s-sanitizer build)" % build_sanitizer(spank))
         return None
     with harness.Workdir(a.keep, tag="cli-spank") as wd:
         conf = os.path.join(wd.cwd, "slurm.conf")
