@@ -214,26 +214,12 @@ static int case_hostile(const char *dir) {
   return run(dir, want, 126);
 }
 
-static const struct {
-  const char *name;
-  int (*fn)(const char *dir);
-} k_cases[] = {
+static const struct fu_named_case k_cases[] = {
     {"slurm", case_slurm}, {"jobid", case_jobid}, {"pbs", case_pbs},
     {"lsb", case_lsb},     {"none", case_none},   {"hostile", case_hostile},
 };
 
 int main(int argc, char **argv) {
   (void)fu_child_ok, (void)fu_log_files, (void)fu_records; /* fork_util.h's, not needed */
-  const char *only = argc == 3 && !strcmp(argv[1], "--case") ? argv[2] : NULL;
-  int ran = 0;
-  for (size_t i = 0; i < sizeof k_cases / sizeof *k_cases; i++)
-    if (!only || !strcmp(only, k_cases[i].name)) {
-      fu_case(k_cases[i].name, k_cases[i].fn);
-      ran++;
-    }
-  if (!ran) {
-    fprintf(stderr, "no case %s\n", only ? only : "");
-    return 2;
-  }
-  return check_report("job_id");
+  return fu_main(argc, argv, k_cases, sizeof k_cases / sizeof *k_cases, "job_id");
 }

@@ -21,10 +21,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cases.h"
 #include "check.h"
 #include "spank_dir.h"
 
-#define SKIP 77
+#define SKIP CASE_SKIP
 #define OTHER_UID 12345 /* a third user: owns what a case plants */
 #define OTHER_GID 12345
 
@@ -249,10 +250,7 @@ static int case_bad_paths(void) {
   return 0;
 }
 
-static const struct {
-  const char *name;
-  int (*fn)(void);
-} g_cases[] = {
+static const struct unit_case g_cases[] = {
     {"makes_new", case_makes_new},         {"planted_link", case_planted_link},
     {"foreign_dir", case_foreign_dir},     {"site_links", case_site_links},
     {"site_missing", case_site_missing},   {"not_a_directory", case_not_a_directory},
@@ -260,29 +258,6 @@ static const struct {
 };
 
 int main(int argc, char **argv) {
-  const char *only = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--list")) {
-      for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) printf("%s\n", g_cases[c].name);
-      return 0;
-    }
-    if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];
-  }
-  int ran = 0, skipped = 0;
-  for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) {
-    if (only && strcmp(only, g_cases[c].name)) continue;
-    setup();
-    if (g_cases[c].fn() == SKIP) {
-      printf("%s: skipped (needs root to plant another user's files)\n", g_cases[c].name);
-      skipped++;
-    }
-    teardown();
-    ran++;
-  }
-  if (!ran) {
-    fprintf(stderr, "no case named %s\n", only ? only : "");
-    return 2;
-  }
-  int r = check_report("spank_dir");
-  return r ? r : (only && skipped ? SKIP : 0);
+  return run_cases(argc, argv, g_cases, sizeof g_cases / sizeof *g_cases, setup, teardown, "spank_dir",
+                   "needs root to plant another user's files");
 }

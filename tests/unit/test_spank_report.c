@@ -24,10 +24,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cases.h"
 #include "check.h"
 #include "spank_report.h"
 
-#define SKIP 77
+#define SKIP CASE_SKIP
 #define EXTRA_GID 4242 /* a supplementary group the job's user is given */
 
 static char g_base[64], g_step[96];
@@ -301,10 +302,7 @@ static int case_long_dir(void) {
   return 0;
 }
 
-static const struct {
-  const char *name;
-  int (*fn)(void);
-} g_cases[] = {
+static const struct unit_case g_cases[] = {
     {"drops_to_user", case_drops_to_user},
     {"closed_dir", case_closed_dir},
     {"report_txt_link", case_report_txt_link},
@@ -317,29 +315,6 @@ static const struct {
 };
 
 int main(int argc, char **argv) {
-  const char *only = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--list")) {
-      for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) printf("%s\n", g_cases[c].name);
-      return 0;
-    }
-    if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];
-  }
-  int ran = 0, skipped = 0;
-  for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) {
-    if (only && strcmp(only, g_cases[c].name)) continue;
-    setup();
-    if (g_cases[c].fn() == SKIP) {
-      printf("%s: skipped (needs root: the report drops from root to the job's user)\n", g_cases[c].name);
-      skipped++;
-    }
-    teardown();
-    ran++;
-  }
-  if (!ran) {
-    fprintf(stderr, "no case named %s\n", only ? only : "");
-    return 2;
-  }
-  int r = check_report("spank_report");
-  return r ? r : (only && skipped ? SKIP : 0);
+  return run_cases(argc, argv, g_cases, sizeof g_cases / sizeof *g_cases, setup, teardown, "spank_report",
+                   "needs root: the report drops from root to the job's user");
 }
