@@ -146,8 +146,18 @@ class Run:
         return [l for l in self.stderr.splitlines() if "NCCL WARN" in l]
 
 
-def make_env(extra=None, unset=(), enable=True, dump_dir=None):
+# What NCCL needs to print every message of the plugin (inspector-replay's logger prints as
+# NCCL would: nothing without NCCL_DEBUG, and only the subsystems NCCL_DEBUG_SUBSYS names).
+NCCL_DEBUG_ALL = {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "PROFILE"}
+
+
+def make_env(extra=None, unset=(), enable=True, dump_dir=None, debug=True):
+    """The environment of a run: the developer's without any variable of ours or NCCL's
+    debug settings, then NCCL_DEBUG_ALL (debug: the tests read the plugin's messages), then
+    extra, less unset. debug=False: a job that set no NCCL_DEBUG."""
     env = {k: v for k, v in os.environ.items() if not SCRUB.match(k)}
+    if debug:
+        env.update(NCCL_DEBUG_ALL)
     if enable:
         env["NCCL_INSPECTOR_ENABLE"] = "1"
     if dump_dir is not None:
@@ -294,7 +304,8 @@ def replay_and_check(a, traces, env_extra=None, abi=None, threads=False, procs=F
         exp = fixture_expectation(traces, cfg, ring=ring, repeat=repeat, check_order=check_order,
                                   single_dump=single_dump, abi=abi)
         errors, summary = logcheck.check_dump(wd.dump, exp, window=r.window,
-                                              pids=None if procs else {r.pid})
+                                              pids=None if procs else {r.pid},
+                                              job_id=logcheck.expected_job_id(env))
         problems += errors.items
         problems += check_warnings(r, cfg, expect_warn, warn_max, forbid_warn)
         problems += sanitizer_reports(r.stderr)

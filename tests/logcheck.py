@@ -28,6 +28,9 @@ REC_MECHANISM = "nccl_profiler_interface"
 HEADER_KEYS = {"id", "comm_name", "rank", "n_ranks", "nnodes"}
 METADATA_KEYS = {"inspector_output_format_version", "git_rev", "rec_mechanism",
                  "dump_timestamp_us", "hostname", "pid"}
+# metadata.job_id [C2]: the first of these set and not empty, else no key
+JOB_ID_VARS = ("SLURM_JOB_ID", "SLURM_JOBID", "PBS_JOBID", "LSB_JOBID")
+JOB_ID_MAX = 128  # bytes of UTF-8
 STATS_KEYS = ["coll_records_total", "coll_records_since_last_dump", "coll_dropped_total",
               "coll_dropped_since_last_dump", "p2p_records_total", "p2p_records_since_last_dump",
               "p2p_dropped_total", "p2p_dropped_since_last_dump"]
@@ -135,7 +138,25 @@ def floats_equal(got, want) -> bool:
     return abs(got - want) <= 1e-6 or abs(got - want) <= 1e-6 * abs(want)
 
 
-def check_common(line: Line, errors: Errors, window, hostname, pids) -> Optional[tuple]:
+def expected_job_id(env) -> Optional[str]:
+    """metadata.job_id [C2] for a plugin run with environment env: the first of JOB_ID_VARS
+    set and not empty, its bytes as UTF-8 with each invalid sequence U+FFFD (Python's decoder
+    and the plugin's src/core/utf8.h follow the same Unicode practice), cut between characters
+    to at most JOB_ID_MAX bytes; None (no key) when none is set."""
+    for name in JOB_ID_VARS:
+        v = env.get(name)
+        if v:
+            text, n = os.fsencode(v).decode("utf-8", "replace"), 0
+            for i, ch in enumerate(text):
+                n += len(ch.encode("utf-8"))
+                if n > JOB_ID_MAX:
+                    return text[:i]
+            return text
+    return None
+
+
+def check_common(line: Line, errors: Errors, window, hostname, pids,
+                 job_id: Optional[str] = None) -> Optional[tuple]:
     """Header and metadata of any record [C2].  Returns (comm id int, rank) or None."""
     o = line.obj
     w = line.where()
@@ -152,8 +173,11 @@ def check_common(line: Line, errors: Errors, window, hostname, pids) -> Optional
         return None
     if set(h) != HEADER_KEYS:
         errors.add("%s: header keys %s, expected %s" % (w, sorted(h), sorted(HEADER_KEYS)))
-    if set(m) != METADATA_KEYS:
-        errors.add("%s: metadata keys %s, expected %s" % (w, sorted(m), sorted(METADATA_KEYS)))
+    want_keys = METADATA_KEYS | ({"job_id"} if job_id is not None else set())
+    if set(m) != want_keys:
+        errors.add("%s: metadata keys %s, expected %s" % (w, sorted(m), sorted(want_keys)))
+    elif job_id is not None and m["job_id"] != job_id:
+        errors.add("%s: metadata.job_id %r, expected %r" % (w, m["job_id"], job_id))
     if m.get("inspector_output_format_version") != FORMAT_VERSION:
         errors.add("%s: metadata.inspector_output_format_version %r, expected %r"
                    % (w, m.get("inspector_output_format_version"), FORMAT_VERSION))
@@ -356,8 +380,9 @@ def apply_ring(exp: Expectation):
 
 
 def check_dump(dump_dir: str, exp: Expectation, window=None, pids=None,
-               hostname: Optional[str] = None):
-    """Compare a dump directory with an Expectation.  Returns (Errors, summary dict)."""
+               hostname: Optional[str] = None, job_id: Optional[str] = None):
+    """Compare a dump directory with an Expectation.  job_id: every line's metadata.job_id
+    (expected_job_id), None for none.  Returns (Errors, summary dict)."""
     errors = Errors()
     hostname = hostname or socket.gethostname()
     files = read_dump_dir(dump_dir, errors)
@@ -386,7 +411,7 @@ def check_dump(dump_dir: str, exp: Expectation, window=None, pids=None,
     n_perf = 0
     for path, lines in files.items():
         for line in lines:
-            ck = check_common(line, errors, window, hostname, pids)
+            ck = check_common(line, errors, window, hostname, pids, job_id)
             if ck is None:
                 continue
             if ck not in known_ctx:

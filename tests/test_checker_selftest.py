@@ -9,8 +9,10 @@
                       logcheck, for every fixture, in several configurations
   checker.mutations   each deliberate defect of a dump (missing/duplicate/extra record, wrong
                       field, float format, header id padding, comm_name, torn line, NaN,
-                      dump_stats sums and totals, drops, hostname, pid, file name, timestamps,
-                      verbose channels and order, completion order) is reported
+                      dump_stats sums and totals, drops, hostname, pid, job id, file name,
+                      timestamps, verbose channels and order, completion order) is reported
+  checker.job_id      the metadata.job_id the checker expects from an environment, by hand:
+                      which variable wins, empty ones, none, invalid UTF-8, the 128-byte cut
 """
 import copy
 import collections
@@ -57,14 +59,16 @@ def _verbose_blocks(kind, channels, ts0):
     return sn, ts
 
 
-def reference_lines(exp, window):
+def reference_lines(exp, window, job_id=None):
     """Lines of a correct dump: records in completion order, then one stats record per
-    context (one dump at finalize)."""
+    context (one dump at finalize). job_id: metadata.job_id, None for no key."""
     written, dropped = logcheck.apply_ring(exp)
     ts = window[0] + 1000
     meta = {"inspector_output_format_version": "v4.0", "git_rev": "selftest",
             "rec_mechanism": "nccl_profiler_interface", "dump_timestamp_us": ts,
             "hostname": HOST, "pid": PID}
+    if job_id is not None:
+        meta["job_id"] = job_id
     lines = []
     counts, partial = {}, collections.Counter()
     for r in written:
@@ -103,8 +107,8 @@ def write_dump(d, lines, name=None):
             f.write(line + "\n")
 
 
-def check(d, exp, window):
-    return logcheck.check_dump(d, exp, window=window, pids={PID}, hostname=HOST)
+def check(d, exp, window, job_id=None):
+    return logcheck.check_dump(d, exp, window=window, pids={PID}, hostname=HOST, job_id=job_id)
 
 
 def expectation(traces, env=None, ring=None, check_order=False):
@@ -505,6 +509,25 @@ def mutations():
         return [l.replace('"v4.0"', '"v5.1"') for l in lines]
     add("format version", "inspector_output_format_version", version)
 
+    def job_id_unasked(lines, d):
+        _edit(lines, 0, lambda o: o["metadata"].update(job_id="4242"))
+        return lines
+    add("job id with no batch system", "metadata keys", job_id_unasked)
+
+    def job_id_missing(lines, d):
+        _edit(lines, 1, lambda o: o["metadata"].pop("job_id"))
+        return lines
+    add("job id missing", "metadata keys", job_id_missing, env={"SLURM_JOB_ID": "4242"})
+
+    def job_id_wrong(lines, d):
+        return [l.replace('"job_id":"4242"', '"job_id":"4243"') for l in lines]
+    add("job id wrong", "metadata.job_id", job_id_wrong, env={"SLURM_JOB_ID": "4242"})
+
+    def job_id_unknown(lines, d):
+        return [l.replace('"job_id":"4242"', '"job_id":"unknown"') for l in lines]
+    add("job id of another variable", "metadata.job_id", job_id_unknown,
+        env={"SLURM_JOB_ID": "4242", "PBS_JOBID": "unknown"})
+
     def old_ts(lines, d):
         _edit(lines, 0, lambda o: o["metadata"].update(
             dump_timestamp_us=o["metadata"]["dump_timestamp_us"] // 1000))
@@ -589,9 +612,10 @@ def checker_mutations(a):
         for n, (name, trace, env, kw, fn, want) in enumerate(mutations()):
             d = os.path.join(tmp, "m%d" % n)
             exp = expectation([harness.fixture(trace)], env, **kw)
-            lines = reference_lines(exp, window)
+            job = logcheck.expected_job_id(env)
+            lines = reference_lines(exp, window, job)
             write_dump(d, lines)
-            errors, _ = check(d, exp, window)
+            errors, _ = check(d, exp, window, job)
             if errors:
                 problems.append("%s: the unmutated dump fails: %s" % (name, errors.render(3)))
                 continue
@@ -599,7 +623,7 @@ def checker_mutations(a):
             if new is not None:
                 shutil.rmtree(d)
                 write_dump(d, new)
-            errors, _ = check(d, exp, window)
+            errors, _ = check(d, exp, window, job)
             if not errors:
                 problems.append("%s: not detected" % name)
             elif want not in errors.render(1000):
@@ -612,11 +636,33 @@ def checker_mutations(a):
     return True, "OK checker.mutations: %d defects detected" % len(mutations())
 
 
+def checker_job_id(a):
+    """logcheck.expected_job_id against values worked out by hand (docs/CONTRACTS.md, section 2)."""
+    raw = os.fsdecode  # bytes as an environment holds them (surrogateescape)
+    want = [({}, None),
+            ({"SLURM_JOB_ID": "4242", "SLURM_JOBID": "1", "PBS_JOBID": "2", "LSB_JOBID": "3"}, "4242"),
+            ({"SLURM_JOB_ID": "", "SLURM_JOBID": "31337", "PBS_JOBID": "2"}, "31337"),
+            ({"PBS_JOBID": "4242.pbs-server"}, "4242.pbs-server"),
+            ({"LSB_JOBID": "77", "PATH": "/bin"}, "77"),
+            ({"SLURM_JOB_ID": "", "LSB_JOBID": ""}, None),
+            ({"SLURM_JOB_ID": 'a"b\\c\n\x01'}, 'a"b\\c\n\x01'),
+            ({"SLURM_JOB_ID": raw(b"\xff|\xc3(|\xed\xa0\x80")}, "\ufffd|\ufffd(|\ufffd\ufffd\ufffd"),
+            ({"SLURM_JOB_ID": "x" * 200}, "x" * 128),
+            ({"SLURM_JOB_ID": "\u00e9" * 70}, "\u00e9" * 64),              # 2 bytes each: 128
+            ({"SLURM_JOB_ID": "x" * 126 + "\u20ac" + "y"}, "x" * 126)]  # the euro sign would end at 129
+    problems = ["%r: %r, expected %r" % (env, logcheck.expected_job_id(env), w)
+                for env, w in want if logcheck.expected_job_id(env) != w]
+    if problems:
+        return False, "FAIL checker.job_id:\n  " + "\n  ".join(problems)
+    return True, "OK checker.job_id: %d environments" % len(want)
+
+
 def cases():
     return [harness.Case("oracle.invariants", oracle_invariants, ["selftest"], 120),
             harness.Case("oracle.handmade", oracle_handmade, ["selftest"], 60),
             harness.Case("checker.reference", checker_reference, ["selftest"], 180),
-            harness.Case("checker.mutations", checker_mutations, ["selftest"], 120)]
+            harness.Case("checker.mutations", checker_mutations, ["selftest"], 120),
+            harness.Case("checker.job_id", checker_job_id, ["selftest"], 60)]
 
 
 if __name__ == "__main__":

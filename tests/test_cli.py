@@ -12,7 +12,12 @@
                       made (a stub cmake that fails keeps a regression from building anything)
   man.options         the long options each man page (man/*.1) lists are exactly those of the
                       tool's --help, and the plugin's page (man/*.7) names exactly the variables
-                      of docs/reference.md's table: neither can drift from the other; every page
+                      of docs/reference.md's table: neither can drift from the other; the SPANK
+                      plugin's page (man/inspector_spank.8) lists exactly the plugstack.conf
+                      arguments tools/spank/spank_conf.c understands, every mode, the sbatch
+                      variable and the variables the plugin sets (those of docs/reference.md's
+                      table), and the options `srun --help` shows for it (where srun and the
+                      plugin are: a slurm.conf in a temp directory, no daemon); every page
                       renders with `groff -man -Tutf8 -ww` without a warning (SKIP without groff)
 """
 import json
@@ -196,6 +201,110 @@ def reference_variables():
     return names
 
 
+def man_section(text, title):
+    """The text of a man page's section .SH TITLE, up to the next .SH."""
+    m = re.search(r"^\.SH \"?%s\"?\n(.*?)(?=^\.SH |\Z)" % re.escape(title), text, re.M | re.S)
+    return m.group(1) if m else ""
+
+
+def build_sanitizer(built):
+    """The INSPECTOR_SANITIZE of the build tree a built file lies in (<build>/lib/FILE): "address",
+    "thread", or "" (none, or no CMakeCache.txt there)."""
+    cache = os.path.join(os.path.dirname(os.path.dirname(built)), "CMakeCache.txt")
+    try:
+        with open(cache, errors="replace") as f:
+            m = re.search(r"^INSPECTOR_SANITIZE:\w+=(.*)$", f.read(), re.M)
+    except OSError:
+        return ""
+    return m.group(1).strip() if m else ""
+
+
+def srun_plugin_options(a, problems, notes):
+    """The long options `srun --help` lists under "Options provided by plugins" with only the
+    SPANK plugin in plugstack.conf, or None where srun or the built plugin is missing."""
+    spank = os.path.join(os.path.dirname(os.path.abspath(a.plugin)), "inspector_spank.so")
+    srun = shutil.which("srun")
+    if not srun or not os.path.exists(spank):
+        notes.append("srun --help not compared (%s)" % ("no srun" if not srun else "no SPANK plugin built"))
+        return None
+    if build_sanitizer(spank):
+        # srun would need the sanitizer's runtime loaded first to load such a plugin
+        notes.append("srun --help not compared (a %s-sanitizer build)" % build_sanitizer(spank))
+        return None
+    with harness.Workdir(a.keep, tag="cli-spank") as wd:
+        conf = os.path.join(wd.cwd, "slurm.conf")
+        with open(conf, "w") as f:
+            f.write("ClusterName=cli\nSlurmctldHost=localhost(127.0.0.1)\nPlugStackConfig=%s/plugstack.conf\n"
+                    "NodeName=localhost NodeAddr=127.0.0.1 CPUs=1\nPartitionName=p Nodes=ALL Default=YES\n"
+                    % wd.cwd)
+        with open(os.path.join(wd.cwd, "plugstack.conf"), "w") as f:
+            f.write("required %s\n" % spank)
+        env = dict(os.environ, SLURM_CONF=conf)
+        r = run([srun, "--help"], env=env, cwd=wd.cwd)
+        part = r.stdout.split("Options provided by plugins:", 1)
+        if r.returncode != 0 or len(part) != 2:
+            problems.append("srun --help with the SPANK plugin: exit %d, no 'Options provided by plugins' "
+                            "(%s)" % (r.returncode, (r.stdout + r.stderr)[-500:]))
+            wd.failed = True
+            return None
+        section = part[1].split("\n\n", 2)  # a blank line, the plugins' options, a blank line
+        return set(LONG_OPT.findall(section[1] if len(section) > 1 else part[1])), part[1]
+
+
+def check_spank_page(a, problems, notes):
+    """man/inspector_spank.8 against the SPANK plugin's sources and srun --help."""
+    page = os.path.join(MAN, "inspector_spank.8")
+    src = os.path.join(REPO, "tools", "spank")
+    if not os.path.exists(page):
+        problems.append("no man page %s" % page)
+        return
+    text = man_text(page)
+    with open(os.path.join(src, "spank_conf.c")) as f:
+        conf_c = f.read()
+    with open(os.path.join(src, "inspector_spank.c")) as f:
+        plugin_c = f.read()
+    keys = set(re.findall(r'KEY\("([a-z_]+)"\)', conf_c))
+    in_page = set(re.findall(r"^\.B[IR]?\s+([a-z_]+)=", man_section(text, "PLUGSTACK.CONF ARGUMENTS"), re.M))
+    if not keys or keys != in_page:
+        problems.append("inspector_spank.8: plugstack.conf arguments of spank_conf.c not in the page: %s; "
+                        "in the page, not understood: %s" % (sorted(keys - in_page), sorted(in_page - keys)))
+    modes = set(re.findall(r'!strcmp\(s, "([a-z]+)"\)\) return INS_MODE_', conf_c))
+    arginfo = re.search(r'"inspector", "(\[[a-z|]+\])"', plugin_c)
+    arginfo = arginfo.group(1) if arginfo else ""
+    shown = set(arginfo.strip("[]").split("|")) - {""}
+    options = man_section(text, "OPTIONS")
+    if not modes or modes != shown:
+        problems.append("the modes spank_conf.c parses %s are not those --inspector shows %s"
+                        % (sorted(modes), sorted(shown)))
+    missing = sorted(m for m in modes if not re.search(r"^\.B %s$" % m, options, re.M))
+    if missing:
+        problems.append("inspector_spank.8: modes not described in OPTIONS: %s" % missing)
+    switch = re.search(r'#define ENV_SWITCH "([A-Z_]+)"', plugin_c)
+    if not switch or switch.group(1) not in man_section(text, "ENVIRONMENT"):
+        problems.append("inspector_spank.8: the sbatch variable %s is not in ENVIRONMENT"
+                        % (switch.group(1) if switch else "(ENV_SWITCH not found)"))
+    sets = set(re.findall(r'"(NCCL_[A-Z0-9_]+)"', plugin_c))
+    named = set(re.findall(r"NCCL_[A-Z0-9_]*[A-Z0-9]", text))  # not NCCL_INSPECTOR_*
+    ref = reference_variables()
+    if not sets or sets - named:
+        problems.append("inspector_spank.8: variables the plugin sets, not in the page: %s" % sorted(sets - named))
+    unknown = sorted(n for n in named if n.startswith("NCCL_INSPECTOR_") and n not in ref)
+    if unknown:
+        problems.append("inspector_spank.8: variables not in docs/reference.md's table: %s" % unknown)
+    notes.append("inspector_spank.8: %d arguments, %d modes, %d variables" % (len(keys), len(modes), len(sets)))
+    got = srun_plugin_options(a, problems, notes)
+    if got is None:
+        return
+    in_help, help_text = got
+    in_man = set(LONG_OPT.findall(options))
+    if not in_help or in_help != in_man:
+        problems.append("inspector_spank.8: options srun --help shows for the plugin and not in OPTIONS: %s; "
+                        "in OPTIONS and not in srun --help: %s" % (sorted(in_help - in_man), sorted(in_man - in_help)))
+    if "--inspector=" + arginfo not in help_text:
+        problems.append("srun --help does not show --inspector=%s" % arginfo)
+    notes.append("srun --help: %s" % ", ".join("--" + o for o in sorted(in_help)))
+
+
 def check_man_options(a):
     problems, notes = [], []
     for name in TOOLS:
@@ -227,6 +336,7 @@ def check_man_options(a):
                         "page: %s; in the page, not in the reference's table: %s"
                         % (sorted(ref - in_man), sorted(in_man - ref)))
     notes.append("the plugin: %d variables" % len(ref))
+    check_spank_page(a, problems, notes)
     groff = shutil.which("groff")
     pages = sorted(os.path.join(MAN, f) for f in os.listdir(MAN) if re.search(r"\.[1-9]$", f)) \
         if os.path.isdir(MAN) else []

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Where the output lands (seed: "Choosing the output directory"):
-  dir.default        NCCL_INSPECTOR_DUMP_DIR unset, no job id: ./nccl-inspector-unknown-jobid
-  dir.slurm          SLURM_JOB_ID=4242: ./nccl-inspector-4242
+  dir.default        NCCL_INSPECTOR_DUMP_DIR unset, no job id: ./nccl-inspector-unknown-jobid,
+                     and no metadata.job_id in the records
+  dir.slurm          SLURM_JOB_ID=4242: ./nccl-inspector-4242, and metadata.job_id "4242" in
+                     every line (tests/logcheck.py's expected_job_id)
   dir.nested         NCCL_INSPECTOR_DUMP_DIR=<tmp>/a/b/c/ that does not exist yet: created
   dir.unwritable     NCCL_INSPECTOR_DUMP_DIR under a regular file (cannot be created, even as
                      root): the job still succeeds, a NCCL WARN names the directory, another
@@ -44,7 +46,8 @@ def dir_case(name, trace, env_extra_fn, where_fn, replay_args=()):
                 problems.append("no dump directory %s; cwd has %s" % (want, os.listdir(wd.cwd)))
             else:
                 exp = harness.fixture_expectation([path], harness.RunConfig(env))
-                errors, summary = logcheck.check_dump(want, exp, window=r.window, pids={r.pid})
+                errors, summary = logcheck.check_dump(want, exp, window=r.window, pids={r.pid},
+                                                      job_id=logcheck.expected_job_id(env))
                 problems += errors.items
             # nothing but the expected directory in the working directory
             top = os.path.relpath(want, wd.cwd).split(os.sep)[0]

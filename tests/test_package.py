@@ -9,7 +9,8 @@ scratch tree and used from there, as a new user would:
                         of the source tree) and every docs/*.md and docs/internal/*.md in share/doc/nccl-inspector/,
                         tests/data/README.md as docs/trace-format.md there, every grafana/,
                         prometheus/ and examples/ file in share/nccl-inspector/ (scripts still executable), the
-                        man pages of the report, the replay and the plugin in share/man/ (gzip or
+                        man pages of the report, the replay, the plugin and the SPANK plugin (where
+                        Slurm's header is) in share/man/ (gzip or
                         not), lib/pkgconfig/inspector.pc; nothing of the build tree
   package.deb.run       `dpkg-deb -x` into a fresh directory (no root, no dpkg database):
                         inspector-report --help works; the plugin needs nothing beyond libc and
@@ -73,8 +74,10 @@ PLUGIN_NEEDED = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "ld-
                  "ld-linux-aarch64.so.1"}
 SANITIZER_RT = re.compile(r"^lib(asan|ubsan|tsan)\.so")
 FIXTURE = "ar"
-# The man pages installed (man/; inspector-bench's is not: nor is the benchmark).
-MAN_PAGES = ("inspector-report.1", "inspector-replay.1", "libnccl-profiler-inspector.7")
+# The man pages installed (man/; inspector-bench's is not: nor is the benchmark), and the SPANK
+# plugin's where it is built (Slurm's header there at build time, as for its .so below).
+MAN_PAGES = ("inspector-report.1", "inspector-replay.1", "libnccl-profiler-inspector.7") + \
+    (("inspector_spank.8",) if os.path.exists("/usr/include/slurm/spank.h") else ())
 
 
 def man_name(path):
@@ -179,6 +182,11 @@ def expected_layout():
     want = {"lib/" + p: False for p in PLUGINS}
     want.update({"bin/" + t: True for t in TOOLS})
     want["lib/pkgconfig/inspector.pc"] = False
+    # the SPANK plugin, where Slurm's header was at build time (CMakeLists.txt: Slurm's plugin
+    # directory, Debian's lib/<arch>/slurm-wlm, else lib/slurm)
+    if os.path.exists("/usr/include/slurm/spank.h"):
+        arch = glob.glob("/usr/lib/*/slurm-wlm")
+        want[(os.path.relpath(arch[0], "/usr") if arch else "lib/slurm") + "/inspector_spank.so"] = False
     doc = "share/doc/%s/" % NAME
     for f in ("README.md", "LICENSE", "copyright"):
         want[doc + f] = False
@@ -573,7 +581,7 @@ def check_make_clean(a):
 # into the object (the environment variables they read, the functions they add). A file that
 # mentions INS_TEST_HOOKS and is not here is a failure: a new hook gets its names checked.
 TEST_HOOKS = {"src/sink/otlp/otlp.c": ("INSPECTOR_OTLP_MAX_BODY_BYTES",),
-              "src/core/ring.c": ("ins_ring_test_spans",)}
+              "src/core/ring.c": ("ins_ring_test_spans", "ins_ring_test_place")}
 
 
 def package_cmake_options():

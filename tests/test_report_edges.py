@@ -26,10 +26,16 @@ where tools/dev/mutate.py's mutants survived the job-level tests:
                         it, and a residual of ~80 us.)
   parse.peer-range      a P2P record whose peer is n_ranks (outside its communicator) is a
                         rejected line, named in the report's count; peer n_ranks - 1 is a record
+  parse.job-id          logs written here (4 ranks, 40 AllReduces, rank 3 late), three times at
+                        the same paths: without metadata.job_id, with "4242", with one that must
+                        be escaped (quotes, a backslash, control characters, non-ASCII): every
+                        output of the report (text, JSON, CSV, HTML, trace) the same, byte for
+                        byte but the size of the files read, no line rejected
 """
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 
@@ -82,8 +88,9 @@ NRANKS, NOPS, NOISE_NS, EXEC_NS, BYTES = 4, 200, 60_000, 800_000, 1 << 20
 T0 = 1_700_000_000_000_000_000
 
 
-def record(comm, rank, nranks, host, pid, sn, start, ex, t_dump, p2p_peer=None):
-    """One JSON line as the plugin writes it (docs/reference.md, the record format)."""
+def record(comm, rank, nranks, host, pid, sn, start, ex, t_dump, p2p_peer=None, job_id=None):
+    """One JSON line as the plugin writes it (docs/reference.md, the record format); job_id:
+    metadata.job_id, None for none."""
     algbw = BYTES / ex
     kind, pfx = ("p2p_perf", "p2p_") if p2p_peer is not None else ("coll_perf", "coll_")
     perf = {pfx[:-1]: "Send" if p2p_peer is not None else "AllReduce", pfx + "sn": sn}
@@ -101,7 +108,9 @@ def record(comm, rank, nranks, host, pid, sn, start, ex, t_dump, p2p_peer=None):
                         "rec_mechanism": "nccl_profiler_interface", "dump_timestamp_us": t_dump // 1000,
                         "hostname": host, "pid": pid},
            kind: perf}
-    return json.dumps(rec, separators=(",", ":")) + "\n"
+    if job_id is not None:
+        rec["metadata"]["job_id"] = job_id
+    return json.dumps(rec, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
 def write_logs(d, late_ns, seed):
@@ -246,12 +255,70 @@ def peer_range_case(a):
         return True, "OK %s: peer 4 of 4 ranks rejected, peers 1 and 3 kept" % name
 
 
+def _sizes_read_out(name, data):
+    """A report output without the size of the files it read (the one figure a key it ignores
+    changes): inputs.bytes in --json, "N read (SIZE)" in the HTML page."""
+    if name == "json":
+        rep = json.loads(data)
+        rep["inputs"].pop("bytes", None)
+        return json.dumps(rep, sort_keys=True).encode()
+    if name.endswith(".html"):
+        return re.sub(rb" read \([^)]*\)", b" read (SIZE)", data)
+    return data
+
+
+def job_id_case(a):
+    name = "parse.job-id"
+    exe = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
+    n, late_ns = 4, 300_000
+    got = {}
+    with harness.Workdir(a.keep, "report-edges") as wd:
+        os.makedirs(wd.dump)
+        paths = [os.path.join(wd.dump, "node-%03d-pid%d.log" % (r, 1000 + r)) for r in range(n)]
+        for job in (None, "4242", 'a"b\\c\x01\n\u00e9\u20ac'):
+            for r, path in enumerate(paths):
+                with open(path, "w", encoding="utf-8") as f:
+                    for i in range(40):
+                        t0 = T0 + i * 2_000_000
+                        start = t0 + (late_ns if r == n - 1 else 0)
+                        f.write(record("0x10b", r, n, "node-%03d" % r, 1000 + r, i, start, t0 + EXEC_NS - start,
+                                       t0 + 5_000_000, job_id=job))
+            if job and job != "4242":
+                with open(paths[0], encoding="utf-8") as f:
+                    line = f.readline()
+                if '\\"b\\\\c\\u0001\\n' not in line:  # the escapes the case is about
+                    wd.failed = True
+                    return False, "FAIL %s: the escaped job id is not escaped in %s" % (name, line[:400])
+            out, err = harness.report_outputs(exe, os.path.join(wd.path, "out"), paths)
+            if out is None:
+                wd.failed = True
+                return False, "FAIL %s: job id %r: %s" % (name, job, err)
+            got[job] = {k: _sizes_read_out(k, v) for k, v in out.items()}
+        base = got.pop(None)
+        rep = json.loads(base["json"])
+        problems = []
+        if (rep["inputs"]["records"], rep["inputs"]["lines_rejected"]) != (n * 40, 0):
+            problems.append("records, rejected lines %s; (%d, 0) expected" % (
+                (rep["inputs"]["records"], rep["inputs"]["lines_rejected"]), n * 40))
+        if [s["rank"] for s in rep["stragglers"]] != [n - 1]:
+            problems.append("stragglers %s, rank %d planted" % ([s["rank"] for s in rep["stragglers"]], n - 1))
+        for job, out in got.items():
+            diff = sorted(k for k in set(out) | set(base) if out.get(k) != base.get(k))
+            if diff:
+                problems.append("job id %r: outputs %s differ from those without one" % (job, diff))
+        if problems:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, "; ".join(problems))
+        return True, "OK %s: %d outputs the same with no job id, a plain one and an escaped one" % (name, len(base))
+
+
 def cases():
     return [harness.Case("lateness.others-exec", others_exec_case, labels=["report"], timeout=120),
             harness.Case("lateness.noise-floor", noise_floor_case, labels=["report"], timeout=120),
             harness.Case("lateness.ties", ties_case, labels=["report"], timeout=120),
             harness.Case("align.overlapping", overlapping_case, labels=["report"], timeout=120),
-            harness.Case("parse.peer-range", peer_range_case, labels=["report"], timeout=120)]
+            harness.Case("parse.peer-range", peer_range_case, labels=["report"], timeout=120),
+            harness.Case("parse.job-id", job_id_case, labels=["report"], timeout=120)]
 
 
 if __name__ == "__main__":

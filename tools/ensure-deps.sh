@@ -38,6 +38,11 @@ if [ "${1:-}" = check ]; then
   command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
   # the report's HTML page is checked in headless Chromium (report_views:views.chromium)
   command -v chromium >/dev/null || missing+=(chromium fonts-dejavu-core)
+  # a real single-node Slurm and the SPANK plugin's header (tests/test_slurm.py)
+  command -v slurmctld >/dev/null || missing+=(slurm-wlm slurmctld)
+  command -v slurmd >/dev/null || missing+=(slurmd)
+  command -v munged >/dev/null || missing+=(munge)
+  [ -f /usr/include/slurm/spank.h ] || missing+=(libslurm-dev)
   # clang prints the bare name back when it has no such file
   if ! command -v clang >/dev/null; then
     missing+=(clang libclang-rt-dev)

@@ -100,8 +100,18 @@ static void process_init(void) {
   ins_config_load(&g_cfg);
   int abi = atomic_load(&g_first_abi);
   if (!g_cfg.enable) {
-    ins_info("Inspector %s (git %s), profiler ABI v%d: inactive (set NCCL_INSPECTOR_ENABLE=1 to record)",
-             INSPECTOR_VERSION, INSPECTOR_GIT_REV, abi);
+    /* NCCL loaded us because the job named the plugin, yet NCCL_INSPECTOR_ENABLE is not set:
+     * a job that expected records would end with none and no word why, so a notice
+     * (core/log.h). Set to 0 it is off on purpose (a site that names the plugin for every
+     * job), and malformed config.c's notice said so: information. */
+    const char *en = getenv("NCCL_INSPECTOR_ENABLE");
+    if (!en || !*en)
+      ins_notice(NULL, NULL, "Inspector %s is loaded (profiler ABI v%d) but records nothing: "
+                 "NCCL_INSPECTOR_ENABLE is not set. Set NCCL_INSPECTOR_ENABLE=1 to record, or =0 "
+                 "to keep it off without this line", INSPECTOR_VERSION, abi);
+    else
+      ins_info("Inspector %s (git %s), profiler ABI v%d: inactive (set NCCL_INSPECTOR_ENABLE=1 to record)",
+               INSPECTOR_VERSION, INSPECTOR_GIT_REV, abi);
     return;
   }
   char desc[1024 + PATH_MAX];

@@ -30,6 +30,9 @@
  * 64 K callbacks a thread made NCCL's proxy wait in 1 MiB AllReduce bursts, fall 64
  * works behind the GPU, and hand its ops other ops' timestamps (docs/VALIDATION.md).
  *
+ * A trace file that cannot be made or written, and lines lost, are notices (core/log.h):
+ * the user asked for a trace and must hear, whatever NCCL_DEBUG says, that there is none.
+ *
  * Handles: NCCL is given a wrapper per event (its id in the trace, and the tracker's
  * handle), kept while any communicator lives, since NCCL may name any event as a parent
  * later. Wrappers come from chunks owned by the calling thread.
@@ -505,12 +508,12 @@ static void flush_buf(void) {
     atomic_fetch_add(&g_lines_lost, count_lines(g_buf + done, g_len - done));
     char why[INS_FILES_WHY_MAX];
     if (lost_file) /* the directory could not be made again, or is refused (io/files.h) */
-      ins_warn_once(&g_warned, "trace mode: the trace file %s was deleted while the job ran and "
-                    "cannot be made again: %s; the trace ends there and later callbacks are not "
-                    "written (counted)", g_path, ins_files_why(&g_dir, err, why, sizeof why));
+      ins_notice(&g_warned, NULL, "trace mode: the trace file %s was deleted while the job ran "
+                 "and cannot be made again: %s; the trace ends there and later callbacks are not "
+                 "written (counted)", g_path, ins_files_why(&g_dir, err, why, sizeof why));
     else if (err)
-      ins_warn_once(&g_warned, "trace mode: writing %s failed: %s; the trace ends there and "
-                    "later callbacks are not written", g_path, strerror(err));
+      ins_notice(&g_warned, NULL, "trace mode: writing %s failed: %s; the trace ends there and "
+                 "later callbacks are not written", g_path, strerror(err));
   }
   g_len = 0;
   if (g_ninits) {
@@ -757,8 +760,8 @@ void ins_trace_open(const char *dir, const char *hostname) {
     errno = ENOMEM;
   if (g_fd < 0) {
     char why[INS_FILES_WHY_MAX];
-    ins_warn("NCCL_INSPECTOR_TRACE_DIR: cannot create a trace file in '%s': %s; trace mode off",
-             dir, ins_files_why(&g_dir, errno, why, sizeof why));
+    ins_notice(NULL, NULL, "NCCL_INSPECTOR_TRACE_DIR: cannot create a trace file in '%s': %s; trace "
+               "mode off", dir, ins_files_why(&g_dir, errno, why, sizeof why));
     free(g_buf);
     g_buf = NULL;
     return;
@@ -767,7 +770,7 @@ void ins_trace_open(const char *dir, const char *hostname) {
     ins_warn("'%s/%s.trace.jsonl' already exists (an earlier process with this pid, or a link "
              "planted there): it is left alone, and the trace goes to %s", dir, stem, g_path);
   if (pthread_create(&g_thread, NULL, trace_thread, NULL) != 0) {
-    ins_warn("trace mode: cannot start the trace thread; trace mode off");
+    ins_notice(NULL, NULL, "trace mode: cannot start the trace thread; trace mode off");
     close(g_fd);
     g_fd = -1;
     return;
@@ -832,9 +835,9 @@ void ins_trace_flush(void) {
   flush_buf();
   uint64_t lost = atomic_load(&g_lines_lost);
   if (lost)
-    ins_warn("trace mode: %llu callback lines could not be written to %s (the threads were "
-             "%llu MiB of callbacks ahead of the trace thread, or see the earlier warning): the "
-             "trace is incomplete", (unsigned long long)lost, g_path, TRACE_MAX_BYTES >> 20);
+    ins_notice(NULL, NULL, "trace mode: %llu callback lines could not be written to %s (the threads "
+               "were %llu MiB of callbacks ahead of the trace thread, or see the earlier warning): "
+               "the trace is incomplete", (unsigned long long)lost, g_path, TRACE_MAX_BYTES >> 20);
 }
 
 /* ---- unload ------------------------------------------------------------------------ */

@@ -4,6 +4,9 @@
  * Every variable has a default; a value we cannot use is named in one WARN
  * together with the value used instead (the value given only as core/redact.h's
  * ins_redact_value shows it: a credential pasted into the wrong variable is not).
+ * Each is a notice (core/log.h): the user sees it whatever NCCL_DEBUG says, since
+ * the job then runs with a setting they did not ask for. Read once per process, so
+ * each is said at most once.
  * Read once, before any comm is tracked, so the hot path only reads a const struct.
  */
 #include "core/config.h"
@@ -74,7 +77,8 @@ static void env_bool(const char *name, bool def, bool *out) {
   if (ins_parse_bool(s, out) != 0) {
     *out = def;
     char shown[INS_REDACT_VALUE_SHOWN];
-    ins_warn("%s=%s is not 0 or 1; using %d", name, ins_redact_value(shown, sizeof shown, s, strlen(s)), def);
+    ins_notice(NULL, NULL, "%s=%s is not 0 or 1; using %d", name,
+               ins_redact_value(shown, sizeof shown, s, strlen(s)), def);
   }
 }
 
@@ -86,8 +90,8 @@ static void env_ll(const char *name, long long def, long long lo, long long hi,
   if (ins_parse_ll(s, lo, hi, out) != 0) {
     *out = def;
     char shown[INS_REDACT_VALUE_SHOWN];
-    ins_warn("%s=%s is not an integer in [%lld, %lld]; using %lld", name,
-             ins_redact_value(shown, sizeof shown, s, strlen(s)), lo, hi, def);
+    ins_notice(NULL, NULL, "%s=%s is not an integer in [%lld, %lld]; using %lld", name,
+               ins_redact_value(shown, sizeof shown, s, strlen(s)), lo, hi, def);
   }
 }
 
@@ -100,20 +104,20 @@ static uint64_t env_hang(void) {
   if (!s || !*s) return INS_HANG_DEFAULT_NS;
   char shown[INS_REDACT_VALUE_SHOWN];
   if (ins_parse_seconds(s, &ns) != 0) {
-    ins_warn("%s=%s is not a number of seconds (0 turns hang detection off); using %llu", name,
-             ins_redact_value(shown, sizeof shown, s, strlen(s)),
-             (unsigned long long)(INS_HANG_DEFAULT_NS / 1000000000ull));
+    ins_notice(NULL, NULL, "%s=%s is not a number of seconds (0 turns hang detection off); "
+               "using %llu", name, ins_redact_value(shown, sizeof shown, s, strlen(s)),
+               (unsigned long long)(INS_HANG_DEFAULT_NS / 1000000000ull));
     return INS_HANG_DEFAULT_NS;
   }
   if (ns && ns < INS_HANG_MIN_NS) {
-    ins_warn("%s=%s is below the least threshold; using 0.1 (0 turns hang detection off)", name,
-             ins_redact_value(shown, sizeof shown, s, strlen(s)));
+    ins_notice(NULL, NULL, "%s=%s is below the least threshold; using 0.1 (0 turns hang "
+               "detection off)", name, ins_redact_value(shown, sizeof shown, s, strlen(s)));
     return INS_HANG_MIN_NS;
   }
   if (ns > INS_HANG_MAX_NS) {
-    ins_warn("%s=%s is above the most, a week; using %llu", name,
-             ins_redact_value(shown, sizeof shown, s, strlen(s)),
-             (unsigned long long)(INS_HANG_MAX_NS / 1000000000ull));
+    ins_notice(NULL, NULL, "%s=%s is above the most, a week; using %llu", name,
+               ins_redact_value(shown, sizeof shown, s, strlen(s)),
+               (unsigned long long)(INS_HANG_MAX_NS / 1000000000ull));
     return INS_HANG_MAX_NS;
   }
   return ns;
@@ -163,12 +167,12 @@ static void sample_config(struct ins_config *cfg) {
     env_ll("NCCL_INSPECTOR_SAMPLE_WINDOW_MS", wdef, 1, SAMPLE_MAX_MS, &w);
     char shown[INS_REDACT_VALUE_SHOWN];
     if (want_groups)
-      ins_warn("NCCL_INSPECTOR_SAMPLE_GROUPS=%s ignored: time windows "
-               "(NCCL_INSPECTOR_SAMPLE_WINDOW_MS/_PERIOD_MS) are set and take precedence",
-               ins_redact_value(shown, sizeof shown, gs, strlen(gs)));
+      ins_notice(NULL, NULL, "NCCL_INSPECTOR_SAMPLE_GROUPS=%s ignored: time windows "
+                 "(NCCL_INSPECTOR_SAMPLE_WINDOW_MS/_PERIOD_MS) are set and take precedence",
+                 ins_redact_value(shown, sizeof shown, gs, strlen(gs)));
     if (w >= p) {
-      ins_warn("NCCL_INSPECTOR_SAMPLE_WINDOW_MS=%lld is not shorter than "
-               "NCCL_INSPECTOR_SAMPLE_PERIOD_MS=%lld; using no sampling (every op timed)", w, p);
+      ins_notice(NULL, NULL, "NCCL_INSPECTOR_SAMPLE_WINDOW_MS=%lld is not shorter than "
+                 "NCCL_INSPECTOR_SAMPLE_PERIOD_MS=%lld; using no sampling (every op timed)", w, p);
       return;
     }
     cfg->sample_mode = INS_SAMPLE_TIME;
@@ -215,8 +219,8 @@ void ins_config_load(struct ins_config *cfg) {
   cfg->otlp_export = otlp || otel;
   env_bool("NCCL_INSPECTOR_JSON_DUMP", !cfg->prom_dump, &cfg->json_dump);
   if (!cfg->json_dump && !cfg->prom_dump && !cfg->otlp_export) {
-    ins_warn("NCCL_INSPECTOR_JSON_DUMP=0 with neither NCCL_INSPECTOR_PROM_DUMP nor NCCL_INSPECTOR_OTLP_EXPORT "
-             "would write nothing; using JSON");
+    ins_notice(NULL, NULL, "NCCL_INSPECTOR_JSON_DUMP=0 with neither NCCL_INSPECTOR_PROM_DUMP nor "
+               "NCCL_INSPECTOR_OTLP_EXPORT would write nothing; using JSON");
     cfg->json_dump = true;
   }
   /* Live metrics need records drained while the job runs: -1 (teardown only) would leave
@@ -230,8 +234,8 @@ void ins_config_load(struct ins_config *cfg) {
   /* The seed's rule: a minimum of 30 s in Prometheus mode. 0 (continuous) is below it too:
    * it would rewrite every file for each record. -1 (teardown only) is kept. */
   if (cfg->prom_dump && cfg->interval_us >= 0 && cfg->interval_us < INS_PROM_MIN_INTERVAL_US) {
-    ins_warn("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=%lld is below the Prometheus "
-             "minimum; using %lld (30 s)", cfg->interval_us, INS_PROM_MIN_INTERVAL_US);
+    ins_notice(NULL, NULL, "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=%lld is below the "
+               "Prometheus minimum; using %lld (30 s)", cfg->interval_us, INS_PROM_MIN_INTERVAL_US);
     cfg->interval_us = INS_PROM_MIN_INTERVAL_US;
   }
 
@@ -242,6 +246,7 @@ void ins_config_load(struct ins_config *cfg) {
   const char *job = env_first(k_job_vars, sizeof k_job_vars / sizeof *k_job_vars);
   const char *cluster = env_first(k_cluster_vars, sizeof k_cluster_vars / sizeof *k_cluster_vars);
   snprintf(cfg->job_id, sizeof cfg->job_id, "%s", job ? job : "unknown");
+  cfg->job_id_set = job != NULL;
   snprintf(cfg->cluster, sizeof cfg->cluster, "%s", cluster ? cluster : "unknown");
   int n;
   if (dir && *dir)
@@ -249,8 +254,8 @@ void ins_config_load(struct ins_config *cfg) {
   else
     n = snprintf(cfg->dump_dir, sizeof cfg->dump_dir, "nccl-inspector-%s", job ? job : "unknown-jobid");
   if (n < 0 || (size_t)n >= sizeof cfg->dump_dir) {
-    ins_warn("NCCL_INSPECTOR_DUMP_DIR is longer than %zu bytes; using nccl-inspector-unknown-jobid",
-             sizeof cfg->dump_dir - 1);
+    ins_notice(NULL, NULL, "NCCL_INSPECTOR_DUMP_DIR is longer than %zu bytes; using "
+               "nccl-inspector-unknown-jobid", sizeof cfg->dump_dir - 1);
     snprintf(cfg->dump_dir, sizeof cfg->dump_dir, "nccl-inspector-unknown-jobid");
   }
   const char *trace = getenv("NCCL_INSPECTOR_TRACE_DIR");

@@ -67,6 +67,8 @@ struct ins_config {
   char trace_dir[PATH_MAX]; /* NCCL_INSPECTOR_TRACE_DIR: also write every callback (empty: off) */
   char hostname[256];
   char job_id[512];   /* SLURM_JOB_ID, SLURM_JOBID, PBS_JOBID or LSB_JOBID; "unknown" */
+  bool job_id_set;    /* one of those was set (not empty): job_id is not the "unknown" of none,
+                         which labels Prometheus and OTLP but the JSON records never write */
   char cluster[512];  /* NCCL_INSPECTOR_CLUSTER or SLURM_CLUSTER_NAME; "unknown" */
 };
 

@@ -4,10 +4,10 @@
  * getenv() of the right name never sees NCCL_INSPECTOR_ENABLED=1 or
  * NCCL_INSPECTOR_PROM_DUMPS=1: the job runs without what the user asked for, and
  * nothing says why. So the whole environment is scanned once, at process init, for
- * names that look like ours, and each is named (never its value: name_shown). The
- * lists here are the one place the plugin's setting names are listed together;
- * tests/test_bad_env.py (names.env-lists) keeps them equal to the names the sources
- * actually read.
+ * names that look like ours, and each is named (never its value: name_shown) in a
+ * notice (core/log.h: seen whatever NCCL_DEBUG says). The lists here are the one
+ * place the plugin's setting names are listed together; tests/test_bad_env.py
+ * (names.env-lists) keeps them equal to the names the sources actually read.
  */
 #include "core/env.h"
 
@@ -156,12 +156,13 @@ int ins_env_check(char *const *envp) {
     }
     if (++unknown <= INS_ENV_MAX_WARNINGS) {
       size_t shown = name_shown(e, len);
-      ins_warn("%.*s%s is not a setting Inspector knows, and is ignored: did you mean %s? "
-               "(docs/reference.md lists them)", (int)shown, e, shown < len ? "..." : "", hint);
+      ins_notice(NULL, NULL, "%.*s%s is not a setting Inspector knows, and is ignored: did you "
+                 "mean %s? (docs/reference.md lists them)", (int)shown, e, shown < len ? "..." : "",
+                 hint);
     }
   }
   if (unknown > INS_ENV_MAX_WARNINGS)
-    ins_warn("%d more environment variables named like Inspector's settings are not settings it "
-             "knows, and are ignored", unknown - INS_ENV_MAX_WARNINGS);
+    ins_notice(NULL, NULL, "%d more environment variables named like Inspector's settings are not "
+               "settings it knows, and are ignored", unknown - INS_ENV_MAX_WARNINGS);
   return unknown;
 }

@@ -13,12 +13,12 @@
 extern const char *const ins_env_inspector_names[];
 extern const char *const ins_env_otel_names[];
 
-/* Process init: one warning per variable of envp (NULL-terminated, as environ) that looks
- * like a setting of ours but is not one: any NCCL_INSPECTOR_* name not in the list, and
- * any OTEL_* name one or two edits away from one we read (the other OTEL_* variables
- * belong to other SDKs). Each warning names the closest known setting. At most
- * INS_ENV_MAX_WARNINGS, then one line with the count of the rest. Returns how many names
- * were unknown. */
+/* Process init: one warning (a notice: core/log.h) per variable of envp (NULL-terminated,
+ * as environ) that looks like a setting of ours but is not one: any NCCL_INSPECTOR_* name
+ * not in the list, and any OTEL_* name one or two edits away from one we read (the other
+ * OTEL_* variables belong to other SDKs). Each warning names the closest known setting. At
+ * most INS_ENV_MAX_WARNINGS, then one line with the count of the rest. Returns how many
+ * names were unknown. */
 #define INS_ENV_MAX_WARNINGS 8
 int ins_env_check(char *const *envp);
 

@@ -80,6 +80,26 @@ static inline _Atomic uintptr_t *slot_of(struct ins_ring *r, uint64_t pos) {
   return &r->slot[(pos >> r->seg_shift) & r->slot_mask];
 }
 
+/*
+ * What a slot holds: a segment (its address: even, segments are aligned) or, when it holds
+ * none, the mark of the segment it may take next: EMPTY(n), n the number of the segment
+ * of positions (position >> seg_shift) that will use the slot next. A producer installs
+ * a segment only into the mark of its own position's segment (one CAS), so one whose
+ * position is stale (the consumer has given that segment back, or skipped it at a trim:
+ * the mark has moved on) installs nothing; with a plain 0 it installed one that no
+ * position would use until the ring came round to the slot again, held by a drained ring.
+ * A mark is the number, shifted, with its low bit set (it wraps past 2^63 segments, which
+ * no ring reaches: spans end at 2^64 positions).
+ */
+#define EMPTY(n) (((uintptr_t)(n) << 1) | 1)
+static inline bool is_seg(uintptr_t v) { return (v & 1) == 0; }
+
+/* The mark of slot k for a ring whose next segments start at number `first`: the first
+ * number from there that uses slot k. */
+static inline uintptr_t mark_from(const struct ins_ring *r, uint64_t first, uint32_t k) {
+  return EMPTY(first + ((k - first) & r->slot_mask));
+}
+
 static inline struct cell_hdr *cell_in(struct ins_ring *r, uintptr_t seg, uint64_t pos) {
   return (struct cell_hdr *)(seg + (pos & r->cell_mask) * r->stride);
 }
@@ -98,13 +118,14 @@ int ins_ring_init(struct ins_ring *r, uint32_t capacity, size_t payload) {
   uint32_t nslots = 2 * (capacity / per);
   uint64_t base = take_span();
   if (!base) return -2;
-  r->slot = calloc(nslots, sizeof *r->slot);
+  r->slot = malloc(nslots * sizeof *r->slot);
   if (!r->slot) return -1;
   r->cap = capacity;
   r->stride = (uint32_t)stride;
   r->cell_mask = per - 1;
   r->seg_shift = (uint32_t)__builtin_ctz(per);
   r->slot_mask = nslots - 1;
+  for (uint32_t k = 0; k < nslots; k++) atomic_init(&r->slot[k], mark_from(r, base >> r->seg_shift, k));
   atomic_init(&r->tail, base);
   atomic_init(&r->limit, base + capacity);
   atomic_init(&r->end, base + (1ull << g_span_shift));
@@ -117,7 +138,7 @@ void ins_ring_free(struct ins_ring *r) {
   /* records still in them are dropped: their positions are this ring's, never seen again */
   for (uint32_t k = 0; k <= r->slot_mask; k++) {
     uintptr_t seg = atomic_load_explicit(&r->slot[k], memory_order_acquire);
-    if (seg) ins_seg_put((void *)seg, r->stride);
+    if (is_seg(seg)) ins_seg_put((void *)seg, r->stride);
   }
   free(r->slot);
   r->slot = NULL;
@@ -127,20 +148,23 @@ size_t ins_ring_bytes(struct ins_ring *r) {
   if (!r->slot) return 0;
   size_t n = (size_t)(r->slot_mask + 1) * sizeof *r->slot;
   for (uint32_t k = 0; k <= r->slot_mask; k++)
-    if (atomic_load_explicit(&r->slot[k], memory_order_relaxed)) n += INS_SEG_BYTES;
+    if (is_seg(atomic_load_explicit(&r->slot[k], memory_order_relaxed))) n += INS_SEG_BYTES;
   return n;
 }
 
-/* No segment in the slot: take one from the pool and install it, unless another
- * producer did first. The slot's segment, or 0 when none is to be had. */
-static uintptr_t install(struct ins_ring *r, _Atomic uintptr_t *slot) {
+/* The slot holds `mark`, that of the segment of the producer's position: take a
+ * segment from the pool and install it, unless another producer did first. The slot's
+ * segment; or 0 when none is to be had; or 1 (odd, not a segment) when the slot's mark
+ * has moved on (the position is stale: the caller reads tail again). */
+static uintptr_t install(struct ins_ring *r, _Atomic uintptr_t *slot, uintptr_t mark) {
   void *seg = ins_seg_get(r->stride);
   if (!seg) return 0;
-  uintptr_t had = 0;
+  assert(is_seg((uintptr_t)seg));
+  uintptr_t had = mark;
   if (!atomic_compare_exchange_strong_explicit(slot, &had, (uintptr_t)seg, memory_order_acq_rel,
                                                memory_order_acquire)) {
     ins_seg_unget(seg);
-    return had;
+    return is_seg(had) ? had : 1;
   }
   /* the process's rings hold half the cap: the dump thread drains them before records drop */
   if (ins_seg_pressed()) {
@@ -171,7 +195,18 @@ static __attribute__((noinline)) void *reserve_slow(struct ins_ring *r, uint64_t
     }
     _Atomic uintptr_t *slot = slot_of(r, pos);
     uintptr_t seg = atomic_load_explicit(slot, memory_order_acquire);
-    if (!seg && !(seg = install(r, slot))) return NULL;
+    if (!is_seg(seg)) {
+      /* a mark: pos's own (install), or a later one (pos is stale: tail has moved on) */
+      if (seg == EMPTY(pos >> r->seg_shift) && !(seg = install(r, slot, seg))) return NULL;
+      if (!is_seg(seg)) {
+        uint64_t now = atomic_load_explicit(&r->tail, memory_order_relaxed);
+        /* a stale position means tail has moved: never a mark not its own at tail itself */
+        assert(now != pos);
+        if (now == pos) return NULL;
+        pos = now;
+        continue;
+      }
+    }
     if (atomic_compare_exchange_weak_explicit(&r->tail, &pos, pos + 1, memory_order_relaxed,
                                               memory_order_relaxed)) {
       *pos_out = pos;
@@ -184,7 +219,7 @@ void *ins_ring_reserve(struct ins_ring *r, uint64_t *pos_out) {
   uint64_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
   if (__builtin_expect(pos < atomic_load_explicit(&r->limit, memory_order_acquire), 1)) {
     uintptr_t seg = atomic_load_explicit(slot_of(r, pos), memory_order_acquire);
-    if (__builtin_expect(seg != 0, 1) &&
+    if (__builtin_expect(is_seg(seg), 1) &&
         __builtin_expect(atomic_compare_exchange_strong_explicit(&r->tail, &pos, pos + 1,
                                                                  memory_order_relaxed,
                                                                  memory_order_relaxed), 1)) {
@@ -204,11 +239,26 @@ void ins_ring_commit(struct ins_ring *r, void *payload, uint64_t pos) {
   atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
 }
 
-/* The consumer is done with the segment of position h (every record in it taken):
- * out of its slot, back to the pool. Before head moves past it (ring.h). */
+/* The consumer is done with the segment of position h (every record in it taken, or
+ * the rest skipped): out of its slot, which is marked for the segment that uses it next,
+ * and back to the pool. Before head moves past it (ring.h). */
 static void give_back(struct ins_ring *r, uint64_t h, uintptr_t seg) {
-  atomic_store_explicit(slot_of(r, h), 0, memory_order_release);
+  atomic_store_explicit(slot_of(r, h), EMPTY((h >> r->seg_shift) + r->slot_mask + 1),
+                        memory_order_release);
   ins_seg_put((void *)seg, r->stride);
+}
+
+/* A move to the span starting at `to`: every slot marked for the new span's segments,
+ * and any segment still in one given back (the head's, and one a producer whose position
+ * was stale installed before the mark changed: its CAS on tail fails, so it never writes
+ * there). Producers do not reach the new span's slots before head is there (reserve_slow:
+ * `limit` and head say full until then). */
+static void remark_for_move(struct ins_ring *r, uint64_t to) {
+  for (uint32_t k = 0; k <= r->slot_mask; k++) {
+    uintptr_t had = atomic_exchange_explicit(&r->slot[k], mark_from(r, to >> r->seg_shift, k),
+                                             memory_order_acq_rel);
+    if (is_seg(had)) ins_seg_put((void *)had, r->stride);
+  }
 }
 
 /*
@@ -232,13 +282,15 @@ void ins_ring_trim(struct ins_ring *r) {
   if (end - h <= span / 2 && !r->spare) r->spare = take_span(); /* 0: none left, it stays */
   bool move = end - h <= span / 2 && r->spare;
   uint64_t t = h, to = move ? r->spare : (h | r->cell_mask) + 1;
-  if ((!seg && !move) || !atomic_compare_exchange_strong_explicit(&r->tail, &t, to, memory_order_relaxed,
-                                                                  memory_order_relaxed))
+  if ((!is_seg(seg) && !move) ||
+      !atomic_compare_exchange_strong_explicit(&r->tail, &t, to, memory_order_relaxed, memory_order_relaxed))
     return;
-  if (seg) give_back(r, h, seg);
   if (move) {
+    remark_for_move(r, to);
     atomic_store_explicit(&r->end, to + span, memory_order_relaxed);
     r->spare = 0;
+  } else {
+    give_back(r, h, seg);
   }
   atomic_store_explicit(&r->head, to, memory_order_release);
 }
@@ -257,7 +309,7 @@ static void say_refusals(void) {
 void *ins_ring_peek(struct ins_ring *r) {
   uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
   uintptr_t seg = atomic_load_explicit(slot_of(r, head), memory_order_acquire);
-  if (seg) {
+  if (is_seg(seg)) {
     struct cell_hdr *c = cell_in(r, seg, head);
     if (atomic_load_explicit(&c->seq, memory_order_acquire) == head + 1)
       return (unsigned char *)c + HDR;
@@ -276,3 +328,19 @@ void ins_ring_release(struct ins_ring *r, void *payload) {
   if ((head & r->cell_mask) == r->cell_mask) give_back(r, head, seg);
   atomic_store_explicit(&r->head, head + 1, memory_order_release);
 }
+
+#ifdef INS_TEST_HOOKS
+/* Tests only: an empty ring, no producer running, placed at position p of its span (its
+ * slots marked for p's segments, as if it had come there), to test its span's end. */
+void ins_ring_test_place(struct ins_ring *r, uint64_t p);
+void ins_ring_test_place(struct ins_ring *r, uint64_t p) {
+  assert(atomic_load(&r->tail) == atomic_load(&r->head));
+  for (uint32_t k = 0; k <= r->slot_mask; k++) {
+    uintptr_t had = atomic_exchange(&r->slot[k], mark_from(r, p >> r->seg_shift, k));
+    if (is_seg(had)) ins_seg_put((void *)had, r->stride);
+  }
+  atomic_store(&r->tail, p);
+  atomic_store(&r->head, p);
+  atomic_store(&r->limit, p); /* the next reserve reads head and the span's end */
+}
+#endif

@@ -8,9 +8,10 @@
  * consumed in order at `head`. Their cells live in segments (core/seg.h:
  * INS_SEG_BYTES each, from the process's pool): position p is cell
  * p % per_seg of the segment in slot[(p / per_seg) % nslots], a table of
- * 2 * cap / per_seg slots, 0 where no segment is. A producer that finds its
- * slot empty takes a segment from the pool and installs it (CAS on the slot:
- * the loser gives its own back); the consumer gives a segment back once it has
+ * 2 * cap / per_seg slots; a slot with no segment holds the mark of the
+ * segment of positions that uses it next (ring.c). A producer that finds its
+ * slot empty, marked for its position, takes a segment from the pool and
+ * installs it (CAS from that mark: the loser gives its own back); the consumer gives a segment back once it has
  * consumed its last cell, or, at the end of a drain, finds the ring empty
  * (ins_ring_trim). So a ring holds what is waiting in it, rounded up to a
  * segment: nothing once drained.
@@ -24,9 +25,9 @@
  *    its slot empty or holding the segment of p, never an older one.
  *  - A producer writes a cell only after its CAS on tail succeeded for p: then p
  *    was not yet reserved, so not consumed, so its segment was not given back.
- *    A producer whose p was stale loses the CAS and touches no segment (it may
- *    have installed one early into an empty slot: harmless, the slot's next user
- *    or finalize takes it).
+ *    A producer whose p was stale loses the CAS and touches no segment; it
+ *    installs none either, once the consumer has given p's segment back or
+ *    skipped it (the slot's mark has moved on), so a drained ring holds none.
  *  - A cell holds the record of p once its `seq` is p + 1. Positions are unique in
  *    the process (each ring's in a span of 2^32 of its own, a new span when it has used
  *    half of one: ring.c), so what an earlier user of a segment left in it never reads
@@ -52,7 +53,8 @@ struct ins_ring {
   _Atomic uint64_t limit;             /* head + cap, head as a producer last read it: never
                                          ahead of the real limit (positions below it have room) */
   uint64_t cap;                       /* records at most (a power of two) */
-  _Atomic uintptr_t *slot;            /* segment of each span of positions, 0: none */
+  _Atomic uintptr_t *slot;            /* segment of each span of positions, or the mark
+                                         of the next one (odd: ring.c) */
   uint32_t seg_shift;                 /* log2(per_seg) */
   uint32_t cell_mask;                 /* per_seg - 1: cells per segment, a power of two */
   uint32_t slot_mask;                 /* nslots - 1 */

@@ -72,6 +72,7 @@ static pthread_t g_thread;
 static bool g_thread_running;
 static atomic_bool g_stop;
 static atomic_int g_warned_drop, g_warned_channel, g_warned_groups;
+atomic_int ins_sink_dir_said; /* sink.h */
 static atomic_int g_said_unit[3]; /* the GPU timer's unit logged once per process, per unit */
 static struct drainer g_thread_drainer; /* owned by the dump thread */
 
@@ -257,29 +258,30 @@ static uint64_t untimed_now(const struct ins_comm *c, const struct drain_comm *d
 
 /* Records dropped, said once per process when it first happens, with its likely cause
  * (the dump thread's state decides which); each communicator's total at its finalize
- * and the process's at exit (dropped_said), so the first count is not the last word. */
+ * and the process's at exit (dropped_said), so the first count is not the last word.
+ * The first and the process's total are notices (core/log.h): records lost. */
 static atomic_ullong g_dropped_final; /* the finalized communicators' drops */
 
 static void say_dropping(const struct ins_comm *c, const struct ins_sink_counts *k) {
   if (g_cfg->dump_thread_enable)
-    ins_warn_once(&g_warned_drop,
-                  "communicator 0x%llx rank %d is dropping records (%llu collective and %llu P2P so "
-                  "far): its ring filled before the dump thread emptied it (a busy CPU, or bursts "
-                  "of ops larger than the ring), or too many ops were in flight. Counts are in "
-                  "dump_stats; totals at finalize and exit. Raise NCCL_INSPECTOR_DUMP_COLL_RING_SIZE "
-                  "/ NCCL_INSPECTOR_DUMP_P2P_RING_SIZE, or shorten "
-                  "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS",
-                  (unsigned long long)c->id, c->rank, (unsigned long long)k->dropped_total[0],
-                  (unsigned long long)k->dropped_total[1]);
+    ins_notice(&g_warned_drop, NULL,
+               "communicator 0x%llx rank %d is dropping records (%llu collective and %llu P2P so "
+               "far): its ring filled before the dump thread emptied it (a busy CPU, or bursts "
+               "of ops larger than the ring), or too many ops were in flight. Counts are in "
+               "dump_stats; totals at finalize and exit. Raise NCCL_INSPECTOR_DUMP_COLL_RING_SIZE "
+               "/ NCCL_INSPECTOR_DUMP_P2P_RING_SIZE, or shorten "
+               "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS",
+               (unsigned long long)c->id, c->rank, (unsigned long long)k->dropped_total[0],
+               (unsigned long long)k->dropped_total[1]);
   else
-    ins_warn_once(&g_warned_drop,
-                  "communicator 0x%llx rank %d is dropping records (%llu collective and %llu P2P so "
-                  "far): the dump thread is off (NCCL_INSPECTOR_DUMP_THREAD_ENABLE=0), so records "
-                  "wait in the ring until the finalize, and it filled. Counts are in dump_stats; "
-                  "totals at finalize and exit. Enable the dump thread, or raise "
-                  "NCCL_INSPECTOR_DUMP_COLL_RING_SIZE / NCCL_INSPECTOR_DUMP_P2P_RING_SIZE",
-                  (unsigned long long)c->id, c->rank, (unsigned long long)k->dropped_total[0],
-                  (unsigned long long)k->dropped_total[1]);
+    ins_notice(&g_warned_drop, NULL,
+               "communicator 0x%llx rank %d is dropping records (%llu collective and %llu P2P so "
+               "far): the dump thread is off (NCCL_INSPECTOR_DUMP_THREAD_ENABLE=0), so records "
+               "wait in the ring until the finalize, and it filled. Counts are in dump_stats; "
+               "totals at finalize and exit. Enable the dump thread, or raise "
+               "NCCL_INSPECTOR_DUMP_COLL_RING_SIZE / NCCL_INSPECTOR_DUMP_P2P_RING_SIZE",
+               (unsigned long long)c->id, c->rank, (unsigned long long)k->dropped_total[0],
+               (unsigned long long)k->dropped_total[1]);
 }
 
 /* A communicator's drops at its finalize (or at exit): its total, logged; the process's
@@ -570,9 +572,10 @@ void ins_dump_start(const struct ins_config *cfg) {
   ins_files_dir_set(&dir, cfg->dump_dir);
   char why[INS_FILES_WHY_MAX];
   if (ins_files_dir_writable(&dir) != 0)
-    ins_warn("NCCL_INSPECTOR_DUMP_DIR: cannot write to '%s': %s; records will be counted as "
-             "lost unless it becomes writable (set NCCL_INSPECTOR_DUMP_DIR to a writable "
-             "directory)", cfg->dump_dir, ins_files_why(&dir, errno, why, sizeof why));
+    ins_notice(NULL, &ins_sink_dir_said, "NCCL_INSPECTOR_DUMP_DIR: cannot write to '%s': %s; "
+               "records will be counted as lost unless it becomes writable (set "
+               "NCCL_INSPECTOR_DUMP_DIR to a writable directory)", cfg->dump_dir,
+               ins_files_why(&dir, errno, why, sizeof why));
   /* Interval 0 (continuous): the thread wakes every INTERVAL0_US by itself, and a
    * producer wakes it only when a ring is a sixteenth full, so that a callback
    * makes a system call (the futex wake) once per many records, not per record. */
@@ -754,9 +757,9 @@ void ins_dump_shutdown(void) {
   for (size_t i = 0; i < n; i++)
     if (!live[i]->foreign) dropped += atomic_load(&live[i]->dropped[0]) + atomic_load(&live[i]->dropped[1]);
   ins_registry_walk_end();
-  if (dropped)
-    ins_warn("%llu records were dropped in all (the first warning said why; each communicator's "
-             "count is in its dump_stats)", dropped);
+  if (dropped) /* records lost: a notice (core/log.h), at exit, once */
+    ins_notice(NULL, NULL, "%llu records were dropped in all (the first warning said why; each "
+               "communicator's count is in its dump_stats)", dropped);
 }
 
 /* ---- fork() (see above g_gate) ------------------------------------------------ */

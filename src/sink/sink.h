@@ -36,6 +36,7 @@
 #ifndef INS_SINK_H
 #define INS_SINK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -197,5 +198,11 @@ struct ins_sink {
 
 /* The sinks the configuration turns on (sinks.c); *n of them. */
 const struct ins_sink *const *ins_sinks_active(const struct ins_config *cfg, int *n);
+
+/* The dump directory, or a file in it, cannot be made or written: the topic of the notices
+ * that say so (core/log.h ins_notice), whoever meets it first (the dump layer's check at the
+ * start, the JSON log, the Prometheus files): one line on stderr for the one problem, each
+ * WARN as before. Defined in dump.c. */
+extern atomic_int ins_sink_dir_said;
 
 #endif

@@ -43,10 +43,10 @@ static atomic_int g_warned_no_otlp;
  * ignored silently. */
 static void say_no_otlp(const struct ins_config *cfg) {
   if (cfg->otlp_export)
-    ins_warn_once(&g_warned_no_otlp,
-                  "NCCL_INSPECTOR_OTLP_EXPORT (or NCCL_INSPECTOR_OTEL_EXPORT) asks for OTLP metrics, "
-                  "but this build of the plugin has no OTLP exporter (built with -DINSPECTOR_OTLP=OFF): "
-                  "nothing is exported; the JSON log and Prometheus files are written as configured");
+    ins_notice(&g_warned_no_otlp, NULL, /* no output asked for: a notice (core/log.h) */
+               "NCCL_INSPECTOR_OTLP_EXPORT (or NCCL_INSPECTOR_OTEL_EXPORT) asks for OTLP metrics, "
+               "but this build of the plugin has no OTLP exporter (built with -DINSPECTOR_OTLP=OFF): "
+               "nothing is exported; the JSON log and Prometheus files are written as configured");
 }
 #endif
 

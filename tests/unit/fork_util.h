@@ -156,4 +156,26 @@ static void fu_case(const char *name, int (*fn)(const char *dir)) {
   CHECK(system(cmd) == 0);
 }
 
+/* A case of a fork test: its name and what runs in its process (fu_case). */
+struct fu_named_case {
+  const char *name;
+  int (*fn)(const char *dir);
+};
+
+/* main() of a fork test: every case, or the one `--case NAME` names, each in its process. */
+static inline int fu_main(int argc, char **argv, const struct fu_named_case *cases, size_t n, const char *suite) {
+  const char *only = argc == 3 && !strcmp(argv[1], "--case") ? argv[2] : NULL;
+  int ran = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!only || !strcmp(only, cases[i].name)) {
+      fu_case(cases[i].name, cases[i].fn);
+      ran++;
+    }
+  if (!ran) {
+    fprintf(stderr, "no case %s\n", only ? only : "");
+    return 2;
+  }
+  return check_report(suite);
+}
+
 #endif

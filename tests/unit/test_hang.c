@@ -982,10 +982,7 @@ static int case_env(const char *dir) {
   return g_fail;
 }
 
-static const struct {
-  const char *name;
-  int (*fn)(const char *dir);
-} k_cases[] = {
+static const struct fu_named_case k_cases[] = {
     {"env", case_env},
     {"stuck_coll", case_stuck_coll}, {"queued", case_queued},     {"p2p", case_p2p},
     {"second_comm", case_second_comm}, {"idle", case_idle},       {"quiet", case_quiet},
@@ -1000,16 +997,5 @@ static const struct {
 
 int main(int argc, char **argv) {
   (void)fu_child_ok, (void)fu_log_files, (void)fu_op, (void)fu_init; /* fork_util.h's, not needed */
-  const char *only = argc == 3 && !strcmp(argv[1], "--case") ? argv[2] : NULL;
-  int ran = 0;
-  for (size_t i = 0; i < sizeof k_cases / sizeof *k_cases; i++)
-    if (!only || !strcmp(only, k_cases[i].name)) {
-      fu_case(k_cases[i].name, k_cases[i].fn);
-      ran++;
-    }
-  if (!ran) {
-    fprintf(stderr, "no case %s\n", only ? only : "");
-    return 2;
-  }
-  return check_report("hang");
+  return fu_main(argc, argv, k_cases, sizeof k_cases / sizeof *k_cases, "hang");
 }

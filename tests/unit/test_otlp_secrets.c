@@ -97,6 +97,10 @@ static void child(const struct run *r, int port, const char *dump, int out_fd) {
   dup2(out_fd, 2);
   setenv("NCCL_INSPECTOR_ENABLE", "1", 1);
   setenv("NCCL_INSPECTOR_DUMP_DIR", dump, 1);
+  /* every message of the plugin printed, those after the last finalize too (core/log.h: on
+   * stderr only as NCCL_DEBUG would print them) */
+  setenv("NCCL_DEBUG", "INFO", 1);
+  setenv("NCCL_DEBUG_SUBSYS", "PROFILE", 1);
   setenv("NCCL_INSPECTOR_OTLP_EXPORT", "1", 1);
   setenv("OTEL_METRIC_EXPORT_INTERVAL", "3600000", 1); /* one export: the last, at exit */
   setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2000", 1);

@@ -520,6 +520,46 @@ static void test_prefix_cache(void) {
   CHECK(after(ours_stats, ours_stats));
 }
 
+/* metadata.job_id (docs/CONTRACTS.md section 2), a key the report does not read: a line with
+ * it reads as the same line without it; by the scanner itself when the value needs no escape
+ * (non-ASCII included), by jansson when it has one (the scanner is unsure of any backslash).
+ * The prefix cache keeps it with the rest of the metadata. */
+#define JOB(v) "\"pid\":1282,\"job_id\":\"" v "\"}"
+#define JOB_ESC "a\\\"b\\\\c\\u0001\\n\xc3\xa9\xef\xbf\xbd" /* a"b\c, ^A, newline, e-acute, U+FFFD */
+static void test_job_id(void) {
+  char job[4096], esc[4096], utf[4096], b[4096];
+  struct rpt_line plain, l;
+  CHECK(both(ours, &plain));
+  edit(job, sizeof job, ours, "\"pid\":1282}", JOB("4242"));
+  edit(esc, sizeof esc, ours, "\"pid\":1282}", JOB(JOB_ESC));
+  edit(utf, sizeof utf, ours, "\"pid\":1282}", JOB("4242.pbs-\xc3\xa9"));
+  CHECK(both(job, &l)); /* the scanner's */
+  CHECK(same_line(&l, &plain));
+  CHECK(both(utf, &l));
+  CHECK(same_line(&l, &plain));
+  CHECK(!both(esc, &l)); /* jansson's */
+  CHECK(l.kind == RPT_RECORD && same_line(&l, &plain));
+  /* the value's UTF-8 is checked as any string's: an invalid byte rejects the line, both ways */
+  CHECK(!both(edit(b, sizeof b, ours, "\"pid\":1282}", JOB("42\xff")), &l));
+  CHECK(l.kind == RPT_REJECTED);
+  /* the other kinds of line, their metadata with it */
+  CHECK(both(edit(b, sizeof b, ours_stats, "\"pid\":895}", "\"pid\":895,\"job_id\":\"4242\"}"), &l));
+  CHECK(l.kind == RPT_STATS && l.stats.written[0] == 62);
+  CHECK(both(edit(b, sizeof b, ours_hang, "\"pid\":1282}", JOB("4242")), &l));
+  CHECK(l.kind == RPT_HANG && l.hang.op.sn == 7);
+  CHECK(!both(edit(b, sizeof b, ours_hang, "\"pid\":1282}", JOB(JOB_ESC)), &l));
+  CHECK(l.kind == RPT_HANG && l.hang.op.sn == 7);
+  /* the prefix cache: the next record of the same job from it; another job's (a start of the
+   * same length) scanned whole; an escaped one jansson's after any line (the cache keeps no
+   * prefix of a line the scanner is unsure of) */
+  CHECK(after(job, edit(b, sizeof b, job, "\"coll_sn\":1,", "\"coll_sn\":2,")));
+  CHECK(after(utf, edit(b, sizeof b, utf, "\"coll_sn\":1,", "\"coll_sn\":2,")));
+  CHECK(after(job, edit(b, sizeof b, job, "4242", "4243")));
+  CHECK(after(job, ours) && after(ours, job));
+  CHECK(!after(job, esc));
+  CHECK(!after(ours, esc));
+}
+
 static void test_hang_lines(void) {
   struct rpt_line l;
   CHECK(both(ours_hang, &l)); /* the scanner reads each itself */
@@ -603,6 +643,7 @@ int main(int argc, char **argv) {
   test_bandwidth_digits();
   test_prefix_cache();
   test_hang_lines();
+  test_job_id();
   test_fixtures(argv[1]);
   return check_report("report_scan");
 }

@@ -37,6 +37,7 @@
 
 /* ring.c's test hook (inspector_core is built with INS_TEST_HOOKS where the tests are) */
 void ins_ring_test_spans(unsigned shift, uint64_t next);
+void ins_ring_test_place(struct ins_ring *r, uint64_t p);
 
 /* Push one value (reserve, fill, commit); false when the ring says full. */
 static bool push(struct ins_ring *r, uint64_t v) {
@@ -61,11 +62,7 @@ static int drain(struct ins_ring *r, uint64_t *sum) {
 static uint64_t head_of(struct ins_ring *r) { return atomic_load(&r->head); }
 
 /* A ring's positions moved to p (no producer has run: the test's own edge). */
-static void place(struct ins_ring *r, uint64_t p) {
-  atomic_store(&r->tail, p);
-  atomic_store(&r->head, p);
-  atomic_store(&r->limit, p); /* the next reserve reads head and the span's end */
-}
+static void place(struct ins_ring *r, uint64_t p) { ins_ring_test_place(r, p); }
 
 #define CAP 4 /* 4 cells of 8 bytes: one segment of 4 cells (ring.c: at most the ring) */
 

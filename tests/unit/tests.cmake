@@ -128,6 +128,9 @@ if(TARGET inspector_core)
   endif()
   # the log file deleted and another file made at its name: records go to a new file
   ins_unit_test(log_replaced test_log_replaced.c 60 "unit")
+  # what a user without NCCL_DEBUG sees: each problem they must hear of once on stderr (or as
+  # NCCL's WARN where NCCL_DEBUG prints it), at most INS_NOTICE_MAX lines, nothing on a clean run
+  ins_unit_test(notice test_notice.c 120 "unit")
   # the log's page layout pads only a line that would straddle a page
   ins_unit_test(writer_layout test_writer_layout.c 60 "unit")
   # trace lines in time order, even for an event timed before lines already written
@@ -162,10 +165,52 @@ if(TARGET inspector_core)
     endif()
     set_tests_properties(unit_hang.${_case} PROPERTIES TIMEOUT 120 LABELS "${_labels}")
   endforeach()
+  # metadata.job_id in every line of the JSON log, from the batch system's variables, read
+  # back by jansson: which variable wins, none set (no key), a hostile value (escaped, made
+  # UTF-8, cut). One process per case: unit_job_id.<case> (TSan: label threads: the dump
+  # thread reads what the init thread set)
+  if(TARGET PkgConfig::JANSSON)
+    add_executable(inspector-unit-job_id ${CMAKE_CURRENT_LIST_DIR}/test_job_id.c
+                   $<TARGET_OBJECTS:inspector_core>)
+    target_include_directories(inspector-unit-job_id PRIVATE ${PROJECT_SOURCE_DIR}/src)
+    target_compile_definitions(inspector-unit-job_id PRIVATE _GNU_SOURCE)
+    target_link_libraries(inspector-unit-job_id PRIVATE PkgConfig::JANSSON Threads::Threads ${CMAKE_DL_LIBS} m)
+    foreach(_case slurm jobid pbs lsb none hostile)
+      add_test(NAME unit_job_id.${_case} COMMAND inspector-unit-job_id --case ${_case})
+      set_tests_properties(unit_job_id.${_case} PROPERTIES TIMEOUT 60 LABELS "threads;unit")
+    endforeach()
+  endif()
   # inits and finalizes while the dump thread drains (or a .prom file is written): none
   # waits for another communicator's drain; a finalize's records in the file, in order;
   # the registry's adds and removes O(1) (a wait that should end at once is bounded)
   ins_unit_test(registry test_registry.c 300 "threads;unit")
+endif()
+
+# The Slurm SPANK plugin's parts (tools/spank/), each built from its own source, where the plugin
+# is (slurm/spank.h found); none calls Slurm. conf and tmpl are pure (one process each); dir and
+# report touch files and processes, one ctest per case (unit_spank_dir.<case>, ...). Their cases
+# about other users' files and the report's drop from root to the job's user need root (the CI
+# container's), and exit 77, skipped, without it.
+if(TARGET inspector-spank)
+  foreach(_mod conf tmpl dir report)
+    add_executable(inspector-unit-spank_${_mod} ${CMAKE_CURRENT_LIST_DIR}/test_spank_${_mod}.c
+                   ${PROJECT_SOURCE_DIR}/tools/spank/spank_${_mod}.c)
+    target_include_directories(inspector-unit-spank_${_mod} PRIVATE ${PROJECT_SOURCE_DIR}/tools/spank)
+    target_compile_definitions(inspector-unit-spank_${_mod} PRIVATE _GNU_SOURCE)
+  endforeach()
+  foreach(_mod conf tmpl)
+    add_test(NAME unit_spank_${_mod} COMMAND inspector-unit-spank_${_mod})
+    set_tests_properties(unit_spank_${_mod} PROPERTIES TIMEOUT 60 LABELS "unit")
+  endforeach()
+  foreach(_case makes_new planted_link foreign_dir site_links site_missing not_a_directory bad_paths)
+    add_test(NAME unit_spank_dir.${_case} COMMAND inspector-unit-spank_dir --case ${_case})
+    set_tests_properties(unit_spank_dir.${_case} PROPERTIES TIMEOUT 60 LABELS "unit" SKIP_RETURN_CODE 77)
+  endforeach()
+  foreach(_case drops_to_user closed_dir report_txt_link timeout_kills_group sigterm_ignored
+          failures_said missing_cmd reaped_elsewhere long_dir)
+    add_test(NAME unit_spank_report.${_case} COMMAND inspector-unit-spank_report --case ${_case})
+    set_tests_properties(unit_spank_report.${_case} PROPERTIES TIMEOUT 120 LABELS "unit" SKIP_RETURN_CODE 77)
+  endforeach()
 endif()
 
 # inspector-report's line parser, built from its sources (the tool's own target is a program):

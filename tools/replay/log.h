@@ -1,6 +1,8 @@
 /*
  * log.h - the logger the replay hands to the plugin's init, as NCCL's
- * ncclDebugLog would: one line per message on stderr.
+ * ncclDebugLog would: one line per message on stderr, for the messages that
+ * NCCL_DEBUG and NCCL_DEBUG_SUBSYS let through by NCCL's rules (log.c), and
+ * none at all without NCCL_DEBUG.
  */
 #ifndef RP_LOG_H
 #define RP_LOG_H
@@ -9,6 +11,8 @@
 
 /* Set before any replay starts (read-only afterwards): --quiet drops INFO and TRACE. */
 void rp_log_set_quiet(bool quiet);
+/* Read NCCL_DEBUG and NCCL_DEBUG_SUBSYS, before any replay starts. */
+void rp_log_read_env(void);
 
 /*
  * --logger-dies: the logger behaves as a host's that is torn down when its

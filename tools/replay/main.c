@@ -200,6 +200,7 @@ int main(int argc, char **argv) {
   struct rp_cli o;
   rp_cli_parse(argc, argv, &o);
   rp_log_set_quiet(o.quiet);
+  rp_log_read_env();
   rp_log_set_logger_dies(o.logger_dies);
   rp_set_pace_recorded(o.pace_recorded);
   if (o.synthetic && o.hold) rp_stuck_prepare(); /* before any thread: stuck.h */

@@ -24,6 +24,7 @@
 #include "core/names.h"
 #include "core/sampler.h"
 #include "core/timer.h"
+#include "core/utf8.h"
 #include "io/buf.h"
 #include "sink/json/writer.h"
 #include "sink/json/wqueue.h"
@@ -68,9 +69,24 @@ static struct json_comm *header(const struct ins_comm *c) {
   return h;
 }
 
-static int metadata(char *meta, int cap, const char *hostname, long pid, uint64_t ts_us) {
+/*
+ * The "metadata" object of every line of the log (records, dump_stats, hang lines): who
+ * wrote it and when. Built once per pass (or per hang line) into a buffer of META_CAP, which
+ * holds the longest there can be: each string escaped at 6 bytes a byte at most (\u00XX),
+ * the host name of config.h, the job id cut to INS_JSON_JOB_ID_MAX, the build's git
+ * revision, and 256 bytes of keys and numbers. job_id: NULL, no key (no batch system).
+ */
+#define META_CAP 4096
+_Static_assert(256 + 6 * (sizeof(INSPECTOR_GIT_REV) + sizeof(((struct ins_config *)0)->hostname) +
+                          INS_JSON_JOB_ID_MAX) + 3 * 2 < META_CAP,
+               "the longest metadata object fits its buffer");
+
+static int metadata(char *meta, int cap, const char *hostname, const char *job_id, long pid,
+                    uint64_t ts_us) {
   struct ins_buf b = {0};
-  if (ins_buf_reserve(&b, 256 + ins_buf_jstr_max(hostname))) return 0;
+  if (ins_buf_reserve(&b, 256 + ins_buf_jstr_max(INSPECTOR_GIT_REV) + ins_buf_jstr_max(hostname) +
+                              (job_id ? ins_buf_jstr_max(job_id) : 0)))
+    return 0;
   ins_buf_lit(&b, "\"metadata\":{\"inspector_output_format_version\":\"" INS_FORMAT_VERSION "\",\"git_rev\":");
   ins_buf_jstr(&b, INSPECTOR_GIT_REV);
   ins_buf_lit(&b, ",\"rec_mechanism\":\"nccl_profiler_interface\",\"dump_timestamp_us\":");
@@ -79,6 +95,10 @@ static int metadata(char *meta, int cap, const char *hostname, long pid, uint64_
   ins_buf_jstr(&b, hostname);
   ins_buf_lit(&b, ",\"pid\":");
   ins_buf_i64(&b, pid);
+  if (job_id) {
+    ins_buf_lit(&b, ",\"job_id\":");
+    ins_buf_jstr(&b, job_id);
+  }
   ins_buf_lit(&b, "}");
   int n = b.len < (size_t)cap ? (int)b.len : 0;
   if (n) memcpy(meta, b.data, (size_t)n);
@@ -401,6 +421,9 @@ uint64_t ins_json_count_records(const char *text, size_t len) {
 
 static const char *g_hostname = "unknown";
 static const char *g_dump_dir = "";
+/* metadata.job_id (json.h), cleaned and cut at start; NULL: none, no key */
+static char g_job_id_text[INS_JSON_JOB_ID_MAX + 1];
+static const char *g_job_id;
 /* The writer thread takes the dump thread's batches (dump_starting; false if it could not
  * start: the dump thread then writes its own). Set before the dump thread is created, and
  * cleared after it is joined or in a forked child, where it is gone. */
@@ -411,13 +434,16 @@ struct json_batch {
   struct ins_buf buf;
   uint64_t records; /* record lines in buf (the rest are stats lines): exact loss counts */
   const struct json_comm *owner; /* whose lines buf holds (one communicator's: flush) */
-  char meta[1024];  /* the pass's "metadata" object */
+  char meta[META_CAP]; /* the pass's "metadata" object */
   int meta_len;
 };
 
 static void json_start(const struct ins_config *cfg) {
   g_hostname = cfg->hostname;
   g_dump_dir = cfg->dump_dir;
+  /* an environment variable's bytes: valid UTF-8, cut between characters (json.h) */
+  if (cfg->job_id_set) ins_utf8_clean(g_job_id_text, sizeof g_job_id_text, cfg->job_id);
+  g_job_id = cfg->job_id_set ? g_job_id_text : NULL;
   ins_writer_configure(cfg->dump_dir, cfg->hostname);
 }
 
@@ -429,7 +455,7 @@ static int json_attach(struct ins_comm *c, void **state) {
 static void json_begin_pass(struct ins_sink_batch *b) {
   if (!b->state) b->state = calloc(1, sizeof(struct json_batch));
   struct json_batch *j = b->state;
-  if (j) j->meta_len = metadata(j->meta, (int)sizeof j->meta, g_hostname, (long)getpid(), b->wall_us);
+  if (j) j->meta_len = metadata(j->meta, (int)sizeof j->meta, g_hostname, g_job_id, (long)getpid(), b->wall_us);
 }
 
 /* The drainer's lines of communicator h (json_comm) to the log file: queued for the
@@ -459,7 +485,8 @@ static void json_flush(struct ins_sink_batch *b, const struct ins_comm *c, void 
 static int json_record(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
                        const struct ins_record *r) {
   struct json_batch *j = b->state;
-  if (!j || record_line(&j->buf, c, state, j->meta, j->meta_len, r, c->verbose) != 0) return -1;
+  if (!j || !j->meta_len || record_line(&j->buf, c, state, j->meta, j->meta_len, r, c->verbose) != 0)
+    return -1; /* no metadata (out of memory at begin_pass): no line, counted as dropped */
   assert(!j->owner || j->owner == state); /* one communicator's lines at a time */
   j->owner = state;
   if (r->timing != INS_TIMING_UNVERIFIED) j->records++;
@@ -471,7 +498,7 @@ static int json_counts(struct ins_sink_batch *b, const struct ins_comm *c, void 
                        const struct ins_sink_counts *k) {
   (void)c;
   struct json_batch *j = b->state;
-  if (!j || stats_line(&j->buf, state, j->meta, j->meta_len, k) != 0) return -1;
+  if (!j || !j->meta_len || stats_line(&j->buf, state, j->meta, j->meta_len, k) != 0) return -1;
   assert(!j->owner || j->owner == state);
   j->owner = state;
   return 0;
@@ -484,8 +511,8 @@ static int json_hang(struct ins_sink_batch *b, const struct ins_comm *c, void *s
                      const struct ins_sink_hang *h) {
   (void)c;
   struct json_batch *j = b->state;
-  char meta[1024];
-  int meta_len = metadata(meta, (int)sizeof meta, g_hostname, (long)getpid(), h->wall_us);
+  char meta[META_CAP];
+  int meta_len = metadata(meta, (int)sizeof meta, g_hostname, g_job_id, (long)getpid(), h->wall_us);
   if (!j || !meta_len || hang_line(&j->buf, state, meta, meta_len, h) != 0) return -1;
   assert(!j->owner || j->owner == state);
   ins_wqueue_write_now(state, j->buf.data, j->buf.len, j->records);
@@ -518,7 +545,8 @@ static void json_dump_stopped(void) {
 static void json_shutdown(void) {
   unsigned long long lost = ins_writer_unwritten();
   if (lost)
-    ins_warn("%llu records could not be written to %s (see the earlier warning)", lost, g_dump_dir);
+    ins_notice(NULL, NULL, "%llu records could not be written to %s (see the earlier warning)", lost,
+               g_dump_dir); /* records lost: a notice (core/log.h), at exit */
 }
 
 static void json_release(void) { ins_writer_close(); }

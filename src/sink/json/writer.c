@@ -1,6 +1,7 @@
 /*
  * writer.c - lazily opened log file with kill-safe line layout (see writer.h),
- * closed (and its layout buffer freed) at library unload.
+ * closed (and its layout buffer freed) at library unload. A file that cannot be
+ * made or written is a notice (core/log.h): no output, whatever NCCL_DEBUG says.
  */
 #include "sink/json/writer.h"
 
@@ -86,9 +87,9 @@ static int open_locked(const char *gone) {
   g_fd = ins_files_create(&g_dir, stem, ".log", path, sizeof path, &renamed);
   if (g_fd < 0) {
     char why[INS_FILES_WHY_MAX];
-    ins_warn("cannot create a log file in '%s': %s; records are not written (they are counted; "
-             "set NCCL_INSPECTOR_DUMP_DIR to a writable directory)", g_dir.path,
-             ins_files_why(&g_dir, errno, why, sizeof why));
+    ins_notice(NULL, &ins_sink_dir_said, "cannot create a log file in '%s': %s; records are not "
+               "written (they are counted; set NCCL_INSPECTOR_DUMP_DIR to a writable directory)",
+               g_dir.path, ins_files_why(&g_dir, errno, why, sizeof why));
     return -1;
   }
   g_off = 0;
@@ -129,8 +130,8 @@ static size_t write_whole_lines(const char *data, size_t n) {
     done = nl ? (size_t)(nl - data) + 1 : 0;
     /* if this fails too, the partial line stays; the lines are counted lost either way */
     (void)!ftruncate(g_fd, g_off + (off_t)done);
-    ins_warn_once(&g_warned_write, "writing to the log file failed: %s; the records that could "
-                  "not be written are counted and reported at exit", strerror(err));
+    ins_notice(&g_warned_write, &ins_sink_dir_said, "writing to the log file failed: %s; the "
+               "records that could not be written are counted and reported at exit", strerror(err));
   }
   g_off += (off_t)done;
   return done;

@@ -10,6 +10,10 @@
  * Content-Length, ...: ins_http_header_reserved) is dropped, with one warning
  * naming such headers, never their values.
  *
+ * Each warning is a notice (core/log.h: seen whatever NCCL_DEBUG says): the exporter
+ * then runs with a setting the user did not ask for. Read once per process (the sink's
+ * start), so each is said once.
+ *
  * Every warning that shows an endpoint shows it through ins_otlp_url_redact
  * (net/url.h's rule), any other value through core/redact.h's ins_redact_value:
  * an endpoint may carry credentials in its userinfo, path or query, and a value
@@ -87,9 +91,9 @@ static const char *empty_port(const char *name, const char *url, char *fixed, si
   if (p.path == p.auth || url[p.path - 1] != ':' || p.end + sizeof OTLP_HTTP_PORT > cap) return url;
   snprintf(fixed, cap, "%.*s" OTLP_HTTP_PORT "%s", (int)p.path, url, url + p.path);
   char shown[INS_OTLP_URL_SHOWN], used[INS_OTLP_URL_SHOWN];
-  ins_warn("%s='%s' has an empty port; using port " OTLP_HTTP_PORT " (OTLP/HTTP's default, not the "
-           "scheme's %s): '%s'", name, ins_otlp_url_redact(url, shown, sizeof shown),
-           url[4] == 's' || url[4] == 'S' ? "443" : "80", ins_otlp_url_redact(fixed, used, sizeof used));
+  ins_notice(NULL, NULL, "%s='%s' has an empty port; using port " OTLP_HTTP_PORT " (OTLP/HTTP's "
+             "default, not the scheme's %s): '%s'", name, ins_otlp_url_redact(url, shown, sizeof shown),
+             url[4] == 's' || url[4] == 'S' ? "443" : "80", ins_otlp_url_redact(fixed, used, sizeof used));
   return fixed;
 }
 
@@ -103,8 +107,9 @@ static void endpoint(struct ins_otlp_config *c) {
       return;
     }
     char shown[INS_OTLP_URL_SHOWN];
-    ins_warn("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT='%s' is not an http:// or https:// URL (or is too "
-             "long); using " DEFAULT_BASE METRICS_PATH, ins_otlp_url_redact(url, shown, sizeof shown));
+    ins_notice(NULL, NULL, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT='%s' is not an http:// or https:// URL "
+               "(or is too long); using " DEFAULT_BASE METRICS_PATH,
+               ins_otlp_url_redact(url, shown, sizeof shown));
     snprintf(c->ep.url, sizeof c->ep.url, DEFAULT_BASE METRICS_PATH);
     return;
   }
@@ -113,8 +118,8 @@ static void endpoint(struct ins_otlp_config *c) {
   base = empty_port("OTEL_EXPORTER_OTLP_ENDPOINT", base, fixed, sizeof fixed);
   if (!is_scheme_ok(base) || strlen(base) + sizeof METRICS_PATH >= sizeof c->ep.url) {
     char shown[INS_OTLP_URL_SHOWN];
-    ins_warn("OTEL_EXPORTER_OTLP_ENDPOINT='%s' is not an http:// or https:// URL (or is too long); "
-             "using " DEFAULT_BASE, ins_otlp_url_redact(base, shown, sizeof shown));
+    ins_notice(NULL, NULL, "OTEL_EXPORTER_OTLP_ENDPOINT='%s' is not an http:// or https:// URL (or is "
+               "too long); using " DEFAULT_BASE, ins_otlp_url_redact(base, shown, sizeof shown));
     base = DEFAULT_BASE;
   }
   /* the path is appended to the base's path, before a query ("http://h:4318?tenant=a") */
@@ -164,15 +169,16 @@ static void pairs(const char *name, const char *list, bool secret,
   char shown[INS_REDACT_VALUE_SHOWN];
   if (bad && !secret) ins_redact_value(shown, sizeof shown, first, first_len);
   if (bad == 1 && secret)
-    ins_warn("%s: entry %d is not key=value (URL-encoded); it is skipped", name, first_pos);
+    ins_notice(NULL, NULL, "%s: entry %d is not key=value (URL-encoded); it is skipped", name, first_pos);
   else if (bad == 1)
-    ins_warn("%s: entry %d %s is not key=value (URL-encoded); it is skipped", name, first_pos, shown);
+    ins_notice(NULL, NULL, "%s: entry %d %s is not key=value (URL-encoded); it is skipped", name,
+               first_pos, shown);
   else if (bad && secret)
-    ins_warn("%s: %d entries are not key=value (URL-encoded), the first entry %d; they are skipped", name,
-             bad, first_pos);
+    ins_notice(NULL, NULL, "%s: %d entries are not key=value (URL-encoded), the first entry %d; they "
+               "are skipped", name, bad, first_pos);
   else if (bad)
-    ins_warn("%s: %d entries are not key=value (URL-encoded), the first entry %d %s; they are skipped",
-             name, bad, first_pos, shown);
+    ins_notice(NULL, NULL, "%s: %d entries are not key=value (URL-encoded), the first entry %d %s; "
+               "they are skipped", name, bad, first_pos, shown);
 }
 
 struct hdr_acc {
@@ -207,7 +213,8 @@ static void add_header(void *arg, const char *k, const char *v) {
   h->len += (size_t)snprintf(h->buf + h->len, more + 1, "%s: %s\r\n", k, v);
   return;
 bad:
-  ins_warn("%s: a header name or value holds a character a header cannot carry; it is skipped", h->name);
+  ins_notice(NULL, NULL, "%s: a header name or value holds a character a header cannot carry; it is "
+             "skipped", h->name);
 }
 
 /* The attributes past INS_OTLP_MAX_ATTRS are counted for one warning at the end, not
@@ -236,8 +243,8 @@ static uint32_t env_ms(const char *specific, const char *general, long long def)
   long long v = def;
   if (s && ins_parse_ll(s, 1, MAX_MS, &v) != 0) {
     char shown[INS_REDACT_VALUE_SHOWN];
-    ins_warn("%s=%s is not a number of milliseconds in [1, %lld]; using %lld", name,
-             ins_redact_value(shown, sizeof shown, s, strlen(s)), MAX_MS, def);
+    ins_notice(NULL, NULL, "%s=%s is not a number of milliseconds in [1, %lld]; using %lld", name,
+               ins_redact_value(shown, sizeof shown, s, strlen(s)), MAX_MS, def);
     v = def;
   }
   return (uint32_t)v;
@@ -253,20 +260,21 @@ void ins_otlp_config_load(struct ins_otlp_config *c) {
     pairs(name, s, true, add_header, &h);
     c->ep.headers = h.buf;
     if (h.nres)
-      ins_warn("%s: %s: the OTLP exporter writes these headers itself (or they frame the request); "
-               "sent twice they would corrupt it, so they are dropped (values not logged)", name, h.reserved);
+      ins_notice(NULL, NULL, "%s: %s: the OTLP exporter writes these headers itself (or they frame the "
+                 "request); sent twice they would corrupt it, so they are dropped (values not logged)",
+                 name, h.reserved);
   }
   char shown[INS_REDACT_VALUE_SHOWN];
   s = env2("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", &name);
   if (s && !strcmp(s, "http/json")) c->ep.json = true;
   else if (s && strcmp(s, "http/protobuf"))
-    ins_warn("%s=%s is not http/protobuf or http/json (grpc is not supported); using http/protobuf", name,
-             ins_redact_value(shown, sizeof shown, s, strlen(s)));
+    ins_notice(NULL, NULL, "%s=%s is not http/protobuf or http/json (grpc is not supported); using "
+               "http/protobuf", name, ins_redact_value(shown, sizeof shown, s, strlen(s)));
   s = env2("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION", &name);
   if (s && !strcmp(s, "gzip")) c->ep.gzip = true;
   else if (s && strcmp(s, "none"))
-    ins_warn("%s=%s is not gzip or none; using none", name,
-             ins_redact_value(shown, sizeof shown, s, strlen(s)));
+    ins_notice(NULL, NULL, "%s=%s is not gzip or none; using none", name,
+               ins_redact_value(shown, sizeof shown, s, strlen(s)));
   c->ep.timeout_ms = env_ms("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", DEFAULT_TIMEOUT_MS);
   c->interval_ms = env_ms("OTEL_METRIC_EXPORT_INTERVAL", NULL, DEFAULT_INTERVAL_MS);
   s = getenv("OTEL_RESOURCE_ATTRIBUTES");
@@ -274,9 +282,9 @@ void ins_otlp_config_load(struct ins_otlp_config *c) {
     struct attr_acc acc = {.c = c};
     pairs("OTEL_RESOURCE_ATTRIBUTES", s, false, add_attr, &acc);
     if (acc.skipped)
-      ins_warn("OTEL_RESOURCE_ATTRIBUTES: more than %d attributes: the %d from %s on are skipped",
-               INS_OTLP_MAX_ATTRS, acc.skipped,
-               ins_redact_value(shown, sizeof shown, acc.first, strlen(acc.first)));
+      ins_notice(NULL, NULL, "OTEL_RESOURCE_ATTRIBUTES: more than %d attributes: the %d from %s on are "
+                 "skipped", INS_OTLP_MAX_ATTRS, acc.skipped,
+                 ins_redact_value(shown, sizeof shown, acc.first, strlen(acc.first)));
   }
   s = getenv("OTEL_SERVICE_NAME");
   /* OTEL_SERVICE_NAME wins over a service.name in OTEL_RESOURCE_ATTRIBUTES (the SDK spec) */

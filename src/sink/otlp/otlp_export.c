@@ -451,7 +451,16 @@ static void final_delivery(struct ins_otlp_exporter *e) {
     e->more = false;
   }
   uint64_t dropped = atomic_load(&e->dropped);
-  if (dropped)
+  /* A collector that took nothing all along: every metric of the job is lost, and the user
+   * must hear it whatever NCCL_DEBUG says (a notice, core/log.h; the process has one
+   * exporter). Otherwise the counts are information. */
+  if (dropped && !e->delivered)
+    ins_notice(NULL, NULL, "OTLP exporter for %s stopped, and the collector accepted nothing in the "
+               "whole job: %llu metrics bodies delivered, %llu dropped in all (%llu of them still "
+               "queued at stop); the earlier warnings say why (NCCL_DEBUG=WARN "
+               "NCCL_DEBUG_SUBSYS=PROFILE)", e->log_url, (unsigned long long)e->delivered,
+               (unsigned long long)dropped, (unsigned long long)left);
+  else if (dropped)
     ins_info("OTLP exporter for %s stopped: %llu metrics bodies delivered, %llu dropped in all (%llu of "
              "them still queued at stop)", e->log_url, (unsigned long long)e->delivered,
              (unsigned long long)dropped, (unsigned long long)left);
@@ -532,13 +541,13 @@ struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint
   char shown[INS_OTLP_URL_SHOWN];
   ins_otlp_url_redact(ep->url, shown, sizeof shown);
   if (ins_net_url_parse(&url, ep->url, why, sizeof why) != 0) {
-    ins_warn("OTLP exporter: the endpoint %s is not a URL we can use: %s; the OTLP exporter is off", shown,
-             why);
+    ins_notice(NULL, NULL, "OTLP exporter: the endpoint %s is not a URL we can use: %s; the OTLP "
+               "exporter is off", shown, why);
     return NULL;
   }
   if (!headers_ok(ep->headers)) {
-    ins_warn("OTLP exporter: the extra headers for %s are not \"Key: value\" lines (never logged: they may "
-             "hold credentials); the OTLP exporter is off", shown);
+    ins_notice(NULL, NULL, "OTLP exporter: the extra headers for %s are not \"Key: value\" lines "
+               "(never logged: they may hold credentials); the OTLP exporter is off", shown);
     return NULL;
   }
   if (!(e = calloc(1, sizeof *e))) {
@@ -574,11 +583,11 @@ struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint
   bool use_curl = url.https || th->curl_for_http;
   if (!(e->conn = ins_http_conn_new(&url, use_curl, why, sizeof why))) {
     if (use_curl)
-      ins_warn("OTLP exporter: the endpoint %s is https://, which needs libcurl, and %s. Install libcurl "
-               "(Debian/Ubuntu: libcurl4, RHEL/Fedora/SUSE: libcurl) or give an http:// endpoint; the OTLP "
-               "exporter is off", e->log_url, why);
+      ins_notice(NULL, NULL, "OTLP exporter: the endpoint %s is https://, which needs libcurl, and %s. "
+                 "Install libcurl (Debian/Ubuntu: libcurl4, RHEL/Fedora/SUSE: libcurl) or give an "
+                 "http:// endpoint; the OTLP exporter is off", e->log_url, why);
     else
-      ins_warn("OTLP exporter: %s; the OTLP exporter is off", why);
+      ins_notice(NULL, NULL, "OTLP exporter: %s; the OTLP exporter is off", why);
     goto fail;
   }
   if (ep->gzip) {
@@ -600,8 +609,8 @@ struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint
                "uncompressed (install zlib: Debian/Ubuntu zlib1g, RHEL/Fedora zlib)", e->log_url, why);
   }
   if ((e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
-    ins_warn("OTLP exporter: cannot make its wake-up descriptor (%s); the OTLP exporter is off",
-             strerror(errno));
+    ins_notice(NULL, NULL, "OTLP exporter: cannot make its wake-up descriptor (%s); the OTLP "
+               "exporter is off", strerror(errno));
     goto fail;
   }
   /* The thread takes no signal: the job's handlers run on the job's threads, and a
@@ -612,13 +621,14 @@ struct ins_otlp_exporter *ins_otlp_exporter_start(const struct ins_otlp_endpoint
   int rc = pthread_create(&e->thread, NULL, exporter_thread, e);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
-    ins_warn("OTLP exporter: cannot start its thread (%s); the OTLP exporter is off", strerror(rc));
+    ins_notice(NULL, NULL, "OTLP exporter: cannot start its thread (%s); the OTLP exporter is off",
+               strerror(rc));
     goto fail;
   }
   pthread_setname_np(e->thread, "ins-otlp");
   return e;
 fail:
-  if (oom) ins_warn("OTLP exporter: out of memory; the OTLP exporter is off");
+  if (oom) ins_notice(NULL, NULL, "OTLP exporter: out of memory; the OTLP exporter is off");
   exporter_free(e);
   return NULL;
 }

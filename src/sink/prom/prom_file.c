@@ -20,8 +20,11 @@
 #include "core/record.h"
 #include "core/sampler.h"
 #include "io/files.h"
+#include "sink/sink.h"
 
-static atomic_int g_warned; /* one warning per process for every write problem */
+/* One warning per process for every write problem: a notice (core/log.h), whose stderr line
+ * is the one the dump layer's check or the JSON log may have written already (sink.h). */
+static atomic_int g_warned;
 
 void ins_prom_file_path(char *out, size_t cap, const char *dir, const char *uuid) {
   snprintf(out, cap, "%s/nccl_inspector_metrics_%s.prom", dir, uuid);
@@ -171,14 +174,14 @@ int ins_prom_file_write(struct ins_files_dir *dir, const struct ins_prom_file *d
   int fd = -1, dfd = ins_files_dir_open(dir, true);
   if (dfd < 0) {
     char why[INS_FILES_WHY_MAX];
-    ins_warn_once(&g_warned, "cannot create dump directory '%s': %s; Prometheus metrics are "
-                  "not written (set NCCL_INSPECTOR_DUMP_DIR to a writable directory)",
-                  dir->path, ins_files_why(dir, errno, why, sizeof why));
+    ins_notice(&g_warned, &ins_sink_dir_said, "cannot create dump directory '%s': %s; Prometheus "
+               "metrics are not written (set NCCL_INSPECTOR_DUMP_DIR to a writable directory)",
+               dir->path, ins_files_why(dir, errno, why, sizeof why));
     return -1;
   }
   if ((fd = ins_files_create_temp(dfd, prefix, tmp, sizeof tmp)) < 0 || !(f = fdopen(fd, "w"))) {
-    ins_warn_once(&g_warned, "cannot create a file in '%s': %s; Prometheus metrics are "
-                  "not written", dir->path, strerror(errno));
+    ins_notice(&g_warned, &ins_sink_dir_said, "cannot create a file in '%s': %s; Prometheus "
+               "metrics are not written", dir->path, strerror(errno));
     if (fd >= 0) {
       close(fd);
       unlinkat(dfd, tmp, 0);
@@ -220,8 +223,8 @@ int ins_prom_file_write(struct ins_files_dir *dir, const struct ins_prom_file *d
   if (d->ranks) rank_counters(f, d);
   int bad = ferror(f), rc = 0;
   if (fclose(f) != 0 || bad || renameat(dfd, tmp, dfd, name) != 0) {
-    ins_warn_once(&g_warned, "cannot write '%s': %s; Prometheus metrics are not written",
-                  path, strerror(errno));
+    ins_notice(&g_warned, &ins_sink_dir_said, "cannot write '%s': %s; Prometheus metrics are not "
+               "written", path, strerror(errno));
     unlinkat(dfd, tmp, 0);
     rc = -1;
   }

@@ -25,6 +25,7 @@ size_t ins_prom_escape(char *out, size_t cap, const char *s) {
 void ins_prom_label(char *buf, size_t cap, size_t *o, const char *name, const char *value,
                   size_t max_value) {
   char esc[512];
+  if (*o + 1 >= cap) return; /* full (a cut label set), as a label set never is */
   if (max_value > sizeof esc) max_value = sizeof esc;
   ins_prom_escape(esc, max_value, value ? value : "unknown");
   int n = snprintf(buf + *o, cap - *o, "%s%s=\"%s\"", *o ? "," : "", name, esc);

@@ -23,7 +23,9 @@ Verdicts, for a collective record with true kernel time T:
 A P2P record is off when its interval is not inside its group's kernel (+- 5 us).
 With a trace, the ops NCCL gave right are known: every kernel-channel interval it handed the
 op lies inside the op's own kernel (+- 3 us). "Recall" is the share of those collectives
-that have a record that is not off. Standard library only.
+that have a record that is not off. The JSON also has, per run, `shortfall_ns`: the kernel's
+time less the record's, over the records not off (10th percentile, median, 90th): the part of
+the kernel NCCL's channel timers do not see. Standard library only.
 """
 import argparse
 import bisect
@@ -218,6 +220,7 @@ class Run:
 def judge(run):
     st = collections.Counter()
     ratios = []
+    short = []  # kernel time - record's time, records not off: what NCCL's channel timers miss
     good = set()
     for j in run.records:
         r = j["header"]["rank"]
@@ -244,6 +247,7 @@ def judge(run):
                 ratios.append(dur / true)
             if not off:
                 good.add(key)
+                short.append(true - dur)
         else:
             c = j["p2p_perf"]
             g = c["p2p_sn"] // 2
@@ -263,6 +267,10 @@ def judge(run):
            "broadcasts": run.issued["Broadcast"], "records": st["colls"], "off": st["off"],
            "wild": st["wild"], "max_ratio": max(ratios) if ratios else 0,
            "p2p": st["p2p"], "p2p_off": st["p2p_off"], "unmatched": st["unmatched"]}
+    if short:
+        short.sort()
+        q = lambda f: short[min(len(short) - 1, int(f * len(short)))]
+        res["shortfall_ns"] = {"p10": q(0.1), "median": q(0.5), "p90": q(0.9)}
     bc = sum(1 for k in run.truth if k[1] == "Broadcast")
     res["broadcast_records"] = sum(1 for j in run.records if j.get("coll_perf", {}).get("coll") == "Broadcast")
     res["issued"] += res["broadcast_records"] and run.issued["Broadcast"]  # reported: judged too

@@ -1,0 +1,54 @@
+/*
+ * cases.h - main() of a C unit test whose cases run in this process, one after another,
+ * each between the test's setup and teardown: `--list` prints the case names (ctest
+ * registers them one by one: tests.cmake), `--case NAME` runs one. A case returns 0, or
+ * CASE_SKIP (77: ctest's skip code) when the machine cannot run it (not root); a run of one
+ * skipped case exits 77. Failures are check.h's.
+ */
+#ifndef INS_TEST_CASES_H
+#define INS_TEST_CASES_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+
+#define CASE_SKIP 77
+
+struct unit_case {
+  const char *name;
+  int (*fn)(void);
+};
+
+/* why_skipped: what a skipped case lacks, said after its name. */
+static inline int run_cases(int argc, char **argv, const struct unit_case *cases, size_t n,
+                     void (*setup)(void), void (*teardown)(void), const char *suite,
+                     const char *why_skipped) {
+  const char *only = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--list")) {
+      for (size_t c = 0; c < n; c++) printf("%s\n", cases[c].name);
+      return 0;
+    }
+    if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];
+  }
+  int ran = 0, skipped = 0;
+  for (size_t c = 0; c < n; c++) {
+    if (only && strcmp(only, cases[c].name)) continue;
+    setup();
+    if (cases[c].fn() == CASE_SKIP) {
+      printf("%s: skipped (%s)\n", cases[c].name, why_skipped);
+      skipped++;
+    }
+    teardown();
+    ran++;
+  }
+  if (!ran) {
+    fprintf(stderr, "no case named %s\n", only ? only : "");
+    return 2;
+  }
+  int r = check_report(suite);
+  return r ? r : (only && skipped ? CASE_SKIP : 0);
+}
+
+#endif
