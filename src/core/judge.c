@@ -41,6 +41,11 @@ void ins_judge_init(struct ins_judge *j, bool verbose, bool emit_unverified) {
   j->slot = (INS_RECORD_MAX(verbose) + 15) & ~(size_t)15;
 }
 
+void ins_judge_set_comm(struct ins_judge *j, int rank, int nranks) {
+  j->rank = rank;
+  j->nranks = nranks > 0 ? nranks : 0;
+}
+
 void ins_judge_free(struct ins_judge *j) {
   free(j->recent);
   free(j->held);
@@ -93,15 +98,27 @@ static void remember_verdict(struct ins_judge *j, const struct ins_record *r, bo
   o->start = r->start_ns, o->end = r->start_ns + r->exec_ns;
 }
 
+/* Do a Send to `peer` and a Recv from it, in one group, run as one work on a channel?
+ * NCCL runs a group's P2P ops in rounds (init.cc's p2pSchedule, enqueue.cc's
+ * scheduleP2pTasksToPlan): round d pairs the Send to one rank with the Recv from another,
+ * rank + d and rank - d on one node, so Send(p) and Recv(p) share a work only where those
+ * meet: p is the rank itself (round 0), or the only other rank of a 2-rank communicator.
+ * Elsewhere (d = nranks/2 on one node; several nodes' schedules) they may too, but counting
+ * them as two works there only counts more than ran, never fewer: the safe side. */
+static bool p2p_pair_shares_work(const struct ins_judge *j, int32_t peer) {
+  return peer == j->rank || (j->nranks == 2 && peer >= 0 && peer < 2);
+}
+
 /* The channels of op i that add a work to a channel: a Send and a Recv of one group
- * with one peer are one work (NCCL counts the pair once); the ops of a group are
- * consecutive in op_idx. No record: it may have used any channel. Group 0: no group was
- * ever begun (core/op.c group_unknown), the op's launch is not known: no pair. */
+ * with one peer are one work where NCCL runs them in one round (p2p_pair_shares_work);
+ * the ops of a group are consecutive in op_idx. No record: it may have used any channel.
+ * Group 0: no group was ever begun (core/op.c group_unknown), the op's launch is not
+ * known: no pair. */
 static uint64_t works_of(const struct ins_judge *j, uint32_t i, uint32_t lo) {
   const struct ins_judge_op *o = remembered(j, i);
   if (!o) return ~0ull;
   uint64_t m = o->mask;
-  if (o->kind == INS_KIND_P2P && o->group)
+  if (o->kind == INS_KIND_P2P && o->group && j->nranks && p2p_pair_shares_work(j, o->peer))
     for (uint32_t k = i - 1; k != lo - 1; k--) {
       const struct ins_judge_op *p = remembered(j, k);
       if (!p || p->group != o->group) break;

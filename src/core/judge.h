@@ -74,6 +74,7 @@ struct ins_judge {
   size_t slot, held_head, held_n, held_cap;
   bool verbose;                /* records carry their verbose trace (record.h) */
   bool emit_unverified;        /* hand the unverified on too, marked (judge.h) */
+  int32_t rank, nranks;        /* the communicator's (ins_judge_set_comm); nranks 0: unknown */
   uint64_t unverified[2];      /* records left out, by enum ins_kind */
   uint64_t cleared_late[2];    /* records cleared by the per-channel count */
 };
@@ -85,6 +86,10 @@ typedef void (*ins_judge_emit_fn)(void *arg, struct ins_record *r);
 /* For records of verbose rings or not; emit_unverified: see ins_judge_emit_fn. */
 void ins_judge_init(struct ins_judge *j, bool verbose, bool emit_unverified);
 void ins_judge_free(struct ins_judge *j);
+
+/* The communicator's rank and size: which Send and Recv of a group NCCL runs as one work
+ * (judge.c, works_of). Not set: none are taken to share one, the safe side. */
+void ins_judge_set_comm(struct ins_judge *j, int rank, int nranks);
 
 /* A record out of a ring: emitted now if it needs no other record and none is held,
  * else held back (copied) until the next settle. */

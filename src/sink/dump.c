@@ -605,6 +605,7 @@ static int attach(struct ins_comm *c) {
    * thread, where the context's GPU is current. */
   ins_timer_init(&dc->timer, ins_device_timer_rate_khz());
   ins_judge_init(&dc->judge, c->verbose, g_cfg->dump_unverified);
+  ins_judge_set_comm(&dc->judge, c->rank, c->nranks);
   atomic_store(&c->timer_probe, dc->timer.unit == INS_TIMER_PENDING);
   c->ext_drain = dc;
   for (int i = 0; i < g_nsinks; i++) {
