@@ -9,9 +9,12 @@
 # and OUT/runs-*.tgz (each run's kernels, ops, logs and traces: a traced run is a fixture
 # that tests/test_gpu_truth.py can replay).
 #
-# SET: "full" (default: every workload below), "quick" (one of each kind) or "torch" (a real
-# PyTorch DDP job, torch_ddp.py, with this NCCL preloaded in place of PyTorch's). Ranks: two on
-# GPU 0 (NCCL_MULTI_RANK_GPU_ENABLE=1), or TRUTH_DEVICES (e.g. 0,1) for one rank per GPU.
+# SET: "full" (default: every workload below), "quick" (one of each kind), "busy-trace" (small
+# back-to-back ops beside a busy CPU, traced: the recordings for the ops NCCL loses) or "torch" (real
+# PyTorch jobs, torch_ddp.py: DDP and FSDP2 (TORCH_MODELS), with this NCCL preloaded in place of
+# PyTorch's). Ranks: two on GPU 0 (NCCL_MULTI_RANK_GPU_ENABLE=1), or TRUTH_DEVICES (e.g. 0,1 for
+# one rank per GPU, 0,0,0,0 for four on GPU 0: NCCL_MAX_NCHANNELS=32 is then set, as 4 ranks on
+# one GPU need, or their kernels hang).
 # Busy CPU: 2 x cores spinning processes, for the length of the run.
 set -uo pipefail
 OUT=${1:?usage: run.sh OUT NCCL_TGZ [SET]}
@@ -25,6 +28,8 @@ export PATH=/usr/local/cuda/bin:$PATH
 # NVLink multicast stays off on shared hosts (tools/validate/gpu_common.sh)
 export NCCL_NVLS_ENABLE=0 NCCL_MULTI_RANK_GPU_ENABLE=1
 export TRUTH_DEVICES=${TRUTH_DEVICES:-0,0}
+NRANKS=$(($(tr -cd , <<<"$TRUTH_DEVICES" | wc -c) + 1))
+[ "$NRANKS" -ge 4 ] && export NCCL_MAX_NCHANNELS=${NCCL_MAX_NCHANNELS:-$((NRANKS >= 8 ? 16 : 32))}
 CUPTI=/usr/local/cuda/extras/CUPTI
 t0=$(date +%s)
 log() { echo "truth: $(($(date +%s) - t0)) s: $*" | tee -a "$OUT/log.txt"; }
@@ -34,7 +39,7 @@ if [ ! -f "$W/nccl/build/lib/libnccl.so" ]; then
   mkdir -p "$W/nccl" && tar xzf "$TGZ" -C "$W/nccl"
   log "building NCCL (sm_90, the functions the workloads use)"
   (cd "$W/nccl" && make -j"$(nproc)" src.build NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" \
-     ONLY_FUNCS="AllReduce Sum f32 * *|AllGather * *|Broadcast * *|SendRecv" >"$OUT/nccl-build.log" 2>&1) ||
+     ONLY_FUNCS="AllReduce Sum f32 * *|AllGather * *|Broadcast * *|ReduceScatter * f32 * *|SendRecv" >"$OUT/nccl-build.log" 2>&1) ||
     { tail -30 "$OUT/nccl-build.log"; exit 1; }
 fi
 NCCL=$W/nccl/build
@@ -89,22 +94,23 @@ run() {
   log "$name: rc $rc, $(wc -l <"$d/kernels.csv") kernels, $(cat "$d"/logs/*.log 2>/dev/null | wc -l) log lines"
 }
 
-# torch_run NAME PLUGIN CPU TRACE(0|1) STEPS: torch_ddp.py under torch.distributed.run, one
-# process per rank; a traced run's per-process traces are joined into one trace.jsonl
+# torch_run NAME PLUGIN CPU TRACE(0|1) STEPS [MODEL]: torch_ddp.py (MODEL ddp or fsdp2) under
+# torch.distributed.run, one process per rank; a traced run's per-process traces are joined
+# into one trace.jsonl
 torch_run() {
-  local name=$1 plugin=$2 cpu=$3 trace=$4 steps=$5
+  local name=$1 plugin=$2 cpu=$3 trace=$4 steps=$5 model=${6:-ddp}
   local d=$OUT/runs/$name so=$OURS
   [ "$plugin" = nvidia ] && { [ -n "$NV" ] || return 0; so=$NV; }
   mkdir -p "$d/logs"
-  printf '{"name":"%s","plugin":"%s","cpu":"%s","trace":%s,"workload":"torch-ddp","iters":%s,"devices":"%s","dump_unverified":%s}\n' \
-    "$name" "$plugin" "$cpu" "$([ "$trace" = 1 ] && echo true || echo false)" "$steps" "$TRUTH_DEVICES" "$([ "$plugin" = ours ] && echo true || echo false)" >"$d/run.json"
+  printf '{"name":"%s","plugin":"%s","cpu":"%s","trace":%s,"workload":"torch-%s","iters":%s,"devices":"%s","dump_unverified":%s}\n' \
+    "$name" "$plugin" "$cpu" "$([ "$trace" = 1 ] && echo true || echo false)" "$model" "$steps" "$TRUTH_DEVICES" "$([ "$plugin" = ours ] && echo true || echo false)" >"$d/run.json"
   [ "$cpu" = busy ] && busy_on
   local env=(LD_PRELOAD="$NCCL/lib/libnccl.so.2" NCCL_PROFILER_PLUGIN="$so" TORCH_SYMM_MEM_DISABLE_MULTICAST=1
              NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$d/logs" NCCL_INSPECTOR_DUMP_UNVERIFIED=1)
   [ "$plugin" = nvidia ] && env+=(NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=1000)
   [ "$trace" = 1 ] && env+=(NCCL_INSPECTOR_TRACE_DIR="$d/trace")
-  env "${env[@]}" timeout 300 python3 -m torch.distributed.run --nproc-per-node 2 \
-    "$HERE/torch_ddp.py" "$d" "$steps" >"$d/stdout.txt" 2>"$d/stderr.txt"
+  env "${env[@]}" timeout 300 python3 -m torch.distributed.run --nproc-per-node "$NRANKS" \
+    "$HERE/torch_ddp.py" "$d" "$steps" "$model" >"$d/stdout.txt" 2>"$d/stderr.txt"
   local rc=$?
   busy_off
   cat "$d"/kernels-r*.csv >"$d/kernels.csv" 2>/dev/null
@@ -118,14 +124,21 @@ torch_run() {
 
 M=$((1 << 20))
 if [ "$SET" = torch ]; then
-  # TORCH_TRACE="0 1" (default): untraced and traced; TORCH_NV=0 leaves NVIDIA's plugin out
-  for cpu in quiet busy; do
-    for tr in ${TORCH_TRACE:-0 1}; do
-      sfx=$cpu; [ "$tr" = 1 ] && sfx=$cpu-trace
-      torch_run torch-ddp-$sfx ours $cpu "$tr" "${TORCH_STEPS:-800}"
+  # TORCH_TRACE="0 1" (default): untraced and traced; TORCH_NV=0 leaves NVIDIA's plugin out;
+  # TORCH_MODELS="ddp fsdp2" (default); TORCH_CPU="quiet busy" (default)
+  for model in ${TORCH_MODELS:-ddp fsdp2}; do
+    for cpu in ${TORCH_CPU:-quiet busy}; do
+      for tr in ${TORCH_TRACE:-0 1}; do
+        sfx=$cpu; [ "$tr" = 1 ] && sfx=$cpu-trace
+        torch_run torch-$model-$sfx ours $cpu "$tr" "${TORCH_STEPS:-800}" "$model"
+      done
+      [ "${TORCH_NV:-1}" = 1 ] && torch_run nv-torch-$model-$cpu nvidia $cpu 0 "${TORCH_STEPS:-800}" "$model"
     done
-    [ "${TORCH_NV:-1}" = 1 ] && torch_run nv-torch-ddp-$cpu nvidia $cpu 0 "${TORCH_STEPS:-800}"
   done
+elif [ "$SET" = busy-trace ]; then
+  # back-to-back small ops beside a busy CPU, traced: where NCCL hands ops other ops' stamps
+  run ar1m-b2b-busy-trace ours busy 1 ar 1000 $M 0
+  run mix256k-b2b-busy-trace ours busy 1 ar,p2p,bc 600 $((256 << 10)) 0
 elif [ "$SET" = quick ]; then
   run ar1m-b2b-quiet ours quiet 0 ar 1000 $M 0
   run ar1m-b2b-busy-trace ours busy 1 ar 1000 $M 0

@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
-"""A real PyTorch DDP training job for the GPU truth harness (tools/validate/truth/run.sh,
+"""A real PyTorch training job for the GPU truth harness (tools/validate/truth/run.sh,
 SET=torch): CUPTI's kernel times (torch.profiler) beside the plugin's records, written in the
 form compare.py reads.
 
-    python3 -m torch.distributed.run --nproc-per-node 2 torch_ddp.py OUT STEPS
+    python3 -m torch.distributed.run --nproc-per-node 2 torch_ddp.py OUT STEPS [ddp|fsdp2]
+
+ddp (default) is described below. fsdp2 trains the same model with FSDP2 (fully_shard on
+every layer and on the model): each step all-gathers each layer's parameters before its
+forward and backward and reduce-scatters its gradients after, so a step issues about 22
+AllGathers and 11 ReduceScatters, on streams of their own, while the host runs ahead.
 
 Two ranks (one process each) train one model with DistributedDataParallel, both on GPU 0 by
 default (NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1, preloaded in place of PyTorch's own) or
@@ -101,6 +106,9 @@ def op_name(kernel):
 
 def main():
     out, steps = sys.argv[1], int(sys.argv[2])
+    mode = sys.argv[3] if len(sys.argv) > 3 else "ddp"
+    if mode not in ("ddp", "fsdp2"):
+        raise SystemExit("torch_ddp: model %r: ddp or fsdp2" % mode)
     rank = int(os.environ["RANK"])
     devs = [int(d) for d in os.environ.get("TRUTH_DEVICES", "0,0").split(",")]
     dev = torch.device("cuda", devs[rank % len(devs)])
@@ -116,7 +124,13 @@ def main():
         layers = [torch.nn.Linear(wide, wide), torch.nn.Linear(wide, wide), torch.nn.Linear(wide, narrow)]
         layers += [torch.nn.Linear(narrow, narrow) for _ in range(8)]
         model = torch.nn.Sequential(*layers).to(dev)
-        ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index], bucket_cap_mb=0.25)
+        if mode == "fsdp2":
+            from torch.distributed.fsdp import fully_shard
+            for layer in layers:
+                fully_shard(layer)
+            ddp = fully_shard(model)
+        else:
+            ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index], bucket_cap_mb=0.25)
         opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
         x = torch.randn(64, wide, device=dev)
         for i in range(steps):
