@@ -11,8 +11,9 @@ prometheus-node-exporter, installed by .ci/run; the cases skip with a note when 
                 the variables substituted, runs, and returns data for the intra-node rows the
                 replays cover; there is no nccl_fake series. Both servers are stopped.
   e2e.periodic  a 36-second job (synthetic, paced) with NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_
-                MICROSECONDS=30000000: the .prom files appear at the 30-second dump, while the
-                job still runs, holding that window's samples (every collective of the job)
+                MICROSECONDS=30000000: the .prom files appear at the 30-second dump (never
+                before), while the job still runs, holding that window's samples; with the
+                last window's, every collective of the job (a loaded machine only delays)
   e2e.alerts    planted jobs replayed through the plugin in Prometheus mode (one process per
                 rank, a host name per node, NCCL_INSPECTOR_PROM_DUMP_RANKS=1 and _STATS=1): rank
                 5 of 8 late by 300 us, a slow link between node-001 and node-002, records
@@ -464,6 +465,10 @@ def rewrite(a):
 
 
 def periodic(a):
+    """A 30 s interval writes a file during the job, at the periodic dump, and the last one
+    has every collective. Judged on what the plugin decided, not when: a loaded machine
+    slows the paced job down, so the file may come later than 30 s and hold fewer ops; it
+    can never come before the interval (a dump before it would be a bug)."""
     problems = []
     with harness.Workdir(a.keep, "promper") as wd:
         os.makedirs(wd.dump)
@@ -475,32 +480,45 @@ def periodic(a):
         p = subprocess.Popen(cmd, env=env, cwd=wd.cwd, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, universal_newlines=True)
         seen_at, fams, still_running = None, None, False
-        while p.poll() is None and time.time() - t0 < 80:
+        deadline = max(a.timeout, 120)  # generous: the job is paced to last about 36 s
+        while p.poll() is None and time.time() - t0 < deadline:
             files = [f for f in os.listdir(wd.dump) if f.endswith(".prom")]
             if files and seen_at is None:
                 seen_at = time.time() - t0
-                still_running = p.poll() is None
                 with open(os.path.join(wd.dump, sorted(files)[0])) as f:
                     fams = parse_prom(f.read(), files[0])
+                still_running = p.poll() is None
             time.sleep(0.25)
+        if p.poll() is None:
+            p.kill()
         p.wait(timeout=30)
         if p.returncode:
             problems.append("replay failed: %s %s" % (p.returncode, p.stderr.read()[-500:]))
+        want = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast"}
+
+        def colls(fs):
+            return {l.get("collective") for l, _ in fs.get("nccl_bus_bandwidth_gbs", {}).get("samples", [])}
         if seen_at is None:
             problems.append("no .prom file appeared while the job ran")
-        elif not 28 <= seen_at <= 36:
-            problems.append("the first file appeared after %.1f s, not at the 30 s dump" % seen_at)
+        elif seen_at < 28:
+            problems.append("the first file appeared after %.1f s, before the 30 s interval" % seen_at)
         elif not still_running:
             problems.append("the file appeared only at the end of the job")
-        else:
-            colls = {l.get("collective") for l, _ in fams.get("nccl_bus_bandwidth_gbs", {}).get("samples", [])}
-            want = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast"}
-            if colls != want:
-                problems.append("the 30 s window has collectives %s, expected %s" % (colls, want))
+        elif not colls(fams) or not colls(fams) <= want:
+            problems.append("the periodic file has collectives %s, expected some of %s" % (colls(fams), want))
+        files = sorted(f for f in os.listdir(wd.dump) if f.endswith(".prom"))
+        if files:
+            with open(os.path.join(wd.dump, files[0])) as f:
+                last = colls(parse_prom(f.read(), files[0]))
+            # windows: the periodic one and the last one (the job's end) have every collective
+            if fams is not None and colls(fams) | last != want:
+                problems.append("the two windows have collectives %s and %s, expected %s together"
+                                % (colls(fams), last, want))
         if problems:
             wd.failed = True
             return False, "FAIL e2e.periodic: " + "; ".join(problems)
-        return True, "OK e2e.periodic: first file at %.1f s, during the job, with every collective" % seen_at
+        return True, "OK e2e.periodic: first file at %.1f s, during the job, with %d collectives; all 4 by the end" % (
+            seen_at, len(colls(fams)))
 
 
 VALIDATE = os.path.join(HERE, "..", "tools", "validate", "alerts.py")
