@@ -14,8 +14,12 @@ against the rule of the folder it is in. Needs nothing built.
   layers.report-page   the report's page: the drawing kit (html_svg) and its CSS/JS
                        (html_style) include nothing of the report, the charts nothing of the
                        page (out_html)
+  layers.registered    every case of a C unit test run one case per ctest (`--case NAME`,
+                       tests/unit/tests.cmake) is registered there: a case left off the
+                       list would never run
   layers.selftest      the checker finds a planted sideways include, a planted upward
-                       include and a planted cycle (so the three cases above can fail)
+                       include, a planted cycle and a case left unregistered (so the cases
+                       above can fail)
 """
 import os
 import re
@@ -179,6 +183,44 @@ def case_page(_a):
     return True, "OK layers.report-page: the drawing kit and the charts know nothing of the page"
 
 
+UNIT = os.path.join(REPO, "tests", "unit")
+CASE_ENTRY = re.compile(r'\{"([A-Za-z0-9_.]+)",\s*case_')  # {"name", case_fn ...} of a case table
+RUN_BY_CASE = re.compile(r"inspector-unit-(\w+)\s+--case\b")
+
+
+def unregistered(unit_dir, cmake_text):
+    """(binary, case) of every case in a C test's case table that tests.cmake, which runs
+    that binary one `--case` at a time, never names. A name counts as registered when it
+    is in a `foreach(_case ...)` list or a list variable one reads (`set(_x ...)`,
+    `list(APPEND _x ...)`)."""
+    text = re.sub(r"#[^\n]*", "", cmake_text)
+    lists = re.findall(r"(?:foreach\(_case|set\(_\w+|list\(APPEND _\w+)([^)]*)\)", text)
+    words = set(w for body in lists for w in re.findall(r"[A-Za-z0-9_.]+", body))
+    out = []
+    for binary in sorted(set(RUN_BY_CASE.findall(cmake_text))):
+        src = os.path.join(unit_dir, "test_%s.c" % binary)
+        if not os.path.exists(src):
+            out.append((binary, "(no tests/unit/test_%s.c)" % binary))
+            continue
+        with open(src, encoding="utf-8") as f:
+            names = CASE_ENTRY.findall(f.read())
+        if not names:
+            out.append((binary, "(no case table found)"))
+        out += [(binary, n) for n in names if n not in words]
+    return out
+
+
+def case_registered(_a):
+    with open(os.path.join(UNIT, "tests.cmake"), encoding="utf-8") as f:
+        text = f.read()
+    bad = unregistered(UNIT, text)
+    if bad:
+        return False, "FAIL layers.registered: cases no ctest runs:\n  " + "\n  ".join(
+            "%s: %s" % b for b in bad)
+    n = len(set(RUN_BY_CASE.findall(text)))
+    return True, "OK layers.registered: every case of the %d one-case-per-ctest binaries is registered" % n
+
+
 def case_selftest(_a):
     """Plant each kind of defect in a copy of src/ and see it reported."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -214,7 +256,15 @@ def case_selftest(_a):
         planted_pair = core_cycle(root)
         if not planted_pair:
             return False, "FAIL layers.selftest: a planted cycle log <-> config was not found"
-    return True, "OK layers.selftest: 4 planted includes and a planted cycle (%s) reported" % (
+    # a case left off tests.cmake's list: ring_spans' "moves" dropped from its foreach
+    with open(os.path.join(UNIT, "tests.cmake"), encoding="utf-8") as f:
+        text = f.read()
+    dropped = re.sub(r"(foreach\(_case wrap span_end last_span) moves\)", r"\1)", text)
+    if dropped == text:
+        return False, "FAIL layers.selftest: ring_spans' case list not found to plant in"
+    if ("ring_spans", "moves") not in unregistered(UNIT, dropped):
+        return False, "FAIL layers.selftest: a case left unregistered (ring_spans moves) was not found"
+    return True, "OK layers.selftest: 4 planted includes, a planted cycle (%s) and an unregistered case reported" % (
         " -> ".join(planted_pair))
 
 
@@ -222,6 +272,7 @@ def cases():
     return [harness.Case("layers.src", case_src, labels=["selftest"]),
             harness.Case("layers.core-acyclic", case_core, labels=["selftest"]),
             harness.Case("layers.report-page", case_page, labels=["selftest"]),
+            harness.Case("layers.registered", case_registered, labels=["selftest"]),
             harness.Case("layers.selftest", case_selftest, labels=["selftest"])]
 
 
