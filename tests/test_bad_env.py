@@ -49,11 +49,18 @@ TYPOS = [
     ("min-size", "NCCL_INSPECTOR_DUMP_MIN_SIZE", "1", "NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES"),
     ("otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPIONT", "http://127.0.0.1:9", "OTEL_EXPORTER_OTLP_ENDPOINT"),
     ("otel-interval", "OTEL_METRICS_EXPORT_INTERVAL", "1000", "OTEL_METRIC_EXPORT_INTERVAL"),
+    # the endpoint is OTel's variable: the tail names it, not the nearest spelling (OTLP_EXPORT)
+    ("otlp-endpoint", "NCCL_INSPECTOR_OTLP_ENDPOINT", "http://127.0.0.1:9", "OTEL_EXPORTER_OTLP_ENDPOINT"),
+    ("otlp-headers", "NCCL_INSPECTOR_OTLP_HEADERS", "a=b", "OTEL_EXPORTER_OTLP_HEADERS"),
+    # a setting's name followed by more words: no suggestion (not ENABLE_P2P)
+    ("enable-warn", "NCCL_INSPECTOR_ENABLE_WARN", "1", None),
 ]
 
 
 def typo_case(name, var, value, hint):
     pat = r"%s is not a setting Inspector knows, and is ignored: did you mean %s\?" % (var, hint)
+    if hint is None:
+        pat = r"%s is not a setting Inspector knows, and is ignored \(docs/reference.md" % var
     return fixture_case("typo." + name, ["2.28.9/ar"], labels=["config"], env_extra={var: value},
                         expect_warn=[pat], warn_max=1)
 

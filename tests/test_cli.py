@@ -10,6 +10,10 @@
   help.demo           `tools/demo.sh --help` (and -h) exits 0 with its usage; an unknown option
                       or a second argument exits 2 naming it, and no folder named after it is
                       made (a stub cmake that fails keeps a regression from building anything)
+  plugin.nccl-var     inspector-replay without --plugin loads what NCCL_PROFILER_PLUGIN names,
+                      as NCCL reads it: a path; a name NAME for libnccl-profiler-NAME.so on the
+                      library path; a name no file has fails, naming that file (not ignored for
+                      the default)
   man.options         the long options each man page (man/*.1) lists are exactly those of the
                       tool's --help, and the plugin's page (man/*.7) names exactly the variables
                       of docs/reference.md's table: neither can drift from the other; the SPANK
@@ -352,8 +356,35 @@ def check_man_options(a):
     return True, "OK " + "; ".join(notes)
 
 
+def check_plugin_var(a):
+    """NCCL_PROFILER_PLUGIN, the variable a user sets for a real job, drives a rehearsal too."""
+    problems = []
+    plugin = os.path.abspath(a.plugin)
+    base = dict(os.environ)
+    base.pop("INSPECTOR_PLUGIN", None)
+    cmd = [a.replay, "--synthetic", "--ranks", "2", "--iters", "1"]
+    with harness.Workdir(a.keep, "clivar") as wd:
+        for value, libpath, ok, said in [
+                (plugin, None, True, None),
+                ("inspector", os.path.dirname(plugin), True, None),
+                ("nosuch", None, False, "libnccl-profiler-nosuch.so")]:
+            env = dict(base, NCCL_PROFILER_PLUGIN=value)
+            if libpath:
+                env["LD_LIBRARY_PATH"] = libpath
+            r = run(cmd, env=env, cwd=wd.cwd)
+            if (r.returncode == 0) != ok or (said and said not in r.stderr) or \
+                    (ok and '"Inspector"' not in r.stderr):
+                problems.append("NCCL_PROFILER_PLUGIN=%s: exit %d, stderr %r" % (value, r.returncode, r.stderr[-300:]))
+        if problems:
+            wd.failed = True
+    if problems:
+        return False, "FAIL plugin.nccl-var:\n  " + "\n  ".join(problems)
+    return True, "OK plugin.nccl-var: a path, a name on the library path, a name with no file (refused, named)"
+
+
 def cases():
     out = [version_case(t) for t in TOOLS + ("demo.sh",)]
+    out.append(Case("plugin.nccl-var", check_plugin_var, labels=["cli"], timeout=60))
     out.append(Case("help.bench", check_help_bench, labels=["cli"], timeout=60))
     out.append(Case("help.demo", check_help_demo, labels=["cli"], timeout=60))
     out.append(Case("man.options", check_man_options, labels=["cli"], timeout=60))

@@ -136,6 +136,30 @@ static size_t name_shown(const char *name, size_t len) {
   return n;
 }
 
+/* The name an unknown NCCL_INSPECTOR_ variable (len bytes) most likely meant, or NULL when
+ * none is likely enough to name. A near spelling (distance at most 2, or a quarter of the
+ * part after the prefix); a known name it begins (the unit left off: DUMP_MIN_SIZE for
+ * DUMP_MIN_SIZE_BYTES); or an OTel variable it names by its tail (OTLP_ENDPOINT for
+ * OTEL_EXPORTER_OTLP_ENDPOINT: Inspector reads the endpoint from OTel's variables only).
+ * A known name followed by more words (ENABLE_WARN) is no hint: the closest setting by
+ * spelling there (ENABLE_P2P) would send the user the wrong way. */
+static const char *inspector_hint(const char *e, size_t len, size_t prefix_len) {
+  size_t d;
+  const char *best = closest(e, len, ins_env_inspector_names, &d);
+  size_t tail = len - prefix_len, near = tail / 4 > 2 ? tail / 4 : 2;
+  if (best && d <= near) return best;
+  for (const char *const *k = ins_env_inspector_names; *k; k++)
+    if (strlen(*k) > len && !strncmp(*k, e, len) && (*k)[len] == '_') return *k;
+  const char *otel = NULL; /* the shortest OTel name ending in "_" + the tail */
+  for (const char *const *k = ins_env_otel_names; *k; k++) {
+    size_t kl = strlen(*k);
+    if (kl > tail && (*k)[kl - tail - 1] == '_' && !strncmp(*k + kl - tail, e + prefix_len, tail) &&
+        (!otel || kl < strlen(otel)))
+      otel = *k;
+  }
+  return otel;
+}
+
 int ins_env_check(char *const *envp) {
   static const char ins[] = "NCCL_INSPECTOR_", otel[] = "OTEL_";
   int unknown = 0;
@@ -146,7 +170,7 @@ int ins_env_check(char *const *envp) {
     size_t d;
     if (len > strlen(ins) - 1 && !strncmp(e, ins, strlen(ins))) {
       if (in_list(e, len, ins_env_inspector_names)) continue;
-      hint = closest(e, len, ins_env_inspector_names, &d);
+      hint = inspector_hint(e, len, strlen(ins));
     } else if (len > strlen(otel) && !strncmp(e, otel, strlen(otel))) {
       if (in_list(e, len, ins_env_otel_names) || in_list(e, len, k_otel_foreign)) continue;
       hint = closest(e, len, ins_env_otel_names, &d);
@@ -156,9 +180,13 @@ int ins_env_check(char *const *envp) {
     }
     if (++unknown <= INS_ENV_MAX_WARNINGS) {
       size_t shown = name_shown(e, len);
-      ins_notice(NULL, NULL, "%.*s%s is not a setting Inspector knows, and is ignored: did you "
-                 "mean %s? (docs/reference.md lists them)", (int)shown, e, shown < len ? "..." : "",
-                 hint);
+      if (hint)
+        ins_notice(NULL, NULL, "%.*s%s is not a setting Inspector knows, and is ignored: did you "
+                   "mean %s? (docs/reference.md lists them)", (int)shown, e, shown < len ? "..." : "",
+                   hint);
+      else
+        ins_notice(NULL, NULL, "%.*s%s is not a setting Inspector knows, and is ignored "
+                   "(docs/reference.md lists them)", (int)shown, e, shown < len ? "..." : "");
     }
   }
   if (unknown > INS_ENV_MAX_WARNINGS)

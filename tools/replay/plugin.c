@@ -14,11 +14,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
+
+/* NCCL_PROFILER_PLUGIN as NCCL reads it: a path (with a '/'), a file name (.so), or a name
+ * that NCCL makes into libnccl-profiler-NAME.so, looked up on the library path (dlopen's
+ * search). "none" and empty: not set. The variable a user just set for a real job then
+ * drives the rehearsal too. */
+static char *nccl_profiler_plugin(void) {
+  const char *v = getenv("NCCL_PROFILER_PLUGIN");
+  if (!v || !*v || !strcasecmp(v, "none")) return NULL;
+  size_t n = strlen(v);
+  if (strchr(v, '/') || (n > 3 && !strcmp(v + n - 3, ".so"))) return strdup(v);
+  size_t len = n + sizeof "libnccl-profiler-.so";
+  char *out = malloc(len);
+  if (out) snprintf(out, len, "libnccl-profiler-%s.so", v);
+  return out;
+}
 
 char *rp_plugin_default_path(void) {
   const char *env = getenv("INSPECTOR_PLUGIN");
   if (env && *env) return strdup(env);
+  char *nccl = nccl_profiler_plugin();
+  if (nccl) return nccl;
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return strdup("libnccl-profiler-inspector.so");
