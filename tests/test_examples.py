@@ -11,6 +11,9 @@ Slurm or Kubernetes allows: inspector-replay stands in for the training command.
                               report.html) written there; exit status 0
   examples.sbatch.failed-job  a launch that fails after writing: the report is still written and
                               the script exits with the launch's status
+  examples.sbatch.missing     no inspector-report where the script looks: it says so before the
+                              job and after it, claims no report, leaves no empty report.txt,
+                              and exits with the job's status; a dry run with no plugin file warns
   examples.torchrun.dry-run   NPROC=2 examples/torchrun.sh train.py --epochs 1: torchrun
                               --standalone --nproc-per-node=2 with the arguments, quoted
   examples.torchrun.job       the script around a 4-process replay: every record in its log
@@ -225,6 +228,34 @@ def sbatch_job(a):
 @case("examples.sbatch.failed-job")
 def sbatch_failed_job(a):
     return sbatch_run(a, fail=True)
+
+
+@case("examples.sbatch.missing")
+def sbatch_missing(a):
+    problems = []
+    with harness.Workdir(a.keep, tag="examples") as wd:
+        launch = replay_line(a, ["--procs", "--ranks", "2", "--iters", "2", "--colls", "AllReduce"])
+        env = sbatch_env(a, wd, launch)
+        env["INSPECTOR_REPORT"] = os.path.join(wd.path, "no-such-inspector-report")
+        rc, out, err = sh(["bash", SBATCH], env, wd.cwd, a.timeout)
+        logs = os.path.join(wd.path, "shared", JOB)
+        if rc != 0:
+            problems.append("exit status %d, not the job's 0" % rc)
+        if "no-such-inspector-report not found" not in err:
+            problems.append("no warning naming the missing report tool on stderr: %r" % err[-500:])
+        if "report.html" in out or "logs and report" in out:
+            problems.append("it claims a report that is not there: %r" % out[-500:])
+        if "no report" not in out:
+            problems.append("its last words do not say there is no report: %r" % out[-300:])
+        if os.path.exists(os.path.join(logs, "report.txt")):
+            problems.append("an empty report.txt was left in %s" % logs)
+        env = sbatch_env(a, wd)
+        env.update(DRY_RUN="1", INSPECTOR_PLUGIN=os.path.join(wd.path, "no-such-plugin.so"))
+        rc2, out2, err2 = sh(["bash", SBATCH], env, wd.cwd, a.timeout)
+        if rc2 != 0 or "no plugin at %s" % env["INSPECTOR_PLUGIN"] not in err2:
+            problems.append("a dry run with no plugin file: exit %d, stderr %r" % (rc2, err2[-300:]))
+        return result("sbatch.missing", problems, wd, "the missing report and plugin said, no report "
+                      "claimed, the job's status kept", out + err + out2 + err2)
 
 
 # ---------------------------------------------------------------------------
