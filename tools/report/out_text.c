@@ -57,9 +57,6 @@ static void header(struct rpt_job *j, FILE *f) {
                " not timed on the GPU (timing source not kernel_gpu), %" PRIu64 " above the %.0f GB/s busbw ceiling\n",
             excl, j->excluded[RPT_EXCL_STALE], j->excluded[RPT_EXCL_TIMING], j->excluded[RPT_EXCL_CEILING],
             j->opt.max_busbw_gbs);
-  if (j->excluded[RPT_EXCL_STALE])
-    fprintf(f, "  %" PRIu64 " records timed without channels whose GPU timestamps were stale (*_stale_channels)\n",
-            j->excluded[RPT_EXCL_STALE]);
   if (j->sampling[0])
     fprintf(f, "  sampled timing: %s; timed share %.1f%% to %.1f%% per process; figures cover timed ops only\n",
             j->sampling, 100 * j->covered_lo, 100 * j->covered_hi);
