@@ -19,10 +19,11 @@ check-deps:
 	@tools/ensure-deps.sh check
 
 build: deps
-	cmake -S . -B $(BUILD) -DINSPECTOR_WERROR=ON $(CMAKE_FLAGS) >/dev/null
+	cmake -S . -B $(BUILD) -DINSPECTOR_WERROR=ON -DBUILD_TESTING=ON $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The demo (tools/demo.sh) builds what it needs itself (the plugin and the two tools), quietly.
+# The demo (tools/demo.sh) builds what it needs itself (the plugin and the two tools), quietly,
+# in the tree `make test` uses, configured as `make build` does: neither rebuilds the other's part.
 demo: deps
 	@JOBS=$(JOBS) tools/demo.sh $(BUILD)
 
@@ -39,14 +40,14 @@ test: build test-deps
 
 # The whole suite under AddressSanitizer+UBSan.
 test-asan: deps
-	cmake -S . -B $(BUILD)-asan -DINSPECTOR_WERROR=ON -DINSPECTOR_SANITIZE=address >/dev/null
+	cmake -S . -B $(BUILD)-asan -DINSPECTOR_WERROR=ON -DBUILD_TESTING=ON -DINSPECTOR_SANITIZE=address >/dev/null
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
 
 # The concurrency tests under ThreadSanitizer.
 test-tsan: deps
-	cmake -S . -B $(BUILD)-tsan -DINSPECTOR_WERROR=ON -DINSPECTOR_SANITIZE=thread >/dev/null
+	cmake -S . -B $(BUILD)-tsan -DINSPECTOR_WERROR=ON -DBUILD_TESTING=ON -DINSPECTOR_SANITIZE=thread >/dev/null
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L threads
@@ -54,7 +55,7 @@ test-tsan: deps
 # The plugin built without OTLP (-DINSPECTOR_OTLP=OFF: no network code): it builds, writes
 # its JSON log and Prometheus files, and says once that an OTLP setting is not in this build.
 test-nootlp: deps
-	cmake -S . -B $(BUILD)-nootlp -DINSPECTOR_WERROR=ON -DINSPECTOR_OTLP=OFF >/dev/null
+	cmake -S . -B $(BUILD)-nootlp -DINSPECTOR_WERROR=ON -DBUILD_TESTING=ON -DINSPECTOR_OTLP=OFF >/dev/null
 	cmake --build $(BUILD)-nootlp -j $(JOBS)
 	ctest --test-dir $(BUILD)-nootlp --output-on-failure -j $(JOBS) -R 'no_otlp|bad_env|^json|^prom:|fixtures:default\.2\.28\.9\.'
 

@@ -65,7 +65,9 @@ t0=$(now)
 printf 'building the plugin, inspector-replay and inspector-report in %s ... ' "$(show "$bdir")"
 mkdir -p "$bdir"
 log=$bdir/demo-build.log
-if ! { [ -f "$bdir/CMakeCache.txt" ] || cmake -S "$root" -B "$bdir"; } >"$log" 2>&1 ||
+# configured as `make build` does (Makefile), so that `make test` in the same tree builds only
+# the tests on top, not everything again with other flags
+if ! { [ -f "$bdir/CMakeCache.txt" ] || cmake -S "$root" -B "$bdir" -DINSPECTOR_WERROR=ON -DBUILD_TESTING=ON; } >"$log" 2>&1 ||
    ! cmake --build "$bdir" -j "$jobs" --target rccl-profiler-inspector inspector-replay \
        inspector-report >>"$log" 2>&1; then
   echo "failed:"

@@ -196,7 +196,7 @@ class Tree:
 
     def configure(self, kind):
         b = self.build_dir(kind)
-        flags = ["-DINSPECTOR_WERROR=ON"]
+        flags = ["-DINSPECTOR_WERROR=ON", "-DBUILD_TESTING=ON"]
         if kind == "tsan":
             flags.append("-DINSPECTOR_SANITIZE=thread")
         log = os.path.join(self.work, "setup-%s.log" % kind)
