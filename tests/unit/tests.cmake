@@ -27,6 +27,9 @@ if(TARGET inspector_core)
   ins_unit_test(fork_records test_fork_records.c 300 "threads;unit")
   # the log file or its directory deleted while the job runs: a new file, one warning
   ins_unit_test(writer_deleted test_writer_deleted.c 60 "unit")
+  # the log file renamed while the job runs (logrotate): written on under its new name, no
+  # batch twice, none lost, no deletion said
+  ins_unit_test(writer_renamed test_writer_renamed.c 60 "unit")
   # trace mode's file deleted while the job runs: a new file that starts with the live inits
   ins_unit_test(trace_deleted test_trace_deleted.c 60 "unit;trace")
   # the dump directory (or a parent) deleted while the job runs and a link planted in its
