@@ -122,6 +122,11 @@ if(TARGET inspector_core)
   ins_unit_test(prom_totals test_prom_totals.c 60 "unit")
   # rules at their bounds exactly: the timer's span, the largest values of variables
   ins_unit_test(bounds test_bounds.c 60 "unit")
+  # the plain HTTP/1.1 client's connection: bytes after an answer (same read, or later while
+  # idle) and a Transfer-Encoding other than chunked end it (src/net/ is built with OTLP only)
+  if(INSPECTOR_OTLP)
+    ins_unit_test(http1_conn test_http1_conn.c 60 "threads;unit;otlp")
+  endif()
   # the OTLP transport's rules at their edges; a rejection starts the backoff afresh
   if(INSPECTOR_OTLP)
     ins_unit_test(otlp_rules test_otlp_rules.c 60 "threads;unit;otlp")
