@@ -2,14 +2,19 @@
  * test_judge.c - can a record's timestamps be a later op's? (core/judge.h), each rule
  * on records built by hand: the count of API calls alone, the count per channel, the
  * ops it has no record of, Send/Recv pairs, API calls that made no op, holding back in
- * order, the last drain, the hold bound, and the unverified ones marked on request.
+ * order, the last drain, the hold bound, the unverified ones marked on request, a lag
+ * below the span, and a group of 256+ ops through the tracker (core/op.c).
  * The expected verdicts are worked from the rule as judge.h states it.
  */
 #include <string.h>
 
 #include "check.h"
+#include "core/comm.h"
+#include "core/config.h"
 #include "core/judge.h"
 #include "core/names.h"
+#include "core/op.h"
+#include "core/ring.h"
 
 #define MAX_OUT 20000
 
@@ -515,6 +520,121 @@ static void test_voucher_p2p_calls(void) {
   }
 }
 
+
+/* Issue 40, item 1: a record whose span (its group's ops before it plus the ops issued
+ * after it) is over 64 while its lag (API calls that can make work) is smaller: the calls
+ * that made no op are none, never a negative count. Op 10 of a group that began at op 0
+ * (span 10 + 60 = 70, lag 30), on channel 0; ops 0-9 of its group on channel 0 too (11
+ * works there, its own included). Alone on its channel after that (ops 11-69 on channel
+ * 1): right by the count. With ops 12-69 on channel 0 (69 works; none can vouch: channels
+ * left out), only a voucher clears it: op 11, right (clear alone), on channel 0 after op 10's whole interval, 11 works on
+ * from op 0 besides its own: right. Without the voucher (op 11 on channel 1): 69 works,
+ * unverified. */
+static void test_lag_below_span(void) {
+  for (int c = 0; c < 3; c++) { /* 0: alone on its channel; 1: vouched for; 2: neither */
+    struct ins_judge j;
+    ins_judge_init(&j, false, true);
+    g_nout = 0;
+    for (uint32_t i = 0; i < 10; i++) {
+      struct ins_record r = timed(i, 11, 11 - i, 0x1, 1000 + 1000 * i);
+      r.group = 900, r.group_before = (uint8_t)i;
+      take(&j, r);
+    }
+    struct ins_record x = timed(10, 70, 30, 0x1, 11000);
+    x.group = 900, x.group_before = 10;
+    CHECK(!ins_judge_clear_alone(&x)); /* span 70: it needs the others */
+    take(&j, x);
+    take(&j, timed(11, 12, 1, c == 1 ? 0x1 : 0x2, 20000)); /* after op 10's end (11500) */
+    for (uint32_t i = 12; i < 70 + INS_JUDGE_SETTLE; i++) {
+      struct ins_record r = timed(i, i + 1, 1, c == 0 || i >= 70 ? 0x2 : 0x1, 20000 + 1000 * i);
+      r.stale_channels = i < 70; /* none of them vouches */
+      take(&j, r);
+    }
+    ins_judge_settle(&j, false, collect, NULL);
+    CHECK(g_nout > 10);
+    CHECK_EQ_U(g_out[10].sn, 10);
+    CHECK_EQ_U(g_out[10].timing, (c < 2 ? INS_TIMING_KERNEL_GPU : INS_TIMING_UNVERIFIED));
+    CHECK_EQ_U(j.unverified[INS_KIND_COLL], (c == 2));
+    CHECK_EQ_U(j.cleared_late[INS_KIND_COLL], (c < 2));
+    ins_judge_free(&j);
+  }
+}
+
+
+/* Issue 40, item 2: a group of more than 255 ops (an all-to-all over 150 peers: Send and
+ * Recv to each, one ncclGroupStart/End), through the tracker (core/op.c) into the judge.
+ * A record counts its group's ops before it in a byte (255 at most): the last ops' records
+ * cannot say where their group began, yet their works from the group's start count. The
+ * group's first n ops on channel 0, the rest on channel 1 but the last (op 299) on channel
+ * 0: n + 1 works there in one launch, in any order: op 299's timestamps are its own for
+ * n + 1 <= 64 (n = 63: right), maybe the 64th's after it for n = 64 (unverified). Neither
+ * is clear alone (300 ops issued from its group's start), and the ops on channel 1 (236
+ * works there) are unverified. With API events and without
+ * (ABI v4: the count of ops stands for the calls). */
+static void big_group_verdicts(int api, uint32_t n, struct ins_record *last) {
+  struct ins_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.enable = cfg.enable_p2p = cfg.require_kernel_timing = true;
+  cfg.coll_ring_size = cfg.p2p_ring_size = 8;
+  cfg.interval_us = -1;
+  struct ins_comm *c = ins_comm_create(&cfg, 40, "a2a", 1, 256, 0);
+  CHECK(c != NULL);
+  if (!c) return;
+  struct ins_judge j;
+  ins_judge_init(&j, false, false);
+  ins_judge_set_comm(&j, 0, 256); /* rank 0 of 256: no Send and Recv share a work */
+  g_nout = 0;
+  if (api)
+    for (int i = 0; i < 300; i++) ins_op_api_call(c, 0, NULL);
+  ins_op_group_start(c);
+  void *op[300];
+  for (int i = 0; i < 300; i++)
+    op[i] = ins_op_start(c, INS_KIND_P2P, i & 1 ? "Recv" : "Send", "ncclInt8", 1 << 20, 0,
+                         1 + i / 2, 1, NULL, NULL);
+  const uint64_t T = 1000000000;
+  for (uint32_t i = 0; i < 300; i++) {
+    CHECK(op[i] != NULL);
+    if (!op[i]) continue;
+    ins_op_event_stop(op[i]);
+    void *k = ins_op_kernel_start(c, op[i], i < n || i == 299 ? 0 : 1, T + 2000 * i);
+    ins_op_kernel_record_stop(k, T + 2000 * i + 1000);
+    ins_op_event_stop(k);
+    struct ins_record *r = ins_ring_peek(&c->ring[INS_KIND_P2P]);
+    CHECK(r != NULL);
+    if (!r) continue;
+    CHECK_EQ_U(r->op_idx, i);
+    CHECK(!ins_judge_clear_alone(r)); /* the whole group issued before any completed */
+    if (i == 299) *last = *r;
+    ins_judge_take(&j, r, collect, NULL);
+    ins_ring_release(&c->ring[INS_KIND_P2P], r);
+  }
+  ins_judge_settle(&j, true, collect, NULL);
+  ins_judge_free(&j);
+  ins_comm_destroy(c);
+}
+
+static int found_op(uint32_t idx) {
+  for (int i = 0; i < g_nout; i++)
+    if (g_out[i].op_idx == idx) return 1;
+  return 0;
+}
+
+static void test_big_group(void) {
+  for (int api = 0; api <= 1; api++)
+    for (uint32_t n = 63; n <= 64; n++) {
+      struct ins_record last;
+      memset(&last, 0, sizeof last);
+      big_group_verdicts(api, n, &last);
+      CHECK_EQ_U(last.group_before, 255); /* saturated: it was 299 */
+      CHECK_EQ_U(last.issued_after, 1);
+      /* the ops on channel 1 are 236 works there: unverified; those on channel 0 right
+       * only with 64 works there */
+      CHECK_EQ_U(g_nout, (n == 63 ? 64 : 0));
+      CHECK_EQ_U(found_op(299), (n == 63));
+      CHECK_EQ_U(found_op(62), (n == 63));
+    }
+}
+
 int main(void) {
   test_alone();
   test_per_channel();
@@ -526,5 +646,7 @@ int main(void) {
   test_shadows();
   test_no_group();
   test_voucher_p2p_calls();
+  test_lag_below_span();
+  test_big_group();
   return check_report("test_judge");
 }

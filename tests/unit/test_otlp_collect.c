@@ -53,6 +53,9 @@
  *                     earlier exports, and its numbers equal what the receiver
  *                     took (the series named in bodies it answered 200), however
  *                     many bodies it took before the switch
+ *   exec_time_point   four records of one series: the nccl.exec_time metric's unit
+ *                     is "s", and its point's count, sum, min and max are the
+ *                     records' times in seconds
  *
  * The sink is driven through its own table (ins_otlp_sink) with communicators
  * made by hand; bodies are asked for in http/json and read by searching for
@@ -696,6 +699,67 @@ static void case_slow_collector(void) {
   receiver_stop(&r);
 }
 
+
+/* Issue 40, item 7: an exec-time point holds the records' times in the metric's declared
+ * unit. One series, four records of 40, 1.5, 3000 and 250 us (its least not first, its
+ * greatest not last): the nccl.exec_time metric says "s", and its point has count 4, sum
+ * 3291.5 us, min 1.5 us, max 3000 us, in seconds. */
+static double json_number_after(const char *text, const char *key) {
+  const char *p = strstr(text, key);
+  if (!p) return -1;
+  p += strlen(key);
+  return strtod(p + (*p == '"'), NULL); /* a 64-bit integer is a string in OTLP JSON */
+}
+
+static void case_exec_time_point(void) {
+  sink_start("3600000");
+  struct comm k;
+  CHECK(comm_new(&k, 7) == 0);
+  static const uint64_t ns[] = {40000, 1500, 3000000, 250000};
+  for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+    struct ins_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = INS_KIND_COLL;
+    r.timing = INS_TIMING_KERNEL_GPU;
+    r.func = 1; /* INS_FUNC_ALLREDUCE */
+    r.func_name = "AllReduce";
+    r.algo = "RING", r.proto = "SIMPLE";
+    r.bytes = 1 << 20;
+    r.exec_ns = ns[i];
+    CHECK(ins_otlp_sink.record(NULL, k.c, k.state, &r) == 0);
+  }
+  struct ins_otlp_body bodies[PER_CALL];
+  memset(bodies, 0, sizeof bodies);
+  bool more = true;
+  int n = ins_otlp_collect(NULL, bodies, PER_CALL, true, &more);
+  CHECK(n == 1 && !more);
+  char *text = n >= 1 ? malloc(bodies[0].data.len + 1) : NULL;
+  if (text) {
+    memcpy(text, bodies[0].data.data, bodies[0].data.len);
+    text[bodies[0].data.len] = '\0';
+    const char *m = strstr(text, "{\"name\":\"nccl.exec_time\"");
+    CHECK(m != NULL);
+    if (m) {
+      /* this metric's text only: up to the next metric's name */
+      char *end = strstr(m + 1, "{\"name\":");
+      if (end) *end = '\0';
+      CHECK(strstr(m, ",\"unit\":\"s\",") != NULL);
+      CHECK(strstr(m, "\"series-00007\"") != NULL);
+      CHECK_EQ_U(json_number_after(m, "\"count\":"), 4);
+      double sum = json_number_after(m, "\"sum\":"), min = json_number_after(m, "\"min\":"),
+             max = json_number_after(m, "\"max\":");
+      printf("exec_time_point: sum %.17g min %.17g max %.17g\n", sum, min, max);
+      CHECK(sum > 0.0032915 * (1 - 1e-12) && sum < 0.0032915 * (1 + 1e-12));
+      CHECK(min == 1.5e-6);
+      CHECK(max == 3e-3);
+    }
+  }
+  free(text);
+  for (int i = 0; i < PER_CALL; i++) ins_buf_free(&bodies[i].data);
+  comm_free(&k);
+  ins_otlp_sink.shutdown();
+}
+
 int main(int argc, char **argv) {
   static const struct {
     const char *name;
@@ -704,7 +768,8 @@ int main(int argc, char **argv) {
                {"slow_collector", case_slow_collector}, {"after_shutdown", case_after_shutdown},
                {"drains_first", case_drains_first},
                {"publish_race", case_publish_race},
-               {"exit_counts_undelivered", case_exit_counts_undelivered}};
+               {"exit_counts_undelivered", case_exit_counts_undelivered},
+               {"exec_time_point", case_exec_time_point}};
   setenv("NCCL_INSPECTOR_ENABLE", "1", 1);
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     bool run = argc < 2;

@@ -4,7 +4,7 @@
  * the aggregation of one window into a file (mean time, geometric-mean
  * bandwidth, counters, mode 0644, removal with the device's last context),
  * and records timed from a subset of their channels (stale_channels) left
- * out of the aggregates and counted instead.
+ * out of the aggregates and counted instead; 200 series on one GPU in a window.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -242,11 +242,92 @@ static void test_stale_excluded(void) {
   rmdir(dir);
 }
 
+
+/* Issue 40, item 5: 200 distinct series on one GPU in one window (4 communicators, 25
+ * sizes, 2 algorithms: a job's many communicators): every one is written, with its own
+ * mean, in two windows running (the second reusing the first's memory). Series i has
+ * records of (i + 1) and 3 (i + 1) us: its mean is 2 (i + 1) us, a value no other series
+ * has. A table that cannot find room for a series never returns: the test times out. */
+static char *read_all(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  size_t cap = 1 << 20, n = 0;
+  char *buf = malloc(cap);
+  if (buf) n = fread(buf, 1, cap - 1, f), buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+static void test_many_series(void) {
+  static struct ins_config cfg;
+  ins_config_load(&cfg);
+  char dir[] = "/tmp/inspector-prom-many-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(cfg.dump_dir, sizeof cfg.dump_dir, "%s", dir);
+  snprintf(cfg.hostname, sizeof cfg.hostname, "many");
+  cfg.prom_dump = cfg.prom_dump_stats = true;
+  ins_prom_configure(&cfg);
+  struct ins_comm *c[4];
+  struct ins_prom_dev *d[4];
+  for (int k = 0; k < 4; k++) {
+    char name[16];
+    snprintf(name, sizeof name, "comm%d", k);
+    c[k] = ins_comm_create(&cfg, 100 + (uint64_t)k, name, 1, 2, 0);
+    d[k] = ins_prom_attach(c[k]);
+    CHECK(d[k] != NULL && d[k] == d[0]); /* one GPU */
+  }
+  char path[512];
+  snprintf(path, sizeof path, "%s/nccl_inspector_metrics_nodev-many-pid%ld-gpu0.prom", dir,
+           (long)getpid());
+  static const char *const algo[2] = {"RING", "TREE"};
+  for (int window = 0; window < 2; window++) {
+    int i = 0;
+    for (int k = 0; k < 4; k++)
+      for (int j = 0; j < 25; j++)
+        for (int a = 0; a < 2; a++, i++) {
+          uint64_t e = 1000ull * (uint64_t)(i + 1 + 200 * window);
+          struct ins_record r = rec(INS_KIND_COLL, INS_FUNC_ALLREDUCE, "AllReduce",
+                                    (uint64_t)(j + 1) << 20, e);
+          r.algo = algo[a];
+          CHECK(ins_prom_add(d[k], c[k], &r) == 0);
+          r.exec_ns = 3 * e;
+          CHECK(ins_prom_add(d[k], c[k], &r) == 0);
+        }
+    ins_prom_write_all();
+    char *text = read_all(path);
+    CHECK(text != NULL);
+    if (!text) break;
+    static const char fam[] = "nccl_collective_exec_time_microseconds{";
+    int lines = 0;
+    static unsigned char seen[400];
+    memset(seen, 0, sizeof seen);
+    for (char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+      if (strncmp(l, fam, sizeof fam - 1)) continue;
+      lines++;
+      const char *v = strstr(l, "} ");
+      double us = v ? strtod(v + 2, NULL) : 0;
+      int s = (int)(us / 2 + 0.5) - 1; /* its series, from its mean */
+      CHECK(s >= 200 * window && s < 200 * (window + 1) && us == 2.0 * (s + 1));
+      if (s >= 0 && s < 400) seen[s]++;
+    }
+    CHECK_EQ_U(lines, 200);
+    for (int s = 200 * window; s < 200 * (window + 1); s++) CHECK_EQ_U(seen[s], 1);
+    free(text);
+  }
+  for (int k = 0; k < 4; k++) {
+    ins_prom_detach(d[k]);
+    ins_comm_destroy(c[k]);
+  }
+  CHECK(access(path, F_OK) != 0);
+  rmdir(dir);
+}
+
 int main(void) {
   test_bucket();
   test_escape();
   test_ordinal();
   test_window();
   test_stale_excluded();
+  test_many_series();
   return check_report("unit_prom");
 }

@@ -7,7 +7,9 @@
  *    the warning was given once);
  *  - the directory cannot be made again (a file took its name): the batch's records are
  *    counted as not written, with a warning;
- *  - nothing is counted lost while a new file could be made.
+ *  - nothing is counted lost while a new file could be made;
+ *  - deleted ten times more (the file, or its directory): the process holds no more
+ *    descriptors than before (each file given up is closed).
  */
 #include <dirent.h>
 #include <stdarg.h>
@@ -42,6 +44,15 @@ static void logger(int level, unsigned long flags, const char *file, int line, c
   } else if (deleted) {
     g_deleted_infos++;
   }
+}
+
+/* The process's open descriptors. */
+static int open_fds(void) {
+  int n = 0;
+  DIR *d = opendir("/proc/self/fd");
+  for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
+  if (d) closedir(d);
+  return n - 1; /* the directory's own */
 }
 
 /* Append lines "<tag> <i>" as records, i < n; returns how many were not written. */
@@ -107,6 +118,27 @@ int main(void) {
   struct stat st;
   CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0755);
   CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644);
+
+  /* deleted ten times more, the file or the whole directory: each time a new file, and the
+   * one given up closed */
+  int fds = open_fds();
+  CHECK(fds > 0);
+  for (int k = 0; k < 10; k++) {
+    if (k % 2) {
+      CHECK(system(cmd) == 0);
+    } else {
+      CHECK(unlink(path) == 0);
+    }
+    char tag[16];
+    snprintf(tag, sizeof tag, "r%d", k);
+    CHECK_EQ_U(append(tag, 1), 0);
+    char want[32];
+    snprintf(want, sizeof want, "r%d 0", k);
+    CHECK_STR(tags(path), want);
+  }
+  CHECK_EQ_U(open_fds(), fds);
+  CHECK_EQ_U(g_deleted_warns, 1);
+  CHECK_EQ_U(g_deleted_infos, 11);
 
   /* deleted, and its directory cannot be made again: a file has the name */
   CHECK(system(cmd) == 0);

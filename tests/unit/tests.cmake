@@ -27,6 +27,9 @@ if(TARGET inspector_core)
   ins_unit_test(fork_records test_fork_records.c 300 "threads;unit")
   # the log file or its directory deleted while the job runs: a new file, one warning
   ins_unit_test(writer_deleted test_writer_deleted.c 60 "unit")
+  # the log file renamed while the job runs (logrotate): written on under its new name, no
+  # batch twice, none lost, no deletion said
+  ins_unit_test(writer_renamed test_writer_renamed.c 60 "unit")
   # trace mode's file deleted while the job runs: a new file that starts with the live inits
   ins_unit_test(trace_deleted test_trace_deleted.c 60 "unit;trace")
   # the dump directory (or a parent) deleted while the job runs and a link planted in its
@@ -119,6 +122,11 @@ if(TARGET inspector_core)
   ins_unit_test(prom_totals test_prom_totals.c 60 "unit")
   # rules at their bounds exactly: the timer's span, the largest values of variables
   ins_unit_test(bounds test_bounds.c 60 "unit")
+  # the plain HTTP/1.1 client's connection: bytes after an answer (same read, or later while
+  # idle) and a Transfer-Encoding other than chunked end it (src/net/ is built with OTLP only)
+  if(INSPECTOR_OTLP)
+    ins_unit_test(http1_conn test_http1_conn.c 60 "threads;unit;otlp")
+  endif()
   # the OTLP transport's rules at their edges; a rejection starts the backoff afresh
   if(INSPECTOR_OTLP)
     ins_unit_test(otlp_rules test_otlp_rules.c 60 "threads;unit;otlp")
@@ -126,6 +134,10 @@ if(TARGET inspector_core)
     # a build without OTLP (-DINSPECTOR_OTLP=OFF): an OTLP setting gets one warning, and no sink
     ins_unit_test(no_otlp test_no_otlp.c 60 "unit")
   endif()
+  # exit without finalize while records are held back (by the judge, or for the GPU timer's
+  # unit under a HIP runtime: the fake one): every record is in the log after exit
+  ins_unit_test(exit_held test_exit_held.c 60 "unit" $<TARGET_FILE:inspector-fake-hip>)
+  add_dependencies(inspector-unit-exit_held inspector-fake-hip)
   # the log file deleted and another file made at its name: records go to a new file
   ins_unit_test(log_replaced test_log_replaced.c 60 "unit")
   # what a user without NCCL_DEBUG sees: each problem they must hear of once on stderr (or as

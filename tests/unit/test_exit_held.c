@@ -1,0 +1,107 @@
+/*
+ * test_exit_held.c - a process that exits without finalizing its communicator while
+ * records are held back (src/sink/dump.c: the exit's last drain; lifecycle.c exit_flush):
+ * every record it completed is in its log after exit. Each case in a process of its own
+ * (the plugin reads its configuration once per process), through the v5 ABI:
+ *  - judge: 70 AllReduces issued, each in a group of its own, before any completes; ops 0
+ *    and 2-60 complete, op 1 and 61-69 never do. Op 0 (70 ops issued from its start to its
+ *    completion) needs its span's records (core/judge.h), and op 1's may yet come while no
+ *    op 64 past it has: op 0 is held, and every record behind it, until the last drain.
+ *    There op 1 counts on every channel and op 2 vouches for op 0: 60 records, all right.
+ *  - timer: under a HIP runtime (tests/plugins/fake_hip.c, loaded before the init as RCCL
+ *    loads it), the GPU timer's unit is measured over 2 ms of ops (core/timer.h); one op
+ *    is no span: its record waits for the unit until exit, which decides it.
+ * The parent counts the records in the child's log once it has exited.
+ */
+#pragma GCC diagnostic ignored "-Wunused-function" /* fork_util.h's helpers */
+#include <dlfcn.h>
+
+#include "fork_util.h"
+
+#define OPS 70
+
+static const char *g_fakehip; /* argv[1] */
+
+/* An AllReduce started (in a group of its own), not completed. */
+static void *start_op(void *ctx, uint64_t sn) {
+  oo_group(ctx);
+  struct prof_descr_v5 d;
+  memset(&d, 0, sizeof d);
+  d.type = PROF_EV_COLL;
+  d.coll.func = "AllReduce";
+  d.coll.datatype = "ncclFloat32";
+  d.coll.count = 262144;
+  d.coll.seqNumber = sn;
+  d.coll.nChannels = 1;
+  d.coll.algo = "RING";
+  d.coll.proto = "SIMPLE";
+  void *op = NULL;
+  CHECK(ncclProfiler_v5.startEvent(ctx, &op, &d) == 0 && op);
+  return op;
+}
+
+/* Its channel 0 run on the GPU over [t, t + 12000), and its host stop: complete. */
+static void finish_op(void *ctx, void *op, uint64_t t) {
+  struct prof_descr_v5 d;
+  memset(&d, 0, sizeof d);
+  d.type = PROF_EV_KERNEL_CH;
+  d.parentObj = op;
+  d.kernelCh.channelId = 0;
+  d.kernelCh.pTimer = t;
+  void *h = NULL;
+  CHECK(ncclProfiler_v5.startEvent(ctx, &h, &d) == 0 && h);
+  union prof_state_args args;
+  memset(&args, 0, sizeof args);
+  args.kernelCh.pTimer = t + 12000;
+  ncclProfiler_v5.recordEventState(h, PROF_STATE_KERNEL_CH_STOP, &args);
+  ncclProfiler_v5.stopEvent(h);
+  ncclProfiler_v5.stopEvent(op);
+}
+
+static void child_judge(void) {
+  void *ctx = fu_init(0x40);
+  void *op[OPS];
+  for (int i = 0; i < OPS; i++) op[i] = start_op(ctx, (uint64_t)i);
+  for (int i = 0; i <= 60; i++)
+    if (i != 1) finish_op(ctx, op[i], 1000000 + 20000ull * (uint64_t)i);
+}
+
+static void child_timer(void) {
+  CHECK(dlopen(g_fakehip, RTLD_NOW | RTLD_GLOBAL) != NULL); /* before the init, as under RCCL */
+  void *ctx = fu_init(0x41);
+  fu_op(ctx);
+}
+
+/* The case in a child that exits without a finalize; the records of comm in its log. */
+static void exit_case(const char *name, void (*child)(void), uint64_t comm, long want) {
+  char dir[] = "/tmp/inspector-exit-held-XXXXXX";
+  if (!mkdtemp(dir)) {
+    CHECK(!"mkdtemp");
+    return;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    g_fail = 0;
+    setenv("NCCL_INSPECTOR_ENABLE", "1", 1);
+    setenv("NCCL_INSPECTOR_DUMP_DIR", dir, 1);
+    child();
+    fflush(NULL);
+    exit(g_fail ? 1 : 0); /* no finalize: the exit's flush writes what was held */
+  }
+  CHECK(pid > 0 && fu_child_ok(pid));
+  long got = fu_records(dir, pid, comm);
+  printf("%s: %ld records of %ld\n", name, got, want);
+  CHECK_EQ_U(got, want);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK(system(cmd) == 0);
+}
+
+int main(int argc, char **argv) {
+  g_fakehip = argc > 1 ? argv[1] : NULL;
+  exit_case("judge", child_judge, 0x40, 60);
+  CHECK(g_fakehip != NULL);
+  if (g_fakehip) exit_case("timer", child_timer, 0x41, 1);
+  return check_report("exit_held");
+}
