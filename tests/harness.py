@@ -82,6 +82,16 @@ def _parse_bool(s):
     return {"0": False, "1": True}.get(s.strip()) if s is not None else None
 
 
+def _parse_bounds(s):
+    """NCCL_INSPECTOR_BOUNDS: apart, mix or off (a boolean too: on is apart), or None."""
+    v = s.strip().lower()
+    if v in ("1", "true", "yes", "on"):
+        return "apart"
+    if v in ("0", "false", "no", "off"):
+        return "off"
+    return v if v in ("apart", "mix") else None
+
+
 def _parse_seconds(s):
     """NCCL_INSPECTOR_HANG_SECONDS: digits with an optional fraction (surrounding blanks
     tolerated; no sign, exponent, hex, inf or nan), or None. Values the plugin raises to
@@ -114,6 +124,7 @@ class RunConfig:
                                    lambda s: _parse_int(s, 1))
         self.p2p_ring = self._get(env, "NCCL_INSPECTOR_DUMP_P2P_RING_SIZE", None,
                                   lambda s: _parse_int(s, 1))
+        self.bounds = self._get(env, "NCCL_INSPECTOR_BOUNDS", "apart", _parse_bounds)
         self.enabled = env.get("NCCL_INSPECTOR_ENABLE") == "1"
 
     def _get(self, env, name, default, parse):
