@@ -247,8 +247,15 @@ static struct ins_record *pend_at(struct ins_judge *j, size_t k) {
   return (struct ins_record *)(j->pend + ((j->pend_head + k) % j->pend_cap) * j->slot);
 }
 
-/* A copy of an unverified record at the FIFO's end; without memory it gets no bound. */
+static void pend_pop(struct ins_judge *j) {
+  j->pend_head = (j->pend_head + 1) % j->pend_cap;
+  j->pend_n--;
+}
+
+/* A copy of an unverified record at the FIFO's end; without memory it gets no bound. At
+ * most a window of them wait (its P must stay in the window): the oldest then gets none. */
 static void pend_push(struct ins_judge *j, const struct ins_record *r) {
+  if (j->pend_n == INS_JUDGE_WINDOW) pend_pop(j);
   if (j->pend_n == j->pend_cap) {
     size_t cap = j->pend_cap ? 2 * j->pend_cap : 64;
     unsigned char *p = malloc(cap * j->slot);
@@ -326,18 +333,17 @@ static enum bound_step bound_of(const struct ins_judge *j, struct ins_record *x,
 
 /* Out, in the order they were decided, the bounds whose neighbours are known; the first
  * still waiting stops the rest (records come nearly in issue order: the rest's brackets
- * are mostly its). More than a window of them: the oldest gets none. */
+ * are mostly its), so that a settle judges at most one bracket in vain. */
 static void bound_pending(struct ins_judge *j, bool final, ins_judge_emit_fn emit, void *arg) {
   while (j->pend_n) {
     struct ins_record *x = pend_at(j, 0);
     enum bound_step s = bound_of(j, x, final);
-    if (s == B_WAIT && j->pend_n <= INS_JUDGE_WINDOW) break;
+    if (s == B_WAIT) break;
     if (s == B_FOUND) {
       j->bounded[x->kind & 1]++;
       emit(arg, x);
     }
-    j->pend_head = (j->pend_head + 1) % j->pend_cap;
-    j->pend_n--;
+    pend_pop(j);
   }
 }
 
