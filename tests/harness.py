@@ -328,9 +328,10 @@ def replay_and_check(a, traces, env_extra=None, abi=None, threads=False, procs=F
                    "(tail):\n%s" % (label, len(problems), summary["expected"], summary["found"],
                                     errs.render(), repro, _tail(r.stderr)))
             return False, msg
-        return True, "OK %s: records expected %d, found %d%s" % (
+        return True, "OK %s: records expected %d, found %d%s%s" % (
             label, summary["expected"], summary["found"],
-            ", dropped %d" % summary["dropped"] if summary["dropped"] else "")
+            ", dropped %d" % summary["dropped"] if summary["dropped"] else "",
+            ", and %d bound lines" % summary["bounds"] if summary["bounds"] else "")
 
 
 def check_warnings(r, cfg, expect_warn=(), warn_max=None, forbid_warn=()):

@@ -675,12 +675,17 @@ static void say_untimed(const struct ins_comm *c, const struct drain_comm *dc) {
         n += snprintf(why + n, sizeof why - (size_t)n, "%s%llu %s %s", n ? ", " : "",
                       (unsigned long long)v, kind ? "P2P" : "collective", ins_untimed_name[r]);
     }
+  uint64_t bounded = dc->judge.bounded[0] + dc->judge.bounded[1];
+  if (n && bounded && n < (int)sizeof why - 80) /* of the unverified, those written as bounds */
+    n += snprintf(why + n, sizeof why - (size_t)n, "; %llu of the unverified written as bounds",
+                  (unsigned long long)bounded);
   if (n)
     ins_info("communicator 0x%llx rank %d: ops left without a record: %s (unverified: NCCL's "
              "proxy thread may have been 64 works behind the GPU, so their timestamps may be a "
              "later op's; handed_over: every channel had an earlier op's; no_gpu_timer: no kernel "
              "timestamps, as copy-engine collectives never have: NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING=0 "
-             "keeps them host-timed; docs/reference.md)",
+             "keeps them host-timed; bounds: the time between the verified ops around them; "
+             "docs/reference.md)",
              (unsigned long long)c->id, c->rank, why);
   n = 0;
   for (int f = 0; f < INS_FUNC_COUNT; f++) {

@@ -366,6 +366,16 @@ def table(results):
             "%d / %d" % (r["nccl_right"], r["nccl_reported"]) if "nccl_right" in r else "-",
             pct(r["right_published"], r["nccl_right"]) if "nccl_right" in r else
             "(%s of all)" % pct(r["records"] - r["off"], r["issued"]), left_out(r)))
+    if any("bounds" in r for r in results):  # a second table: the bounds of the ops left out
+        rows += ["", "| run | left out unverified | bounded | outside their kernel | brackets of one op | "
+                 "bracket / kernel, one op: median / p90 / max |", "| --- | --- | --- | --- | --- | --- |"]
+        for r in results:
+            b, d = r.get("bounds", {}), r.get("dump_stats", {})
+            q = b.get("ratio_one_op")
+            rows.append("| %s | %d | %d | %d | %d | %s |" % (
+                r["run"], d.get("coll_untimed.unverified", 0) + d.get("p2p_untimed.unverified", 0),
+                b.get("n", 0), b.get("outside", 0), b.get("one_op", 0),
+                "%.3f / %.3f / %.3f" % (q["median"], q["p90"], q["max"]) if q else "-"))
     return "\n".join(rows)
 
 
