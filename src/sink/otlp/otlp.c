@@ -525,7 +525,7 @@ static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters,
   struct ins_otlp_kv *gkv = calloc(GAUGE_ATTRS * ngauge + 1, sizeof *gkv);
   int rc = -1;
   if (!pts || !expo || !kv || !gpts || !gkv) goto out;
-  struct ins_otlp_metric m[13];
+  struct ins_otlp_metric m[13]; /* 4 of the records, 2 of the bounds, 5 counters, 2 gauges */
   int nm = 0;
   struct ins_otlp_point *p = pts;
   struct ins_otlp_point *ops = p, *bytes = p + ns, *tim = p + 2 * ns, *bw = p + 3 * ns;
