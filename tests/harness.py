@@ -82,6 +82,16 @@ def _parse_bool(s):
     return {"0": False, "1": True}.get(s.strip()) if s is not None else None
 
 
+def _parse_bounds(s):
+    """NCCL_INSPECTOR_BOUNDS: apart, mix or off (a boolean too: on is apart), or None."""
+    v = s.strip().lower()
+    if v in ("1", "true", "yes", "on"):
+        return "apart"
+    if v in ("0", "false", "no", "off"):
+        return "off"
+    return v if v in ("apart", "mix") else None
+
+
 def _parse_seconds(s):
     """NCCL_INSPECTOR_HANG_SECONDS: digits with an optional fraction (surrounding blanks
     tolerated; no sign, exponent, hex, inf or nan), or None. Values the plugin raises to
@@ -114,6 +124,7 @@ class RunConfig:
                                    lambda s: _parse_int(s, 1))
         self.p2p_ring = self._get(env, "NCCL_INSPECTOR_DUMP_P2P_RING_SIZE", None,
                                   lambda s: _parse_int(s, 1))
+        self.bounds = self._get(env, "NCCL_INSPECTOR_BOUNDS", "apart", _parse_bounds)
         self.enabled = env.get("NCCL_INSPECTOR_ENABLE") == "1"
 
     def _get(self, env, name, default, parse):
@@ -317,9 +328,10 @@ def replay_and_check(a, traces, env_extra=None, abi=None, threads=False, procs=F
                    "(tail):\n%s" % (label, len(problems), summary["expected"], summary["found"],
                                     errs.render(), repro, _tail(r.stderr)))
             return False, msg
-        return True, "OK %s: records expected %d, found %d%s" % (
+        return True, "OK %s: records expected %d, found %d%s%s" % (
             label, summary["expected"], summary["found"],
-            ", dropped %d" % summary["dropped"] if summary["dropped"] else "")
+            ", dropped %d" % summary["dropped"] if summary["dropped"] else "",
+            ", and %d bound lines" % summary["bounds"] if summary["bounds"] else "")
 
 
 def check_warnings(r, cfg, expect_warn=(), warn_max=None, forbid_warn=()):

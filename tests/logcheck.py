@@ -87,7 +87,7 @@ class Line:
     def __init__(self, file, lineno, raw, obj):
         self.file, self.lineno, self.raw, self.obj = file, lineno, raw, obj
         self.kind = None
-        for k in ("coll_perf", "p2p_perf", "dump_stats"):
+        for k in ("coll_perf", "p2p_perf", "dump_stats", "coll_bound", "p2p_bound"):
             if k in obj:
                 self.kind = k
 
@@ -408,7 +408,7 @@ def check_dump(dump_dir: str, exp: Expectation, window=None, pids=None,
     perf_counts = collections.Counter()            # (file, comm, rank, kind) -> n
     stats = collections.defaultdict(list)          # (file, comm, rank) -> [Line]
     order = collections.defaultdict(list)          # (comm, rank, kind) -> [key]
-    n_perf = 0
+    n_perf = n_bound = 0
     for path, lines in files.items():
         for line in lines:
             ck = check_common(line, errors, window, hostname, pids, job_id)
@@ -424,6 +424,10 @@ def check_dump(dump_dir: str, exp: Expectation, window=None, pids=None,
                     errors.add("%s: dump_stats header %s, expected %s" % (
                         line.where(), json.dumps(line.obj["header"], sort_keys=True),
                         json.dumps(known_ctx[ck]["header"], sort_keys=True)))
+                continue
+            if line.kind.endswith("_bound"):
+                check_bound(line, expected_by_key, ck, errors)
+                n_bound += 1
                 continue
             kind = line.kind[:-5]  # coll | p2p
             perf = line.obj[line.kind]
@@ -471,8 +475,25 @@ def check_dump(dump_dir: str, exp: Expectation, window=None, pids=None,
 
     check_stats(stats, perf_counts, dropped, exp, errors, files, written)
     summary = {"expected": len(written), "found": n_perf, "files": len(files),
-               "dropped": sum(dropped.values())}
+               "dropped": sum(dropped.values()), "bounds": n_bound}
     return errors, summary
+
+
+def check_bound(line, expected_by_key, ck, errors):
+    """A bound line [C2 "Bounds"]: an op left out, bracketed; never one with a record."""
+    kind = line.kind[:-6]  # coll | p2p
+    b = line.obj[line.kind]
+    w = line.where()
+    if not isinstance(b, dict) or not all(_is_int(b.get(kind + f)) for f in
+                                          ("_sn", "_start_ts_ns", "_end_ts_ns", "_exec_time_ns", "_bound_ops")):
+        errors.add("%s: %s malformed: %s" % (w, line.kind, json.dumps(b)))
+        return
+    if b.get(kind + "_timing_source") != "bound" or b[kind + "_bound_ops"] < 1 or \
+            b[kind + "_end_ts_ns"] != b[kind + "_start_ts_ns"] + b[kind + "_exec_time_ns"] or \
+            kind + "_busbw_gbs" in b:
+        errors.add("%s: %s: not a bound's fields: %s" % (w, line.kind, json.dumps(b)))
+    if oracle.record_key(ck[0], ck[1], kind, b.get(kind), b[kind + "_sn"]) in expected_by_key:
+        errors.add("%s: a bound for an op the oracle expects a record of" % w)
 
 
 def check_untimed(s, where, errors):
@@ -488,6 +509,9 @@ def check_untimed(s, where, errors):
             bad.append("%s_untimed_total %s is not the sum of %s_untimed" % (k, s.get(k + "_untimed_total"), k))
         if not (_is_int(s.get(k + "_partial_total")) and s[k + "_partial_total"] >= 0):
             bad.append("%s_partial_total must be a non-negative int" % k)
+        nb = s.get(k + "_bounded_total")  # of the unverified, those bounded: once not 0
+        if nb is not None and not (_is_int(nb) and 0 < nb <= (u if isinstance(u, dict) else {}).get("unverified", 0)):
+            bad.append("%s_bounded_total must be a positive int, at most the unverified" % k)
     un = s.get("coll_unreported")
     if un is not None and not (isinstance(un, dict) and un and
                                all(_is_int(v) and v > 0 for v in un.values())):
@@ -496,7 +520,8 @@ def check_untimed(s, where, errors):
         errors.add("%s: dump_stats: %s: got %s" % (where, b, json.dumps(s)))
     if bad:
         return None
-    return {k: v for k, v in s.items() if k not in UNTIMED_KEYS and k != "coll_unreported"}
+    return {k: v for k, v in s.items() if k not in UNTIMED_KEYS and k != "coll_unreported"
+            and not k.endswith("_bounded_total")}
 
 
 def untimed_sig(s):
@@ -504,7 +529,8 @@ def untimed_sig(s):
     nothing yet stands at zero)."""
     zero = {"untimed_total": 0, "untimed": dict.fromkeys(oracle.UNTIMED, 0), "partial_total": 0}
     return json.dumps([s.get(k, zero[k.split("_", 1)[1]]) for k in UNTIMED_KEYS] +
-                      [s.get("coll_unreported")], sort_keys=True)
+                      [s.get("coll_unreported"), s.get("coll_bounded_total"), s.get("p2p_bounded_total")],
+                      sort_keys=True)
 
 
 def check_stats(stats, perf_counts, dropped, exp: Expectation, errors: Errors, files, written=()):

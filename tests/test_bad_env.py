@@ -37,6 +37,7 @@ BAD = [
     ("hang.1e3", "2.28.9/sr", {"NCCL_INSPECTOR_HANG_SECONDS": "1e3"}),
     ("hang.nan", "2.28.9/ar", {"NCCL_INSPECTOR_HANG_SECONDS": "nan"}),
     ("hang.0x10", "2.28.9/ar", {"NCCL_INSPECTOR_HANG_SECONDS": "0x10"}),
+    ("bounds.mixed", "2.28.9/ar", {"NCCL_INSPECTOR_BOUNDS": "mixed"}),
     ("all-at-once", "2.28.9/torch-1736", {"NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES": "abc",
                                           "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS": "-5x",
                                           "NCCL_INSPECTOR_ENABLE_P2P": "maybe"}),

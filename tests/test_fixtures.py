@@ -9,6 +9,10 @@ Cases:
   abi4.<name>, abi5.<name>  2.28.9 traces driven through the older tables
   torch-pair[.procs|.threads]  the two PyTorch processes in one process / two processes
   repeat.<name>          --repeat: init..finalize several times in one process
+  bounds.ar4m-p2p-b2b    a busy GPU-truth recording (tests/data/gpu-truth), NCCL's proxy thread far
+                         behind: the records the oracle's, and beside them bound lines (ops left
+                         out, bracketed: core/judge.h) of the right shape, none for an op with a
+                         record, and dump_stats' *_bounded_total
 Run alone: test_fixtures.py [--case NAME] [--replay BIN --plugin SO]; --list shows the cases.
 """
 import os
@@ -55,6 +59,14 @@ def cases():
         out.append(fixture_case("abi4." + f, ["2.28.9/" + f], labels=["fixtures"], abi="4"))
         out.append(fixture_case("abi5." + f, ["2.28.9/" + f], labels=["fixtures"], abi="5"))
     out.append(fixture_case("repeat.ar", ["2.28.9/ar"], labels=["fixtures"], repeat=3))
+    busy = os.path.join(harness.DATA, "gpu-truth", "ar4m-p2p-b2b", "trace.jsonl.gz")
+
+    def bounds(a):
+        ok, msg = harness.replay_and_check(a, [busy], label="bounds.ar4m-p2p-b2b")
+        if ok and "bound lines" not in msg:  # a recording with 191 ops left out: bounds expected
+            return False, "FAIL bounds.ar4m-p2p-b2b: no bound lines (%s)" % msg
+        return ok, msg
+    out.append(harness.Case("bounds.ar4m-p2p-b2b", bounds, labels=["fixtures"], timeout=90))
     out.append(fixture_case("repeat.sr.threads", ["2.28.9/sr"], labels=["fixtures", "threads"],
                             repeat=2, threads=True, timeout=120))
     return out

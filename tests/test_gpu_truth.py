@@ -20,7 +20,14 @@ never against the plugin's own rules (tools/validate/truth/compare.py does the j
                  are exactly those dump_stats counts as unverified; every record is unchanged
   gt.counts      dump_stats: records + ops left out by reason = the collectives NCCL
                  reported, and the Broadcasts it never reported (AllGatherV path) counted
+  gt.bounds      the ops left out, bounded (NCCL_INSPECTOR_BOUNDS, core/judge.h): each bound
+                 is what the recording's own order and the written records make it (the end
+                 of the last right op of an earlier NCCL group, the start of the first of a
+                 later one, the ops and unreported calls between), every unverified op with
+                 such neighbours has one, CUPTI's kernel lies inside each, and the records
+                 are those written without bounds
 """
+import collections
 import gzip
 import json
 import os
@@ -177,6 +184,100 @@ def counts_case():
     return harness.Case("gt.counts", fn, labels=["gpu-truth"], timeout=120)
 
 
+def expected_bounds(trace, recs, unverified):
+    """{(rank, kind, function, sn): (start, end, ops)} from the recording alone: its ops in issue order
+    per context (Coll and P2p starts), their NCCL groups (pgroup), the API calls that can make
+    work (CollApi starts, and P2p starts: core/comm.h api_seq), and the written records. P: the
+    last op of an earlier group with a record timed on the GPU from all its channels; N: the
+    first such op of a later group; the ops between, or the calls between less one (the
+    more). recs, unverified: {(rank, kind, function, sn): line object} (a collective's sn is
+    NCCL's, counted per function)."""
+    ctx_rank, ops = {}, collections.defaultdict(list)
+    api, p2p_sn = collections.Counter(), collections.Counter()
+    with gzip.open(trace, "rt") as f:
+        for l in f:
+            j = json.loads(l)
+            if j["cb"] == "init":
+                ctx_rank[j["ctx"]] = j["rank"]
+            elif j["cb"] != "start":
+                continue
+            elif j["type"] == 512:
+                api[j["ctx"]] += 1
+            elif j["type"] in (2, 4):
+                c = j["ctx"]
+                if j["type"] == 4:
+                    api[c] += 1
+                    sn, kind = p2p_sn[c], "p2p"
+                    p2p_sn[c] += 1
+                else:
+                    sn, kind = j["seq"], "coll"
+                ops[c].append(((ctx_rank[c], kind, j["func"], sn), j["pgroup"], api[c]))
+    right = {k for k, o in recs.items()
+             if o["%s_timing_source" % k[1]] == "kernel_gpu" and o["%s_stale_channels" % k[1]] == 0}
+    out = {}
+    for seq in ops.values():
+        for i, (key, grp, _) in enumerate(seq):
+            if key not in unverified:
+                continue
+            p = next((k for k in range(i - 1, -1, -1) if seq[k][1] != grp and seq[k][0] in right), None)
+            n = next((k for k in range(i + 1, len(seq)) if seq[k][1] != grp and seq[k][0] in right), None)
+            if p is None or n is None:
+                continue
+            po, no = recs[seq[p][0]], recs[seq[n][0]]
+            pk, nk = seq[p][0][1], seq[n][0][1]
+            start = po["%s_start_ts_ns" % pk] + po["%s_exec_time_ns" % pk]
+            out[key] = (start, no["%s_start_ts_ns" % nk], max(n - p - 1, seq[n][2] - seq[p][2] - 1))
+    return out
+
+
+def bounds_case():
+    """The bounds of the ops left out, from the recording's own order and timestamps, and
+    against CUPTI; the records unchanged by them."""
+    name = "live-mix-b2b-busy"  # collectives, Send/Recv groups, Broadcasts NCCL never reported
+
+    def fn(a):
+        with harness.Workdir(a.keep, "gpu-truth") as wd:
+            plain, problems = replay_dir(a, name, wd, {"NCCL_INSPECTOR_BOUNDS": "off"})
+            os.rename(plain, plain + ".off")
+            run, probs = replay_dir(a, name, wd, {"NCCL_INSPECTOR_DUMP_UNVERIFIED": "1"})
+            problems += probs
+            off, ls = lines(plain + ".off"), lines(run)
+            def by(*keys):  # {(rank, kind, sn): the line's object} of the lines with those keys
+                return {(j["header"]["rank"], k.split("_")[0], j[k][k.split("_")[0]],
+                         j[k][k.split("_")[0] + "_sn"]): j[k] for j in ls for k in keys if k in j}
+            recs, unv = by("coll_perf", "p2p_perf"), by("coll_unverified", "p2p_unverified")
+            got = {k: (o[k[1] + "_start_ts_ns"], o[k[1] + "_end_ts_ns"], o[k[1] + "_bound_ops"])
+                   for k, o in by("coll_bound", "p2p_bound").items()}
+            exact = lambda xs: sorted(json.dumps({k: v for k, v in j.items() if k != "metadata"},
+                                                 sort_keys=True)
+                                      for j in xs if "coll_perf" in j or "p2p_perf" in j)
+            if exact(off) != exact(ls):
+                problems.append("the records differ with bounds on")
+            if any(k.endswith("_bound") for j in off for k in j):
+                problems.append("bound lines with NCCL_INSPECTOR_BOUNDS=off")
+            want = expected_bounds(os.path.join(DIR, name, "trace.jsonl.gz"), recs, unv)
+            for k in sorted(set(want) | set(got)):
+                if want.get(k) != got.get(k):
+                    problems.append("%s: bound %s, expected %s" % (k, got.get(k), want.get(k)))
+                    if len(problems) > 8:
+                        break
+            counted = sum(s.get("coll_bounded_total", 0) + s.get("p2p_bounded_total", 0)
+                          for s in last_stats(ls).values())
+            if counted != len(got):
+                problems.append("dump_stats counts %d bounded, %d bound lines" % (counted, len(got)))
+            res = compare.judge(compare.Run(run)).get("bounds", {})
+            if res.get("outside") or res.get("unmatched"):
+                problems.append("against CUPTI: %s" % res)
+            if len(got) < 100:  # the recording has hundreds: a bound for none proves nothing
+                problems.append("only %d bounds" % len(got))
+            if problems:
+                wd.failed = True
+                return False, "FAIL gt.bounds: " + "; ".join(problems)
+            return True, "OK gt.bounds: %d of %d unverified ops bounded as expected, each holding its " \
+                "kernel; %s" % (len(got), len(unv), res)
+    return harness.Case("gt.bounds", fn, labels=["gpu-truth"], timeout=120)
+
+
 def cases():
     names = sorted(os.listdir(DIR))
     out = [truth_case(n) for n in names]
@@ -184,6 +285,7 @@ def cases():
     out.append(truth_case("live-mix-b2b-quiet", threads=True))
     out.append(unverified_case())
     out.append(counts_case())
+    out.append(bounds_case())
     return out
 
 

@@ -15,6 +15,10 @@ histograms' counts; records with stale channels counted as excluded, not aggrega
   otlp.stale           va2a-r0 (stale channels): excluded == the oracle's stale records
   otlp.synonym         NCCL_INSPECTOR_OTEL_EXPORT=1 (the vendors' name) and JSON_DUMP=0: OTLP
                        alone, no log written, the same totals
+  otlp.bounds          a busy GPU-truth recording (many ops left out, bounded: core/judge.h): the
+                       records as above, the bounds apart in nccl.bound_operations and
+                       nccl.bound_time, per series as many as the log's bound lines; with
+                       NCCL_INSPECTOR_BOUNDS=mix in nccl.operations with the records instead
   otlp.collector-down  no receiver at all: the job's replay still succeeds, one warning, no hang
   otlp.comes-back      the receiver away at start and back later: the last export arrives with
                        every count, and nccl.inspector.otlp.exports_dropped is exported (the
@@ -264,6 +268,8 @@ def log_totals(dump):
                 for kind in ("coll", "p2p"):
                     dropped[pid][(h["id"], h["rank"], kind)] = o["dump_stats"][kind + "_dropped_total"]
                 continue
+            if "coll_perf" not in o and "p2p_perf" not in o:
+                continue  # a bound (or unverified) line: not a record
             kind = "coll" if "coll_perf" in o else "p2p"
             p = o[kind + "_perf"]
             if p.get(kind + "_stale_channels", 0):
@@ -411,6 +417,75 @@ def replay_case(name, traces, extra, json_mode=False, expect_log=True, labels=()
 
 
 TORCH = ["2.28.9/torch-1735"]
+BUSY = os.path.join(harness.DATA, "gpu-truth", "live-mix-b2b-busy", "trace.jsonl.gz")
+
+
+def bound_totals(dump):
+    """The log's bound lines per (communicator, rank, operation, size, peer), as otlp_totals keys."""
+    tot = collections.Counter()
+    for f in glob.glob(os.path.join(dump, "*.log")):
+        for line in open(f):
+            o = json.loads(line)
+            for kind in ("coll", "p2p"):
+                b = o.get(kind + "_bound")
+                if b:
+                    h = o["header"]
+                    tot[(h["id"], str(h["rank"]), b[kind], bucket(b[kind + "_msg_size_bytes"]),
+                         str(b["p2p_peer"]) if kind == "p2p" else None)] += 1
+    return tot
+
+
+def bounds_case():
+    """The bounds of the ops left out: apart from the records, or (mix) among them."""
+    name = "otlp.bounds"
+
+    def one(a, wd, mode):
+        dump = os.path.join(wd.path, mode)
+        os.makedirs(dump)
+        rec = Receiver(os.path.join(wd.path, "recv-" + mode))
+        try:
+            env = harness.make_env(env_for(rec.port, {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+                                                      "NCCL_INSPECTOR_BOUNDS": mode}), dump_dir=dump)
+            r = harness.run(harness.replay_cmd(a.replay, a.plugin, [BUSY]) + ["--recorded-clock"],
+                            env, wd.cwd, a.timeout)
+        finally:
+            rec.stop()
+        exports, problems = last_exports(rec, True)
+        if r.rc:
+            problems.append("%s: replay rc %s" % (mode, r.rc))
+        tot, _, _ = log_totals(dump)
+        bounds = bound_totals(dump)
+        ops, bops, btime = collections.Counter(), collections.Counter(), collections.Counter()
+        for dec in exports.values():
+            for a, v in dec["metrics"].get("nccl.operations", []):
+                ops[(a["nccl.comm.id"], a["nccl.rank"], a["nccl.operation"], a["nccl.message_size"],
+                     a.get("nccl.peer"))] += v
+            for metric, c in (("nccl.bound_operations", bops), ("nccl.bound_time", btime)):
+                for a, v in dec["metrics"].get(metric, []):
+                    c[(a["nccl.comm.id"], a["nccl.rank"], a["nccl.operation"], a["nccl.message_size"],
+                       a.get("nccl.peer"))] += v if metric == "nccl.bound_operations" else v["count"]
+        recs = collections.Counter({k: v[0] for d in tot.values() for k, v in d.items()})
+        if not bounds:
+            problems.append("%s: no bound lines" % mode)
+        want_ops = recs + bounds if mode == "mix" else recs
+        want_b = collections.Counter() if mode == "mix" else bounds
+        if ops != want_ops:
+            problems.append("%s: nccl.operations %d, want %d" % (mode, sum(ops.values()), sum(want_ops.values())))
+        if bops != want_b or btime != want_b:
+            problems.append("%s: bound operations %d, histogram counts %d, log's bound lines %d" % (
+                mode, sum(bops.values()), sum(btime.values()), sum(want_b.values())))
+        return problems, sum(bounds.values())
+
+    def fn(a):
+        with harness.Workdir(a.keep, "otlp") as wd:
+            problems, n = one(a, wd, "apart")
+            p2, _ = one(a, wd, "mix")
+            problems += p2
+            if problems:
+                wd.failed = True
+                return False, "FAIL %s: %s" % (name, "; ".join(problems[:6]))
+            return True, "OK %s: %d bounds apart from the records, and among them with mix" % (name, n)
+    return harness.Case(name, fn, labels=["otlp"], timeout=120)
 
 
 def collector_down_case():
@@ -820,7 +895,7 @@ def cases():
             replay_case("otlp.synonym", TORCH, {"NCCL_INSPECTOR_OTLP_EXPORT": "0",
                                                 "NCCL_INSPECTOR_OTEL_EXPORT": "1",
                                                 "NCCL_INSPECTOR_JSON_DUMP": "0"}, expect_log=False),
-            collector_down_case(), comes_back_case(), two_processes_case(),
+            bounds_case(), collector_down_case(), comes_back_case(), two_processes_case(),
             silent_dns_case(),
             endless_case("otlp.endless-interim", b"HTTP/1.1 100 Continue\r\n\r\n",
                          b"HTTP/1.1 100 Continue\r\n\r\n", "interim"),

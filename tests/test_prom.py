@@ -23,6 +23,10 @@ Every file also has hang detection's gauges (on by default): nccl_inflight_oldes
 escape: a comm name holding a double quote, a backslash and a newline followed by
   `nccl_fake 1` round-trips through the label escaping and injects no sample.
 interval: a positive interval below 30 s is raised to 30 s with a warning.
+bounds: a busy GPU-truth recording (many ops left out, bounded: core/judge.h), with the JSON log
+  too: the bounds in families of their own and nccl_*_bounded_total, the *_total counters the
+  log's records alone; with NCCL_INSPECTOR_BOUNDS=mix the counters are records + bounds and no
+  bound family is written.
 `promtool check metrics` also runs on the files when promtool is on the PATH.
 """
 import gzip
@@ -582,10 +586,66 @@ def interval_case():
     return harness.Case("interval", fn, labels=["prom"], timeout=90)
 
 
+def bounds_case():
+    busy = os.path.join(harness.DATA, "gpu-truth", "live-mix-b2b-busy", "trace.jsonl.gz")
+
+    def totals(wd):
+        """The files' counters and bound families, summed over devices; the log's lines."""
+        fams = {}
+        for f in sorted(os.listdir(wd.dump)):
+            if f.endswith(".prom"):
+                with open(os.path.join(wd.dump, f)) as fh:
+                    for name, fam in parse_prom(fh.read(), f).items():
+                        fams[name] = fams.get(name, 0) + sum(v for _, v in fam["samples"]) \
+                            if name.endswith("_total") else fams.get(name, 0) + len(fam["samples"])
+        log = {"coll_perf": 0, "p2p_perf": 0, "coll_bound": 0, "p2p_bound": 0}
+        for f in os.listdir(wd.dump):
+            if f.endswith(".log"):
+                for line in open(os.path.join(wd.dump, f)):
+                    o = json.loads(line)
+                    for k in log:
+                        if k in o and not o[k].get(k.split("_")[0] + "_stale_channels", 0):
+                            log[k] += 1
+        return fams, log
+
+    def fn(a):
+        problems, msg = [], []
+        with tempfile.TemporaryDirectory(prefix="inspector-prom-trace-") as tmp:
+            t = os.path.join(tmp, "busy.jsonl")
+            strip_finalize(busy, t)
+            for mode in ("apart", "mix"):
+                with harness.Workdir(a.keep, tag="prom") as wd:
+                    r, env, p = replay(a, [t], {"NCCL_INSPECTOR_PROM_DUMP": "1", "NCCL_INSPECTOR_JSON_DUMP": "1",
+                                                "NCCL_INSPECTOR_PROM_DUMP_STATS": "1",
+                                                "NCCL_INSPECTOR_BOUNDS": mode}, wd)
+                    fams, log = totals(wd)
+                    mix = mode == "mix"
+                    for kind, fam in (("coll", "nccl_collectives"), ("p2p", "nccl_p2p")):
+                        want = log[kind + "_perf"] + (log[kind + "_bound"] if mix else 0)
+                        if fams.get(fam + "_total") != want:
+                            p.append("%s: %s_total %s, want %d" % (mode, fam, fams.get(fam + "_total"), want))
+                        if fams.get(fam + "_bounded_total") != log[kind + "_bound"]:
+                            p.append("%s: %s_bounded_total %s, log's bound lines %d" % (
+                                mode, fam, fams.get(fam + "_bounded_total"), log[kind + "_bound"]))
+                    bound_fams = [n for n in fams if n.endswith("_bound_time_microseconds")]
+                    if mix == bool(bound_fams):
+                        p.append("%s: bound families %s" % (mode, bound_fams))
+                    if not log["coll_bound"] or not log["p2p_bound"]:
+                        p.append("%s: no bound lines: %s" % (mode, log))
+                    msg.append("%s: %s" % (mode, log))
+                    if p:
+                        wd.failed = True
+                        problems += p
+        if problems:
+            return False, "FAIL bounds: " + "; ".join(problems[:8])
+        return True, "OK bounds: " + "; ".join(msg)
+    return harness.Case("bounds", fn, labels=["prom"], timeout=90)
+
+
 def cases():
     return ([exit_case("2.28.9/" + f) for f in ("ar", "sr", "torch-1735")] +
             [exit_case("2.28.9/threads", threads=True), teardown_case(),
-             finalize_case("2.28.9/ar"), stale_case(), escape_case(), interval_case()])
+             finalize_case("2.28.9/ar"), stale_case(), escape_case(), interval_case(), bounds_case()])
 
 
 if __name__ == "__main__":

@@ -26,6 +26,11 @@
   inputs.fifo-in-dir    a named pipe (and a link to one) named like a log in a directory, with
                         no writer: skipped with a warning naming it, the report returns (a 30 s
                         guard catches a hang), the directory's regular log read
+  inputs.bound-lines    a job's records and, beside them, bound lines (coll_bound, p2p_bound: ops
+                        the plugin left out, bracketed by their neighbours; NCCL_INSPECTOR_BOUNDS)
+                        of a late rank, wider than every record: the report counts them apart
+                        (text and --json), says nothing was left out, and its figures are those
+                        of the records alone
   inputs.deep-tree      logs 64 directory levels down are read; the two directories one level
                         deeper are not, and one warning says so with their count
   inputs.planted-links  --csv DIR with ranks.csv planted as a link to a file outside, and
@@ -559,8 +564,57 @@ def many_comms_case():
     return harness.Case("inputs.many-comms", fn, labels=["report"], timeout=180)
 
 
+def bound_lines_case():
+    def bound_line(rank, sn, kind):
+        o = json.loads(coll_line(COMM, rank, 4, sn, 10**15, 50_000_000, "host%d" % rank, 100 + rank))
+        body = o.pop("coll_perf")
+        if kind == "p2p":
+            body = {"p2p": "Send", "p2p_sn": sn, "p2p_peer": (rank + 1) % 4, "p2p_msg_size_bytes": 1 << 20,
+                    "p2p_exec_time_ns": 50_000_000, "p2p_start_ts_ns": 10**15}
+        body[kind + "_timing_source"] = "bound"
+        body[kind + "_end_ts_ns"] = 10**15 + 50_000_000
+        body[kind + "_bound_ops"] = 2
+        o[kind + "_bound"] = body
+        return json.dumps(o, separators=(",", ":")) + "\n"
+
+    def fn(a):
+        with harness.Workdir(a.keep, "report-inputs") as wd:
+            plain, bounds = os.path.join(wd.path, "plain"), os.path.join(wd.path, "bounds")
+            os.makedirs(plain)
+            os.makedirs(bounds)
+            recs = job_lines(range(4), 4)
+            extra = [bound_line(3, 100 + k, "coll" if k % 2 else "p2p") for k in range(6)]
+            write(os.path.join(plain, "job.log"), recs)
+            write(os.path.join(bounds, "job.log"), recs[:7] + extra + recs[7:])
+            problems = []
+            outs = {}
+            for name, d in (("plain", plain), ("bounds", bounds)):
+                rc, out, err = run(a, ["--json", d])
+                rc2, text, err2 = run(a, [d])
+                if rc or rc2:
+                    problems.append("%s: exit %s/%s: %s" % (name, rc, rc2, (err + err2)[-300:]))
+                    continue
+                outs[name] = (json.loads(out), text, err + err2)
+            if not problems:
+                j, text, err = outs["bounds"]
+                if j["inputs"].get("bound_lines") != 6 or j["inputs"]["lines_not_records"] != 0:
+                    problems.append("inputs %s" % j["inputs"])
+                if records_of(text) != (1, 20) or "6 bound lines" not in text or "left out" in text.split("\n")[0]:
+                    problems.append("text: %r" % text[:400])
+                if "not Inspector records" in err:
+                    problems.append("stderr: %r" % err[:300])
+                strip = lambda o: {k: v for k, v in o.items() if k != "inputs"}
+                if strip(j) != strip(outs["plain"][0]):
+                    problems.append("the figures differ from those of the records alone")
+            if problems:
+                wd.failed = True
+                return False, "FAIL inputs.bound-lines: " + "; ".join(problems)
+            return True, "OK inputs.bound-lines: 6 bound lines counted apart, the figures the records'"
+    return harness.Case("inputs.bound-lines", fn, labels=["report"], timeout=60)
+
+
 def cases():
-    return [nranks_mixed_case(), nranks_huge_case(), streams_case(), huge_line_stream_case(), fifo_in_dir_case(),
+    return [nranks_mixed_case(), bound_lines_case(), nranks_huge_case(), streams_case(), huge_line_stream_case(), fifo_in_dir_case(),
             deep_tree_case(), planted_links_case(), many_comms_case()]
 
 

@@ -123,6 +123,24 @@ static uint64_t env_hang(void) {
   return ns;
 }
 
+/* NCCL_INSPECTOR_BOUNDS: apart (1, on, the default), mix, or off (0); malformed: apart. */
+static int env_bounds(void) {
+  static const char name[] = "NCCL_INSPECTOR_BOUNDS";
+  const char *s = getenv(name);
+  bool on;
+  if (!s || !*s) return INS_BOUNDS_APART;
+  if (ins_parse_bool(s, &on) == 0) return on ? INS_BOUNDS_APART : INS_BOUNDS_OFF;
+  while (isspace((unsigned char)*s)) s++;
+  size_t n = strlen(s);
+  while (n && isspace((unsigned char)s[n - 1])) n--;
+  if (n == 5 && !strncasecmp(s, "apart", n)) return INS_BOUNDS_APART;
+  if (n == 3 && !strncasecmp(s, "mix", n)) return INS_BOUNDS_MIX;
+  char shown[INS_REDACT_VALUE_SHOWN];
+  ins_notice(NULL, NULL, "%s=%s is not apart, mix or off; using apart", name,
+             ins_redact_value(shown, sizeof shown, s, strlen(s)));
+  return INS_BOUNDS_APART;
+}
+
 static uint32_t env_ring(const char *name) {
   long long v;
   env_ll(name, INS_DEFAULT_RING, RING_MIN, RING_MAX, &v);
@@ -201,6 +219,7 @@ void ins_config_load(struct ins_config *cfg) {
          &cfg->interval_us);
   env_bool("NCCL_INSPECTOR_DUMP_VERBOSE", false, &cfg->verbose);
   env_bool("NCCL_INSPECTOR_DUMP_UNVERIFIED", false, &cfg->dump_unverified);
+  cfg->bounds = env_bounds();
   long long min_size;
   env_ll("NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES", 8192, 0, LLONG_MAX, &min_size);
   cfg->min_size_bytes = (uint64_t)min_size;
@@ -286,12 +305,13 @@ void ins_config_describe(const struct ins_config *cfg, char *buf, int len) {
            "ENABLE_P2P=%d DUMP_THREAD_ENABLE=%d DUMP_THREAD_INTERVAL_MICROSECONDS=%lld "
            "DUMP_VERBOSE=%d DUMP_MIN_SIZE_BYTES=%llu REQUIRE_KERNEL_TIMING=%d "
            "DUMP_COLL_RING_SIZE=%u DUMP_P2P_RING_SIZE=%u RING_MEMORY_MAX_MB=%u PROM_DUMP=%d "
-           "PROM_DUMP_STATS=%d JSON_DUMP=%d OTLP_EXPORT=%d HANG_SECONDS=%s DUMP_DIR=%s%s%s%s%s%s",
+           "PROM_DUMP_STATS=%d JSON_DUMP=%d OTLP_EXPORT=%d HANG_SECONDS=%s DUMP_DIR=%s%s%s%s%s%s%s",
            cfg->enable_p2p, cfg->dump_thread_enable, cfg->interval_us, cfg->verbose,
            (unsigned long long)cfg->min_size_bytes, cfg->require_kernel_timing,
            cfg->coll_ring_size, cfg->p2p_ring_size, cfg->ring_memory_max_mb, cfg->prom_dump, cfg->prom_dump_stats, cfg->json_dump,
            cfg->otlp_export, hang, cfg->dump_dir,
            cfg->trace_dir[0] ? " TRACE_DIR=" : "", cfg->trace_dir,
            cfg->dump_unverified ? " DUMP_UNVERIFIED=1" : "", cfg->prom_dump_ranks ? " PROM_DUMP_RANKS=1" : "",
+           cfg->bounds == INS_BOUNDS_OFF ? " BOUNDS=off" : cfg->bounds == INS_BOUNDS_MIX ? " BOUNDS=mix" : "",
            sample);
 }

@@ -36,6 +36,11 @@
  * here: config.c chooses it, the sampler and the outputs read it. */
 enum ins_sample_mode { INS_SAMPLE_ALL = 0, INS_SAMPLE_TIME = 1, INS_SAMPLE_GROUPS = 2 };
 
+/* The bounds of the ops the judge leaves out (core/judge.h, "Bounds"): not made; written
+ * apart from the records (their own JSON key, metrics, counters); or also folded into the
+ * metrics' exact-time statistics (Prometheus, OTLP), which the user then asked for. */
+enum ins_bounds { INS_BOUNDS_OFF = 0, INS_BOUNDS_APART = 1, INS_BOUNDS_MIX = 2 };
+
 struct ins_config {
   bool enable;              /* NCCL_INSPECTOR_ENABLE (0) */
   bool enable_p2p;          /* NCCL_INSPECTOR_ENABLE_P2P (1) */
@@ -44,6 +49,7 @@ struct ins_config {
   bool verbose;             /* NCCL_INSPECTOR_DUMP_VERBOSE (0) */
   bool dump_unverified;     /* NCCL_INSPECTOR_DUMP_UNVERIFIED (0): also write the ops whose
                                timestamps could not be verified, marked so (core/judge.h) */
+  int bounds;               /* NCCL_INSPECTOR_BOUNDS (apart): an enum ins_bounds */
   uint64_t min_size_bytes;  /* NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES (8192) */
   bool require_kernel_timing; /* NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING (1) */
   uint32_t coll_ring_size;  /* NCCL_INSPECTOR_DUMP_COLL_RING_SIZE (4096), power of two */

@@ -9,21 +9,6 @@
 
 #include "core/op.h"
 
-/* What the judge remembers of an op: enough to count its works per channel, and to
- * vouch for the ops before it. */
-struct ins_judge_op {
-  uint64_t mask;  /* channels it used */
-  uint64_t start, end; /* its GPU interval (when `state` is RIGHT) */
-  uint32_t idx;   /* its op_idx (the slot is idx % window: tells a stale slot) */
-  uint32_t group;
-  int32_t peer;
-  uint16_t issued_after; /* the record's: its group's ops were all issued by then */
-  uint16_t api_at;       /* the record's (record.h) */
-  uint8_t kind;
-  uint8_t seen;   /* a record of it arrived */
-  uint8_t state;  /* enum op_state */
-};
-
 /* Where a remembered op's record stands. */
 enum op_state {
   OP_WAITING = 0, /* held, not yet decided */
@@ -41,6 +26,8 @@ void ins_judge_init(struct ins_judge *j, bool verbose, bool emit_unverified) {
   j->slot = (INS_RECORD_MAX(verbose) + 15) & ~(size_t)15;
 }
 
+void ins_judge_set_bounds(struct ins_judge *j, bool on) { j->bounds = on; }
+
 void ins_judge_set_comm(struct ins_judge *j, int rank, int nranks) {
   j->rank = rank;
   j->nranks = nranks > 0 ? nranks : 0;
@@ -50,10 +37,13 @@ void ins_judge_free(struct ins_judge *j) {
   free(j->recent);
   free(j->held);
   free(j->held_state);
+  free(j->pend);
   j->recent = NULL;
   j->held = NULL;
   j->held_state = NULL;
+  j->pend = NULL;
   j->held_n = j->held_cap = 0;
+  j->pend_n = j->pend_cap = 0;
 }
 
 static uint32_t span_of(const struct ins_record *r) {
@@ -89,12 +79,34 @@ static void note(struct ins_judge *j, const struct ins_record *r) {
                              r->api_at, r->kind, 1, shadow ? OP_OTHER : OP_WAITING};
 }
 
+/* The window, at the first record that needs it. Its first entries are the latest right
+ * ops decided before, of the last two groups (j->last_right): the P of the first unverified
+ * op, of the last group or (the op in it) of the one before (judge.h, "Bounds"). false
+ * without memory. */
+static bool alloc_window(struct ins_judge *j) {
+  if (j->recent) return true;
+  j->recent = calloc(INS_JUDGE_WINDOW, sizeof *j->recent);
+  for (int k = 0; j->recent && k < 2; k++)
+    if (j->last_right[k].seen) j->recent[j->last_right[k].idx & (INS_JUDGE_WINDOW - 1)] = j->last_right[k];
+  return j->recent != NULL;
+}
+
 /* A decided record's verdict, where the ops before it can read it. */
 static void remember_verdict(struct ins_judge *j, const struct ins_record *r, bool right) {
-  struct ins_judge_op *o = j->recent ? remembered(j, r->op_idx) : NULL;
+  bool ok = right && r->timing == INS_TIMING_KERNEL_GPU && r->stale_channels == 0;
+  if (!j->recent) { /* the latest right ops, for the window to start with (alloc_window) */
+    struct ins_judge_op *last = j->last_right;
+    if (ok && j->bounds && (!last[1].seen || after(r->op_idx, last[1].idx))) {
+      if (last[1].group != r->group) last[0] = last[1];
+      last[1] = (struct ins_judge_op){r->chan_mask, r->start_ns, r->start_ns + r->exec_ns,
+                                      r->op_idx, r->group, r->peer, r->issued_after,
+                                      r->api_at, r->kind, 1, OP_RIGHT};
+    }
+    return;
+  }
+  struct ins_judge_op *o = remembered(j, r->op_idx);
   if (!o) return;
-  o->state = right && r->timing == INS_TIMING_KERNEL_GPU && r->stale_channels == 0 ? OP_RIGHT
-                                                                                   : OP_OTHER;
+  o->state = ok ? OP_RIGHT : OP_OTHER;
   o->start = r->start_ns, o->end = r->start_ns + r->exec_ns;
 }
 
@@ -226,6 +238,115 @@ static enum verdict judge_record(const struct ins_judge *j, const struct ins_rec
   return V_RIGHT;
 }
 
+/* ---- bounds (judge.h, "Bounds") ---------------------------------------------------- */
+
+enum bound_step { B_WAIT, B_NONE, B_FOUND };
+
+/* The unverified record k of the FIFO awaiting a bound. */
+static struct ins_record *pend_at(struct ins_judge *j, size_t k) {
+  return (struct ins_record *)(j->pend + ((j->pend_head + k) % j->pend_cap) * j->slot);
+}
+
+static void pend_pop(struct ins_judge *j) {
+  j->pend_head = (j->pend_head + 1) % j->pend_cap;
+  j->pend_n--;
+}
+
+/* A copy of an unverified record at the FIFO's end; without memory it gets no bound. At
+ * most a window of them wait (its P must stay in the window): the oldest then gets none. */
+static void pend_push(struct ins_judge *j, const struct ins_record *r) {
+  if (j->pend_n == INS_JUDGE_WINDOW) pend_pop(j);
+  if (j->pend_n == j->pend_cap) {
+    size_t cap = j->pend_cap ? 2 * j->pend_cap : 64;
+    unsigned char *p = malloc(cap * j->slot);
+    if (!p) return;
+    for (size_t k = 0; k < j->pend_n; k++) memcpy(p + k * j->slot, pend_at(j, k), j->slot);
+    free(j->pend);
+    j->pend = p, j->pend_cap = cap, j->pend_head = 0;
+  }
+  memcpy(pend_at(j, j->pend_n), r, ins_record_size(r, j->verbose));
+  j->pend_n++;
+}
+
+/* Is op i a neighbour that bounds x: right, and of another group (a group's ops share a
+ * launch, so they ran beside x, not before or after it)? B_WAIT while its verdict may yet
+ * say right; at the last drain every record has one. */
+static enum bound_step neighbour(const struct ins_judge *j, const struct ins_record *x,
+                                 uint32_t i, bool final, const struct ins_judge_op **o) {
+  if (!known(j, i, final)) return B_WAIT;
+  *o = remembered(j, i);
+  if (!*o || (*o)->group == x->group) return B_NONE;
+  if ((*o)->state == OP_WAITING) return final ? B_NONE : B_WAIT;
+  return (*o)->state == OP_RIGHT ? B_FOUND : B_NONE;
+}
+
+/* P: the last right op issued before x's group, still in the window. */
+static enum bound_step bound_before(const struct ins_judge *j, const struct ins_record *x,
+                                    bool final, const struct ins_judge_op **p) {
+  for (uint32_t i = x->op_idx - 1; j->newest - i < INS_JUDGE_WINDOW; i--) {
+    enum bound_step s = neighbour(j, x, i, final, p);
+    if (s != B_NONE) return s;
+  }
+  return B_NONE; /* out of the window: its slots may be later ops' */
+}
+
+/* N: the first right op issued after x's group; none yet: wait, or none at the last drain. */
+static enum bound_step bound_after(const struct ins_judge *j, const struct ins_record *x,
+                                   bool final, const struct ins_judge_op **n) {
+  for (uint32_t i = x->op_idx + 1; !after(i, j->newest); i++) {
+    enum bound_step s = neighbour(j, x, i, final, n);
+    if (s != B_NONE) return s;
+  }
+  return final ? B_NONE : B_WAIT;
+}
+
+/* The ops that ran between p and n: those issued between them, and the collective calls
+ * that made no op. With API events on both, the calls from p's start to n's, n's own
+ * left out (api_at has a collective's call before its op starts, a P2P call as it starts,
+ * so p's and n's own are in it once each, p's before the difference): the more of the two
+ * counts. The calls of p's and n's groups besides theirs may count in one and not the
+ * other; either way a bracket counts at least the ops and calls of the groups between. */
+static uint32_t ops_between(const struct ins_judge_op *p, const struct ins_judge_op *n) {
+  uint32_t ops = n->idx - p->idx - 1;
+  if ((p->api_at & INS_API_AT_VALID) && (n->api_at & INS_API_AT_VALID)) {
+    uint32_t calls = api_between(p->api_at, n->api_at);
+    if (calls > 0 && calls - 1 > ops) ops = calls - 1;
+  }
+  return ops;
+}
+
+/* x as a bound, once its neighbours are known. B_NONE: it gets none (x is left as it was). */
+static enum bound_step bound_of(const struct ins_judge *j, struct ins_record *x, bool final) {
+  const struct ins_judge_op *p = NULL, *n = NULL;
+  enum bound_step s = bound_before(j, x, final, &p);
+  if (s == B_FOUND) s = bound_after(j, x, final, &n);
+  if (s != B_FOUND) return s;
+  /* the stream's order puts p's end before n's start; a pair that says otherwise proves
+   * nothing (never seen: both are right) */
+  if (n->start < p->end) return B_NONE;
+  x->timing = INS_TIMING_BOUND;
+  x->start_ns = p->end;
+  x->exec_ns = n->start - p->end;
+  x->bound_ops = ops_between(p, n);
+  return B_FOUND;
+}
+
+/* Out, in the order they were decided, the bounds whose neighbours are known; the first
+ * still waiting stops the rest (records come nearly in issue order: the rest's brackets
+ * are mostly its), so that a settle judges at most one bracket in vain. */
+static void bound_pending(struct ins_judge *j, bool final, ins_judge_emit_fn emit, void *arg) {
+  while (j->pend_n) {
+    struct ins_record *x = pend_at(j, 0);
+    enum bound_step s = bound_of(j, x, final);
+    if (s == B_WAIT) break;
+    if (s == B_FOUND) {
+      j->bounded[x->kind & 1]++;
+      emit(arg, x);
+    }
+    pend_pop(j);
+  }
+}
+
 /* Out to emit, or counted as unverified. */
 static void decide(struct ins_judge *j, struct ins_record *r, enum verdict v,
                    ins_judge_emit_fn emit, void *arg) {
@@ -234,6 +355,8 @@ static void decide(struct ins_judge *j, struct ins_record *r, enum verdict v,
   if (r->timing == INS_TIMING_KERNEL_GPU && !ins_judge_clear_alone(r)) {
     if (v == V_UNVERIFIED) {
       j->unverified[r->kind & 1]++;
+      /* a bound for it later, when its launch is known to be its group's own */
+      if (j->bounds && j->recent && r->group) pend_push(j, r);
       if (!j->emit_unverified) return;
       r->timing = INS_TIMING_UNVERIFIED;
     } else {
@@ -296,19 +419,20 @@ void ins_judge_settle(struct ins_judge *j, bool final, ins_judge_emit_fn emit, v
     j->held_head = (j->held_head + 1) % j->held_cap;
     j->held_n--;
   }
+  bound_pending(j, final, emit, arg);
 }
 
 void ins_judge_take(struct ins_judge *j, struct ins_record *r, ins_judge_emit_fn emit, void *arg) {
   if (r->timing == INS_TIMING_SHADOW) {
     /* a quiet op's channels, published in a backlog: remembered, never emitted or held */
-    if (!j->recent) j->recent = calloc(INS_JUDGE_WINDOW, sizeof *j->recent);
+    alloc_window(j);
     note(j, r);
     return;
   }
   if (!j->recent && r->timing == INS_TIMING_KERNEL_GPU && !ins_judge_clear_alone(r)) {
     /* the first record that needs the others: remember ops from now on (without memory,
      * it and the like are unverified) */
-    j->recent = calloc(INS_JUDGE_WINDOW, sizeof *j->recent);
+    alloc_window(j);
   }
   note(j, r);
   /* Decided at once only when it needs no other record: the others of its span may be

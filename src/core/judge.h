@@ -47,8 +47,24 @@
  * needs it; held records take their ring cell's size and a byte. Shadows are remembered
  * in the window only: never held, emitted or counted.
  *
+ * Bounds (ins_judge_set_bounds): an unverified op X still ran where the stream put it. A
+ * communicator's kernels run one after another in issue order, and the ops of one
+ * application group share a launch; so X ran after the end of P, the last op issued before
+ * X's group that is right (GPU-timed, every channel its own: its interval is true), and
+ * before the start of N, the first such op issued after X's group. Once both are decided
+ * (and every op between has come, or never will), X goes out once more, as a bound: timing
+ * INS_TIMING_BOUND, start P's end, exec N's start minus that, and in bound_ops the ops
+ * that share the bracket (itself included): the ops issued between P and N, and the
+ * collective calls there that made no op (a Broadcast NCCL does not report: through the
+ * API calls, where API events come; an over-count at the brackets' ends, never an
+ * under-count of the calls between). No bound where no group was begun (group 0: which ops
+ * shared X's launch is not known), where no right P is remembered, or where no right N
+ * comes before the last drain (X stays only unverified); a bound is never a record:
+ * counted in `bounded`, its op still in `unverified`.
+ *
  * Owned by whoever holds the communicator's drain lock (sink/dump.c). No thread, no
- * lock, no I/O; deterministic: tests drive it directly (tests/unit/test_judge.c).
+ * lock, no I/O; deterministic: tests drive it directly (tests/unit/test_judge.c,
+ * test_judge_bounds.c).
  */
 #ifndef INS_JUDGE_H
 #define INS_JUDGE_H
@@ -63,7 +79,20 @@
 #define INS_JUDGE_SETTLE 64     /* ops past a span before its missing ops count as never recorded */
 #define INS_JUDGE_HOLD_MAX 8192 /* records held back at most */
 
-struct ins_judge_op; /* judge.c */
+/* What the judge remembers of an op: enough to count its works per channel, to vouch for
+ * the ops before it, and to bound the unverified around it. Plain data, judge.c's. */
+struct ins_judge_op {
+  uint64_t mask;  /* channels it used */
+  uint64_t start, end; /* its GPU interval (when `state` is RIGHT) */
+  uint32_t idx;   /* its op_idx (the slot is idx % window: tells a stale slot) */
+  uint32_t group;
+  int32_t peer;
+  uint16_t issued_after; /* the record's: its group's ops were all issued by then */
+  uint16_t api_at;       /* the record's (record.h) */
+  uint8_t kind;
+  uint8_t seen;   /* a record of it arrived */
+  uint8_t state;  /* judge.c enum op_state */
+};
 
 struct ins_judge {
   struct ins_judge_op *recent; /* by op_idx % INS_JUDGE_WINDOW; NULL until needed */
@@ -74,13 +103,21 @@ struct ins_judge {
   size_t slot, held_head, held_n, held_cap;
   bool verbose;                /* records carry their verbose trace (record.h) */
   bool emit_unverified;        /* hand the unverified on too, marked (judge.h) */
+  bool bounds;                 /* bound the unverified too (ins_judge_set_bounds) */
+  /* before the window is allocated, the latest right op decided ([1]) and the latest of an
+   * earlier group ([0]): its first entries, so that the first unverified op has its P */
+  struct ins_judge_op last_right[2];
+  unsigned char *pend;         /* FIFO of unverified records awaiting their bound, `slot` bytes */
+  size_t pend_head, pend_n, pend_cap;
   int32_t rank, nranks;        /* the communicator's (ins_judge_set_comm); nranks 0: unknown */
   uint64_t unverified[2];      /* records left out, by enum ins_kind */
   uint64_t cleared_late[2];    /* records cleared by the per-channel count */
+  uint64_t bounded[2];         /* of the unverified, those given a bound */
 };
 
 /* Where decided records go, in arrival order: the right ones, and (with `unverified` set
- * in ins_judge_init) the unverified ones too, their timing INS_TIMING_UNVERIFIED. */
+ * in ins_judge_init) the unverified ones too, their timing INS_TIMING_UNVERIFIED; with
+ * bounds on, the bounds as they are found, timing INS_TIMING_BOUND. */
 typedef void (*ins_judge_emit_fn)(void *arg, struct ins_record *r);
 
 /* For records of verbose rings or not; emit_unverified: see ins_judge_emit_fn. */
@@ -90,6 +127,10 @@ void ins_judge_free(struct ins_judge *j);
 /* The communicator's rank and size: which Send and Recv of a group NCCL runs as one work
  * (judge.c, works_of). Not set: none are taken to share one, the safe side. */
 void ins_judge_set_comm(struct ins_judge *j, int rank, int nranks);
+
+/* Hand on a bound for each unverified op that has right neighbours (judge.h, "Bounds"):
+ * a copy of its record, timing INS_TIMING_BOUND, after the decided records of a settle. */
+void ins_judge_set_bounds(struct ins_judge *j, bool on);
 
 /* A record out of a ring: emitted now if it needs no other record and none is held,
  * else held back (copied) until the next settle. */

@@ -26,7 +26,11 @@ enum ins_timing {
   /* Not a record: an op below NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES that completed in a backlog,
    * its place and channels only (core/op.c publish_shadow), for the judge to count the
    * works it added (core/judge.h); no sink ever sees one */
-  INS_TIMING_SHADOW = 4
+  INS_TIMING_SHADOW = 4,
+  /* Not a record: an unverified op's bracket between its right neighbours on the stream
+   * (core/judge.h, "Bounds"): start_ns the end of the op before, exec_ns to the start of the
+   * op after, bound_ops the ops in it; kept out of every exact-time figure */
+  INS_TIMING_BOUND = 5
 };
 
 /* Per-channel callback trace, kept only with NCCL_INSPECTOR_DUMP_VERBOSE=1. */
@@ -76,9 +80,13 @@ struct ins_record {
    * the host: host ns. */
   uint64_t start_ns; /* earliest kernel start */
   uint64_t exec_ns;
-  /* CLOCK_MONOTONIC ns when the op completed, while the GPU timer's unit is being
-   * measured (core/timer.h); else 0. */
-  uint64_t host_done_ns;
+  union {
+    /* CLOCK_MONOTONIC ns when the op completed, while the GPU timer's unit is being
+     * measured (core/timer.h); else 0. */
+    uint64_t host_done_ns;
+    /* timing BOUND: the ops that ran in its bracket, itself included (core/judge.h) */
+    uint64_t bound_ops;
+  };
   uint64_t chan_mask; /* the channels that reported (bit c: channel c); all for an overtaken op */
   uint32_t group;     /* its application group's number (ops of one group share it) */
   /* API calls that can make work (core/comm.h, api_seq; ABI v4: ops) from its group's

@@ -59,6 +59,7 @@ struct drain_comm {
   uint64_t partial[2];    /* records written without some of their channels */
   /* what the sinks were last told (report_counts) */
   uint64_t told_untimed[2][INS_UNTIMED_REASONS], told_unreported[INS_FUNC_COUNT], told_partial[2];
+  uint64_t told_bounded[2];
   struct ins_hang_comm *hang; /* hang detection's (sink/hang.h): made at the first op */
   /* An inherited context finalized in a forked child (forget): its sinks' states, kept */
   void *left_sink[INS_COMM_EXT_SINKS];
@@ -145,19 +146,26 @@ static void begin_pass(struct drainer *d) {
   }
 }
 
+/* GPU-timed: its times in the GPU timer's unit, until emit converts them. */
+static bool gpu_timed(const struct ins_record *r) {
+  return r->timing == INS_TIMING_KERNEL_GPU || r->timing == INS_TIMING_UNVERIFIED ||
+         r->timing == INS_TIMING_BOUND;
+}
+
 /* One record, in ns (core/timer.h), to every sink; dropped if one could not keep it. An
- * unverified op (NCCL_INSPECTOR_DUMP_UNVERIFIED=1) goes too, and the sinks that write only
- * records skip it: it is counted as untimed, not as written or dropped. */
+ * unverified op (NCCL_INSPECTOR_DUMP_UNVERIFIED=1) goes too, and a bound (core/judge.h,
+ * "Bounds"), and the sinks that write only records skip them: the op is counted as
+ * untimed (and bounded), not as written or dropped. */
 static void emit(struct ins_comm *c, struct drainer *d, struct ins_record *r) {
   struct drain_comm *dc = c->ext_drain;
-  bool gpu = r->timing == INS_TIMING_KERNEL_GPU || r->timing == INS_TIMING_UNVERIFIED;
+  bool gpu = gpu_timed(r);
   if (gpu) { /* host-timed records are host ns already */
     r->start_ns = ins_timer_to_ns(&dc->timer, r->start_ns);
     r->exec_ns = ins_timer_to_ns(&dc->timer, r->exec_ns);
   }
   int rc = 0;
   for (int i = 0; i < g_nsinks; i++) rc |= g_sinks[i]->record(&d->batch[i], c, c->ext_sink[i], r);
-  if (r->timing == INS_TIMING_UNVERIFIED) {
+  if (r->timing == INS_TIMING_UNVERIFIED || r->timing == INS_TIMING_BOUND) {
     /* counted by the judge */
   } else if (rc != 0) {
     atomic_fetch_add(&c->dropped[r->kind], 1); /* out of memory for the text or series */
@@ -220,8 +228,9 @@ static void judged(void *arg, struct ins_record *r) {
   struct drainer *d = to->d;
   struct drain_comm *dc = c->ext_drain;
   /* only GPU-timed records wait: the others are in host ns whatever the GPU timer's unit
-   * (an unverified op waits, but its timestamps measure nothing) */
-  if (dc->timer.unit == INS_TIMER_PENDING && r->timing == INS_TIMING_UNVERIFIED) {
+   * (an unverified op waits, but its timestamps measure nothing; a bound's are other ops') */
+  if (dc->timer.unit == INS_TIMER_PENDING &&
+      (r->timing == INS_TIMING_UNVERIFIED || r->timing == INS_TIMING_BOUND)) {
     if (hold(c, r, d->stash.slot_size)) return;
   }
   if (dc->timer.unit == INS_TIMER_PENDING && r->timing == INS_TIMING_KERNEL_GPU) {
@@ -308,6 +317,9 @@ static void report_counts(struct ins_comm *c, struct drainer *d) {
     k.dropped_since[kind] = k.dropped_total[kind] - s->reported_dropped;
     k.partial_total[kind] = dc->partial[kind];
     news |= k.since[kind] || k.dropped_since[kind] || dc->partial[kind] != dc->told_partial[kind];
+    k.bounded_total[kind] = dc->judge.bounded[kind];
+    k.bounded_since[kind] = k.bounded_total[kind] - dc->told_bounded[kind];
+    news |= k.bounded_since[kind] != 0;
     for (int why = 0; why < INS_UNTIMED_REASONS; why++) {
       k.untimed_total[kind][why] = untimed_now(c, dc, kind, why);
       k.untimed_since[kind][why] = k.untimed_total[kind][why] - dc->told_untimed[kind][why];
@@ -328,6 +340,7 @@ static void report_counts(struct ins_comm *c, struct drainer *d) {
         c->stats[kind].reported_written = k.total[kind];
         c->stats[kind].reported_dropped = k.dropped_total[kind];
         dc->told_partial[kind] = k.partial_total[kind];
+        dc->told_bounded[kind] = k.bounded_total[kind];
         memcpy(dc->told_untimed[kind], k.untimed_total[kind], sizeof dc->told_untimed[kind]);
       }
       memcpy(dc->told_unreported, k.unreported_total, sizeof dc->told_unreported);
@@ -606,6 +619,7 @@ static int attach(struct ins_comm *c) {
   ins_timer_init(&dc->timer, ins_device_timer_rate_khz());
   ins_judge_init(&dc->judge, c->verbose, g_cfg->dump_unverified);
   ins_judge_set_comm(&dc->judge, c->rank, c->nranks);
+  ins_judge_set_bounds(&dc->judge, g_cfg->bounds != INS_BOUNDS_OFF);
   atomic_store(&c->timer_probe, dc->timer.unit == INS_TIMER_PENDING);
   c->ext_drain = dc;
   for (int i = 0; i < g_nsinks; i++) {
@@ -661,12 +675,17 @@ static void say_untimed(const struct ins_comm *c, const struct drain_comm *dc) {
         n += snprintf(why + n, sizeof why - (size_t)n, "%s%llu %s %s", n ? ", " : "",
                       (unsigned long long)v, kind ? "P2P" : "collective", ins_untimed_name[r]);
     }
+  uint64_t bounded = dc->judge.bounded[0] + dc->judge.bounded[1];
+  if (n && bounded && n < (int)sizeof why - 80) /* of the unverified, those written as bounds */
+    n += snprintf(why + n, sizeof why - (size_t)n, "; %llu of the unverified written as bounds",
+                  (unsigned long long)bounded);
   if (n)
     ins_info("communicator 0x%llx rank %d: ops left without a record: %s (unverified: NCCL's "
              "proxy thread may have been 64 works behind the GPU, so their timestamps may be a "
              "later op's; handed_over: every channel had an earlier op's; no_gpu_timer: no kernel "
              "timestamps, as copy-engine collectives never have: NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING=0 "
-             "keeps them host-timed; docs/reference.md)",
+             "keeps them host-timed; bounds: the time between the verified ops around them; "
+             "docs/reference.md)",
              (unsigned long long)c->id, c->rank, why);
   n = 0;
   for (int f = 0; f < INS_FUNC_COUNT; f++) {

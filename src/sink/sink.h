@@ -69,6 +69,8 @@ struct ins_sink_counts {
   /* ops NCCL reported that left no record, by kind and reason (core/record.h) */
   uint64_t untimed_total[2][INS_UNTIMED_REASONS], untimed_since[2][INS_UNTIMED_REASONS];
   uint64_t partial_total[2]; /* records timed without some of their channels (stale_channels) */
+  /* of the unverified, those given a bound (core/judge.h, "Bounds"): totals and since the last */
+  uint64_t bounded_total[2], bounded_since[2];
   /* collectives the application called that NCCL never reported (core/comm.h), by enum
    * ins_func: totals and since the last counts */
   uint64_t unreported_total[INS_FUNC_COUNT], unreported_since[INS_FUNC_COUNT];

@@ -183,6 +183,19 @@ static void test_config(void) {
   CHECK(cfg.sample_mode == INS_SAMPLE_ALL);
   unsetenv("NCCL_INSPECTOR_SAMPLE_GROUPS");
   unsetenv("NCCL_INSPECTOR_SAMPLE_GROUPS_BURST");
+
+  /* The bounds of the ops left out (core/judge.h): apart by default; mix, off, and the
+   * booleans; anything else apart (with a notice naming it) */
+  CHECK(cfg.bounds == INS_BOUNDS_APART);
+  static const struct { const char *v; int want; } bounds[] = {
+      {"mix", INS_BOUNDS_MIX}, {" MIX ", INS_BOUNDS_MIX}, {"off", INS_BOUNDS_OFF}, {"0", INS_BOUNDS_OFF},
+      {"apart", INS_BOUNDS_APART}, {"1", INS_BOUNDS_APART}, {"mixed", INS_BOUNDS_APART}, {"2", INS_BOUNDS_APART}};
+  for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++) {
+    setenv("NCCL_INSPECTOR_BOUNDS", bounds[i].v, 1);
+    ins_config_load(&cfg);
+    CHECK_EQ_U(cfg.bounds, bounds[i].want);
+  }
+  unsetenv("NCCL_INSPECTOR_BOUNDS");
 }
 
 static void test_ring(void) {

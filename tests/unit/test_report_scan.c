@@ -164,6 +164,11 @@ static const char ours_hang_p2p[] =
   OURS_START ",\"hang\":{\"p2p\":\"Recv\",\"p2p_sn\":3,\"p2p_peer\":1,\"p2p_msg_size_bytes\":4096,\"p2p_count\":1024,\"p2p_datatype\":\"ncclFloat32\",\"in_flight_s\":2.250000,\"first_seen_us\":1748030377748202,\"kernel_started\":false,\"channels_started\":0,\"channels_stopped\":0,\"ops_in_flight\":3,\"repeat\":2,\"last_completed\":null}}";
 static const char ours_resolved[] =
   OURS_START ",\"hang_resolved\":{\"coll\":\"AllReduce\",\"coll_sn\":7,\"in_flight_s\":40.100000}}";
+/* The bound of an op the plugin left out (NCCL_INSPECTOR_BOUNDS): not a record, counted apart */
+static const char ours_bound[] =
+  OURS_START ",\"coll_bound\":{\"coll\":\"AllReduce\",\"coll_sn\":20,\"coll_msg_size_bytes\":4194304,\"coll_exec_time_us\":135,\"coll_timing_source\":\"bound\",\"coll_exec_time_ns\":135368,\"coll_start_ts_ns\":1796130930711354976,\"coll_end_ts_ns\":1796130930711490344,\"coll_bound_ops\":1,\"coll_datatype\":\"ncclFloat32\",\"coll_count\":1048576,\"coll_nchannels\":64,\"coll_stale_channels\":0,\"coll_algo\":\"RING\",\"coll_proto\":\"SIMPLE\"}}";
+static const char ours_bound_p2p[] =
+  OURS_START ",\"p2p_bound\":{\"p2p\":\"Send\",\"p2p_sn\":4,\"p2p_peer\":1,\"p2p_msg_size_bytes\":1048576,\"p2p_exec_time_us\":9,\"p2p_timing_source\":\"bound\",\"p2p_exec_time_ns\":9001,\"p2p_start_ts_ns\":1,\"p2p_end_ts_ns\":9002,\"p2p_bound_ops\":3,\"p2p_datatype\":\"ncclFloat32\",\"p2p_count\":262144,\"p2p_nchannels\":2,\"p2p_stale_channels\":0}}";
 static const char ours_idle[] =
   OURS_START ",\"comm_idle\":{\"idle_s\":301.500000,\"last_completed\":{\"p2p\":\"Send\",\"p2p_sn\":11,\"end_ts_ns\":1796009766205403104}}}";
 
@@ -241,6 +246,13 @@ static void test_our_fields(void) {
   CHECK(l.stats.sampling.a == 1000 && l.stats.sampling.b == 30000);
   CHECK(l.stats.sampling.covered == 0.033333);
   CHECK(l.hdr.pid == 895 && l.hdr.dump_us == 1796025812862812ull);
+  /* bound lines: their own kind, the header read; with a record's body too: rejected */
+  CHECK(both(ours_bound, &l));
+  CHECK(l.kind == RPT_BOUND && l.hdr.rank == 0 && l.hdr.comm == 0x302683ee5bc11ff7ull);
+  CHECK(both(ours_bound_p2p, &l));
+  CHECK(l.kind == RPT_BOUND);
+  CHECK(both(OURS_START ",\"coll_bound\":{},\"coll_perf\":{\"coll\":\"A\"}}", &l));
+  CHECK(l.kind == RPT_REJECTED);
 }
 
 /* A record with the given coll_perf tail (after the required fields) and metadata. */

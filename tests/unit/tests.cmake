@@ -71,6 +71,8 @@ if(TARGET inspector_core)
   ins_unit_test(timer test_timer.c 60 "unit")
   # whose timestamps: the judge's counts, holding back in order, the unverified
   ins_unit_test(judge test_judge.c 60 "unit")
+  # the bounds of the ops the judge leaves out: [end of the right op before, start of the one after]
+  ins_unit_test(judge_bounds test_judge_bounds.c 60 "unit")
   # what a message may show of text that may hold a credential (core/redact.c), and the
   # misspelling check's and the configuration's warnings, which show no value it withholds
   ins_unit_test(redact test_redact.c 60 "unit")

@@ -11,6 +11,11 @@
 # Lines are sorted: the two rings of a context (collectives, P2P) are drained one after the
 # other, and their interleaving in a file is not part of the format. One line per fixture and
 # mode, then a summary; exit 1 on any difference. JOBS (2): parallel build jobs.
+# WITH_TRUTH=1: the GPU-truth recordings too (tests/data/gpu-truth, --recorded-clock: busy CPU,
+# many ops left out). NO_BOUNDS=1: the bounds of the ops left out (coll_bound / p2p_bound
+# lines, *_bounded_total, the bound metrics: NCCL_INSPECTOR_BOUNDS) are taken out of the
+# working tree's side first, and counted: against a revision from before them, the rest must
+# be the same.
 set -euo pipefail
 rev=${1:-HEAD}
 jobs=${JOBS:-2}
@@ -32,12 +37,24 @@ cmake --build "$build" -j "$jobs" --target rccl-profiler-inspector inspector-rep
 replay=$build/bin/inspector-replay
 new=$build/lib/libnccl-profiler-inspector.so
 
+no_bounds() { # $1: old or new
+  if [ "${NO_BOUNDS:-0}" = 1 ] && [ "$1" = new ]; then
+    grep -vE '"(coll|p2p)_bound":|^nccl_(collective|p2p)_bound_time|^nccl_(collectives|p2p)_bounded_total|^# (HELP|TYPE) nccl_[a-z0-9_]*bound' |
+      sed -E 's/,"(coll|p2p)_bounded_total":[0-9]+//g' || true
+  else
+    cat
+  fi
+}
+
 normalise() { # dump dir -> sorted, volatile fields removed
   { { cat "$1"/*.log 2>/dev/null || true; } | sed -E 's/"dump_timestamp_us":[0-9]+/"dump_timestamp_us":0/;
       s/"pid":[0-9]+/"pid":0/; s/"git_rev":"[^"]*"/"git_rev":""/;
       s/"event_trace_ts":\{[^}]*(\{[^}]*\},?)*\]\}/"event_trace_ts":{}/; s/ +$//'
     { cat "$1"/*.prom 2>/dev/null || true; } | sed -E 's/pid[0-9]+/pidX/g'; } | sort
 }
+
+traces=("$root"/tests/data/nccl-*/*.jsonl.gz "$root"/tests/data/edge/*.jsonl)
+[ "${WITH_TRUTH:-0}" = 1 ] && traces+=("$root"/tests/data/gpu-truth/*/trace.jsonl.gz)
 
 n=0 bad=0
 for mode in default verbose prom; do
@@ -48,19 +65,22 @@ for mode in default verbose prom; do
     # (README "Prometheus output"); without finalize the files are written at exit
     prom) env=(NCCL_INSPECTOR_PROM_DUMP=1 NCCL_INSPECTOR_PROM_DUMP_STATS=1) args=(--no-finalize) ;;
   esac
-  for f in "$root"/tests/data/nccl-*/*.jsonl.gz "$root"/tests/data/edge/*.jsonl; do
+  for f in "${traces[@]}"; do
+    truth=(); [[ $f == */gpu-truth/* ]] && truth=(--recorded-clock)
     for v in old new; do
       so=$old; [ $v = new ] && so=$new
       rm -rf "$tmp/$v"; mkdir -p "$tmp/$v"
       rc=0
       env NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$tmp/$v" ${env[@]+"${env[@]}"} \
-        "$replay" --quiet ${args[@]+"${args[@]}"} --abi trace --plugin "$so" "$f" >/dev/null 2>&1 || rc=$?
+        "$replay" --quiet ${args[@]+"${args[@]}"} ${truth[@]+"${truth[@]}"} --abi trace --plugin "$so" "$f" >/dev/null 2>&1 || rc=$?
       # the exit status is compared too: a crash on one side is a difference
-      { normalise "$tmp/$v"; echo "(replay exit status $rc)"; } > "$tmp/$v.txt"
+      normalise "$tmp/$v" > "$tmp/$v.all"
+      { no_bounds $v < "$tmp/$v.all"; echo "(replay exit status $rc)"; } > "$tmp/$v.txt"
     done
+    gone=$(( $(wc -l < "$tmp/new.all") - $(wc -l < "$tmp/new.txt") + 1 ))
     n=$((n + 1))
     if cmp -s "$tmp/old.txt" "$tmp/new.txt"; then
-      echo "same     $mode ${f#$root/} ($(($(wc -l < "$tmp/new.txt") - 1)) lines)"
+      echo "same     $mode ${f#$root/} ($(($(wc -l < "$tmp/new.txt") - 1)) lines$([ "$gone" -gt 0 ] && echo ", and $gone bound lines"))"
     else
       bad=$((bad + 1))
       echo "DIFFERS  $mode ${f#$root/}"

@@ -175,6 +175,7 @@ struct rpt_acc {
   /* counts */
   uint64_t lines, records, records_kind[2], excluded[RPT_NEXCL], no_start;
   long rejected, not_records;
+  long bounds; /* coll_bound, p2p_bound lines */
   struct rpt_bad_line *bad;
   int nbad, cbad, bad_unit, bad_in_unit;
   char sampling[128];
@@ -633,6 +634,9 @@ void rpt_acc_line(struct rpt_acc *a, const char *line, size_t len, int unit, uin
   case RPT_REJECTED:
     note_bad(a, unit, lineno, &l);
     return;
+  case RPT_BOUND: /* in no figure: counted only */
+    a->bounds++;
+    return;
   case RPT_STATS:
   case RPT_RECORD:
   case RPT_HANG:
@@ -1075,6 +1079,7 @@ void rpt_acc_merge(struct rpt_acc **accs, int n, struct rpt_job *j) {
     j->no_start += a->no_start;
     j->rejected += a->rejected;
     j->not_records += a->not_records;
+    j->bounds += a->bounds;
     for (int k = 0; k < 3; k++) j->hang_lines[k] += a->hang_lines[k];
     j->hang_rows_dropped += a->hang_rows_dropped;
     if (!j->sampling[0] && a->sampling[0]) snprintf(j->sampling, sizeof j->sampling, "%s", a->sampling);

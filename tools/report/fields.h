@@ -41,6 +41,7 @@ enum rpt_perf { RPT_P_OP, RPT_P_SN, RPT_P_BYTES, RPT_P_EXEC_US, RPT_P_TIMING, RP
 enum rpt_field {
   RPT_F_HEADER, RPT_F_META, RPT_F_COLL, RPT_F_P2P, RPT_F_STATS,      /* top level */
   RPT_F_HANG, RPT_F_RESOLVED, RPT_F_IDLE,
+  RPT_F_BOUND_COLL, RPT_F_BOUND_P2P, /* coll_bound, p2p_bound: counted, their values not read */
   RPT_F_ID, RPT_F_COMM_NAME, RPT_F_RANK, RPT_F_NRANKS, RPT_F_NNODES, /* header */
   RPT_F_DUMP_US, RPT_F_HOST, RPT_F_PID,                              /* metadata */
   RPT_F_PERF,                                                        /* coll_perf, p2p_perf */

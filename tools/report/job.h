@@ -402,6 +402,7 @@ struct rpt_job {
   struct rpt_options opt;
   /* input */
   long files, rejected, not_records;
+  long bounds;                 /* bound lines: ops the plugin left out, bracketed (in no figure) */
   long duplicates;             /* files skipped: the same log as another input (input.c) */
   uint64_t bytes_read, lines;
   uint64_t records;            /* every record read */

@@ -343,6 +343,8 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
   uint64_t dropped = 0;
   for (int c = 0; c < j->ncomms; c++) dropped += j->comms[c].dropped[0] + j->comms[c].dropped[1];
   fprintf(f, "},\"dropped\":%" PRIu64, dropped);
+  /* once there are some: the output of logs without them is as before */
+  if (j->bounds) fprintf(f, ",\"bound_lines\":%ld", j->bounds);
   if (j->sampling[0]) {
     fprintf(f, ",\"sampling\":{\"description\":");
     jstr(f, j->sampling);

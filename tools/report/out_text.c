@@ -52,6 +52,9 @@ static void header(struct rpt_job *j, FILE *f) {
   if (j->rejected || j->not_records)
     fprintf(f, "  %ld lines rejected, %ld lines not Inspector records (stderr names the first ones)\n", j->rejected,
             j->not_records);
+  if (j->bounds)
+    fprintf(f, "  %ld bound lines (ops the plugin left out as unverified, bracketed by the ops before and "
+               "after them on the stream): counted here, in no figure below\n", j->bounds);
   if (excl)
     fprintf(f, "  %" PRIu64 " records excluded from every figure below: %" PRIu64 " timed from only some of their channels (the others' GPU timestamps were stale), %" PRIu64
                " not timed on the GPU (timing source not kernel_gpu), %" PRIu64 " above the %.0f GB/s busbw ceiling\n",

@@ -42,6 +42,7 @@ enum rpt_kind {
   RPT_HANG,       /* a hang line (an op in flight past the threshold): hang and hdr are set */
   RPT_HANG_RESOLVED, /* a hang_resolved line (that op completed after all): hang and hdr */
   RPT_IDLE,       /* a comm_idle line (no op in flight, none completed for a while): hang, hdr */
+  RPT_BOUND,      /* a coll_bound or p2p_bound line (an op left out, bracketed): hdr only */
   RPT_NOT_RECORD, /* a JSON object that is no Inspector line at all: why is set */
   RPT_REJECTED    /* not JSON, or an Inspector line with an impossible value: why is set */
 };

@@ -37,7 +37,9 @@
 
 #define FLUSH_BYTES (256 * 1024) /* a drainer's lines handed on at this size, not only at the pass's end */
 
-static const char *const k_timing[] = {"kernel_gpu", "kernel_cpu", "collective_cpu", "unverified"};
+/* by enum ins_timing (a shadow is never written) */
+static const char *const k_timing[] = {"kernel_gpu", "kernel_cpu", "collective_cpu", "unverified",
+                                       "", "bound"};
 
 /* The sink's state per communicator: its prebuilt "\"header\":{...}". */
 struct json_comm {
@@ -158,9 +160,15 @@ static int record_line(struct ins_buf *b, const struct ins_comm *c, const struct
   ins_buf_mem(b, h->text, (size_t)h->len);
   ins_buf_lit(b, ",");
   ins_buf_mem(b, meta, (size_t)meta_len);
-  /* an op whose timestamps could not be verified (NCCL_INSPECTOR_DUMP_UNVERIFIED=1) is
-   * not a record: another key, that readers of records skip (core/judge.h) */
-  if (r->timing == INS_TIMING_UNVERIFIED && coll)
+  /* an op whose timestamps could not be verified (NCCL_INSPECTOR_DUMP_UNVERIFIED=1), or
+   * its bound (NCCL_INSPECTOR_BOUNDS), is not a record: another key, that readers of
+   * records skip (core/judge.h) */
+  bool bound = r->timing == INS_TIMING_BOUND;
+  if (bound && coll)
+    ins_buf_lit(b, ",\"coll_bound\":{\"coll\":");
+  else if (bound)
+    ins_buf_lit(b, ",\"p2p_bound\":{\"p2p\":");
+  else if (r->timing == INS_TIMING_UNVERIFIED && coll)
     ins_buf_lit(b, ",\"coll_unverified\":{\"coll\":");
   else if (r->timing == INS_TIMING_UNVERIFIED)
     ins_buf_lit(b, ",\"p2p_unverified\":{\"p2p\":");
@@ -181,16 +189,24 @@ static int record_line(struct ins_buf *b, const struct ins_comm *c, const struct
   F("exec_time_us");
   ins_buf_u64(b, r->exec_ns / 1000);
   F("timing_source");
-  ins_buf_jstr(b, k_timing[r->timing <= INS_TIMING_UNVERIFIED ? r->timing : 0]);
-  double algbw = r->exec_ns ? (double)ins_bw_bytes(r->func, r->bytes, c->nranks) / (double)r->exec_ns : 0;
-  F("algobw_gbs");
-  ins_buf_f6(b, algbw);
-  F("busbw_gbs");
-  ins_buf_f6(b, algbw * ins_busbw_factor(r->func, c->nranks));
+  ins_buf_jstr(b, k_timing[r->timing <= INS_TIMING_BOUND ? r->timing : 0]);
+  if (!bound) { /* a bracket's bandwidth would be a floor only: none */
+    double algbw = r->exec_ns ? (double)ins_bw_bytes(r->func, r->bytes, c->nranks) / (double)r->exec_ns : 0;
+    F("algobw_gbs");
+    ins_buf_f6(b, algbw);
+    F("busbw_gbs");
+    ins_buf_f6(b, algbw * ins_busbw_factor(r->func, c->nranks));
+  }
   F("exec_time_ns");
   ins_buf_u64(b, r->exec_ns);
   F("start_ts_ns");
   ins_buf_u64(b, r->start_ns);
+  if (bound) { /* the bracket's end, and the ops that ran in it */
+    F("end_ts_ns");
+    ins_buf_u64(b, r->start_ns + r->exec_ns);
+    F("bound_ops");
+    ins_buf_u64(b, r->bound_ops);
+  }
   F("datatype");
   ins_buf_jstr(b, r->datatype);
   F("count");
@@ -311,6 +327,8 @@ static int stats_line(struct ins_buf *b, const struct json_comm *h, const char *
       put_count(b, r == 0, "", ins_untimed_name[r], k->untimed_total[i][r]);
     ins_buf_lit(b, "}");
     put_count(b, false, pfx[i], "partial_total", k->partial_total[i]);
+    /* of the unverified, those written as bounds (once there is one: core/judge.h) */
+    if (k->bounded_total[i]) put_count(b, false, pfx[i], "bounded_total", k->bounded_total[i]);
   }
   unreported_object(b, k);
   if (smp && smp->mode != INS_SAMPLE_ALL) sampling_object(b, smp);
@@ -489,7 +507,7 @@ static int json_record(struct ins_sink_batch *b, const struct ins_comm *c, void 
     return -1; /* no metadata (out of memory at begin_pass): no line, counted as dropped */
   assert(!j->owner || j->owner == state); /* one communicator's lines at a time */
   j->owner = state;
-  if (r->timing != INS_TIMING_UNVERIFIED) j->records++;
+  if (r->timing != INS_TIMING_UNVERIFIED && r->timing != INS_TIMING_BOUND) j->records++;
   if (j->buf.len >= FLUSH_BYTES) flush_lines(b, state);
   return 0;
 }

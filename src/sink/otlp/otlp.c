@@ -84,6 +84,9 @@ struct series {
   uint64_t start_ns;
   uint64_t ops, bytes;
   struct ins_otlp_hist time_s, busbw;
+  /* the bounds of ops the judge left out (core/judge.h, "Bounds"): exported apart, as
+   * nccl.bound_operations and nccl.bound_time, their busbw empty */
+  bool bound;
   /* The latest body holding this series that the collector took (the exporter said so:
    * ins_otlp_delivered), as g_made numbered it; 0: none. Exporter thread, under g_lock. */
   uint64_t delivered;
@@ -124,6 +127,7 @@ static struct device *g_devs;
 static struct comm_state *g_comms; /* attached, hang detection on (comm_state) */
 static size_t g_ncomms;
 static bool g_hang;                /* NCCL_INSPECTOR_HANG_SECONDS > 0: the gauges exist */
+static int g_bounds;               /* NCCL_INSPECTOR_BOUNDS: enum ins_bounds */
 static struct ins_otlp_config g_cfg;
 static struct ins_otlp_kv g_resource[INS_OTLP_MAX_ATTRS + 8];
 static int g_nresource;
@@ -195,6 +199,7 @@ static void otlp_start(const struct ins_config *cfg) {
   g_exp = (struct export_cursor){0};
   g_per_series = 0;
   g_hang = cfg->hang_ns != 0;
+  g_bounds = cfg->bounds;
   ins_otlp_config_load(&g_cfg);
   snprintf(g_host, sizeof g_host, "%s", cfg->hostname);
   snprintf(g_job, sizeof g_job, "%s", cfg->job_id);
@@ -295,8 +300,9 @@ static const char *peer_value(struct comm_state *s, const struct ins_record *r, 
 }
 
 /* The series of a record's attribute set, created on first use (g_lock held); peer: the
- * nccl.peer value of a P2P record (peer_value). */
-static struct series *series_get(const struct comm_state *s, const struct ins_record *r, const char *peer) {
+ * nccl.peer value of a P2P record (peer_value); bound: the bounds' series of that set. */
+static struct series *series_get(const struct comm_state *s, const struct ins_record *r, const char *peer,
+                                 bool bound) {
   char ap[160], size[48];
   const char *kind = r->kind == INS_KIND_COLL ? "collective" : "p2p";
   snprintf(ap, sizeof ap, "%s_%s", r->algo ? r->algo : "unknown", r->proto ? r->proto : "unknown");
@@ -309,7 +315,7 @@ static struct series *series_get(const struct comm_state *s, const struct ins_re
                                     r->kind == INS_KIND_COLL ? ap : "", size, s->dev->uuid,
                                     r->kind == INS_KIND_COLL ? "" : peer};
   char sig[1024];
-  size_t o = 0;
+  size_t o = bound ? (size_t)snprintf(sig, sizeof sig, "bound\x1f") : 0;
   for (int i = 0; i < SERIES_ATTRS && o < sizeof sig; i++)
     o += (size_t)snprintf(sig + o, sizeof sig - o, "%s\x1f", vals[i]);
   uint64_t h = fnv(sig, 1469598103934665603ull);
@@ -341,6 +347,7 @@ static struct series *series_get(const struct comm_state *s, const struct ins_re
     x->attrs[x->nattrs++] = (struct ins_otlp_kv){.key = keys[i], .type = INS_OTLP_STR, .s = v};
   }
   x->hash = h;
+  x->bound = bound;
   x->start_ns = now_ns();
   ins_otlp_hist_init(&x->time_s);
   ins_otlp_hist_init(&x->busbw);
@@ -379,12 +386,15 @@ static int otlp_record(struct ins_sink_batch *b, const struct ins_comm *c, void 
     return 0;
   }
   char peer[16];
-  struct series *x = series_get(s, r, r->kind == INS_KIND_COLL ? "" : peer_value(s, r, peer, sizeof peer));
+  /* a bound in its own series, unless NCCL_INSPECTOR_BOUNDS=mix asked for it among the records */
+  bool bound = r->timing == INS_TIMING_BOUND && g_bounds != INS_BOUNDS_MIX;
+  struct series *x = series_get(s, r, r->kind == INS_KIND_COLL ? "" : peer_value(s, r, peer, sizeof peer),
+                                bound);
   if (x) {
     x->ops++;
     x->bytes += r->bytes;
     ins_otlp_hist_add(&x->time_s, (double)r->exec_ns / 1e9);
-    if (r->exec_ns)
+    if (r->exec_ns && !bound) /* a bracket's bandwidth would be a floor only */
       ins_otlp_hist_add(&x->busbw, (double)ins_bw_bytes(r->func, r->bytes, c->nranks) / (double)r->exec_ns *
                                       ins_busbw_factor(r->func, c->nranks));
   }
@@ -503,7 +513,7 @@ static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters,
   for (struct device *d = g_devs; d; d = d->next) ndev++;
   /* per device: 2 dropped, 2 excluded, 2 x reasons untimed, functions unreported */
   size_t per_dev = 4 + 2 * INS_UNTIMED_REASONS + INS_FUNC_COUNT;
-  struct ins_otlp_point *pts = calloc(4 * ns + per_dev * ndev + 1, sizeof *pts);
+  struct ins_otlp_point *pts = calloc(6 * ns + per_dev * ndev + 1, sizeof *pts);
   struct ins_otlp_expo *expo = calloc(2 * ns + 1, sizeof *expo);
   struct ins_otlp_kv *kv = calloc(per_dev * ndev * 3 + 1, sizeof *kv);
   /* hang detection's gauges (with the counters): a point per context, and one per function
@@ -515,16 +525,25 @@ static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters,
   struct ins_otlp_kv *gkv = calloc(GAUGE_ATTRS * ngauge + 1, sizeof *gkv);
   int rc = -1;
   if (!pts || !expo || !kv || !gpts || !gkv) goto out;
-  struct ins_otlp_metric m[11];
+  struct ins_otlp_metric m[13]; /* 4 of the records, 2 of the bounds, 5 counters, 2 gauges */
   int nm = 0;
   struct ins_otlp_point *p = pts;
   struct ins_otlp_point *ops = p, *bytes = p + ns, *tim = p + 2 * ns, *bw = p + 3 * ns;
-  size_t nt = 0, nb = 0;
+  struct ins_otlp_point *bops = p + 4 * ns, *btim = p + 5 * ns; /* the bounds' */
+  size_t no = 0, nt = 0, nb = 0, nbo = 0, nbt = 0;
   for (size_t i = 0; i < ns; i++) {
     const struct series *x = g_list[a + i];
     struct ins_otlp_point base = {.attrs = x->attrs, .nattrs = x->nattrs, .start_ns = x->start_ns, .time_ns = now};
-    ops[i] = base, ops[i].value = (int64_t)x->ops;
-    bytes[i] = base, bytes[i].value = (int64_t)x->bytes;
+    if (x->bound) {
+      bops[nbo] = base, bops[nbo++].value = (int64_t)x->ops;
+      if (x->time_s.count) {
+        expo_of(&expo[2 * i], &x->time_s);
+        btim[nbt] = base, btim[nbt++].hist = &expo[2 * i];
+      }
+      continue;
+    }
+    ops[no] = base, ops[no].value = (int64_t)x->ops;
+    bytes[no] = base, bytes[no++].value = (int64_t)x->bytes;
     if (x->time_s.count) {
       expo_of(&expo[2 * i], &x->time_s);
       tim[nt] = base, tim[nt++].hist = &expo[2 * i];
@@ -535,15 +554,24 @@ static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters,
     }
   }
   m[nm++] = (struct ins_otlp_metric){"nccl.operations", "Operations recorded (kept records)", "{operation}",
-                                     INS_OTLP_SUM, true, ops, (int)ns};
+                                     INS_OTLP_SUM, true, ops, (int)no};
   m[nm++] = (struct ins_otlp_metric){"nccl.bytes", "Message bytes of the operations recorded", "By",
-                                     INS_OTLP_SUM, true, bytes, (int)ns};
+                                     INS_OTLP_SUM, true, bytes, (int)no};
   m[nm++] = (struct ins_otlp_metric){"nccl.exec_time", "GPU execution time per operation", "s",
                                      INS_OTLP_EXPO_HIST, false, tim, (int)nt};
   m[nm++] = (struct ins_otlp_metric){"nccl.bus_bandwidth", "Bus bandwidth per operation", "GBy/s",
                                      INS_OTLP_EXPO_HIST, false, bw, (int)nb};
+  if (nbo) { /* once there are bounds: an export without them is as before */
+    m[nm++] = (struct ins_otlp_metric){"nccl.bound_operations",
+                                       "Operations whose timestamps could not be verified, bounded by their "
+                                       "neighbours on the stream", "{operation}", INS_OTLP_SUM, true, bops, (int)nbo};
+    m[nm++] = (struct ins_otlp_metric){"nccl.bound_time",
+                                       "Time between the operations before and after such an operation on "
+                                       "the stream, which it ran within (an upper bound)", "s",
+                                       INS_OTLP_EXPO_HIST, false, btim, (int)nbt};
+  }
   if (counters) {
-    struct ins_otlp_point *drop = p + 4 * ns, *excl = drop + 2 * ndev, *exp_drop = excl + 2 * ndev;
+    struct ins_otlp_point *drop = p + 6 * ns, *excl = drop + 2 * ndev, *exp_drop = excl + 2 * ndev;
     size_t k = 0, q = 0;
     for (struct device *d = g_devs; d; d = d->next)
       for (int kind = 0; kind < 2; kind++) {

@@ -50,6 +50,7 @@ struct ins_prom_dev {
    * counts), excluded (timed from a subset of their channels: ins_prom_add) */
   uint64_t kept[2], dropped[2], excluded[2];
   uint64_t untimed[2][INS_UNTIMED_REASONS]; /* ops left without a record (dump layer) */
+  uint64_t bounded[2];                      /* of those, bounded (dump layer) */
   uint64_t unreported[INS_FUNC_COUNT];      /* collectives NCCL never reported (dump layer) */
   bool named;              /* the file's path was logged */
   struct prom_comm *comms; /* its contexts' gauges, with hang detection on (g_lock) */
@@ -81,6 +82,7 @@ static char g_host[256];
 static struct ins_files_dir g_dir; /* the dump directory, as first made (io/files.h) */
 static bool g_stats;
 static bool g_ranks;                   /* NCCL_INSPECTOR_PROM_DUMP_RANKS */
+static int g_bounds;                   /* NCCL_INSPECTOR_BOUNDS: enum ins_bounds */
 static char *g_proc_labels;            /* version, cluster, slurm_job_id, node */
 /* Devices are only ever added (at the head, under g_lock) and never freed: an attach finds
  * its GPU's without the lock (a new GPU's takes it). */
@@ -105,6 +107,7 @@ void ins_prom_configure(const struct ins_config *cfg) {
   snprintf(g_host, sizeof g_host, "%s", cfg->hostname);
   g_stats = cfg->prom_dump_stats;
   g_ranks = cfg->prom_dump_ranks;
+  g_bounds = cfg->bounds;
   g_hang_ns = cfg->hang_ns;
   free(g_proc_labels);
   g_proc_labels = strdup(buf);
@@ -237,6 +240,22 @@ static int add(struct ins_prom_dev *d, struct prom_comm *pc, const struct ins_co
   return rc;
 }
 
+/* A bound (core/judge.h, "Bounds"): into its own series (INS_PROM_BOUND + kind: the bound
+ * families), or with NCCL_INSPECTOR_BOUNDS=mix among the records, as the user asked. */
+static int add_bound(struct prom_comm *pc, const struct ins_comm *c, const struct ins_record *r) {
+  if (g_bounds == INS_BOUNDS_MIX) return add(pc->dev, pc, c, r);
+  if (!pc->dev) return -1;
+  char labels[1536];
+  ins_prom_record_labels(labels, sizeof labels, c, r);
+  pthread_mutex_lock(&g_lock);
+  /* no bandwidth: a bracket's would be a floor only */
+  int rc = ins_prom_table_add(&pc->dev->table, INS_PROM_BOUND + r->kind, labels,
+                              (double)r->exec_ns / 1000.0, 0);
+  note_sn(pc, r);
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
 int ins_prom_add(struct ins_prom_dev *d, const struct ins_comm *c, const struct ins_record *r) {
   return add(d, NULL, c, r);
 }
@@ -247,6 +266,7 @@ void ins_prom_count(struct ins_prom_dev *d, const struct ins_sink_counts *k) {
   for (int i = 0; i < 2; i++) {
     d->dropped[i] += k->dropped_since[i];
     for (int r = 0; r < INS_UNTIMED_REASONS; r++) d->untimed[i][r] += k->untimed_since[i][r];
+    d->bounded[i] += k->bounded_since[i];
   }
   for (int f = 0; f < INS_FUNC_COUNT; f++) d->unreported[f] += k->unreported_since[f];
   pthread_mutex_unlock(&g_lock);
@@ -258,6 +278,7 @@ void ins_prom_count(struct ins_prom_dev *d, const struct ins_sink_counts *k) {
 struct dev_counts {
   uint64_t kept[2], dropped[2], excluded[2];
   uint64_t untimed[2][INS_UNTIMED_REASONS];
+  uint64_t bounded[2];
   uint64_t unreported[INS_FUNC_COUNT];
   struct ins_prom_gauge *gauges; /* malloc'd; NULL: none, or no memory (the families empty) */
   size_t ngauges;
@@ -305,6 +326,7 @@ static void end_window_locked(struct ins_prom_dev *d, struct dev_counts *k) {
   memcpy(k->dropped, d->dropped, sizeof k->dropped);
   memcpy(k->excluded, d->excluded, sizeof k->excluded);
   memcpy(k->untimed, d->untimed, sizeof k->untimed);
+  memcpy(k->bounded, d->bounded, sizeof k->bounded);
   memcpy(k->unreported, d->unreported, sizeof k->unreported);
   copy_gauges(d, k);
 }
@@ -314,7 +336,7 @@ static void write_ended(struct ins_prom_dev *d, const struct dev_counts *k) {
   char path[PATH_MAX + 256];
   struct ins_prom_file f = {.uuid = d->id.uuid, .labels = d->labels, .table = &d->ended,
                             .kept = k->kept, .dropped = k->dropped, .excluded = k->excluded,
-                            .untimed = k->untimed, .unreported = k->unreported,
+                            .untimed = k->untimed, .bounded = k->bounded, .unreported = k->unreported,
                             .stats = g_stats, .hang = g_hang_ns != 0, .ranks = g_ranks,
                             .gauges = k->gauges, .ngauges = k->ngauges};
   if (ins_prom_file_write(&g_dir, &f, path, sizeof path) == 0 && !d->named) {
@@ -413,6 +435,7 @@ static int prom_record(struct ins_sink_batch *b, const struct ins_comm *c, void 
     }
     return 0;
   }
+  if (r->timing == INS_TIMING_BOUND) return add_bound(pc, c, r);
   return add(pc->dev, pc, c, r);
 }
 

@@ -41,6 +41,26 @@ static void family(FILE *f, const struct ins_prom_file *d, const char *name, con
   }
 }
 
+/* The bounds' families (core/judge.h, "Bounds"): written only when the window has some, so
+ * that a file without them is as before. */
+static void bound_families(FILE *f, const struct ins_prom_file *d) {
+  static const char *const name[2] = {"nccl_collective_bound_time_microseconds",
+                                      "nccl_p2p_bound_time_microseconds"};
+  for (int kind = 0; kind < 2; kind++) {
+    bool any = false;
+    for (size_t i = 0; i < d->table->ns && !any; i++)
+      any = d->table->s[i].kind == INS_PROM_BOUND + kind && d->table->s[i].n;
+    if (!any) continue;
+    family(f, d, name[kind], kind == 0 ?
+           "Collectives whose timestamps could not be verified: the time between the operations "
+           "before and after them on the stream, which they ran within (an upper bound), in "
+           "microseconds: mean over the dump window." :
+           "Point-to-point operations whose timestamps could not be verified: the time between "
+           "the operations before and after them on the stream, which they ran within (an upper "
+           "bound), in microseconds: mean over the dump window.", INS_PROM_BOUND + kind, false);
+  }
+}
+
 /* A counter of the device; `extra` labels after the device's (",reason=\"...\"" or ""). */
 static void counter(FILE *f, const struct ins_prom_file *d, const char *name, const char *help,
                     const char *extra, uint64_t v) {
@@ -197,6 +217,7 @@ int ins_prom_file_write(struct ins_files_dir *dir, const struct ins_prom_file *d
          "Point-to-point bus bandwidth in GB/s: geometric mean over the dump window.", INS_KIND_P2P, true);
   family(f, d, "nccl_p2p_exec_time_microseconds",
          "Point-to-point execution time in microseconds: mean over the dump window.", INS_KIND_P2P, false);
+  bound_families(f, d);
   if (d->stats) {
     /* One reason so far; the label leaves room for others without a new metric. */
     static const char *const stale = ",reason=\"stale_channels\"";
@@ -217,6 +238,12 @@ int ins_prom_file_write(struct ins_files_dir *dir, const struct ins_prom_file *d
             "(stale_channels: timed from some of their channels only).",
             stale, d->excluded[1]);
     untimed_counters(f, d);
+    static const char *const bname[2] = {"nccl_collectives_bounded_total", "nccl_p2p_bounded_total"};
+    for (int kind = 0; kind < 2; kind++)
+      if (d->bounded && d->bounded[kind]) /* once there is one: files without bounds as before */
+        counter(f, d, bname[kind], "Of the ops left untimed as unverified on this GPU, those "
+                "written as bounds (the time between their neighbours on the stream).", "",
+                d->bounded[kind]);
     sampling_gauge(f, d);
   }
   if (d->hang) hang_gauges(f, d);

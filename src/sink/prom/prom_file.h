@@ -58,6 +58,7 @@ struct ins_prom_file {
    * excluded from the series (timed from a subset of their channels: stale_channels) */
   const uint64_t *kept, *dropped, *excluded;
   const uint64_t (*untimed)[INS_UNTIMED_REASONS]; /* [kind][reason] ops left without a record */
+  const uint64_t *bounded;         /* [kind] of the unverified, those bounded (NULL: none) */
   const uint64_t *unreported;      /* [enum ins_func] collectives NCCL never reported */
   bool stats;                      /* NCCL_INSPECTOR_PROM_DUMP_STATS: counters and sampled share */
   bool hang;                       /* hang detection on: the gauges below (none: families empty) */

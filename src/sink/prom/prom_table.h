@@ -10,9 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A series' kind: enum ins_kind, or INS_PROM_BOUND + it for the bounds of the ops the judge
+ * left out (core/judge.h, "Bounds"), kept apart from the records' */
+#define INS_PROM_BOUND 2
+
 struct ins_prom_series {
   uint64_t hash;
-  int kind;          /* enum ins_kind */
+  int kind;          /* enum ins_kind, or INS_PROM_BOUND + it */
   char *labels;      /* comm_name=...: the labels after gpu */
   double sum_us;     /* execution times, us */
   double sum_log_bw; /* log of bus bandwidths (GB/s) > 0 */

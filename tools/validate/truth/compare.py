@@ -25,7 +25,13 @@ With a trace, the ops NCCL gave right are known: every kernel-channel interval i
 op lies inside the op's own kernel (+- 3 us). "Recall" is the share of those collectives
 that have a record that is not off. The JSON also has, per run, `shortfall_ns`: the kernel's
 time less the record's, over the records not off (10th percentile, median, 90th): the part of
-the kernel NCCL's channel timers do not see. Standard library only.
+the kernel NCCL's channel timers do not see.
+
+Bounds (NCCL_INSPECTOR_BOUNDS: coll_bound / p2p_bound lines, the ops left out bracketed by
+their right neighbours on the stream): each must hold its op's kernel, [start, end] within
++- 3 us (CH_TOL_NS, the clock mapping's error); `bounds` in the JSON counts them, those that
+do not ("outside"), and for the brackets of one op the ratio of the bracket to the kernel
+time (median, 90th percentile, most). Standard library only.
 """
 import argparse
 import bisect
@@ -144,6 +150,7 @@ class Run:
     def _logs(self):
         recs, stats = [], []
         self.unverified = []  # with NCCL_INSPECTOR_DUMP_UNVERIFIED=1: ops the plugin left out
+        self.bounds = []      # coll_bound / p2p_bound lines (NCCL_INSPECTOR_BOUNDS)
         for p in sorted(glob.glob(os.path.join(self.dir, "logs", "*.log*")) +
                         glob.glob(os.path.join(self.dir, "live.log*"))):
             for line in opener(p):
@@ -160,6 +167,8 @@ class Run:
                     recs.append(j)
                 elif "coll_unverified" in j:
                     self.unverified.append(j)
+                elif "coll_bound" in j or "p2p_bound" in j:
+                    self.bounds.append(j)
         return recs, stats
 
     def nccl_right(self):
@@ -279,6 +288,8 @@ def judge(run):
         res["nccl_right"] = len(ok)
         res["nccl_reported"] = len(right)
         res["right_published"] = sum(1 for k in ok if k in good)
+    if run.bounds:
+        res["bounds"] = judge_bounds(run)
     if run.stats:
         last = {}
         for s in run.stats:  # the latest per context
@@ -292,6 +303,40 @@ def judge(run):
                     for kk, vv in v.items():
                         agg["%s.%s" % (k, kk)] += vv
         res["dump_stats"] = dict(agg)
+    return res
+
+
+def judge_bounds(run):
+    """The bound lines against the kernels: {n, one_op, outside, unmatched, ratio_one_op}."""
+    st = collections.Counter()
+    ratios = []
+    for j in run.bounds:
+        r = j["header"]["rank"]
+        if "coll_bound" in j:
+            c, key = j["coll_bound"], None
+            key = (r, c["coll"], c["coll_sn"])
+            pfx = "coll_"
+        else:
+            c = j["p2p_bound"]
+            key = (r, c["p2p"], c["p2p_sn"] // 2)
+            pfx = "p2p_"
+        st["n"] += 1
+        t = run.truth.get(key)
+        if t is None:
+            st["unmatched"] += 1
+            continue
+        s, e = c[pfx + "start_ts_ns"], c[pfx + "end_ts_ns"]
+        if not (s - CH_TOL_NS <= t[0] and t[1] <= e + CH_TOL_NS):
+            st["outside"] += 1
+        if c[pfx + "bound_ops"] == 1:
+            st["one_op"] += 1
+            if t[1] > t[0]:
+                ratios.append((e - s) / (t[1] - t[0]))
+    res = {"n": st["n"], "one_op": st["one_op"], "outside": st["outside"], "unmatched": st["unmatched"]}
+    if ratios:
+        ratios.sort()
+        q = lambda f: round(ratios[min(len(ratios) - 1, int(f * len(ratios)))], 4)
+        res["ratio_one_op"] = {"median": q(0.5), "p90": q(0.9), "max": round(ratios[-1], 4)}
     return res
 
 
@@ -321,6 +366,16 @@ def table(results):
             "%d / %d" % (r["nccl_right"], r["nccl_reported"]) if "nccl_right" in r else "-",
             pct(r["right_published"], r["nccl_right"]) if "nccl_right" in r else
             "(%s of all)" % pct(r["records"] - r["off"], r["issued"]), left_out(r)))
+    if any("bounds" in r for r in results):  # a second table: the bounds of the ops left out
+        rows += ["", "| run | left out unverified | bounded | outside their kernel | brackets of one op | "
+                 "bracket / kernel, one op: median / p90 / max |", "| --- | --- | --- | --- | --- | --- |"]
+        for r in results:
+            b, d = r.get("bounds", {}), r.get("dump_stats", {})
+            q = b.get("ratio_one_op")
+            rows.append("| %s | %d | %d | %d | %d | %s |" % (
+                r["run"], d.get("coll_untimed.unverified", 0) + d.get("p2p_untimed.unverified", 0),
+                b.get("n", 0), b.get("outside", 0), b.get("one_op", 0),
+                "%.3f / %.3f / %.3f" % (q["median"], q["p90"], q["max"]) if q else "-"))
     return "\n".join(rows)
 
 
