@@ -240,10 +240,12 @@ struct align {
   size_t ninst, nent; /* instances, and their ends in all */
   size_t *beg, *end;  /* instance q: job.ops[beg[q], end[q]) */
   int *parent;        /* union-find over clocks: joined when they share an instance */
+  uint8_t *span;      /* instance q's hosts: 1, 2, or 3 for three or more */
+  uint8_t *level;     /* clock c is fitted on the instances of this span or more (fitted_end) */
   size_t *cnt;        /* clock c's ends in every instance: res[cnt[c], cnt[c + 1]) */
   double *res;        /* per end: |its aligned end - its instance's common end| */
   double *tmp;        /* scratch, nent doubles: every median below is taken in it */
-  size_t nsel, nslots;
+  size_t nsel, nslots; /* selected instances, and their fitted ends */
   size_t *sel;        /* the instances the rounds fit on, in time order */
   size_t *sbase;      /* clock c's ends in those: slots[sbase[c], sbase[c + 1]), by its time */
   struct slot *slots;
@@ -260,8 +262,9 @@ static void find_instances(struct align *a) {
   size_t cap = 64;
   a->beg = malloc(cap * sizeof *a->beg);
   a->end = malloc(cap * sizeof *a->end);
+  a->span = malloc(cap * sizeof *a->span);
   a->parent = malloc((size_t)a->nc * sizeof *a->parent);
-  if (!a->beg || !a->end || !a->parent) xalloc_die();
+  if (!a->beg || !a->end || !a->span || !a->parent) xalloc_die();
   for (int c = 0; c < a->nc; c++) a->parent[c] = c;
   uint64_t ref = UINT64_MAX;
   for (size_t i = 0; i < j->nops;) {
@@ -274,8 +277,18 @@ static void find_instances(struct align *a) {
         cap *= 2;
         a->beg = realloc(a->beg, cap * sizeof *a->beg);
         a->end = realloc(a->end, cap * sizeof *a->end);
-        if (!a->beg || !a->end) xalloc_die();
+        a->span = realloc(a->span, cap * sizeof *a->span);
+        if (!a->beg || !a->end || !a->span) xalloc_die();
       }
+      int h0 = j->clocks[j->ops[i].clock].host, h1 = h0;
+      uint8_t span = 1;
+      for (size_t k = i + 1; k < e && span < 3; k++) {
+        int h = j->clocks[j->ops[k].clock].host;
+        if (h == h0 || h == h1) continue;
+        if (h1 == h0) h1 = h;
+        span++;
+      }
+      a->span[a->ninst] = span;
       a->beg[a->ninst] = i;
       a->end[a->ninst++] = e;
       a->nent += e - i;
@@ -333,6 +346,33 @@ static void count_ends(struct align *a) {
     j->clocks[c].aligned = a->cnt[c + 1] > 0;
     a->cnt[c + 1] += a->cnt[c]; /* now cnt[c] is clock c's first slot */
   }
+  size_t *n3 = calloc((size_t)a->nc + 1, sizeof *n3), *n2 = calloc((size_t)a->nc + 1, sizeof *n2);
+  a->level = malloc(((size_t)a->nc + 1) * sizeof *a->level);
+  if (!n3 || !n2 || !a->level) xalloc_die();
+  for (size_t q = 0; q < a->ninst; q++)
+    for (size_t k = a->beg[q]; k < a->end[q]; k++) {
+      n3[j->ops[k].clock] += a->span[q] >= 3;
+      n2[j->ops[k].clock] += a->span[q] >= 2;
+    }
+  for (int c = 0; c < a->nc; c++) a->level[c] = n3[c] >= 2 * MIN_PER_WINDOW ? 3 : n2[c] ? 2 : 1;
+  free(n3);
+  free(n2);
+}
+
+/*
+ * Whether the end ops[k] of instance q is fitted on: a clock is fitted on the instances that
+ * span the most hosts it has enough of (three or more, else two, else one). An instance whose
+ * ends are all on one host says nothing of that host's clock against the others': its
+ * processes share the host's error, their common end moves with it, and it hands the fit
+ * back the offset it has (a tensor-parallel communicator is a whole node, and runs more ops
+ * than the others: its ends would hold every clock of the node where the first round put
+ * it). An instance of two hosts (a pipeline pair) says it at half strength: its common end
+ * lies half-way between the two, so each round moves a clock half of its error there, and
+ * mixed with the ends of wider instances, that move a full step, its samples split in two
+ * crowds whose median drifts rather than settles (and hides a rate).
+ */
+static bool fitted_end(const struct align *a, size_t q, size_t k) {
+  return a->span[q] >= a->level[a->j->ops[k].clock];
 }
 
 /* The rounds use a subset spread over time: instances in time order (a raw end: clocks
@@ -344,30 +384,37 @@ static void select_instances(struct align *a) {
   struct tinst *order = malloc((a->ninst ? a->ninst : 1) * sizeof *order);
   a->sel = malloc((a->ninst ? a->ninst : 1) * sizeof *a->sel);
   double *pos = calloc((size_t)a->nc, sizeof *pos), *due = calloc((size_t)a->nc, sizeof *due);
-  if (!order || !a->sel || !pos || !due) xalloc_die();
-  for (size_t q = 0; q < a->ninst; q++) order[q] = (struct tinst){.t = end_x(j, &j->ops[a->beg[q]]), .q = q};
+  size_t *fit = calloc((size_t)a->nc, sizeof *fit); /* per clock: its fitted ends */
+  if (!order || !a->sel || !pos || !due || !fit) xalloc_die();
+  for (size_t q = 0; q < a->ninst; q++) {
+    order[q] = (struct tinst){.t = end_x(j, &j->ops[a->beg[q]]), .q = q};
+    for (size_t k = a->beg[q]; k < a->end[q]; k++) fit[j->ops[k].clock] += fitted_end(a, q, k);
+  }
   qsort(order, a->ninst, sizeof *order, cmp_tinst);
   for (size_t oi = 0; oi < a->ninst; oi++) {
     size_t q = order[oi].q;
     bool want = false;
-    for (size_t k = a->beg[q]; k < a->end[q] && !want; k++) want = pos[j->ops[k].clock] >= due[j->ops[k].clock];
+    for (size_t k = a->beg[q]; k < a->end[q] && !want; k++)
+      want = fitted_end(a, q, k) && pos[j->ops[k].clock] >= due[j->ops[k].clock];
     for (size_t k = a->beg[q]; k < a->end[q]; k++) {
+      if (!fitted_end(a, q, k)) continue;
       int c = j->ops[k].clock;
       pos[c] += 1;
       /* one instance serves every clock in it that was due: each moves on to its next due
        * point, on a fixed grid, so that its picks stay evenly spread over its time */
       if (want && pos[c] > due[c]) {
-        double stride = (double)(a->cnt[c + 1] - a->cnt[c]) / PER_CLOCK;
+        double stride = (double)fit[c] / PER_CLOCK;
         due[c] += stride > 1 ? stride : 1;
       }
     }
     if (!want) continue;
     a->sel[a->nsel++] = q;
-    a->nslots += a->end[q] - a->beg[q];
+    for (size_t k = a->beg[q]; k < a->end[q]; k++) a->nslots += fitted_end(a, q, k);
   }
   free(order);
   free(pos);
   free(due);
+  free(fit);
 }
 
 /* A clock's model is fitted against its own time, its samples sorted by it: each clock's
@@ -383,11 +430,14 @@ static void gather_slots(struct align *a) {
   a->sx = malloc((a->nslots ? a->nslots : 1) * sizeof *a->sx);
   a->sy = malloc((a->nslots ? a->nslots : 1) * sizeof *a->sy);
   if (!a->sbase || !sfill || !a->slots || !a->common || !a->sx || !a->sy) xalloc_die();
-  for (size_t qi = 0; qi < a->nsel; qi++)
-    for (size_t k = a->beg[a->sel[qi]]; k < a->end[a->sel[qi]]; k++) a->sbase[j->ops[k].clock + 1]++;
+  for (size_t qi = 0; qi < a->nsel; qi++) {
+    for (size_t k = a->beg[a->sel[qi]]; k < a->end[a->sel[qi]]; k++)
+      if (fitted_end(a, a->sel[qi], k)) a->sbase[j->ops[k].clock + 1]++;
+  }
   for (int c = 0; c < nc; c++) a->sbase[c + 1] += a->sbase[c];
   for (size_t qi = 0; qi < a->nsel; qi++)
     for (size_t k = a->beg[a->sel[qi]]; k < a->end[a->sel[qi]]; k++) {
+      if (!fitted_end(a, a->sel[qi], k)) continue;
       int c = j->ops[k].clock;
       a->slots[a->sbase[c] + sfill[c]++] = (struct slot){.x = end_x(j, &j->ops[k]), .k = k, .qi = qi};
     }
@@ -553,6 +603,8 @@ static void free_align(struct align *a) {
   free(a->sx);
   free(a->sy);
   free(a->common);
+  free(a->span);
+  free(a->level);
 }
 
 void rpt_align(struct rpt_job *j) {

@@ -21,7 +21,8 @@
  * is modelled from the ends of the collectives it shares with others:
  * alternately, each op's common end is the median of its ranks' aligned ends,
  * and each clock's offset is fitted to its ends less the common ends over its
- * time: a constant, a line (offset and rate) or a line per window (a step),
+ * time (of the collectives that span the most hosts it has enough of: one node's
+ * own communicators say nothing of its clock against the others'): a constant, a line (offset and rate) or a line per window (a step),
  * the simplest that fits. Offsets and rates are relative: zero is the median
  * clock of each connected set of processes. The residual (how far an end still
  * is from its op's common end) says how good the alignment is. Aligned times:

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""inspector-report on jobs laid out like LLM training (tests/report_planted.py: tensor-parallel
+communicators of a whole node, 2-rank pipeline pairs, data-parallel and world communicators,
+per-host clocks with offsets, drift and steps), written in the plugin's format and compared with
+what was planted:
+  report_shapes.read-order   three jobs of several communicator shapes (tp + pipeline P2P +
+                             world under drift; tp + dp + pair collectives, no world; all-pairs
+                             P2P, two sizes, a clock step): text, --json, --csv, --html and
+                             --trace byte-identical on 1 thread in name order and reversed, on 2
+                             threads and on 4 threads reversed
+  report_shapes.tp-drift     seeded jobs: 4 or 8 nodes of 8 ranks, tp on every node, pipeline
+                             pairs (P2P, and in half of them a pair AllReduce too), dp or world or
+                             both, 0-50 ppm of drift; a rank 150 us late in its collectives: named
+                             in each communicator it is late in (world, its tp, its dp) and nowhere
+                             else, median lateness within 10%, lateness threshold --late-us
+                             (100 us), every clock's rate the planted one (within 0.5 ppm, up to
+                             one common rate); the same jobs with nothing late: nothing named,
+                             threshold 100 us
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import report_planted  # noqa: E402
+
+LATE_US = 100.0  # the report's default --late-us
+
+
+def exe(a):
+    return os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
+
+
+def report(a, path, *extra):
+    r = subprocess.run([exe(a), "--json"] + list(extra) + [path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=120, universal_newlines=True)
+    try:
+        return r.returncode, json.loads(r.stdout), r.stderr
+    except ValueError:
+        return r.returncode, None, r.stdout + r.stderr
+
+
+def read_order_case():
+    jobs = [(1, dict(drift_ppm=20, late=5)),
+            (2, dict(nodes=8, drift_ppm=20, late=11, dp=True, pp_colls=True, world=False)),
+            (3, dict(drift_ppm=10, a2a=True, groups=2, step=(1, -2_000_000, 0.4), late=9))]
+
+    def fn(a):
+        problems = []
+        for seed, kw in jobs:
+            with harness.Workdir(a.keep, "report-shapes") as wd:
+                os.makedirs(wd.dump)
+                paths = report_planted.Job(seed, **kw).write(wd.dump)
+                out = os.path.join(wd.path, "out")
+                ref, err = harness.report_outputs(exe(a), out, paths, threads=1)
+                if ref is None:
+                    wd.failed = True
+                    return False, "FAIL report_shapes.read-order: job %d: %s" % (seed, err)
+                for what, threads, ps in (("1 thread, reversed", 1, paths[::-1]), ("2 threads", 2, paths),
+                                          ("4 threads, reversed", 4, paths[::-1])):
+                    got, err = harness.report_outputs(exe(a), out, ps, threads=threads)
+                    if got is None:
+                        problems.append("job %d, %s: %s" % (seed, what, err))
+                        continue
+                    diff = sorted(k for k in set(ref) | set(got) if ref.get(k) != got.get(k))
+                    if diff:
+                        problems.append("job %d (%s), %s: %s differ" % (seed, kw, what, diff))
+                if problems:
+                    wd.failed = True
+                    return False, "FAIL report_shapes.read-order: " + "; ".join(problems)
+        return True, "OK report_shapes.read-order: %d jobs, every output byte-identical in both file orders and " \
+            "on 1, 2 and 4 threads" % len(jobs)
+    return harness.Case("report_shapes.read-order", fn, labels=["report", "threads"], timeout=120)
+
+
+def tp_plan(seed):
+    """A job's shape from its seed: nodes, drift, which communicators."""
+    rnd = random.Random(seed)
+    kw = dict(nodes=rnd.choice([4, 8]), drift_ppm=rnd.choice([0, 5, 10, 20, 50]), pp_colls=rnd.random() < 0.5,
+              dp=rnd.random() < 0.5, world=rnd.random() < 0.7)
+    if not kw["world"]:
+        kw["dp"] = True
+    return kw, rnd.randrange(kw["nodes"] * 8)
+
+
+def late_in(job, r):
+    """[(communicator name, rank in it)] of every communicator a late rank r is late in."""
+    want = [("tp", r % job.gpn)]
+    if job.world:
+        want.append(("world", r))
+    if job.dp:
+        want.append(("dp", job.node(r)))
+    return sorted(want)
+
+
+def check_tp_job(a, wd, seed, late):
+    kw, late_rank = tp_plan(seed)
+    job = report_planted.Job(seed, late=late_rank if late else None, **kw)
+    job.write(wd.dump)
+    rc, rep, err = report(a, wd.dump)
+    if rc != 0 or rep is None:
+        return ["report rc %d: %s" % (rc, err[-1000:])], ""
+    problems = []
+    got = sorted((s["comm_name"], s["rank"]) for s in rep["stragglers"])
+    want = late_in(job, late_rank) if late else []
+    if got != want:
+        problems.append("stragglers %s, planted %s" % (got, want))
+    for s in rep["stragglers"]:
+        if abs(s["median_late_us"] - 151.5) > 15:
+            problems.append("%s rank %d: median lateness %.1f us, planted 150 + U[0, 3]" % (
+                s["comm_name"], s["rank"], s["median_late_us"]))
+    if rep["not_enough_data"]["stragglers"]:
+        problems.append("not enough data: %s" % rep["not_enough_data"]["stragglers"])
+    al = rep["alignment"]
+    if al["late_threshold_us"] != LATE_US or al["late_threshold_from"] != "late_us":
+        problems.append("threshold %s us (from %s), residual p95 %.3f us" % (
+            al["late_threshold_us"], al["late_threshold_from"], al["residual_p95_us"]))
+    dd = [c.get("drift_ppm", 0) - job.clocks[int(c["hostname"][5:])][1] for c in al["clocks"]]
+    if len(dd) != job.n or max(dd) - min(dd) > 0.5:
+        problems.append("drift found - planted spreads %.3f ppm over %d clocks" % (
+            max(dd) - min(dd) if dd else -1, len(dd)))
+    return problems, "seed %d %s: %s, residual p95 %.3f us" % (seed, kw, got, al["residual_p95_us"])
+
+
+def tp_drift_case():
+    def fn(a):
+        out = []
+        for seed, late in [(s, True) for s in range(1, 7)] + [(s, False) for s in range(21, 24)]:
+            with harness.Workdir(a.keep, "report-shapes") as wd:
+                os.makedirs(wd.dump)
+                problems, summary = check_tp_job(a, wd, seed, late)
+                if problems:
+                    wd.failed = True
+                    return False, "FAIL report_shapes.tp-drift: seed %d%s: %s" % (
+                        seed, "" if late else " (clean)", "; ".join(problems))
+                out.append(summary)
+        return True, "OK report_shapes.tp-drift:\n  " + "\n  ".join(out)
+    return harness.Case("report_shapes.tp-drift", fn, labels=["report"], timeout=120)
+
+
+def cases():
+    return [read_order_case(), tp_drift_case()]
+
+
+if __name__ == "__main__":
+    sys.exit(harness.main_cases(cases(), __doc__.splitlines()[0]))
