@@ -16,10 +16,17 @@ what was planted:
                              (100 us), every clock's rate the planted one (within 0.5 ppm, up to
                              one common rate); the same jobs with nothing late: nothing named,
                              threshold 100 us
+  report_shapes.steps        seeded jobs (4 nodes, tp, pipeline pairs, world, 0-20 ppm) where
+                             one host's clock steps by +-1 ms, +-20 ms or +1 s at 20-80% of the
+                             job, a rank 150 us late: that rank named (world and tp) and nothing
+                             else, threshold 100 us, the stepped host's clocks piecewise, and the
+                             text prints each of them with its step (size within 1 us + 50 ppm, where
+                             within 2 iterations)
 """
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 
@@ -142,8 +149,61 @@ def tp_drift_case():
     return harness.Case("report_shapes.tp-drift", fn, labels=["report"], timeout=120)
 
 
+def steps_case():
+    def one(a, wd, seed):
+        rnd = random.Random(seed)
+        # -1 s is not planted: after a backward step as long as many ops, their times repeat the
+        # times before it, and a model keyed on a clock's own time cannot tell them apart
+        # (docs/report.md, "Clock alignment")
+        size = rnd.choice([1_000_000, -1_000_000, 20_000_000, -20_000_000, 1_000_000_000])
+        step = (rnd.randrange(4), size, rnd.uniform(0.2, 0.8))
+        late = rnd.randrange(32)
+        job = report_planted.Job(seed, late=late, drift_ppm=rnd.choice([0, 10, 20]), step=step, iters=160)
+        job.write(wd.dump)
+        rc, rep, err = report(a, wd.dump)
+        r2 = subprocess.run([exe(a), wd.dump], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                            universal_newlines=True)
+        if rc or r2.returncode or rep is None:
+            return ["report rc %d / %d: %s" % (rc, r2.returncode, (err + r2.stderr)[-1000:])], ""
+        problems = []
+        got = sorted((s["comm_name"], s["rank"]) for s in rep["stragglers"])
+        want = sorted([("world", late), ("tp", late % 8)])
+        if got != want:
+            problems.append("stragglers %s, planted %s" % (got, want))
+        al = rep["alignment"]
+        if al["late_threshold_us"] != LATE_US:
+            problems.append("threshold %s us" % al["late_threshold_us"])
+        stepped = [c for c in al["clocks"] if c["hostname"] == report_planted.host(step[0])]
+        if len(stepped) != 8 or any(c["model"] != "piecewise" for c in stepped):
+            problems.append("stepped host's clocks modelled %s" % sorted({c["model"] for c in stepped}))
+        # the text: each stepped clock with its step, the size planted, where planted
+        t_step = step[2] * job.iters * job.gap - (int(al["reference_ns"]) - report_planted.BASE)
+        steps = [l for l in r2.stdout.splitlines() if l.startswith("    clock %s " % report_planted.host(step[0]))]
+        for l in steps:
+            m = re.search(r"step ([-+][0-9.]+) ms at \+([0-9.]+) s", l)
+            if not m or abs(float(m.group(1)) * 1e6 - size) > 1000 + 50e-6 * abs(size) or abs(float(m.group(2)) * 1e9 - t_step) > 2 * job.gap:
+                problems.append("text: %r, planted %+.3f ms at +%.3f s" % (l, size / 1e6, t_step / 1e9))
+        if len(steps) != 8:
+            problems.append("text: %d lines of the stepped host's clocks" % len(steps))
+        return problems, "seed %d: step %+g ms at %.0f%% of the job on host %d: %s" % (
+            seed, size / 1e6, 100 * step[2], step[0], got)
+
+    def fn(a):
+        out = []
+        for seed in range(1, 9):
+            with harness.Workdir(a.keep, "report-shapes") as wd:
+                os.makedirs(wd.dump)
+                problems, summary = one(a, wd, seed)
+                if problems:
+                    wd.failed = True
+                    return False, "FAIL report_shapes.steps: seed %d: %s" % (seed, "; ".join(problems))
+                out.append(summary)
+        return True, "OK report_shapes.steps:\n  " + "\n  ".join(out)
+    return harness.Case("report_shapes.steps", fn, labels=["report"], timeout=120)
+
+
 def cases():
-    return [read_order_case(), tp_drift_case()]
+    return [read_order_case(), tp_drift_case(), steps_case()]
 
 
 if __name__ == "__main__":

@@ -156,14 +156,87 @@ static void sort_slots(struct slot *v, size_t n) {
   }
 }
 
-/* Median of |y - model(x)| over a clock's samples; tmp holds m doubles. */
-static double resid_med(const struct rpt_clock *k, const double *x, const double *y, size_t m, double *tmp) {
+/* How well a model fits a clock's samples: the p90 of |y - model(x)|, not the median, so that
+ * a step a tenth of the job or more from either end counts (a line through the larger part
+ * fits the median perfectly), while a few ends apart (a preempted rank) do not. tmp holds m
+ * doubles. */
+static double resid_score(const struct rpt_clock *k, const double *x, const double *y, size_t m, double *tmp) {
   for (size_t i = 0; i < m; i++) tmp[i] = fabs(y[i] - rpt_clock_offset(k, x[i]));
-  return rpt_median(tmp, m);
+  size_t i90 = (size_t)(0.9 * (double)m);
+  return select_k(tmp, m, i90 < m ? i90 : m - 1);
 }
 
-/* Whether a model with median residual r is worth taking over one with `best`. */
+/* Whether a model with residual score r is worth taking over one with `best`. */
 static bool better(double r, double best) { return r < best / 2 && best - r > MIN_GAIN_NS; }
+
+/* The sample in [p, q) where a step from level A to level B is: the split with the fewest
+ * samples nearer the other side's level (the first such). */
+static size_t step_at(const struct rpt_clock *c, const double *x, const double *y, size_t p, size_t q, double A,
+                      double B) {
+  long cost = 0, best = 0;
+  size_t at = p;
+  for (size_t i = p; i < q; i++) { /* split at p: every sample on B's side */
+    double r = y[i] - c->rate * x[i];
+    cost += fabs(r - A) < fabs(r - B);
+  }
+  best = cost;
+  for (size_t i = p; i < q; i++) { /* sample i moves to A's side */
+    double r = y[i] - c->rate * x[i];
+    cost += fabs(r - B) < fabs(r - A) ? 1 : fabs(r - A) < fabs(r - B) ? -1 : 0;
+    if (cost < best) best = cost, at = i + 1;
+  }
+  return at;
+}
+
+/*
+ * Steps where they are, not at window edges: neighbouring windows whose offsets agree (within
+ * 4 x the windows' median residual, and 1 us) are one segment; a window alone between two
+ * segments, its offset between theirs, holds the step between them; where two segments meet,
+ * the step is put at the sample that best separates their levels (step_at), searched over the
+ * windows on either side. Each segment's offset is then the median over its own samples. A
+ * clock whose windows all agree keeps one segment: a line. tmp holds m doubles.
+ */
+static void place_steps(struct rpt_clock *c, const double *x, const double *y, size_t m, const size_t *lo, size_t nb,
+                        double *tmp) {
+  for (size_t i = 0; i < m; i++) tmp[i] = fabs(y[i] - rpt_clock_offset(c, x[i]));
+  double tol = 4 * rpt_median(tmp, m) + 1000.0;
+  /* runs of windows [first, last] at one level */
+  size_t first[RPT_CLOCK_SEGS], last[RPT_CLOCK_SEGS], nr = 0;
+  for (size_t b = 0; b < nb; b++) {
+    if (nr && fabs(c->seg_a[b] - c->seg_a[b - 1]) <= tol) {
+      last[nr - 1] = b;
+      continue;
+    }
+    first[nr] = last[nr] = b;
+    nr++;
+  }
+  /* a lone window whose level lies between its neighbours' holds their step: drop it */
+  size_t keep = 0;
+  for (size_t r = 0; r < nr; r++) {
+    if (r > 0 && r + 1 < nr && first[r] == last[r]) {
+      double a = c->seg_a[last[r - 1]], b = c->seg_a[first[r + 1]], v = c->seg_a[first[r]];
+      if ((v - a) * (b - v) > 0) continue;
+    }
+    first[keep] = first[r];
+    last[keep++] = last[r];
+  }
+  nr = keep;
+  size_t at[RPT_CLOCK_SEGS + 1];
+  at[0] = 0;
+  at[nr] = m;
+  for (size_t r = 1; r < nr; r++) {
+    size_t p = lo[last[r - 1]], q = lo[first[r] + 1];
+    at[r] = step_at(c, x, y, p, q, c->seg_a[last[r - 1]], c->seg_a[first[r]]);
+    if (at[r] <= at[r - 1]) at[r] = at[r - 1] + 1; /* every segment keeps a sample */
+  }
+  c->nseg = (int)nr;
+  for (size_t r = 0; r < nr; r++) {
+    size_t n = at[r + 1] - at[r];
+    for (size_t i = 0; i < n; i++) tmp[i] = y[at[r] + i] - c->rate * x[at[r] + i];
+    c->seg_a[r] = rpt_median(tmp, n);
+    c->seg_x[r] = r ? (x[at[r] - 1] + x[at[r]]) / 2 : 0;
+  }
+}
 
 /*
  * Fits clock k's offset y against its time x (m samples, x increasing): a constant, a
@@ -180,7 +253,7 @@ static void fit_clock(struct rpt_clock *k, const double *x, const double *y, siz
   size_t nb = m / MIN_PER_WINDOW;
   if (nb > RPT_CLOCK_SEGS) nb = RPT_CLOCK_SEGS;
   if (nb < 2 || x[m - 1] <= x[0]) return;
-  double best = resid_med(k, x, y, m, tmp);
+  double best = resid_score(k, x, y, m, tmp);
   /* window medians, of x (sorted: its middle) and of y; a linear y's is on its line */
   double bx[RPT_CLOCK_SEGS], by[RPT_CLOCK_SEGS];
   size_t lo[RPT_CLOCK_SEGS + 1];
@@ -203,7 +276,7 @@ static void fit_clock(struct rpt_clock *k, const double *x, const double *y, siz
   c.rate = rpt_median(sl, ns);
   for (size_t b = 0; b < nb; b++) tmp[b] = by[b] - c.rate * bx[b];
   c.seg_a[0] = rpt_median(tmp, nb);
-  double r = resid_med(&c, x, y, m, tmp);
+  double r = resid_score(&c, x, y, m, tmp);
   if (better(r, best)) {
     *k = c;
     best = r;
@@ -225,7 +298,8 @@ static void fit_clock(struct rpt_clock *k, const double *x, const double *y, siz
     c.seg_a[b] = rpt_median(tmp, n);
     c.seg_x[b] = b ? (x[lo[b] - 1] + x[lo[b]]) / 2 : 0;
   }
-  if (better(resid_med(&c, x, y, m, tmp), best)) *k = c;
+  place_steps(&c, x, y, m, lo, nb, tmp);
+  if (better(resid_score(&c, x, y, m, tmp), best)) *k = c;
 }
 
 /*

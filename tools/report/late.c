@@ -397,6 +397,17 @@ static void scratch_free(struct inst_scratch *x) {
   free(x->tmp);
 }
 
+/* A rank's lateness in one collective, within what the kernel times allow: the others wait
+ * for it inside their kernels, which end with its own, so it cannot be later than the others'
+ * kernels last (their median: ones that waited it out), nor earlier than its own lasts. A
+ * lateness beyond that is the clocks' error (a step the alignment did not follow), not the
+ * rank's: a node whose clock jumped by 1 s is not 1 s late in ops of 570 us kernels. */
+static double bounded_late(double late, double exec, double others_exec) {
+  if (late > others_exec) return others_exec;
+  if (late < -exec) return -exec;
+  return late;
+}
+
 /* A sample per rank of the op instance ops[i, e): its start against the median of the
  * others' (so that a late rank does not move its own yardstick), and its kernel time beside
  * the others' median as evidence: the others wait for a late rank inside their kernels, so
@@ -422,9 +433,11 @@ static void instance_samples(const struct rpt_job *j, size_t i, size_t e, struct
   double bw_med = rpt_median(x->bw_sorted, n);
   for (size_t k = 0; k < n; k++) {
     const struct rpt_opent *o = &j->ops[i + k];
+    double others_exec = median_without(&mex, x->ex[k]);
     push_sample(s, ns, cap, (struct sample){.comm = (int)o->comm, .rank = o->rank, .op = o->op, .t = t_op,
-                                            .late = x->st[k] - median_without(&mst, x->st[k]), .exec = x->ex[k],
-                                            .others_exec = median_without(&mex, x->ex[k]),
+                                            .late = bounded_late(x->st[k] - median_without(&mst, x->st[k]),
+                                                                 x->ex[k], others_exec),
+                                            .exec = x->ex[k], .others_exec = others_exec,
                                             .bw_ratio = bw_med > 0 ? x->bw[k] / bw_med : 0,
                                             .last = x->st[k] == maxs});
   }

@@ -42,6 +42,8 @@ static uint64_t dropped_total(const struct rpt_job *j) {
   return d;
 }
 
+static void clock_lines(FILE *f, const struct rpt_job *j);
+
 static void header(struct rpt_job *j, FILE *f) {
   uint64_t excl = 0;
   for (int e = 0; e < RPT_NEXCL; e++) excl += j->excluded[e];
@@ -84,6 +86,7 @@ static void header(struct rpt_job *j, FILE *f) {
     if (j->clocks_line + j->clocks_windows)
       fprintf(f, " (%d with a rate, %d of them piecewise)", j->clocks_line + j->clocks_windows, j->clocks_windows);
     fprintf(f, ", residual p50 %.2f us, p95 %.2f us\n", j->resid_p50_ns / 1e3, j->resid_p95_ns / 1e3);
+    clock_lines(f, j);
   }
   if (j->late_threshold_raised)
     fprintf(f, "  lateness threshold %.1f us: --late-us %.1f us raised to 3 x the residual p95, since lateness finer "
@@ -91,6 +94,43 @@ static void header(struct rpt_job *j, FILE *f) {
             j->late_threshold_ns / 1e3, j->opt.late_ns / 1e3);
   else
     fprintf(f, "  lateness threshold %.1f us (--late-us)\n", j->late_threshold_ns / 1e3);
+}
+
+/* Per clock, where the alignment is least sure: the piecewise clocks (their steps: where, and
+ * by how much), and the worst residuals, each clock once; at most CLOCK_LINES lines, in clock
+ * order, the rest counted (--json has every clock). */
+#define CLOCK_LINES 8
+static void clock_lines(FILE *f, const struct rpt_job *j) {
+  double worst[3] = {-1, -1, -1}; /* the three largest residual p95s */
+  for (int c = 0; c < j->nclocks; c++) {
+    double r = j->clocks[c].aligned ? j->clocks[c].resid_p95_ns : -1;
+    for (int i = 0; i < 3; i++)
+      if (r > worst[i]) {
+        for (int k = 2; k > i; k--) worst[k] = worst[k - 1];
+        worst[i] = r;
+        break;
+      }
+  }
+  int shown = 0, more = 0;
+  for (int c = 0; c < j->nclocks; c++) {
+    const struct rpt_clock *k = &j->clocks[c];
+    if (!k->aligned || (k->model != RPT_CLOCK_WINDOWS && !(k->resid_p95_ns >= worst[2] && worst[2] > 0))) continue;
+    if (shown == CLOCK_LINES) {
+      more++;
+      continue;
+    }
+    shown++;
+    fprintf(f, "    clock %s pid %lld: %s, drift %+.2f ppm, residual p95 %.2f us", rpt_str(k->host), k->pid,
+            rpt_clock_model_name(k->model), k->drift_ppm, k->resid_p95_ns / 1e3);
+    for (int i = 1; i < k->nseg && k->model == RPT_CLOCK_WINDOWS; i++)
+      /* where, on the aligned time: its own time less the mean of the offsets on either side
+       * (the boundary lies between its last end before and first after, which the step
+       * moved apart, or together) */
+      fprintf(f, "%s step %+.3f ms at +%.3f s", i == 1 ? ";" : ",", (k->seg_a[i] - k->seg_a[i - 1]) / 1e6,
+              (k->seg_x[i] - (k->seg_a[i] + k->seg_a[i - 1]) / 2 - k->rate * k->seg_x[i]) / 1e9);
+    fputc('\n', f);
+  }
+  if (more) fprintf(f, "    (%d more clocks piecewise or with a residual as large: --json has every clock)\n", more);
 }
 
 static void comm_label(const struct rpt_job *j, int comm, char *out, size_t n) {
