@@ -7,7 +7,9 @@ what was planted:
                              world under drift; tp + dp + pair collectives, no world; all-pairs
                              P2P, two sizes, a clock step): text, --json, --csv, --html and
                              --trace byte-identical on 1 thread in name order and reversed, on 2
-                             threads and on 4 threads reversed
+                             threads and on 4 threads reversed; two more jobs (tp, pairs, dp, world;
+                             all-pairs and a step) whose lines are cut into runs and dealt into 12
+                             files at random, 4 deals on 1, 2 and 4 threads: byte-identical
   report_shapes.tp-drift     seeded jobs: 4 or 8 nodes of 8 ranks, tp on every node, pipeline
                              pairs (P2P, and in half of them a pair AllReduce too), dp or world or
                              both, 0-50 ppm of drift; a rank 150 us late in its collectives: named
@@ -55,6 +57,8 @@ def read_order_case():
     jobs = [(1, dict(drift_ppm=20, late=5)),
             (2, dict(nodes=8, drift_ppm=20, late=11, dp=True, pp_colls=True, world=False)),
             (3, dict(drift_ppm=10, a2a=True, groups=2, step=(1, -2_000_000, 0.4), late=9))]
+    shuffled = [(4, dict(drift_ppm=20, late=5, pp_colls=True, dp=True, iters=60)),
+                (5, dict(drift_ppm=10, a2a=True, step=(2, 3_000_000, 0.5), late=17, iters=60))]
 
     def fn(a):
         problems = []
@@ -79,9 +83,62 @@ def read_order_case():
                 if problems:
                     wd.failed = True
                     return False, "FAIL report_shapes.read-order: " + "; ".join(problems)
+        # the same lines dealt into other files: every rank's log cut into pieces and the pieces
+        # shuffled across files, so that no op's records come in the same order twice
+        for seed, kw in shuffled:
+            with harness.Workdir(a.keep, "report-shapes") as wd:
+                os.makedirs(wd.dump)
+                job = report_planted.Job(seed, **kw)
+                out = os.path.join(wd.path, "out")
+                ref = None
+                for deal, threads in ((1, 1), (2, 2), (3, 1), (4, 4)):
+                    paths = deal_lines(job, wd.dump, deal)
+                    got, err = harness.report_outputs(exe(a), out, paths, threads=threads)
+                    if got is None:
+                        problems.append("job %d, deal %d: %s" % (seed, deal, err))
+                        break
+                    if ref is None:
+                        ref = got
+                        continue
+                    diff = sorted(k for k in set(ref) | set(got) if ref.get(k) != got.get(k))
+                    if diff:
+                        problems.append("job %d (%s), lines dealt anew (%d), %d threads: %s differ" % (
+                            seed, kw, deal, threads, diff))
+                if problems:
+                    wd.failed = True
+                    return False, "FAIL report_shapes.read-order: " + "; ".join(problems)
         return True, "OK report_shapes.read-order: %d jobs, every output byte-identical in both file orders and " \
-            "on 1, 2 and 4 threads" % len(jobs)
+            "on 1, 2 and 4 threads; %d more with their lines dealt into files 4 ways" % (len(jobs), len(shuffled))
     return harness.Case("report_shapes.read-order", fn, labels=["report", "threads"], timeout=120)
+
+
+def deal_lines(job, d, seed, nfiles=12):
+    """Writes job's lines into nfiles files under d (the same names whatever the seed, every
+    earlier file removed): each rank's lines in runs of 1-40 (a run keeps its order), the runs
+    dealt to the files at random and shuffled there. Every line names its process, so the report
+    must give the same answer for any such deal. Returns the paths in name order."""
+    for n in os.listdir(d):
+        os.remove(os.path.join(d, n))
+    rnd = random.Random(seed)
+    runs = []
+    for r in sorted(job.lines):
+        ls = job.lines[r]
+        i = 0
+        while i < len(ls):
+            k = rnd.randint(1, 40)
+            runs.append(ls[i:i + k])
+            i += k
+    rnd.shuffle(runs)
+    files = [[] for _ in range(nfiles)]
+    for run in runs:
+        files[rnd.randrange(nfiles)].extend(run)
+    paths = []
+    for i, ls in enumerate(files):
+        p = os.path.join(d, "part-%02d.log" % i)
+        with open(p, "w") as f:
+            f.writelines(json.dumps(o, separators=(",", ":")) + "\n" for o in ls)
+        paths.append(p)
+    return paths
 
 
 def tp_plan(seed):

@@ -432,7 +432,8 @@ struct rpt_job {
   int nrank_logs;
   struct rpt_hang_row *hang_rows; /* sorted: comm, p2p, op, sn, rank */
   int nhang_rows;
-  struct rpt_opent *ops;       /* one op's records (one per rank) adjacent, in no other order */
+  struct rpt_opent *ops;       /* by (comm, p2p, op, sn), then rank and the other fields (acc.c group_ops):
+                                * an order fixed by content, so every sum over them is too */
   size_t nops;
   unsigned sample_shift;       /* the op sample holds 1 op in 2^shift */
   /* findings */
