@@ -35,7 +35,7 @@ class Job:
                  step=None, late=None, late_us=150.0, pp_colls=False, a2a=False, slow_dir=None, slow=4.0,
                  missing=None, dur_ns=400_000, groups=1, dp=False, world=True):
         """step: (host, signed ns, fraction of the job); late: a world rank; slow_dir: (from host,
-        to host) whose transfers take `slow` x as long; missing: a world rank whose log is not
+        to host) whose transfers take `slow` x as long (or a list of such pairs); missing: a world rank whose log is not
         written; groups: message sizes per communicator (many groups: a clean job with many)."""
         self.rnd = random.Random(seed)
         rnd = self.rnd
@@ -47,6 +47,9 @@ class Job:
         self.late, self.late_ns = late, late_us * 1000.0
         self.tp_ops, self.pp_colls, self.a2a = tp_ops, pp_colls, a2a
         self.slow_dir, self.slow = slow_dir, slow
+        # one (from, to) or a list of them
+        self.slow_dirs = set() if slow_dir is None else {tuple(slow_dir)} if isinstance(slow_dir[0], int) \
+            else {tuple(x) for x in slow_dir}
         self.missing = missing
         self.dur = dur_ns
         self.groups = groups
@@ -98,7 +101,7 @@ class Job:
         ra, rb = members[a], members[b]
         ta, tb = t0 + self.rnd.randrange(3000), t0 + self.rnd.randrange(3000)
         d = self.dur
-        if self.slow_dir is not None and (self.node(ra), self.node(rb)) == tuple(self.slow_dir):
+        if (self.node(ra), self.node(rb)) in self.slow_dirs:
             d = int(d * self.slow)
         stop = max(ta, tb) + d
         for r, k, peer, tt, op in ((ra, a, b, ta, "Send"), (rb, b, a, tb, "Recv")):

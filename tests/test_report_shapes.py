@@ -24,6 +24,9 @@ what was planted:
                              else, threshold 100 us, the stepped host's clocks piecewise, and the
                              text prints each of them with its step (size within 1 us + 50 ppm, where
                              within 2 iterations)
+  report_shapes.one-way-link all-pairs P2P on 4 nodes, one direction of a link x2 or x4 slower: that
+                             direction named, one way (the text's arrow too), its ratio the planted
+                             one, nothing else; both directions of a link slowed: one link, both ways
 """
 import json
 import os
@@ -259,8 +262,50 @@ def steps_case():
     return harness.Case("report_shapes.steps", fn, labels=["report"], timeout=120)
 
 
+def one_way_case():
+    """All-pairs P2P between 4 nodes (each rank Sends to the same local rank of every other
+    node), one direction of one link slowed (x2: folded with the other way it read x0.75,
+    above the slow line); both directions of another (a link slow both ways is told once)."""
+    plans = [(7, (2, 1), 2.0), (8, (1, 3), 4.0), (9, [(0, 3), (3, 0)], 2.0)]
+
+    def fn(a):
+        out = []
+        for seed, dirs, slow in plans:
+            with harness.Workdir(a.keep, "report-shapes") as wd:
+                os.makedirs(wd.dump)
+                job = report_planted.Job(seed, a2a=True, slow_dir=dirs, slow=slow, iters=30, tp_ops=1)
+                job.write(wd.dump)
+                rc, rep, err = report(a, wd.dump)
+                if rc or rep is None:
+                    wd.failed = True
+                    return False, "FAIL report_shapes.one-way-link: seed %d: rc %d %s" % (seed, rc, err[-1000:])
+                got = [(l["a"], l["b"], l["one_way"]) for l in rep["slow_links"]]
+                two = isinstance(dirs, list)
+                f, t = dirs[0] if two else dirs
+                want = [(report_planted.host(min(f, t)), report_planted.host(max(f, t)), False)] if two else \
+                    [(report_planted.host(f), report_planted.host(t), True)]
+                problems = []
+                if got != want or rep["slow_nodes"] or rep["not_enough_data"]["slow_links"]:
+                    problems.append("slow links %s, slow nodes %s, not enough data %s; planted %s" % (
+                        got, rep["slow_nodes"], rep["not_enough_data"]["slow_links"], want))
+                for l in rep["slow_links"]:
+                    if abs(l["worst_ratio"] - 1 / slow) > 0.05:
+                        problems.append("worst ratio %.3f, planted %.3f" % (l["worst_ratio"], 1 / slow))
+                r2 = subprocess.run([exe(a), wd.dump], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                                    universal_newlines=True)
+                arrow = "%s %s %s" % (want[0][0], "->" if not two else "<->", want[0][1])
+                if ("SLOW LINK: " + arrow) not in r2.stdout:
+                    problems.append("text has no line 'SLOW LINK: %s'" % arrow)
+                if problems:
+                    wd.failed = True
+                    return False, "FAIL report_shapes.one-way-link: seed %d: %s" % (seed, "; ".join(problems))
+                out.append("seed %d, %s x%g: %s" % (seed, dirs, slow, got))
+        return True, "OK report_shapes.one-way-link:\n  " + "\n  ".join(out)
+    return harness.Case("report_shapes.one-way-link", fn, labels=["report"], timeout=120)
+
+
 def cases():
-    return [read_order_case(), tp_drift_case(), steps_case()]
+    return [read_order_case(), tp_drift_case(), steps_case(), one_way_case()]
 
 
 if __name__ == "__main__":

@@ -222,7 +222,8 @@ struct rpt_link_finding {
 };
 
 struct rpt_link {
-  int a, b;               /* hosts (cross-node) or ranks (within one host: host >= 0) */
+  int a, b;               /* hosts (cross-node) or ranks (within one host: host >= 0); one way: from a to b */
+  bool one_way;           /* slow from a to b only (each direction is judged apart: links.c) */
   int host;               /* -1: a and b are hosts; else the host both ranks are on */
   int comm;               /* for rank links: the communicator the ranks belong to */
   int nfind;

@@ -161,7 +161,7 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
   if (!(f = open_table(&o, dir, "links.csv", path, sizeof path))) return -1;
   /* a row per (link, op, size), the link's evidence on each; links on too few transfers last */
   fprintf(f, "between,a,b,hostname,comm,op,bytes,busbw_gbs,class_median_gbs,samples,links_compared,"
-             "link_samples,link_pairs,link_pairs_below,confidence\n");
+             "link_samples,link_pairs,link_pairs_below,confidence,direction\n");
   for (int i = 0; i < j->nlinks + j->nfew_links; i++) {
     const struct rpt_link *l = i < j->nlinks ? &j->links[i] : &j->few_links[i - j->nlinks];
     for (int k = 0; k < l->nfind; k++) {
@@ -179,15 +179,15 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
       }
       fprintf(f, "0x%" PRIx64 ",", j->comms[x->comm].id);
       cstr(f, rpt_str(x->op));
-      fprintf(f, ",%" PRIu64 ",%.4f,%.4f,%" PRIu64 ",%d,%" PRIu64 ",%d,%d,%s\n", x->bytes, x->busbw_p50, x->class_p50,
-              x->samples, x->class_links, l->samples, l->pairs, l->pairs_below,
-              i >= j->nlinks ? "not enough data" : rpt_conf_name(l->conf));
+      fprintf(f, ",%" PRIu64 ",%.4f,%.4f,%" PRIu64 ",%d,%" PRIu64 ",%d,%d,%s,%s\n", x->bytes, x->busbw_p50,
+              x->class_p50, x->samples, x->class_links, l->samples, l->pairs, l->pairs_below,
+              i >= j->nlinks ? "not enough data" : rpt_conf_name(l->conf), l->one_way ? "a_to_b" : "both");
     }
   }
   for (int i = 0; i < j->nslow_nodes; i++) {
     fputs("node,", f);
     cstr(f, rpt_str(j->slow_nodes[i].host));
-    fprintf(f, ",,,,,,,,,%d,%" PRIu64 ",%d,%d,%s\n", j->slow_nodes[i].links, j->slow_nodes[i].samples,
+    fprintf(f, ",,,,,,,,,%d,%" PRIu64 ",%d,%d,%s,\n", j->slow_nodes[i].links, j->slow_nodes[i].samples,
             j->slow_nodes[i].pairs, j->slow_nodes[i].pairs_below, rpt_conf_name(j->slow_nodes[i].conf));
   }
   rc |= rpt_out_close(&o, 0);

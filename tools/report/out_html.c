@@ -402,10 +402,10 @@ static void link_row(struct page *pg, const struct rpt_link *l, bool few) {
   fputs("<tr><td>", f);
   if (l->host < 0) {
     put_host(f, l->a);
-    fputs(" &harr; ", f);
+    fputs(l->one_way ? " &rarr; " : " &harr; ", f);
     put_host(f, l->b);
   } else {
-    fprintf(f, "rank %d &harr; rank %d on ", l->a, l->b);
+    fprintf(f, "rank %d %s rank %d on ", l->a, l->one_way ? "&rarr;" : "&harr;", l->b);
     put_host(f, l->host);
   }
   fputs("</td><td>", f);

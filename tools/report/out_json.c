@@ -178,7 +178,7 @@ static void link_obj(FILE *f, const struct rpt_job *j, const struct rpt_link *l,
     jstr(f, rpt_str(l->host));
     fprintf(f, ",\"comm\":\"0x%" PRIx64 "\"", j->comms[l->comm].id);
   }
-  fprintf(f, ",\"worst_ratio\":");
+  fprintf(f, ",\"one_way\":%s,\"worst_ratio\":", l->one_way ? "true" : "false");
   jnum(f, l->worst_ratio);
   fprintf(f, ",\"findings\":[");
   for (int k = 0; k < l->nfind; k++) {
