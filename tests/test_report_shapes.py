@@ -27,6 +27,12 @@ what was planted:
   report_shapes.one-way-link all-pairs P2P on 4 nodes, one direction of a link x2 or x4 slower: that
                              direction named, one way (the text's arrow too), its ratio the planted
                              one, nothing else; both directions of a link slowed: one link, both ways
+  report_shapes.missing-log  a rank 150 us late (world, tp; dp in one) whose log is missing: named as a
+                             likely straggler with no log in each communicator it is late in (measured
+                             against the whole tp or dp communicators, world through the job's one
+                             missing process), lateness within 15 us, in the text (no "no straggler
+                             found"), --json and the page; "31 of the 32 ranks seen (no log from rank
+                             r)"; the same jobs with it on time: nothing named
 """
 import json
 import os
@@ -304,8 +310,62 @@ def one_way_case():
     return harness.Case("report_shapes.one-way-link", fn, labels=["report"], timeout=120)
 
 
+def missing_log_case():
+    """A rank 150 us late in its collectives that wrote no log: the others wait for it."""
+    plans = [(11, 5, True, {}), (12, 22, True, dict(dp=True, drift_ppm=10)), (13, 30, True, dict(nodes=8)),
+             (14, 9, False, {}), (15, 17, False, dict(dp=True))]
+
+    def fn(a):
+        out = []
+        for seed, rank, late, kw in plans:
+            with harness.Workdir(a.keep, "report-shapes") as wd:
+                os.makedirs(wd.dump)
+                job = report_planted.Job(seed, late=rank if late else None, missing=rank, iters=40, **kw)
+                job.write(wd.dump)
+                rc, rep, err = report(a, wd.dump, "--html", os.path.join(wd.path, "page.html"))
+                r2 = subprocess.run([exe(a), wd.dump], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                                    universal_newlines=True)
+                if rc or r2.returncode or rep is None:
+                    wd.failed = True
+                    return False, "FAIL report_shapes.missing-log: seed %d: rc %d %s" % (seed, rc, err[-1000:])
+                with open(os.path.join(wd.path, "page.html")) as f:
+                    page = f.read()
+                problems = []
+                got = sorted((m["comm_name"], m["rank"]) for m in rep.get("missing_stragglers", []))
+                want = late_in(job, rank) if late else []
+                if got != want or rep["stragglers"]:
+                    problems.append("missing stragglers %s, stragglers %s; planted %s" % (
+                        got, [(s["comm_name"], s["rank"]) for s in rep["stragglers"]], want))
+                for m in rep.get("missing_stragglers", []):
+                    if abs(m["median_late_us"] - 150) > 15:
+                        problems.append("%s rank %d: %.1f us late, planted 150" % (
+                            m["comm_name"], m["rank"], m["median_late_us"]))
+                text = r2.stdout
+                header = "%d of the %d ranks seen (no log from rank %d)" % (job.n - 1, job.n, rank)
+                if header not in text:
+                    problems.append("text: no header '%s'" % header)
+                named = re.findall(r"^  LIKELY STRAGGLER \(no log\): rank (\d+) on \"(\w+)\"", text, re.M)
+                if sorted((c, int(r)) for r, c in named) != want:
+                    problems.append("text names %s" % named)
+                if late and "no straggler, slow link or change found" in text:
+                    problems.append("text says no straggler was found")
+                if late != ("Likely stragglers with <b>no log</b>" in page) or \
+                        ('<td class="n warn">%d of %d</td>' % (job.n - 1, job.n)) not in page:
+                    problems.append("page: no-log table %s, seen cell %s" % (
+                        "Likely stragglers with <b>no log</b>" in page, "%d of %d" % (job.n - 1, job.n) in page))
+                if problems:
+                    wd.failed = True
+                    return False, "FAIL report_shapes.missing-log: seed %d (rank %d%s, %s): %s" % (
+                        seed, rank, " late" if late else "", kw, "; ".join(problems))
+                out.append("seed %d, rank %d%s %s: %s" % (seed, rank, " late" if late else "", kw,
+                                                         [(m["comm_name"], m["rank"], m["median_late_us"])
+                                                          for m in rep["missing_stragglers"]]))
+        return True, "OK report_shapes.missing-log:\n  " + "\n  ".join(out)
+    return harness.Case("report_shapes.missing-log", fn, labels=["report"], timeout=120)
+
+
 def cases():
-    return [read_order_case(), tp_drift_case(), steps_case(), one_way_case()]
+    return [read_order_case(), tp_drift_case(), steps_case(), one_way_case(), missing_log_case()]
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ void rpt_job_free(struct rpt_job *j) {
   free(j->stragglers);
   free(j->p2p_stats);
   free(j->few_stragglers);
+  free(j->missing);
   for (int l = 0; l < j->nlinks; l++) free(j->links[l].find);
   free(j->links);
   for (int l = 0; l < j->nfew_links; l++) free(j->few_links[l].find);

@@ -212,6 +212,31 @@ static inline const struct rpt_late_judge *rpt_straggler_judge(const struct rpt_
   return tmp;
 }
 
+/*
+ * A rank that wrote no log but that the others wait for (late.c, missing_culprits): in each
+ * collective of its communicator, even the last of the others to start waits in its kernel
+ * (its kernel time, the shortest of the op's, is its wait plus the transfer), and that wait
+ * exceeds what the last to start waits in communicators of the same shape with every rank
+ * seen (same op, size, ranks and nodes) by the lateness threshold or more, in at least
+ * --late-share of RPT_MIN_LATE_OPS or more collectives. Where no communicator of its shape is
+ * whole, nothing can be measured; when the job misses one process alone, one that it is
+ * missing from every communicator that holds all the other processes (a world communicator)
+ * is named there too, on the measure taken in the other (`via`).
+ */
+struct rpt_missing {
+  int comm, rank;          /* the rank with no log */
+  int via;                 /* communicator its lateness was measured in (== comm: this one) */
+  uint64_t ops, waited_ops; /* collectives compared in `via`, those the others waited in */
+  double share, share_lo;  /* waited_ops / ops and its 95% lower bound */
+  double late_med_ns;      /* median excess wait: its estimated lateness */
+  double wait_med_ns;      /* median kernel time of the last of the others to start, in `comm` */
+  double ref_ns;           /* the same in whole communicators of `via`'s shape */
+  enum rpt_conf conf;      /* high: share_lo >= --late-share */
+};
+/* Communicators with at most this many ranks missing are looked at (a missing log, not a
+ * partial set of logs). */
+#define RPT_MISSING_MAX 4
+
 /* A link's bandwidth against the other links of its class on one op and size. */
 struct rpt_link_finding {
   int comm, op;
@@ -457,6 +482,8 @@ struct rpt_job {
   int np2p_stats;
   struct rpt_straggler *few_stragglers; /* late by the rule on too few ops: "not enough data" */
   int nfew_stragglers;
+  struct rpt_missing *missing; /* ranks with no log that the others wait for: by comm, rank */
+  int nmissing;
   struct rpt_link *links;      /* slow ones only */
   int nlinks;
   struct rpt_link *few_links;  /* slow by the rule on too few transfers: "not enough data" */

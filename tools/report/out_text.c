@@ -207,6 +207,28 @@ static void put_late(struct rpt_job *j, FILE *f, const struct rpt_straggler *s, 
   put_late_evidence(j, f, g, "collectives");
 }
 
+/* A rank with no log that the others wait for (job.h, struct rpt_missing). */
+static void put_no_log(const struct rpt_job *j, FILE *f, const struct rpt_missing *m) {
+  char cl[192], vl[192];
+  const struct rpt_comm *c = &j->comms[m->comm];
+  comm_label(j, m->comm, cl, sizeof cl);
+  comm_label(j, m->via, vl, sizeof vl);
+  int nm = c->nranks - c->ranks_seen;
+  fprintf(f, "  LIKELY STRAGGLER (no log): rank %d on %s wrote no log%s, and the others wait for it: ", m->rank, cl,
+          nm > 1 ? " (one of the ranks without one)" : "");
+  if (m->via == m->comm)
+    fprintf(f, "even the last of them to start waits %.1f us in its kernel against %.1f us in whole communicators "
+               "of this shape, %.1f us more (median)",
+            m->wait_med_ns / 1000, m->ref_ns / 1000, m->late_med_ns / 1000);
+  else
+    fprintf(f, "it is the job's one missing process, found about %.1f us late on %s (median; here the last of "
+               "the others to start waits %.1f us in its kernel)",
+            m->late_med_ns / 1000, vl, m->wait_med_ns / 1000);
+  fprintf(f, "; evidence: the others waited %.1f us or more beyond that in %" PRIu64 " of %" PRIu64
+             " collectives; confidence %s (at least %.0f%% of them, 95%% bound)\n",
+          j->late_threshold_ns / 1000, m->waited_ops, m->ops, rpt_conf_name(m->conf), 100 * m->share_lo);
+}
+
 /* A link's evidence and confidence, ending its line. */
 static void put_link_evidence(FILE *f, const struct rpt_link *l, bool few) {
   fprintf(f, "; evidence: %" PRIu64 " transfers, %d of its %d rank pairs (over %d op sizes) below the slow line",
@@ -463,6 +485,7 @@ static void findings(struct rpt_job *j, FILE *f) {
   for (int g = 0; g < j->ngroups; g++)
     if (j->groups[g].series.nbins && j->groups[g].series.t0_ns < t0) t0 = j->groups[g].series.t0_ns;
   for (int i = 0; i < j->nstragglers; i++, said++) put_late(j, f, &j->stragglers[i], t0);
+  for (int i = 0; i < j->nmissing; i++, said++) put_no_log(j, f, &j->missing[i]);
   for (int i = 0; i < j->nslow_nodes; i++, said++) {
     const struct rpt_slow_node *n = &j->slow_nodes[i];
     fprintf(f, "  SLOW NODE: %s: all %d of its links run slow (down to x%.2f of the other links' busbw); evidence: "
@@ -507,9 +530,21 @@ struct comm_view {
 static void comm_table(struct rpt_job *j, FILE *f, int comm, const struct comm_view *v) {
   const struct rpt_comm *c = &j->comms[comm];
   char sz[32];
-  fprintf(f, "\ncommunicator 0x%" PRIx64 " \"%s\": %d ranks on %d node%s (%s), %d rank%s seen", c->id, c->name,
-          c->nranks, c->nnodes, c->nnodes == 1 ? "" : "s", rpt_kind_name(c->kind), c->ranks_seen,
-          c->ranks_seen == 1 ? "" : "s");
+  fprintf(f, "\ncommunicator 0x%" PRIx64 " \"%s\": %d ranks on %d node%s (%s), ", c->id, c->name, c->nranks,
+          c->nnodes, c->nnodes == 1 ? "" : "s", rpt_kind_name(c->kind));
+  if (c->ranks_seen < c->nranks) {
+    /* the expected count beside the seen one, and which ranks wrote nothing (a few) */
+    fprintf(f, "%d of the %d ranks seen", c->ranks_seen, c->nranks);
+    int nm = c->nranks - c->ranks_seen;
+    if (c->rank && nm <= 8) {
+      fprintf(f, " (no log from rank%s", nm == 1 ? "" : "s");
+      for (int r = 0, k = 0; r < c->nranks; r++)
+        if (c->rank[r].host < 0) fprintf(f, "%s %d", k++ ? "," : "", r);
+      fputc(')', f);
+    }
+  } else {
+    fprintf(f, "%d rank%s seen", c->ranks_seen, c->ranks_seen == 1 ? "" : "s");
+  }
   if (c->dropped[0] + c->dropped[1])
     fprintf(f, ", %" PRIu64 " records dropped", c->dropped[0] + c->dropped[1]);
   fputc('\n', f);
