@@ -20,6 +20,7 @@ A late rank arrives late_us later in its world and tp ops (a compute straggler: 
 collective it is in). A missing log: that rank's file is not written.
 """
 import json
+import math
 import os
 import random
 
@@ -33,10 +34,13 @@ def host(n):
 class Job:
     def __init__(self, seed, nodes=4, gpn=8, iters=120, gap_ns=50_000_000, tp_ops=4, drift_ppm=0.0,
                  step=None, late=None, late_us=150.0, pp_colls=False, a2a=False, slow_dir=None, slow=4.0,
-                 missing=None, dur_ns=400_000, groups=1, dp=False, world=True):
+                 missing=None, dur_ns=400_000, groups=1, dp=False, world=True, jitter=0.0, change=None):
         """step: (host, signed ns, fraction of the job); late: a world rank; slow_dir: (from host,
         to host) whose transfers take `slow` x as long (or a list of such pairs); missing: a world rank whose log is not
-        written; groups: message sizes per communicator (many groups: a clean job with many)."""
+        written; groups: message sizes per communicator (many groups: a clean job with many);
+        jitter: each op's transfer time x exp(N(0, jitter)) (noise, as real jobs have); change:
+        (communicator name, factor, fraction of the job): that communicator's transfers take
+        `factor` x as long from that point of the job on (a bandwidth change)."""
         self.rnd = random.Random(seed)
         rnd = self.rnd
         self.nodes, self.gpn, self.iters, self.gap = nodes, gpn, iters, gap_ns
@@ -54,6 +58,7 @@ class Job:
         self.dur = dur_ns
         self.groups = groups
         self.dp, self.world = dp, world
+        self.jitter, self.change = jitter, change
         self.lines = {r: [] for r in range(self.n)}
         self.p2p_sn = {}
         self.waits = []  # (world rank, kernel ns) of the ops the late rank's peers waited in
@@ -76,10 +81,19 @@ class Job:
                          "hostname": host(self.node(r)), "pid": 1000 + r},
             kind + "_perf": rec})
 
+    def _dur(self, name, t0):
+        """One op's transfer time: dur_ns, x the planted change from its point on, x the jitter."""
+        d = float(self.dur)
+        if self.change is not None and name == self.change[0] and t0 >= self.change[2] * self.iters * self.gap:
+            d *= self.change[1]
+        if self.jitter:
+            d *= math.exp(self.rnd.gauss(0, self.jitter))
+        return int(d)
+
     def _coll(self, comm, name, members, sn, t0, nbytes, late_ok=True):
         arrive = [t0 + self.rnd.randrange(3000) + (self.late_ns if late_ok and r == self.late else 0)
                   for r in members]
-        stop = max(arrive) + self.dur
+        stop = max(arrive) + self._dur(name, t0)
         n = len(members)
         for k, r in enumerate(members):
             nd = self.node(r)
@@ -100,7 +114,7 @@ class Job:
         P2P on the communicator, as the plugin does."""
         ra, rb = members[a], members[b]
         ta, tb = t0 + self.rnd.randrange(3000), t0 + self.rnd.randrange(3000)
-        d = self.dur
+        d = self._dur(name, t0)
         if (self.node(ra), self.node(rb)) in self.slow_dirs:
             d = int(d * self.slow)
         stop = max(ta, tb) + d

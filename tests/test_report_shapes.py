@@ -33,6 +33,10 @@ what was planted:
                              missing process), lateness within 15 us, in the text (no "no straggler
                              found"), --json and the page; "31 of the 32 ranks seen (no log from rank
                              r)"; the same jobs with it on time: nothing named
+  report_shapes.changes      clean jobs of many groups (10 sizes on tp, dp and pipeline pairs, every
+                             transfer's time x exp(N(0, 0.3))): no CHANGE; the dp transfers twice as
+                             long from half the job on: one change in each dp group, at the planted
+                             moment (within 2 iterations), and nowhere else
 """
 import json
 import os
@@ -364,8 +368,60 @@ def missing_log_case():
     return harness.Case("report_shapes.missing-log", fn, labels=["report"], timeout=120)
 
 
+def changes_case():
+    """Bandwidth changes under noise: clean jobs of many groups (tp, dp, pipeline pairs with their
+    AllReduce, 10 sizes each, every transfer x exp(N(0, 0.3))) show none; a planted change (the
+    dp transfers twice as long from half the job on) is found in every dp group and nowhere else."""
+    def fn(a):
+        out = []
+        for seed in range(31, 34):
+            with harness.Workdir(a.keep, "report-shapes") as wd:
+                os.makedirs(wd.dump)
+                job = report_planted.Job(seed, groups=10, iters=30, dp=True, pp_colls=True, drift_ppm=10, jitter=0.3)
+                job.write(wd.dump)
+                rc, rep, err = report(a, wd.dump)
+                r2 = subprocess.run([exe(a), wd.dump], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                                    universal_newlines=True)
+                if rc or rep is None:
+                    wd.failed = True
+                    return False, "FAIL report_shapes.changes: seed %d: rc %d %s" % (seed, rc, err[-1000:])
+                lines = [l for l in r2.stdout.splitlines() if l.startswith("  CHANGE")]
+                if rep["changes"] or lines:
+                    wd.failed = True
+                    return False, "FAIL report_shapes.changes: clean seed %d: %d changes, e.g. %s" % (
+                        seed, len(rep["changes"]), lines[:2])
+                out.append("clean seed %d: %d groups, no change" % (
+                    seed, sum(len(c["groups"]) for c in rep["communicators"])))
+        with harness.Workdir(a.keep, "report-shapes") as wd:
+            os.makedirs(wd.dump)
+            job = report_planted.Job(36, groups=2, iters=80, dp=True, drift_ppm=10, jitter=0.2, change=("dp", 2.0, 0.5))
+            job.write(wd.dump)
+            rc, rep, err = report(a, wd.dump)
+            if rc or rep is None:
+                wd.failed = True
+                return False, "FAIL report_shapes.changes: planted: rc %d %s" % (rc, err[-1000:])
+            names = {c["id"]: c["name"] for c in rep["communicators"]}
+            got = sorted((ch["comm"], ch["bytes"]) for ch in rep["changes"])
+            want = sorted(("0x%x" % (0x5000 + i), 1 << (20 + g)) for i in range(job.gpn) for g in range(2))
+            problems = []
+            if got != want:
+                problems.append("changes in %s, planted in every dp group %s" % (
+                    [(names.get(c), b) for c, b in got], want))
+            t_planted = report_planted.BASE + 0.5 * job.iters * job.gap
+            for ch in rep["changes"]:
+                if not ch["after_gbs"] < 0.6 * ch["before_gbs"] or abs(ch["t_ns"] - t_planted) > 2 * job.gap:
+                    problems.append("%s %d: %.2f -> %.2f GB/s at %+.3f s from the planted moment" % (
+                        ch["comm"], ch["bytes"], ch["before_gbs"], ch["after_gbs"], (ch["t_ns"] - t_planted) / 1e9))
+            if problems:
+                wd.failed = True
+                return False, "FAIL report_shapes.changes: planted: %s" % "; ".join(problems[:6])
+            out.append("planted: %d changes, one in each dp group" % len(got))
+        return True, "OK report_shapes.changes:\n  " + "\n  ".join(out)
+    return harness.Case("report_shapes.changes", fn, labels=["report"], timeout=120)
+
+
 def cases():
-    return [read_order_case(), tp_drift_case(), steps_case(), one_way_case(), missing_log_case()]
+    return [read_order_case(), tp_drift_case(), steps_case(), one_way_case(), missing_log_case(), changes_case()]
 
 
 if __name__ == "__main__":

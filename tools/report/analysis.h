@@ -57,9 +57,11 @@ void rpt_links(struct rpt_job *j);
 
 /*
  * Bandwidth over time per group: the series' non-empty bins, split where the
- * median bin before and after differ by --change-ratio or more and at least 80%
+ * median bin before and after differ by --change-ratio or more, at least 80%
  * of the bins on each side lie on their side of the midpoint (both sides at
- * least 3 bins); then each side is split again the same way, three levels deep.
+ * least 5 bins) and a Mann-Whitney test of the two sides survives the number of
+ * tests the search made (Bonferroni, 0.05 a job); then each side is split again
+ * the same way, three levels deep.
  */
 void rpt_changes(struct rpt_job *j);
 

@@ -283,6 +283,8 @@ struct rpt_change {
   uint64_t ops_before, ops_after;
   double agree_lo;        /* 95% lower bound of (agree_before + agree_after) / bins */
   enum rpt_conf conf;     /* high: agree_lo >= 0.8, the rule's own agreement */
+  double p_value;         /* Mann-Whitney, the two sides' bins (change.c) */
+  double tests;           /* the tests the search made: p_value x tests <= 0.05 */
 };
 
 /*

@@ -193,15 +193,15 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
   rc |= rpt_out_close(&o, 0);
   if (!(f = open_table(&o, dir, "changes.csv", path, sizeof path))) return -1;
   fprintf(f, "comm,op,bytes,t_ns,before_gbs,after_gbs,bins_before,bins_after,agree_before,agree_after,ops_before,"
-             "ops_after,confidence\n");
+             "ops_after,confidence,p_value,tests\n");
   for (int i = 0; i < j->nchanges; i++) {
     const struct rpt_change *c = &j->changes[i];
     const struct rpt_group *g = &j->groups[c->group];
     fprintf(f, "0x%" PRIx64 ",", j->comms[g->comm].id);
     cstr(f, rpt_str(g->op));
-    fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f,%d,%d,%d,%d,%" PRIu64 ",%" PRIu64 ",%s\n", g->bytes, c->t_ns,
-            c->before_gbs, c->after_gbs, c->bins_before, c->bins_after, c->agree_before, c->agree_after, c->ops_before,
-            c->ops_after, rpt_conf_name(c->conf));
+    fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f,%d,%d,%d,%d,%" PRIu64 ",%" PRIu64 ",%s,%.3g,%.0f\n", g->bytes,
+            c->t_ns, c->before_gbs, c->after_gbs, c->bins_before, c->bins_after, c->agree_before, c->agree_after,
+            c->ops_before, c->ops_after, rpt_conf_name(c->conf), c->p_value, c->tests);
   }
   rc |= rpt_out_close(&o, 0);
   if (!(f = open_table(&o, dir, "clocks.csv", path, sizeof path))) return -1;

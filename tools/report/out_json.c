@@ -451,7 +451,9 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
                "\"ops_before\":%" PRIu64 ",\"ops_after\":%" PRIu64 ",\"agree_low\":",
             c->bins_before, c->bins_after, c->agree_before, c->agree_after, c->ops_before, c->ops_after);
     jnum(f, c->agree_lo);
-    fprintf(f, "},\"confidence\":\"%s\"}", rpt_conf_name(c->conf));
+    fprintf(f, ",\"p_value\":");
+    jnum(f, c->p_value);
+    fprintf(f, ",\"tests\":%.0f},\"confidence\":\"%s\"}", c->tests, rpt_conf_name(c->conf));
   }
   /* what the rules would name on more evidence: the same objects, never in the lists above */
   fprintf(f, "],\"not_enough_data\":{\"stragglers\":[");

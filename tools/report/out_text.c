@@ -500,12 +500,12 @@ static void findings(struct rpt_job *j, FILE *f) {
     const struct rpt_group *g = &j->groups[c->group];
     comm_label(j, g->comm, cl, sizeof cl);
     fprintf(f, "  CHANGE: %s %s on %s: busbw %s from %.2f to %.2f GB/s at +%.3f s; evidence: %d time bins "
-               "(%" PRIu64 " ops) before, %d (%" PRIu64 " ops) after, %d of them on their side; confidence %s (at "
-               "least %.0f%% on their side, 95%% bound)\n",
+               "(%" PRIu64 " ops) before, %d (%" PRIu64 " ops) after, %d of them on their side, p %.2g over %.0f "
+               "tests; confidence %s (at least %.0f%% on their side, 95%% bound)\n",
             rpt_str(g->op), rpt_human_bytes(g->bytes, sz, sizeof sz), cl,
             c->after_gbs < c->before_gbs ? "fell" : "rose", c->before_gbs, c->after_gbs,
             (double)(c->t_ns - t0) / 1e9, c->bins_before, c->ops_before, c->bins_after, c->ops_after,
-            c->agree_before + c->agree_after, rpt_conf_name(c->conf), 100 * c->agree_lo);
+            c->agree_before + c->agree_after, c->p_value, c->tests, rpt_conf_name(c->conf), 100 * c->agree_lo);
   }
   if (!said) {
     bool judged = false;
