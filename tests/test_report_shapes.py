@@ -37,6 +37,11 @@ what was planted:
                              transfer's time x exp(N(0, 0.3))): no CHANGE; the dp transfers twice as
                              long from half the job on: one change in each dp group, at the planted
                              moment (within 2 iterations), and nowhere else
+  report_shapes.page         the page of a job with a straggler and a link slow one way: the link
+                             drawn node by node (its direction outlined, the way back x1), the heat
+                             maps' rows labelled "node-001 r8-r15" and each cell with its rank, and
+                             in headless Chromium at 1,400 px no horizontal scroll and the
+                             stragglers table within it (measured only when chromium is installed)
 """
 import json
 import os
@@ -420,8 +425,92 @@ def changes_case():
     return harness.Case("report_shapes.changes", fn, labels=["report"], timeout=120)
 
 
+# The page measured in the browser: a script appended to a copy of the page writes the document's
+# width and the right edge of every table under the "Stragglers" heading into <body> attributes,
+# which --dump-dom returns.
+MEASURE = ("<script>(function(){var r=[];var h=document.getElementById('stragglers');"
+           "for(var e=h&&h.nextElementSibling;e&&e.tagName!=='H3';e=e.nextElementSibling)"
+           "if(e.tagName==='TABLE')r.push(Math.round(e.getBoundingClientRect().right));"
+           "document.body.setAttribute('data-page-w',document.documentElement.scrollWidth);"
+           "document.body.setAttribute('data-strag-right',r.join(','));})();</script>")
+
+
+def browser_widths(wd, html, width):
+    """(page scroll width, [right edge of each stragglers table]) in headless Chromium at `width`
+    px, or None when no chromium is installed."""
+    import test_report_views as views
+    exe = views.chromium_exe()
+    if not exe:
+        return None
+    with open(html, encoding="utf-8") as f:
+        page = f.read()
+    m = os.path.join(wd.path, "measure.html")
+    with open(m, "w", encoding="utf-8") as f:
+        f.write(page.replace("</body>", MEASURE + "</body>"))
+    r = views.chromium(exe, wd, ["--dump-dom", "--window-size=%d,1200" % width, "file://" + m])
+    pw = re.search(r'data-page-w="(\d+)"', r.stdout)
+    sr = re.search(r'data-strag-right="([\d,]*)"', r.stdout)
+    if not pw or not sr:
+        return -1, []
+    return int(pw.group(1)), [int(x) for x in sr.group(1).split(",") if x]
+
+
+def page_case():
+    """The HTML page of a job with a straggler and a link slow one way: the stragglers table fits
+    1,400 px (headless Chromium, when installed), the slow link drawn node by node, heat-map
+    rows labelled with their ranks."""
+    def fn(a):
+        with harness.Workdir(a.keep, "report-shapes") as wd:
+            os.makedirs(wd.dump)
+            job = report_planted.Job(21, late=13, a2a=True, slow_dir=(1, 2), slow=3.0, iters=30, tp_ops=1)
+            job.write(wd.dump)
+            html = os.path.join(wd.path, "page.html")
+            rc, rep, err = report(a, wd.dump, "--html", html)
+            if rc or rep is None:
+                wd.failed = True
+                return False, "FAIL report_shapes.page: rc %d %s" % (rc, err[-1000:])
+            with open(html, encoding="utf-8") as f:
+                page = f.read()
+            problems = []
+            # the slow link, node by node: a matrix figure per group it is slow in, the planted
+            # direction outlined (and only it), the way back not slow
+            figs = re.findall(r"<figure><figcaption>[^<]*, node by node</figcaption>.*?</figure>", page, re.S)
+            slow = [re.findall(r'<rect [^>]*class="strag"[^>]*data-tip="([^":]*):', x) for x in figs]
+            back = [re.findall(r'data-tip="node-002 &rarr; node-001: x([0-9.]+) the median link"', x) for x in figs]
+            if not figs or any(s != ["node-001 &rarr; node-002"] for s in slow) or \
+                    any(len(b) != 1 or abs(float(b[0]) - 1) > 0.1 for b in back):
+                problems.append("matrices: %d, outlined %s, the way back %s" % (len(figs), slow, back))
+            # heat maps of world (32 ranks, 8 a node): each row labelled with its host and ranks
+            i = page.find('<h2><span data-tip="0x1000">world')
+            i = i if i >= 0 else page.find("<h2>world")
+            sec = page[i:page.find("</section>", i)] if i >= 0 else ""
+            maps = re.findall(r'<svg class="chart heat[^"]*".*?</svg>', sec, re.S)
+            want = ["node-%03d r%d\u2013r%d" % (h, 8 * h, 8 * h + 7) for h in range(4)]
+            for m in maps:
+                rows = [t for t in re.findall(r'text-anchor="end">([^<]*)</text>', m) if t.startswith("node-")]
+                cells = [int(t) for t in re.findall(r'<text class="rk"[^>]*>(\d+)</text>', m)]
+                if rows != want or cells != list(range(32)):
+                    problems.append("heat map rows %s (want %s), ranks in cells %s" % (rows, want, cells[:8]))
+            if len(maps) != 2:
+                problems.append("%d heat maps of world, want 2" % len(maps))
+            # the stragglers table within 1,400 px: no horizontal scroll
+            got = browser_widths(wd, html, 1400)
+            browser = "no chromium: widths not measured"
+            if got is not None:
+                pw, rights = got
+                browser = "page %d px wide, stragglers table to %s px" % (pw, rights)
+                if pw > 1400 or not rights or max(rights) > 1400:
+                    problems.append("at 1,400 px: " + browser)
+            if problems:
+                wd.failed = True
+                return False, "FAIL report_shapes.page: " + "; ".join(problems)
+            return True, "OK report_shapes.page: %d link matrices, heat-map rows %s; %s" % (len(figs), want, browser)
+    return harness.Case("report_shapes.page", fn, labels=["report", "browser"], timeout=120)
+
+
 def cases():
-    return [read_order_case(), tp_drift_case(), steps_case(), one_way_case(), missing_log_case(), changes_case()]
+    return [read_order_case(), tp_drift_case(), steps_case(), one_way_case(), missing_log_case(), changes_case(),
+            page_case()]
 
 
 if __name__ == "__main__":

@@ -33,6 +33,11 @@ void rpt_job_free(struct rpt_job *j) {
   for (int l = 0; l < j->nfew_links; l++) free(j->few_links[l].find);
   free(j->few_links);
   free(j->slow_nodes);
+  for (int i = 0; i < j->nlink_matrices; i++) {
+    free(j->link_matrices[i].host);
+    free(j->link_matrices[i].ratio);
+  }
+  free(j->link_matrices);
   free(j->changes);
   for (int i = 0; i < j->nrank_logs; i++) free(j->rank_logs[i].done);
   free(j->rank_logs);

@@ -263,6 +263,20 @@ struct rpt_link {
   enum rpt_conf conf;     /* high: agree_lo >= 0.5 */
 };
 
+/* Node by node, one (communicator, op, size) in which a slow cross-node link was found (links.c):
+ * each direction's median busbw (from the row's host to the column's) over the median link of
+ * the class, NAN where no transfer ran that way. What the page draws beside the slow links. */
+struct rpt_link_matrix {
+  int comm, op;
+  uint64_t bytes;
+  int nhosts;
+  int *host;              /* [nhosts] interned, in name order */
+  double *ratio;          /* [from * nhosts + to] */
+  double class_p50;       /* GB/s */
+};
+#define RPT_LINK_MATRIX_MAX 4      /* matrices kept: the first groups of the slow links */
+#define RPT_LINK_MATRIX_HOSTS 64   /* hosts a matrix holds at most (else none is kept) */
+
 /* A node all of whose links are slow: reported instead of each of its links. */
 struct rpt_slow_node {
   int host;
@@ -492,6 +506,8 @@ struct rpt_job {
   int nfew_links;
   struct rpt_slow_node *slow_nodes;
   int nslow_nodes;
+  struct rpt_link_matrix *link_matrices; /* in the order of the groups (comm, op, size) */
+  int nlink_matrices;
   struct rpt_change *changes;
   int nchanges;
   struct rpt_hang *hangs;      /* sorted: comm, p2p, op, sn; resolved ones too (rpt_hang.resolved) */

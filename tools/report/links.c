@@ -27,6 +27,7 @@
  * (job.few_links).
  */
 #include <assert.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -177,7 +178,10 @@ struct links_work {
   struct ktable lkeys; /* j->links' keys: the same positions */
   struct pend *pend;
   size_t npend, cpend;
+  struct rpt_link_matrix *mx; /* candidates: groups with a slow cross-node link (link_matrix) */
+  int nmx;
 };
+#define MATRIX_CANDIDATES 64 /* groups whose matrix is kept until the slow links are known */
 
 /* Whether (comm, rank) belongs to a named straggler's process (late[clock]), or is one. */
 static bool late_rank(const struct rpt_job *j, const bool *late, int comm, int rank) {
@@ -288,6 +292,69 @@ static void pend_add(struct links_work *w, struct pend p) {
   w->pend[w->npend++] = p;
 }
 
+static int cmp_int(const void *x, const void *y) {
+  int a = *(const int *)x, b = *(const int *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* Group g's cross-node links (ls[0, nk), folded, one per direction) as a matrix of hosts, each
+ * direction's median over the class median med: a candidate for the page (see job.h), kept
+ * for the first MATRIX_CANDIDATES groups with a slow link of RPT_LINK_MATRIX_HOSTS hosts at most. */
+static void link_matrix(struct links_work *w, const struct rpt_pair *g, const struct lk *ls, int nk, double med) {
+  if (w->nmx == MATRIX_CANDIDATES || !(med > 0)) return;
+  int *hs = malloc(2 * (size_t)nk * sizeof *hs), nh = 0;
+  if (!hs) xalloc_die();
+  for (int p = 0; p < nk; p++)
+    if (ls[p].host < 0) hs[nh++] = ls[p].a, hs[nh++] = ls[p].b;
+  qsort(hs, (size_t)nh, sizeof *hs, cmp_int); /* interned ids: name order */
+  int n = 0;
+  for (int i = 0; i < nh; i++)
+    if (!n || hs[n - 1] != hs[i]) hs[n++] = hs[i];
+  if (n < 2 || n > RPT_LINK_MATRIX_HOSTS) {
+    free(hs);
+    return;
+  }
+  struct rpt_link_matrix m = {.comm = g->comm, .op = g->op, .bytes = g->bytes, .nhosts = n, .host = hs,
+                              .ratio = malloc((size_t)n * (size_t)n * sizeof *m.ratio), .class_p50 = med};
+  if (!m.ratio) xalloc_die();
+  for (int i = 0; i < n * n; i++) m.ratio[i] = NAN;
+  for (int p = 0; p < nk; p++) {
+    if (ls[p].host >= 0) continue;
+    int *fa = bsearch(&ls[p].a, hs, (size_t)n, sizeof *hs, cmp_int), *fb = bsearch(&ls[p].b, hs, (size_t)n, sizeof *hs, cmp_int);
+    m.ratio[(fa - hs) * n + (fb - hs)] = ls[p].p50 / med;
+  }
+  w->mx = realloc(w->mx, (size_t)(w->nmx + 1) * sizeof *w->mx);
+  if (!w->mx) xalloc_die();
+  w->mx[w->nmx++] = m;
+}
+
+/* j->link_matrices: the candidates of the groups where a reported slow link (or a slow node's)
+ * was found, the first RPT_LINK_MATRIX_MAX of them; the others freed. */
+static void keep_matrices(struct rpt_job *j, struct links_work *w) {
+  j->link_matrices = NULL;
+  j->nlink_matrices = 0;
+  for (int i = 0; i < w->nmx; i++) {
+    struct rpt_link_matrix *m = &w->mx[i];
+    bool used = false;
+    for (int l = 0; l < j->nlinks && !used; l++)
+      for (int k = 0; k < j->links[l].nfind && !used; k++)
+        used = j->links[l].host < 0 && j->links[l].find[k].comm == m->comm && j->links[l].find[k].op == m->op &&
+               j->links[l].find[k].bytes == m->bytes;
+    used |= j->nslow_nodes > 0;
+    if (used && j->nlink_matrices < RPT_LINK_MATRIX_MAX) {
+      if (!j->nlink_matrices) {
+        j->link_matrices = calloc(RPT_LINK_MATRIX_MAX, sizeof *j->link_matrices);
+        if (!j->link_matrices) xalloc_die();
+      }
+      j->link_matrices[j->nlink_matrices++] = *m;
+    } else {
+      free(m->host);
+      free(m->ratio);
+    }
+  }
+  free(w->mx);
+}
+
 /* One class of a group's links, ls[0, nk) folded (cross: across nodes, else within one):
  * each against the class's median. Tallies every link compared and keeps every one below
  * the slow line as a pending finding. g: the group's first pair; v: nk doubles of scratch. */
@@ -316,6 +383,7 @@ static void judge_class(const struct rpt_job *j, struct links_work *w, const str
                               .f = {.comm = comm, .op = g->op, .bytes = g->bytes, .busbw_p50 = ls[p].p50,
                                     .class_p50 = med, .samples = ls[p].n, .class_links = nc}});
   }
+  if (any && cross) link_matrix(w, g, ls, nk, med);
   if (any) /* every link of this class in this group had a chance to be slow here */
     for (int p = 0; p < nk; p++) {
       if ((ls[p].host < 0) != cross) continue;
@@ -537,6 +605,7 @@ void rpt_links(struct rpt_job *j) {
   slow_nodes(j, &w);
   fold_directions(j->links, &j->nlinks);
   fold_directions(j->few_links, &j->nfew_links);
+  keep_matrices(j, &w);
   hosts_in_name_order(j);
   free(w.late);
   free(w.t);

@@ -315,14 +315,14 @@ static void straggler_row(struct page *pg, const struct rpt_straggler *s) {
   fputs("<tr><td>", f);
   put_comm_short(f, j, s->comm);
   fprintf(f, "</td><td class=\"n\">%d</td><td>", s->rank);
-  put_host(f, s->host);
-  if (s->pid >= 0) fprintf(f, "</td><td class=\"n\">%lld</td>", s->pid);
-  else fputs("</td><td class=\"n\">?</td>", f);
-  fprintf(f, "<td>%s</td>", s->p2p ? "Send/Recv" : "collectives");
+  put_host(f, s->host); /* host and pid in one cell: the table fits 1,400 px (test_report_shapes) */
+  if (s->pid >= 0) fprintf(f, " <span class=\"mut\">pid %lld</span></td>", s->pid);
+  else fputs(" <span class=\"mut\">pid ?</span></td>", f);
+  fprintf(f, "<td>%s, ", s->p2p ? "Send/Recv" : "collectives");
   if (g->onset_window)
-    fprintf(f, "<td class=\"n\">window %d of %d</td>", g->onset_window + 1, g->windows);
+    fprintf(f, "from window %d of %d</td>", g->onset_window + 1, g->windows);
   else
-    fputs("<td class=\"n\">start</td>", f);
+    fputs("from the start</td>", f);
   fprintf(f, "<td class=\"n\">%s</td>", html_pct(g->share, a, sizeof a));
   if (!s->p2p && st && st->ops) {
     fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s vs %s</td><td>",
@@ -345,11 +345,11 @@ static void straggler_row(struct page *pg, const struct rpt_straggler *s) {
 /* A table of late ranks: the named ones, or those late on too few ops. */
 static void straggler_table(struct page *pg, const struct rpt_straggler *s, int n) {
   FILE *f = pg->f;
-  fputs("<table class=\"grid\"><thead><tr><th>communicator</th><th class=\"n\">rank</th><th>host</th>"
-        "<th class=\"n\">pid</th><th>late in</th><th class=\"n\">since</th><th class=\"n\">late share since</th>"
-        "<th class=\"n\">last share</th><th class=\"n\">median lateness when late (us)</th>"
-        "<th class=\"n\">exec p50 (us) vs others</th><th>top op</th><th class=\"n\">evidence</th>"
-        "<th>confidence</th></tr></thead><tbody>\n",
+  /* headers may wrap ("wrap"): with each on one line the table was 1,460 px wide */
+  fputs("<table class=\"grid wrap\"><thead><tr><th>communicator</th><th class=\"n\">rank</th><th>process</th>"
+        "<th>late in</th><th class=\"n\">late share since</th><th class=\"n\">last share</th>"
+        "<th class=\"n\">median lateness when late (us)</th><th class=\"n\">exec p50 (us) vs others</th>"
+        "<th>top op</th><th class=\"n\">evidence</th><th>confidence</th></tr></thead><tbody>\n",
         f);
   for (int i = 0; i < n; i++) straggler_row(pg, &s[i]);
   fputs("</tbody></table>\n", f);
@@ -361,7 +361,7 @@ static void missing_table(struct page *pg) {
   struct rpt_job *j = pg->j;
   char a[32], b[32], d[32];
   fputs("<p>Likely stragglers with <b>no log</b>: the others wait for them in their kernels.</p>\n"
-        "<table class=\"grid\"><thead><tr><th>communicator</th><th class=\"n\">rank</th><th>measured on</th>"
+        "<table class=\"grid wrap\"><thead><tr><th>communicator</th><th class=\"n\">rank</th><th>measured on</th>"
         "<th class=\"n\">late (us, median)</th><th class=\"n\">wait of the last to start (us) vs whole "
         "communicators</th><th class=\"n\">evidence</th><th>confidence</th></tr></thead><tbody>\n",
         f);
@@ -475,6 +475,12 @@ static void findings_links(struct page *pg) {
     for (int i = 0; i < j->nlinks + j->nfew_links; i++)
       link_row(pg, i < j->nlinks ? &j->links[i] : &j->few_links[i - j->nlinks], i >= j->nlinks);
     fputs("</tbody></table>\n", f);
+  }
+  if (j->nlink_matrices) { /* where the slow links are, node by node */
+    fputs("<div class=\"charts\">\n", f);
+    for (int i = 0; i < j->nlink_matrices; i++)
+      html_link_matrix(f, &j->link_matrices[i], j->comms[j->link_matrices[i].comm].name, j->opt.slow_link_ratio);
+    fputs("</div>\n", f);
   }
 }
 
