@@ -9,7 +9,7 @@ what was planted:
                              --trace byte-identical on 1 thread in name order and reversed, on 2
                              threads and on 4 threads reversed; two more jobs (tp, pairs, dp, world;
                              all-pairs and a step) whose lines are cut into runs and dealt into 12
-                             files at random, 4 deals on 1, 2 and 4 threads: byte-identical
+                             files at random, 3 deals on 1, 2 and 4 threads: byte-identical
   report_shapes.tp-drift     seeded jobs: 4 or 8 nodes of 8 ranks, tp on every node, pipeline
                              pairs (P2P, and in half of them a pair AllReduce too), dp or world or
                              both, 0-50 ppm of drift; a rank 150 us late in its collectives: named
@@ -75,8 +75,8 @@ def read_order_case():
     jobs = [(1, dict(drift_ppm=20, late=5)),
             (2, dict(nodes=8, drift_ppm=20, late=11, dp=True, pp_colls=True, world=False)),
             (3, dict(drift_ppm=10, a2a=True, groups=2, step=(1, -2_000_000, 0.4), late=9))]
-    shuffled = [(4, dict(drift_ppm=20, late=5, pp_colls=True, dp=True, iters=60)),
-                (5, dict(drift_ppm=10, a2a=True, step=(2, 3_000_000, 0.5), late=17, iters=60))]
+    shuffled = [(4, dict(drift_ppm=20, late=5, pp_colls=True, dp=True, iters=40)),
+                (5, dict(drift_ppm=10, a2a=True, step=(2, 3_000_000, 0.5), late=17, iters=40))]
 
     def fn(a):
         problems = []
@@ -109,7 +109,7 @@ def read_order_case():
                 job = report_planted.Job(seed, **kw)
                 out = os.path.join(wd.path, "out")
                 ref = None
-                for deal, threads in ((1, 1), (2, 2), (3, 1), (4, 4)):
+                for deal, threads in ((1, 1), (2, 2), (3, 4)):
                     paths = deal_lines(job, wd.dump, deal)
                     got, err = harness.report_outputs(exe(a), out, paths, threads=threads)
                     if got is None:
@@ -126,7 +126,7 @@ def read_order_case():
                     wd.failed = True
                     return False, "FAIL report_shapes.read-order: " + "; ".join(problems)
         return True, "OK report_shapes.read-order: %d jobs, every output byte-identical in both file orders and " \
-            "on 1, 2 and 4 threads; %d more with their lines dealt into files 4 ways" % (len(jobs), len(shuffled))
+            "on 1, 2 and 4 threads; %d more with their lines dealt into files 3 ways" % (len(jobs), len(shuffled))
     return harness.Case("report_shapes.read-order", fn, labels=["report", "threads"], timeout=120)
 
 
