@@ -218,7 +218,9 @@ static inline const struct rpt_late_judge *rpt_straggler_judge(const struct rpt_
  * (its kernel time, the shortest of the op's, is its wait plus the transfer), and that wait
  * exceeds what the last to start waits in communicators of the same shape with every rank
  * seen (same op, size, ranks and nodes) by the lateness threshold or more, in at least
- * --late-share of RPT_MIN_LATE_OPS or more collectives. Where no communicator of its shape is
+ * --late-share of RPT_MIN_LATE_OPS or more collectives, and clearly more often (95% lower
+ * bound) than the whole ones' own ops wait that long beyond their median (the transfer times'
+ * noise). Where no communicator of its shape is
  * whole, nothing can be measured; when the job misses one process alone, one that it is
  * missing from every communicator that holds all the other processes (a world communicator)
  * is named there too, on the measure taken in the other (`via`).

@@ -627,6 +627,7 @@ struct winst {
   double wait;    /* that shortest kernel time, ns */
   double ref;     /* the median wait of whole instances of its shape, op and size; NAN none */
   double excess;  /* wait - ref */
+  double noise;   /* the share of those whole instances that waited the threshold beyond ref */
 };
 
 static int cmp_winst_shape(const void *x, const void *y) {
@@ -675,7 +676,7 @@ static struct winst *wait_instances(const struct rpt_job *j, size_t *nw) {
       }
       w[n++] = (struct winst){.nranks = c->nranks, .nnodes = c->nnodes, .op = j->ops[i].op, .comm = (int)j->ops[i].comm,
                               .bytes = j->ops[i].bytes, .whole = whole, .wait = wait, .ref = NAN,
-                              .excess = NAN};
+                              .excess = NAN, .noise = NAN};
     }
     i = e;
   }
@@ -714,6 +715,10 @@ static bool world_like(const struct rpt_job *j, const struct rpt_comm *c) {
  * whole ones of the same shape, then their verdicts, then the world-like communicators named
  * on the measure of another when the job misses one process alone. */
 static void missing_culprits(struct rpt_job *j, double thr) {
+  /* The whole communicators' own waits beyond their median, at the threshold, are the noise a
+   * missing rank's must stand out from (transfer times vary: with 30% of jitter a quarter of
+   * the ops of a whole communicator wait 100 us beyond its median), as a straggler's late share
+   * must stand out from the others' (judge). */
   j->missing = NULL;
   j->nmissing = 0;
   size_t nw = 0;
@@ -733,11 +738,14 @@ static void missing_culprits(struct rpt_job *j, double thr) {
     for (size_t k = i; k < e; k++)
       if (w[k].whole) v[nv++] = w[k].wait;
     if (nv >= 3) {
+      size_t loud = 0; /* whole instances that waited the threshold beyond the median */
       double ref = rpt_median(v, nv);
+      for (size_t k = i; k < e; k++) loud += w[k].whole && w[k].wait - ref >= thr;
       for (size_t k = i; k < e; k++)
         if (!w[k].whole) {
           w[k].ref = ref;
           w[k].excess = w[k].wait - ref;
+          w[k].noise = (double)loud / (double)nv;
         }
     }
     i = e;
@@ -754,14 +762,17 @@ static void missing_culprits(struct rpt_job *j, double thr) {
     while (e < nw && w[e].comm == w[i].comm) e++;
     int c = w[i].comm;
     const struct rpt_comm *cm = &j->comms[c];
-    double *x = v;
+    double *x = v, noise = 0;
     for (size_t q = i; q < e; q++)
       if (!w[q].whole && !isnan(w[q].excess)) {
         x[nx++] = w[q].excess;
         k += w[q].excess >= thr;
+        noise += w[q].noise;
       }
+    noise = nx ? noise / (double)nx : 0;
     for (size_t q = i; q < e; q++) nwait += !w[q].whole;
-    if (nwait && nx >= RPT_MIN_LATE_OPS && (double)k >= j->opt.late_share * (double)nx && !has_straggler(j, c)) {
+    if (nwait && nx >= RPT_MIN_LATE_OPS && (double)k >= j->opt.late_share * (double)nx &&
+        rpt_share_lo(k, nx) > noise && !has_straggler(j, c)) {
       struct rpt_missing m = {.comm = c, .via = c, .ops = nx, .waited_ops = k, .share = (double)k / (double)nx,
                               .share_lo = rpt_share_lo(k, nx), .late_med_ns = rpt_median(x, nx)};
       size_t nq = 0;
