@@ -654,16 +654,37 @@ static int missing_ranks(const struct rpt_comm *c) {
   return m;
 }
 
-/* The instances of whole communicators and of those with a few ranks missing (only those
- * with every seen rank in them: a sampled-out record would read as a missing rank's wait). */
+/* A communicator's shape, packed: ranks, then nodes. */
+static uint64_t shape_of(const struct rpt_comm *c) { return (uint64_t)(uint32_t)c->nranks << 32 | (uint32_t)c->nnodes; }
+
+static int cmp_u64(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* The instances of communicators with a few ranks missing (only those with every seen rank
+ * in them: a sampled-out record would read as a missing rank's wait), and of whole ones of
+ * their shapes; none when no communicator misses a rank (no cost to a whole job's report). */
 static struct winst *wait_instances(const struct rpt_job *j, size_t *nw) {
   struct winst *w = NULL;
   size_t n = 0, cap = 0;
-  for (size_t i = 0; i < j->nops;) {
+  /* the shapes of the communicators with a few ranks missing, sorted, each once */
+  uint64_t *shapes = malloc(((size_t)j->ncomms + 1) * sizeof *shapes);
+  size_t nm = 0;
+  if (!shapes) xalloc_die();
+  for (int c = 0; c < j->ncomms; c++)
+    if (missing_ranks(&j->comms[c]) > 0) shapes[nm++] = shape_of(&j->comms[c]);
+  qsort(shapes, nm, sizeof *shapes, cmp_u64);
+  size_t ns = 0;
+  for (size_t k = 0; k < nm; k++)
+    if (!ns || shapes[ns - 1] != shapes[k]) shapes[ns++] = shapes[k];
+  for (size_t i = 0; ns && i < j->nops;) {
     size_t e = i + 1;
     while (e < j->nops && same_instance(&j->ops[i], &j->ops[e])) e++;
     const struct rpt_comm *c = &j->comms[j->ops[i].comm];
-    bool whole = c->rank && c->ranks_seen == c->nranks && e - i == (size_t)c->nranks;
+    uint64_t sh = shape_of(c);
+    bool whole = c->rank && c->ranks_seen == c->nranks && e - i == (size_t)c->nranks &&
+                 bsearch(&sh, shapes, ns, sizeof *shapes, cmp_u64);
     bool some = missing_ranks(c) > 0 && e - i == (size_t)c->ranks_seen;
     if (!j->ops[i].p2p && e - i >= 2 && (whole || some)) {
       double wait = INFINITY;
@@ -680,6 +701,7 @@ static struct winst *wait_instances(const struct rpt_job *j, size_t *nw) {
     }
     i = e;
   }
+  free(shapes);
   *nw = n;
   return w;
 }
