@@ -259,6 +259,20 @@ if(TARGET inspector-report)
   set_tests_properties(unit_report_acc_probes PROPERTIES TIMEOUT 60 LABELS "unit;report")
 endif()
 
+# inspector-report's merge (tools/report/acc.c): the op sample in one order fixed by content,
+# whatever the read order and the readers (what makes the report the same for any --threads)
+if(TARGET inspector-report)
+  set(_rpt ${PROJECT_SOURCE_DIR}/tools/report)
+  add_executable(inspector-unit-report_merge_order ${CMAKE_CURRENT_LIST_DIR}/test_report_merge_order.c
+                 ${_rpt}/acc.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c ${_rpt}/job.c
+                 ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
+  target_include_directories(inspector-unit-report_merge_order PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(inspector-unit-report_merge_order PRIVATE _GNU_SOURCE)
+  target_link_libraries(inspector-unit-report_merge_order PRIVATE PkgConfig::JANSSON Threads::Threads m)
+  add_test(NAME unit_report_merge_order COMMAND inspector-unit-report_merge_order)
+  set_tests_properties(unit_report_merge_order PROPERTIES TIMEOUT 60 LABELS "unit;report")
+endif()
+
 # inspector-report's plain-file reader past 4 GiB (tools/report/input.c): chunks read at offsets
 # beyond 2^32 of a reservation whose untouched pages fault, lines of RPT_LINE_MAX rejected unread
 if(TARGET inspector-report)

@@ -789,12 +789,55 @@ static bool same_instance(const struct rpt_opent *a, const struct rpt_opent *b) 
   return a->comm == b->comm && a->p2p == b->p2p && a->op == b->op && a->sn == b->sn;
 }
 
+/* Every field of a record, compared in turn (busbw by its bits: a NaN compares too): two
+ * records that compare equal are the same record, so an order by this is fixed by content. */
+static int cmp_opent(const struct rpt_opent *a, const struct rpt_opent *b) {
+  uint32_t ab, bb;
+  memcpy(&ab, &a->busbw, sizeof ab);
+  memcpy(&bb, &b->busbw, sizeof bb);
+#define CMP_FIELD(f) if (a->f != b->f) return a->f < b->f ? -1 : 1
+  CMP_FIELD(rank);
+  CMP_FIELD(clock);
+  CMP_FIELD(start_ns);
+  CMP_FIELD(exec_ns);
+  CMP_FIELD(peer);
+  CMP_FIELD(bytes);
+#undef CMP_FIELD
+  return ab < bb ? -1 : ab > bb;
+}
+
+static int cmp_opent_q(const void *x, const void *y) { return cmp_opent(x, y); }
+
+/* An instance's key, packed so that comparing the words orders the instances by
+ * (communicator, P2P, op name, sequence number), and which instance it is. */
+struct inst_key {
+  uint64_t a, sn;
+  uint32_t q;
+};
+
+static int cmp_inst_key(const void *x, const void *y) {
+  const struct inst_key *a = x, *b = y;
+  if (a->a != b->a) return a->a < b->a ? -1 : 1;
+  return a->sn < b->sn ? -1 : a->sn > b->sn;
+}
+
 /*
- * Makes each op's records (one per rank) adjacent in j->ops, in O(n): a hash
- * table numbers the instances, a counting pass places them. A sort by
- * (communicator, op, sequence number, rank) did the same in O(n log n) and was a
- * quarter of the report's time on a 275 MB job; nothing needs the instances
- * in any particular order, only together.
+ * Puts j->ops in an order fixed by their content: each op's records (one per rank) adjacent,
+ * the ops by (communicator, P2P, op name, sequence number), the records of one by rank (and
+ * every other field after, for a rank logged twice). Every analysis walks j->ops and sums
+ * doubles along the way (the clock fit's sums, the lateness means); a sum of doubles depends
+ * on the order of its terms, and read order (which file a thread took first, how a file was cut
+ * into chunks, which thread the merge met first) left its mark in the last bits, which the
+ * alignment's rounds and the thresholds can carry into the printed figures. Sorted by content,
+ * every later step is a function of the records alone: byte-identical output for any
+ * --threads and file order, by construction and not by test alone (test_report_merge_order).
+ *
+ * In O(n) but for the sorts of small things: a hash table numbers the instances, their packed
+ * keys are sorted (ranks times fewer than the records), a counting pass places the records,
+ * and each instance's are put in rank order where one pass finds them out of it (a file per
+ * rank read in order leaves them in it). A comparison sort of all the records did the same
+ * and was a quarter of the report's time on a 275 MB job; this adds about 3% to a report of
+ * 256 ranks' collectives (docs/BENCHMARKS.md).
  */
 static void group_ops(struct rpt_job *j) {
   size_t n = j->nops, cap = 64;
@@ -816,11 +859,41 @@ static void group_ops(struct rpt_job *j) {
     inst[i] = slot[k] - 1;
   }
   free(slot);
+  /* the instances in key order: place[q] is instance q's */
+  struct inst_key *keys = xmalloc(ninst * sizeof *keys);
+  for (size_t q = 0; q < ninst; q++) {
+    const struct rpt_opent *e = &j->ops[first[q]];
+    keys[q] = (struct inst_key){.a = (uint64_t)e->comm << 32 | (uint64_t)e->p2p << 16 | e->op, .sn = e->sn,
+                                .q = (uint32_t)q};
+  }
+  qsort(keys, ninst, sizeof *keys, cmp_inst_key);
+  uint32_t *place = first; /* reused: instance -> its place in key order */
+  for (size_t x = 0; x < ninst; x++) place[keys[x].q] = (uint32_t)x;
+  free(keys);
+  /* then placed by instance */
   uint32_t *at = xcalloc(ninst + 1, sizeof *at); /* where each instance's records start */
-  for (size_t i = 0; i < n; i++) at[inst[i] + 1]++;
+  for (size_t i = 0; i < n; i++) at[place[inst[i]] + 1]++;
   for (size_t q = 0; q < ninst; q++) at[q + 1] += at[q];
   struct rpt_opent *out = xmalloc(n * sizeof *out);
-  for (size_t i = 0; i < n; i++) out[at[inst[i]]++] = j->ops[i];
+  for (size_t i = 0; i < n; i++) out[at[place[inst[i]]]++] = j->ops[i];
+  /* and each instance's records by rank, then every other field (a rank logged twice): most
+   * come in rank order already (a file per rank, read in order), which one pass confirms */
+  for (size_t q = 0, b = 0; q < ninst; b = at[q++]) {
+    size_t e = at[q];
+    size_t k = b + 1;
+    while (k < e && cmp_opent(&out[k - 1], &out[k]) <= 0) k++;
+    if (k == e) continue;
+    if (e - b <= 16) {
+      for (; k < e; k++) { /* insertion: out[b..k) is in order */
+        struct rpt_opent x = out[k];
+        size_t m = k;
+        for (; m > b && cmp_opent(&out[m - 1], &x) > 0; m--) out[m] = out[m - 1];
+        out[m] = x;
+      }
+    } else {
+      qsort(out + b, e - b, sizeof *out, cmp_opent_q);
+    }
+  }
   free(j->ops);
   j->ops = out;
   free(at);

@@ -156,14 +156,87 @@ static void sort_slots(struct slot *v, size_t n) {
   }
 }
 
-/* Median of |y - model(x)| over a clock's samples; tmp holds m doubles. */
-static double resid_med(const struct rpt_clock *k, const double *x, const double *y, size_t m, double *tmp) {
+/* How well a model fits a clock's samples: the p90 of |y - model(x)|, not the median, so that
+ * a step a tenth of the job or more from either end counts (a line through the larger part
+ * fits the median perfectly), while a few ends apart (a preempted rank) do not. tmp holds m
+ * doubles. */
+static double resid_score(const struct rpt_clock *k, const double *x, const double *y, size_t m, double *tmp) {
   for (size_t i = 0; i < m; i++) tmp[i] = fabs(y[i] - rpt_clock_offset(k, x[i]));
-  return rpt_median(tmp, m);
+  size_t i90 = (size_t)(0.9 * (double)m);
+  return select_k(tmp, m, i90 < m ? i90 : m - 1);
 }
 
-/* Whether a model with median residual r is worth taking over one with `best`. */
+/* Whether a model with residual score r is worth taking over one with `best`. */
 static bool better(double r, double best) { return r < best / 2 && best - r > MIN_GAIN_NS; }
+
+/* The sample in [p, q) where a step from level A to level B is: the split with the fewest
+ * samples nearer the other side's level (the first such). */
+static size_t step_at(const struct rpt_clock *c, const double *x, const double *y, size_t p, size_t q, double A,
+                      double B) {
+  long cost = 0, best = 0;
+  size_t at = p;
+  for (size_t i = p; i < q; i++) { /* split at p: every sample on B's side */
+    double r = y[i] - c->rate * x[i];
+    cost += fabs(r - A) < fabs(r - B);
+  }
+  best = cost;
+  for (size_t i = p; i < q; i++) { /* sample i moves to A's side */
+    double r = y[i] - c->rate * x[i];
+    cost += fabs(r - B) < fabs(r - A) ? 1 : fabs(r - A) < fabs(r - B) ? -1 : 0;
+    if (cost < best) best = cost, at = i + 1;
+  }
+  return at;
+}
+
+/*
+ * Steps where they are, not at window edges: neighbouring windows whose offsets agree (within
+ * 4 x the windows' median residual, and 1 us) are one segment; a window alone between two
+ * segments, its offset between theirs, holds the step between them; where two segments meet,
+ * the step is put at the sample that best separates their levels (step_at), searched over the
+ * windows on either side. Each segment's offset is then the median over its own samples. A
+ * clock whose windows all agree keeps one segment: a line. tmp holds m doubles.
+ */
+static void place_steps(struct rpt_clock *c, const double *x, const double *y, size_t m, const size_t *lo, size_t nb,
+                        double *tmp) {
+  for (size_t i = 0; i < m; i++) tmp[i] = fabs(y[i] - rpt_clock_offset(c, x[i]));
+  double tol = 4 * rpt_median(tmp, m) + 1000.0;
+  /* runs of windows [first, last] at one level */
+  size_t first[RPT_CLOCK_SEGS], last[RPT_CLOCK_SEGS], nr = 0;
+  for (size_t b = 0; b < nb; b++) {
+    if (nr && fabs(c->seg_a[b] - c->seg_a[b - 1]) <= tol) {
+      last[nr - 1] = b;
+      continue;
+    }
+    first[nr] = last[nr] = b;
+    nr++;
+  }
+  /* a lone window whose level lies between its neighbours' holds their step: drop it */
+  size_t keep = 0;
+  for (size_t r = 0; r < nr; r++) {
+    if (r > 0 && r + 1 < nr && first[r] == last[r]) {
+      double a = c->seg_a[last[r - 1]], b = c->seg_a[first[r + 1]], v = c->seg_a[first[r]];
+      if ((v - a) * (b - v) > 0) continue;
+    }
+    first[keep] = first[r];
+    last[keep++] = last[r];
+  }
+  nr = keep;
+  size_t at[RPT_CLOCK_SEGS + 1];
+  at[0] = 0;
+  at[nr] = m;
+  for (size_t r = 1; r < nr; r++) {
+    size_t p = lo[last[r - 1]], q = lo[first[r] + 1];
+    at[r] = step_at(c, x, y, p, q, c->seg_a[last[r - 1]], c->seg_a[first[r]]);
+    if (at[r] <= at[r - 1]) at[r] = at[r - 1] + 1; /* every segment keeps a sample */
+  }
+  c->nseg = (int)nr;
+  for (size_t r = 0; r < nr; r++) {
+    size_t n = at[r + 1] - at[r];
+    for (size_t i = 0; i < n; i++) tmp[i] = y[at[r] + i] - c->rate * x[at[r] + i];
+    c->seg_a[r] = rpt_median(tmp, n);
+    c->seg_x[r] = r ? (x[at[r] - 1] + x[at[r]]) / 2 : 0;
+  }
+}
 
 /*
  * Fits clock k's offset y against its time x (m samples, x increasing): a constant, a
@@ -180,7 +253,7 @@ static void fit_clock(struct rpt_clock *k, const double *x, const double *y, siz
   size_t nb = m / MIN_PER_WINDOW;
   if (nb > RPT_CLOCK_SEGS) nb = RPT_CLOCK_SEGS;
   if (nb < 2 || x[m - 1] <= x[0]) return;
-  double best = resid_med(k, x, y, m, tmp);
+  double best = resid_score(k, x, y, m, tmp);
   /* window medians, of x (sorted: its middle) and of y; a linear y's is on its line */
   double bx[RPT_CLOCK_SEGS], by[RPT_CLOCK_SEGS];
   size_t lo[RPT_CLOCK_SEGS + 1];
@@ -203,7 +276,7 @@ static void fit_clock(struct rpt_clock *k, const double *x, const double *y, siz
   c.rate = rpt_median(sl, ns);
   for (size_t b = 0; b < nb; b++) tmp[b] = by[b] - c.rate * bx[b];
   c.seg_a[0] = rpt_median(tmp, nb);
-  double r = resid_med(&c, x, y, m, tmp);
+  double r = resid_score(&c, x, y, m, tmp);
   if (better(r, best)) {
     *k = c;
     best = r;
@@ -225,7 +298,8 @@ static void fit_clock(struct rpt_clock *k, const double *x, const double *y, siz
     c.seg_a[b] = rpt_median(tmp, n);
     c.seg_x[b] = b ? (x[lo[b] - 1] + x[lo[b]]) / 2 : 0;
   }
-  if (better(resid_med(&c, x, y, m, tmp), best)) *k = c;
+  place_steps(&c, x, y, m, lo, nb, tmp);
+  if (better(resid_score(&c, x, y, m, tmp), best)) *k = c;
 }
 
 /*
@@ -240,10 +314,12 @@ struct align {
   size_t ninst, nent; /* instances, and their ends in all */
   size_t *beg, *end;  /* instance q: job.ops[beg[q], end[q]) */
   int *parent;        /* union-find over clocks: joined when they share an instance */
+  uint8_t *span;      /* instance q's hosts: 1, 2, or 3 for three or more */
+  uint8_t *level;     /* clock c is fitted on the instances of this span or more (fitted_end) */
   size_t *cnt;        /* clock c's ends in every instance: res[cnt[c], cnt[c + 1]) */
   double *res;        /* per end: |its aligned end - its instance's common end| */
   double *tmp;        /* scratch, nent doubles: every median below is taken in it */
-  size_t nsel, nslots;
+  size_t nsel, nslots; /* selected instances, and their fitted ends */
   size_t *sel;        /* the instances the rounds fit on, in time order */
   size_t *sbase;      /* clock c's ends in those: slots[sbase[c], sbase[c + 1]), by its time */
   struct slot *slots;
@@ -260,8 +336,9 @@ static void find_instances(struct align *a) {
   size_t cap = 64;
   a->beg = malloc(cap * sizeof *a->beg);
   a->end = malloc(cap * sizeof *a->end);
+  a->span = malloc(cap * sizeof *a->span);
   a->parent = malloc((size_t)a->nc * sizeof *a->parent);
-  if (!a->beg || !a->end || !a->parent) xalloc_die();
+  if (!a->beg || !a->end || !a->span || !a->parent) xalloc_die();
   for (int c = 0; c < a->nc; c++) a->parent[c] = c;
   uint64_t ref = UINT64_MAX;
   for (size_t i = 0; i < j->nops;) {
@@ -274,8 +351,18 @@ static void find_instances(struct align *a) {
         cap *= 2;
         a->beg = realloc(a->beg, cap * sizeof *a->beg);
         a->end = realloc(a->end, cap * sizeof *a->end);
-        if (!a->beg || !a->end) xalloc_die();
+        a->span = realloc(a->span, cap * sizeof *a->span);
+        if (!a->beg || !a->end || !a->span) xalloc_die();
       }
+      int h0 = j->clocks[j->ops[i].clock].host, h1 = h0;
+      uint8_t span = 1;
+      for (size_t k = i + 1; k < e && span < 3; k++) {
+        int h = j->clocks[j->ops[k].clock].host;
+        if (h == h0 || h == h1) continue;
+        if (h1 == h0) h1 = h;
+        span++;
+      }
+      a->span[a->ninst] = span;
       a->beg[a->ninst] = i;
       a->end[a->ninst++] = e;
       a->nent += e - i;
@@ -333,6 +420,33 @@ static void count_ends(struct align *a) {
     j->clocks[c].aligned = a->cnt[c + 1] > 0;
     a->cnt[c + 1] += a->cnt[c]; /* now cnt[c] is clock c's first slot */
   }
+  size_t *n3 = calloc((size_t)a->nc + 1, sizeof *n3), *n2 = calloc((size_t)a->nc + 1, sizeof *n2);
+  a->level = malloc(((size_t)a->nc + 1) * sizeof *a->level);
+  if (!n3 || !n2 || !a->level) xalloc_die();
+  for (size_t q = 0; q < a->ninst; q++)
+    for (size_t k = a->beg[q]; k < a->end[q]; k++) {
+      n3[j->ops[k].clock] += a->span[q] >= 3;
+      n2[j->ops[k].clock] += a->span[q] >= 2;
+    }
+  for (int c = 0; c < a->nc; c++) a->level[c] = n3[c] >= 2 * MIN_PER_WINDOW ? 3 : n2[c] ? 2 : 1;
+  free(n3);
+  free(n2);
+}
+
+/*
+ * Whether the end ops[k] of instance q is fitted on: a clock is fitted on the instances that
+ * span the most hosts it has enough of (three or more, else two, else one). An instance whose
+ * ends are all on one host says nothing of that host's clock against the others': its
+ * processes share the host's error, their common end moves with it, and it hands the fit
+ * back the offset it has (a tensor-parallel communicator is a whole node, and runs more ops
+ * than the others: its ends would hold every clock of the node where the first round put
+ * it). An instance of two hosts (a pipeline pair) says it at half strength: its common end
+ * lies half-way between the two, so each round moves a clock half of its error there, and
+ * mixed with the ends of wider instances, that move a full step, its samples split in two
+ * crowds whose median drifts rather than settles (and hides a rate).
+ */
+static bool fitted_end(const struct align *a, size_t q, size_t k) {
+  return a->span[q] >= a->level[a->j->ops[k].clock];
 }
 
 /* The rounds use a subset spread over time: instances in time order (a raw end: clocks
@@ -344,30 +458,37 @@ static void select_instances(struct align *a) {
   struct tinst *order = malloc((a->ninst ? a->ninst : 1) * sizeof *order);
   a->sel = malloc((a->ninst ? a->ninst : 1) * sizeof *a->sel);
   double *pos = calloc((size_t)a->nc, sizeof *pos), *due = calloc((size_t)a->nc, sizeof *due);
-  if (!order || !a->sel || !pos || !due) xalloc_die();
-  for (size_t q = 0; q < a->ninst; q++) order[q] = (struct tinst){.t = end_x(j, &j->ops[a->beg[q]]), .q = q};
+  size_t *fit = calloc((size_t)a->nc, sizeof *fit); /* per clock: its fitted ends */
+  if (!order || !a->sel || !pos || !due || !fit) xalloc_die();
+  for (size_t q = 0; q < a->ninst; q++) {
+    order[q] = (struct tinst){.t = end_x(j, &j->ops[a->beg[q]]), .q = q};
+    for (size_t k = a->beg[q]; k < a->end[q]; k++) fit[j->ops[k].clock] += fitted_end(a, q, k);
+  }
   qsort(order, a->ninst, sizeof *order, cmp_tinst);
   for (size_t oi = 0; oi < a->ninst; oi++) {
     size_t q = order[oi].q;
     bool want = false;
-    for (size_t k = a->beg[q]; k < a->end[q] && !want; k++) want = pos[j->ops[k].clock] >= due[j->ops[k].clock];
+    for (size_t k = a->beg[q]; k < a->end[q] && !want; k++)
+      want = fitted_end(a, q, k) && pos[j->ops[k].clock] >= due[j->ops[k].clock];
     for (size_t k = a->beg[q]; k < a->end[q]; k++) {
+      if (!fitted_end(a, q, k)) continue;
       int c = j->ops[k].clock;
       pos[c] += 1;
       /* one instance serves every clock in it that was due: each moves on to its next due
        * point, on a fixed grid, so that its picks stay evenly spread over its time */
       if (want && pos[c] > due[c]) {
-        double stride = (double)(a->cnt[c + 1] - a->cnt[c]) / PER_CLOCK;
+        double stride = (double)fit[c] / PER_CLOCK;
         due[c] += stride > 1 ? stride : 1;
       }
     }
     if (!want) continue;
     a->sel[a->nsel++] = q;
-    a->nslots += a->end[q] - a->beg[q];
+    for (size_t k = a->beg[q]; k < a->end[q]; k++) a->nslots += fitted_end(a, q, k);
   }
   free(order);
   free(pos);
   free(due);
+  free(fit);
 }
 
 /* A clock's model is fitted against its own time, its samples sorted by it: each clock's
@@ -383,11 +504,14 @@ static void gather_slots(struct align *a) {
   a->sx = malloc((a->nslots ? a->nslots : 1) * sizeof *a->sx);
   a->sy = malloc((a->nslots ? a->nslots : 1) * sizeof *a->sy);
   if (!a->sbase || !sfill || !a->slots || !a->common || !a->sx || !a->sy) xalloc_die();
-  for (size_t qi = 0; qi < a->nsel; qi++)
-    for (size_t k = a->beg[a->sel[qi]]; k < a->end[a->sel[qi]]; k++) a->sbase[j->ops[k].clock + 1]++;
+  for (size_t qi = 0; qi < a->nsel; qi++) {
+    for (size_t k = a->beg[a->sel[qi]]; k < a->end[a->sel[qi]]; k++)
+      if (fitted_end(a, a->sel[qi], k)) a->sbase[j->ops[k].clock + 1]++;
+  }
   for (int c = 0; c < nc; c++) a->sbase[c + 1] += a->sbase[c];
   for (size_t qi = 0; qi < a->nsel; qi++)
     for (size_t k = a->beg[a->sel[qi]]; k < a->end[a->sel[qi]]; k++) {
+      if (!fitted_end(a, a->sel[qi], k)) continue;
       int c = j->ops[k].clock;
       a->slots[a->sbase[c] + sfill[c]++] = (struct slot){.x = end_x(j, &j->ops[k]), .k = k, .qi = qi};
     }
@@ -553,6 +677,8 @@ static void free_align(struct align *a) {
   free(a->sx);
   free(a->sy);
   free(a->common);
+  free(a->span);
+  free(a->level);
 }
 
 void rpt_align(struct rpt_job *j) {

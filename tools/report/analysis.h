@@ -21,7 +21,8 @@
  * is modelled from the ends of the collectives it shares with others:
  * alternately, each op's common end is the median of its ranks' aligned ends,
  * and each clock's offset is fitted to its ends less the common ends over its
- * time: a constant, a line (offset and rate) or a line per window (a step),
+ * time (of the collectives that span the most hosts it has enough of: one node's
+ * own communicators say nothing of its clock against the others'): a constant, a line (offset and rate) or a line per window (a step),
  * the simplest that fits. Offsets and rates are relative: zero is the median
  * clock of each connected set of processes. The residual (how far an end still
  * is from its op's common end) says how good the alignment is. Aligned times:
@@ -56,9 +57,11 @@ void rpt_links(struct rpt_job *j);
 
 /*
  * Bandwidth over time per group: the series' non-empty bins, split where the
- * median bin before and after differ by --change-ratio or more and at least 80%
+ * median bin before and after differ by --change-ratio or more, at least 80%
  * of the bins on each side lie on their side of the midpoint (both sides at
- * least 3 bins); then each side is split again the same way, three levels deep.
+ * least 5 bins) and a Mann-Whitney test of the two sides survives the number of
+ * tests the search made (Bonferroni, 0.05 a job); then each side is split again
+ * the same way, three levels deep.
  */
 void rpt_changes(struct rpt_job *j);
 

@@ -11,6 +11,16 @@
  * simple enough to state in one sentence in the docs and to check by hand,
  * which matters more here than the best detector. Each change keeps its
  * evidence (bins and ops on each side, bins on their side of the midpoint).
+ *
+ * Noise makes changes too: the best split of a flat noisy series always has
+ * two medians that differ, and a job of many groups offers many series to find
+ * one in (clean jobs of many groups had 7 CHANGE lines in 5 jobs, some "high"
+ * on 5-6 ops). So a change needs MIN_SIDE bins on each side (each bin a stretch
+ * of time of its own: one op's records on several ranks share its time and are
+ * one piece of evidence, not several), and its two sides must differ by a
+ * Mann-Whitney test whose p-value, times the tests the search made (groups
+ * searched x the candidate splits of the segment), stays below ALPHA: a bound
+ * on the chance of any false change in the whole job (Bonferroni).
  */
 #include <math.h>
 #include <stdint.h>
@@ -21,8 +31,9 @@
 #include "analysis.h"
 #include "../common/xalloc.h"
 
-#define MIN_SIDE 3
-#define MIN_BINS 8
+#define MIN_SIDE 5   /* bins on each side of a change */
+#define MIN_BINS 10  /* bins a group needs to be searched: 2 x MIN_SIDE */
+#define ALPHA 0.05   /* the chance of a false change in a job, at most (see the top) */
 #define DEPTH 3
 #define AGREE 0.8
 
@@ -32,10 +43,49 @@ struct pt {
   uint32_t n; /* ops in the bin */
 };
 
-static void add_change(struct rpt_job *j, int g, uint64_t t, double before, double after) {
+static void add_change(struct rpt_job *j, int g, uint64_t t, double before, double after, double pv, double tests) {
   j->changes = realloc(j->changes, (size_t)(j->nchanges + 1) * sizeof *j->changes);
   if (!j->changes) xalloc_die();
-  j->changes[j->nchanges++] = (struct rpt_change){.group = g, .t_ns = t, .before_gbs = before, .after_gbs = after};
+  j->changes[j->nchanges++] = (struct rpt_change){.group = g, .t_ns = t, .before_gbs = before, .after_gbs = after,
+                                                  .p_value = pv, .tests = tests};
+}
+
+struct rankv { /* a bin's value and its side, for the Mann-Whitney test */
+  double v;
+  int right;
+};
+
+static int cmp_rankv(const void *x, const void *y) {
+  const struct rankv *a = x, *b = y;
+  if (a->v != b->v) return a->v < b->v ? -1 : 1;
+  return a->right - b->right;
+}
+
+/* Two-sided p-value of the Mann-Whitney test between the bins p[lo, at) and p[at, hi) (the
+ * normal approximation with the tie correction: each side has MIN_SIDE bins or more). */
+static double mann_whitney_p(const struct pt *p, int lo, int at, int hi) {
+  int n = hi - lo;
+  struct rankv *r = malloc((size_t)n * sizeof *r);
+  if (!r) xalloc_die();
+  for (int i = lo; i < hi; i++) r[i - lo] = (struct rankv){.v = p[i].v, .right = i >= at};
+  qsort(r, (size_t)n, sizeof *r, cmp_rankv);
+  double rsum = 0, ties = 0; /* the left side's rank sum; sum of t^3 - t over tied runs */
+  for (int i = 0; i < n;) {
+    int e = i;
+    while (e < n && r[e].v == r[i].v) e++;
+    double rank = (i + 1 + e) / 2.0, t = e - i; /* ranks i + 1 .. e, averaged */
+    for (int k = i; k < e; k++)
+      if (!r[k].right) rsum += rank;
+    ties += t * t * t - t;
+    i = e;
+  }
+  free(r);
+  double n1 = at - lo, n2 = hi - at, nn = n;
+  double u = rsum - n1 * (n1 + 1) / 2, mu = n1 * n2 / 2;
+  double var = n1 * n2 / 12 * ((nn + 1) - ties / (nn * (nn - 1)));
+  if (!(var > 0)) return 1;
+  double z = (fabs(u - mu) - 0.5) / sqrt(var); /* with the continuity correction */
+  return z <= 0 ? 1 : erfc(z / sqrt(2));
 }
 
 /* The last change's evidence: the bins of each side, those on their side of the midpoint,
@@ -56,15 +106,17 @@ static double med_of(const struct pt *p, int lo, int hi, double *tmp) {
   return rpt_median(tmp, (size_t)(hi - lo));
 }
 
-static void split(struct rpt_job *j, int g, const struct pt *p, int lo, int hi, int depth, double *tmp) {
+static void split(struct rpt_job *j, int g, int searched, const struct pt *p, int lo, int hi, int depth,
+                  double *tmp) {
   if (depth == 0 || hi - lo < 2 * MIN_SIDE) return;
-  int best = -1;
+  int best = -1, cands = 0;
   double best_cost = INFINITY, bl = 0, br = 0;
   /* the split that leaves the least absolute deviation (of log busbw) from each
    * side's median: where the series is best told as two flat pieces. At most 64
    * candidates per segment: a change is located to 1/64 of the segment. */
   int step = (hi - lo) / 64 > 1 ? (hi - lo) / 64 : 1;
   for (int k = lo + MIN_SIDE; k <= hi - MIN_SIDE; k += step) {
+    cands++;
     double l = med_of(p, lo, k, tmp), r = med_of(p, k, hi, tmp);
     if (l <= 0 || r <= 0) continue;
     double cost = 0;
@@ -79,10 +131,13 @@ static void split(struct rpt_job *j, int g, const struct pt *p, int lo, int hi, 
   for (int i = lo; i < best; i++) agree_l += (p[i].v < mid) == (bl < mid);
   for (int i = best; i < hi; i++) agree_r += (p[i].v < mid) == (br < mid);
   if (agree_l < AGREE * (best - lo) || agree_r < AGREE * (hi - best)) return;
-  split(j, g, p, lo, best, depth - 1, tmp);
-  add_change(j, g, p[best].t, bl, br);
+  /* and noise must not explain them, over every test the search made (see the top) */
+  double pv = mann_whitney_p(p, lo, best, hi), tests = (double)searched * cands;
+  if (pv * tests > ALPHA) return;
+  split(j, g, searched, p, lo, best, depth - 1, tmp);
+  add_change(j, g, p[best].t, bl, br, pv, tests);
   change_evidence(j, p, lo, best, hi, agree_l, agree_r);
-  split(j, g, p, best, hi, depth - 1, tmp);
+  split(j, g, searched, p, best, hi, depth - 1, tmp);
 }
 
 #define MAX_BINS 256
@@ -167,6 +222,13 @@ void rpt_changes(struct rpt_job *j) {
   j->changes = NULL;
   j->nchanges = 0;
   build_series(j);
+  int searched = 0; /* groups with enough bins to be searched: each is a test (see the top) */
+  for (int g = 0; g < j->ngroups; g++) {
+    const struct rpt_series *s = &j->groups[g].series;
+    int n = 0;
+    for (int i = 0; i < s->nbins; i++) n += s->count[i] > 0;
+    searched += n >= MIN_BINS;
+  }
   for (int g = 0; g < j->ngroups; g++) {
     const struct rpt_series *s = &j->groups[g].series;
     int n = 0;
@@ -180,7 +242,7 @@ void rpt_changes(struct rpt_job *j) {
       if (s->count[i])
         p[n++] = (struct pt){.t = s->t0_ns + (uint64_t)i * s->width_ns,
                              .v = (double)s->sum_mbs[i] / 1000.0 / s->count[i], .n = s->count[i]};
-    split(j, g, p, 0, n, DEPTH, tmp);
+    split(j, g, searched, p, 0, n, DEPTH, tmp);
     free(p);
     free(tmp);
   }

@@ -211,6 +211,7 @@ static int heat_cols(const struct html_heat_grid *g) {
 struct heat_layout {
   int cols, rows, cell;
   bool node_rows; /* a row is a node: labelled with its host */
+  bool numbered;  /* cells large enough to hold their rank */
   int lw, top;    /* row labels' width, column labels' height */
   int gw, gh;     /* the grid */
 };
@@ -224,7 +225,8 @@ static struct heat_layout heat_layout(const struct html_heat_grid *g) {
   L.cell = L.cell > 36 ? 36 : L.cell < 4 ? 4 : L.cell;
   if (L.rows * L.cell > 640) L.cell = 640 / L.rows > 3 ? 640 / L.rows : 3;
   L.node_rows = g->nnodes >= 1 && n % g->nnodes == 0 && L.cols == n / g->nnodes && g->hosts_known;
-  L.lw = L.node_rows ? 112 : 48;
+  L.lw = L.node_rows ? 152 : 84; /* "node-003 r24-r31": the row's ranks, not a sum to make */
+  L.numbered = L.cell >= 22;     /* each cell's rank written in it */
   L.top = L.cell >= 14 ? 16 : 4;
   L.gw = L.cols * L.cell;
   L.gh = L.rows * L.cell;
@@ -252,19 +254,21 @@ static void heat_legend(FILE *f, const struct html_heat *h, int key, int x, int 
 }
 
 /* Row labels (every row when there is room, else every k-th; a node's host when rows are
- * nodes), and column labels when cells are large enough. */
+ * nodes), each with the row's first and last rank (the reader reads a rank, never adds one);
+ * column labels (+k) when cells are large enough to label but not to hold their rank. */
 static void heat_labels(FILE *f, const struct html_heat_grid *g, const struct heat_layout *L) {
   int every = L->cell >= 12 ? 1 : (12 + L->cell - 1) / L->cell;
   for (int r = 0; r < L->rows; r += every) {
-    int rank = r * L->cols;
+    int rank = r * L->cols, last = rank + L->cols - 1 < g->nranks - 1 ? rank + L->cols - 1 : g->nranks - 1;
     fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", L->lw - 4, L->top + r * L->cell + L->cell / 2.0 + 3.5);
     if (L->node_rows && g->rank[rank].host) {
       html_text_n(f, g->rank[rank].host, 14);
       fputs(" ", f);
     }
-    fprintf(f, "r%d</text>\n", rank);
+    if (last > rank) fprintf(f, "r%d\xE2\x80\x93r%d</text>\n", rank, last); /* an en dash */
+    else fprintf(f, "r%d</text>\n", rank);
   }
-  if (L->cell >= 14)
+  if (L->cell >= 14 && !L->numbered)
     for (int k = 0; k < L->cols; k += L->cell >= 20 ? 1 : 2)
       fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">+%d</text>", L->lw + k * L->cell + L->cell / 2.0,
               L->top - 4, k);
@@ -297,6 +301,9 @@ static void heat_cell(FILE *f, const struct html_heat *h, const struct html_heat
   else fprintf(f, ": busbw x%s the op median", s->busbw_ratio > 0 ? html_num(s->busbw_ratio, e, sizeof e) : "-");
   fputs(!hr->strag ? "\"/>" : h->late ? " (straggler)\"/>"
                             : " (straggler: its kernels are short because the others wait for it, not fast)\"/>", f);
+  if (L->numbered)
+    fprintf(f, "<text class=\"rk\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>", x + L->cell / 2.0,
+            y + L->cell / 2.0 + 3.5, rank);
 }
 
 void html_heat_map(FILE *f, const struct html_heat_grid *g, const struct html_heat *h) {
@@ -312,6 +319,52 @@ void html_heat_map(FILE *f, const struct html_heat_grid *g, const struct html_he
     if (rank % L.cols == L.cols - 1) putc('\n', f);
   }
   heat_legend(f, h, g->key, L.lw, L.top + L.gh + 8, 180);
+  fputs("</svg></figure>\n", f);
+}
+
+/* ---------------------------------------------------------------- a slow link, node by node */
+
+void html_link_matrix(FILE *f, const struct rpt_link_matrix *m, const char *comm_name, double slow_ratio) {
+  int n = m->nhosts, cell = 448 / n;
+  cell = cell > 44 ? 44 : cell < 6 ? 6 : cell;
+  int lw = 112, top = 92, w = lw + n * cell + 8, h = top + n * cell + 30;
+  char sz[32], a[32], col[16];
+  fputs("<figure><figcaption>", f);
+  html_text_n(f, comm_name, 28);
+  fprintf(f, " &middot; %s %s, node by node</figcaption>\n", rpt_str(m->op), rpt_human_bytes(m->bytes, sz, sizeof sz));
+  fprintf(f, "<svg class=\"chart heat big\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">"
+             "<title>busbw node by node</title>\n",
+          w, h, w, h);
+  for (int r = 0; r < n; r++) { /* rows: from; columns: to, their names turned up */
+    fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", lw - 4, top + r * cell + cell / 2.0 + 3.5);
+    html_text_n(f, rpt_str(m->host[r]), 16);
+    fputs("</text>", f);
+    double cx = lw + r * cell + cell / 2.0 + 3;
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" transform=\"rotate(-60 %.1f %d)\">", cx, top - 4, cx, top - 4);
+    html_text_n(f, rpt_str(m->host[r]), 16);
+    fputs("</text>\n", f);
+  }
+  for (int r = 0; r < n; r++)
+    for (int c = 0; c < n; c++) {
+      double v = m->ratio[r * n + c];
+      int x = lw + c * cell, y = top + r * cell;
+      bool slow = isfinite(v) && v < slow_ratio;
+      if (isfinite(v) && v > 0) html_diverging(-log2(v) / 2, col, sizeof col); /* x0.25: the full red */
+      else snprintf(col, sizeof col, "#e4e7eb");
+      fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"%s data-tip=\"", x, y, cell, cell, col,
+              slow ? " class=\"strag\"" : "");
+      html_text(f, rpt_str(m->host[r]));
+      fputs(" &rarr; ", f);
+      html_text(f, rpt_str(m->host[c]));
+      if (isfinite(v)) fprintf(f, ": x%s the median link%s\"/>", html_num(v, a, sizeof a), slow ? " (slow)" : "");
+      else fputs(": no transfers\"/>", f);
+      if (isfinite(v) && cell >= 30)
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" style=\"font-size:10px\">%.2f</text>",
+                x + cell / 2.0, y + cell / 2.0 + 3.5, v);
+    }
+  fprintf(f, "\n<text class=\"al\" x=\"%d\" y=\"%d\">busbw from the row's node to the column's, x the median "
+             "link (%s GB/s); outlined: below x%s</text>\n",
+          lw, top + n * cell + 20, html_num(m->class_p50, sz, sizeof sz), html_num(slow_ratio, a, sizeof a));
   fputs("</svg></figure>\n", f);
 }
 

@@ -79,6 +79,11 @@ struct html_heat {
 /* One <figure>: a cell per rank, rows by node when the layout allows, a colour legend. */
 void html_heat_map(FILE *f, const struct html_heat_grid *g, const struct html_heat *h);
 
+/* One <figure>: a slow link's group node by node (struct rpt_link_matrix): a cell per direction,
+ * from the row's host to the column's, coloured by its busbw over the median link (log2), those
+ * below slow_ratio outlined, with the ratio written in when the cells are large enough. */
+void html_link_matrix(FILE *f, const struct rpt_link_matrix *m, const char *comm_name, double slow_ratio);
+
 /* Bins of s with records. */
 int html_nonempty_bins(const struct rpt_series *s);
 

@@ -27,11 +27,17 @@ void rpt_job_free(struct rpt_job *j) {
   free(j->stragglers);
   free(j->p2p_stats);
   free(j->few_stragglers);
+  free(j->missing);
   for (int l = 0; l < j->nlinks; l++) free(j->links[l].find);
   free(j->links);
   for (int l = 0; l < j->nfew_links; l++) free(j->few_links[l].find);
   free(j->few_links);
   free(j->slow_nodes);
+  for (int i = 0; i < j->nlink_matrices; i++) {
+    free(j->link_matrices[i].host);
+    free(j->link_matrices[i].ratio);
+  }
+  free(j->link_matrices);
   free(j->changes);
   for (int i = 0; i < j->nrank_logs; i++) free(j->rank_logs[i].done);
   free(j->rank_logs);

@@ -212,6 +212,33 @@ static inline const struct rpt_late_judge *rpt_straggler_judge(const struct rpt_
   return tmp;
 }
 
+/*
+ * A rank that wrote no log but that the others wait for (late.c, missing_culprits): in each
+ * collective of its communicator, even the last of the others to start waits in its kernel
+ * (its kernel time, the shortest of the op's, is its wait plus the transfer), and that wait
+ * exceeds what the last to start waits in communicators of the same shape with every rank
+ * seen (same op, size, ranks and nodes) by the lateness threshold or more, in at least
+ * --late-share of RPT_MIN_LATE_OPS or more collectives, and clearly more often (95% lower
+ * bound) than the whole ones' own ops wait that long beyond their median (the transfer times'
+ * noise). Where no communicator of its shape is
+ * whole, nothing can be measured; when the job misses one process alone, one that it is
+ * missing from every communicator that holds all the other processes (a world communicator)
+ * is named there too, on the measure taken in the other (`via`).
+ */
+struct rpt_missing {
+  int comm, rank;          /* the rank with no log */
+  int via;                 /* communicator its lateness was measured in (== comm: this one) */
+  uint64_t ops, waited_ops; /* collectives compared in `via`, those the others waited in */
+  double share, share_lo;  /* waited_ops / ops and its 95% lower bound */
+  double late_med_ns;      /* median excess wait: its estimated lateness */
+  double wait_med_ns;      /* median kernel time of the last of the others to start, in `comm` */
+  double ref_ns;           /* the same in whole communicators of `via`'s shape */
+  enum rpt_conf conf;      /* high: share_lo >= --late-share */
+};
+/* Communicators with at most this many ranks missing are looked at (a missing log, not a
+ * partial set of logs). */
+#define RPT_MISSING_MAX 4
+
 /* A link's bandwidth against the other links of its class on one op and size. */
 struct rpt_link_finding {
   int comm, op;
@@ -222,7 +249,8 @@ struct rpt_link_finding {
 };
 
 struct rpt_link {
-  int a, b;               /* hosts (cross-node) or ranks (within one host: host >= 0) */
+  int a, b;               /* hosts (cross-node) or ranks (within one host: host >= 0); one way: from a to b */
+  bool one_way;           /* slow from a to b only (each direction is judged apart: links.c) */
   int host;               /* -1: a and b are hosts; else the host both ranks are on */
   int comm;               /* for rank links: the communicator the ranks belong to */
   int nfind;
@@ -236,6 +264,20 @@ struct rpt_link {
   double agree_lo;        /* 95% lower bound of pairs_below / pairs */
   enum rpt_conf conf;     /* high: agree_lo >= 0.5 */
 };
+
+/* Node by node, one (communicator, op, size) in which a slow cross-node link was found (links.c):
+ * each direction's median busbw (from the row's host to the column's) over the median link of
+ * the class, NAN where no transfer ran that way. What the page draws beside the slow links. */
+struct rpt_link_matrix {
+  int comm, op;
+  uint64_t bytes;
+  int nhosts;
+  int *host;              /* [nhosts] interned, in name order */
+  double *ratio;          /* [from * nhosts + to] */
+  double class_p50;       /* GB/s */
+};
+#define RPT_LINK_MATRIX_MAX 4      /* matrices kept: the first groups of the slow links */
+#define RPT_LINK_MATRIX_HOSTS 64   /* hosts a matrix holds at most (else none is kept) */
 
 /* A node all of whose links are slow: reported instead of each of its links. */
 struct rpt_slow_node {
@@ -257,6 +299,8 @@ struct rpt_change {
   uint64_t ops_before, ops_after;
   double agree_lo;        /* 95% lower bound of (agree_before + agree_after) / bins */
   enum rpt_conf conf;     /* high: agree_lo >= 0.8, the rule's own agreement */
+  double p_value;         /* Mann-Whitney, the two sides' bins (change.c) */
+  double tests;           /* the tests the search made: p_value x tests <= 0.05 */
 };
 
 /*
@@ -433,7 +477,8 @@ struct rpt_job {
   int nrank_logs;
   struct rpt_hang_row *hang_rows; /* sorted: comm, p2p, op, sn, rank */
   int nhang_rows;
-  struct rpt_opent *ops;       /* one op's records (one per rank) adjacent, in no other order */
+  struct rpt_opent *ops;       /* by (comm, p2p, op, sn), then rank and the other fields (acc.c group_ops):
+                                * an order fixed by content, so every sum over them is too */
   size_t nops;
   unsigned sample_shift;       /* the op sample holds 1 op in 2^shift */
   /* findings */
@@ -456,12 +501,16 @@ struct rpt_job {
   int np2p_stats;
   struct rpt_straggler *few_stragglers; /* late by the rule on too few ops: "not enough data" */
   int nfew_stragglers;
+  struct rpt_missing *missing; /* ranks with no log that the others wait for: by comm, rank */
+  int nmissing;
   struct rpt_link *links;      /* slow ones only */
   int nlinks;
   struct rpt_link *few_links;  /* slow by the rule on too few transfers: "not enough data" */
   int nfew_links;
   struct rpt_slow_node *slow_nodes;
   int nslow_nodes;
+  struct rpt_link_matrix *link_matrices; /* in the order of the groups (comm, op, size) */
+  int nlink_matrices;
   struct rpt_change *changes;
   int nchanges;
   struct rpt_hang *hangs;      /* sorted: comm, p2p, op, sn; resolved ones too (rpt_hang.resolved) */

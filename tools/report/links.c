@@ -3,10 +3,17 @@
  *
  * Input: job.pairs, the busbw sketch of every (communicator, op, size, rank,
  * peer). A pair maps to a link: its two hosts when they differ (traffic
- * across nodes, both directions one link), else its two ranks (traffic
- * within a node). Links are only compared with links of the same class on
- * the same communicator, op and size: NVLink and network bandwidths differ by
- * an order of magnitude and must not be judged against each other.
+ * across nodes), else its two ranks (traffic within a node). Links are only
+ * compared with links of the same class on the same communicator, op and size:
+ * NVLink and network bandwidths differ by an order of magnitude and must not be
+ * judged against each other.
+ *
+ * Each direction is a link of its own, from the sender to the receiver (a Send's
+ * rank to its peer, a Recv's peer to its rank): a link slow one way only (one
+ * direction of a cable or a NIC's queue) has as many fast transfers the other
+ * way, and with both folded into one median, all-pairs traffic hid it (the median
+ * of the pairs fell between the two ways). Once judged, the two directions of a
+ * link that is slow both ways are told as one (rpt_link.one_way false).
  *
  * The transfers of every named straggler's process are skipped, in every
  * communicator (job-wide): its peers' kernels wait for it, which reads as low
@@ -20,6 +27,7 @@
  * (job.few_links).
  */
 #include <assert.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -163,13 +171,17 @@ struct pend {
 /* What the pass over the groups leaves for the steps after it. */
 struct links_work {
   bool *late;          /* [clock]: a named straggler's process (late_processes) */
+  int recv_op;         /* the interned "Recv" (its pairs run from the peer to the rank), -1 none */
   struct tally *t;     /* every link compared somewhere, in the order first compared */
   size_t nt, tcap;
   struct ktable tkeys; /* t's keys */
   struct ktable lkeys; /* j->links' keys: the same positions */
   struct pend *pend;
   size_t npend, cpend;
+  struct rpt_link_matrix *mx; /* candidates: groups with a slow cross-node link (link_matrix) */
+  int nmx;
 };
+#define MATRIX_CANDIDATES 64 /* groups whose matrix is kept until the slow links are known */
 
 /* Whether (comm, rank) belongs to a named straggler's process (late[clock]), or is one. */
 static bool late_rank(const struct rpt_job *j, const bool *late, int comm, int rank) {
@@ -205,7 +217,7 @@ static int group_end(const struct rpt_job *j, int i) {
 /* The group pairs[i, e) as one entry per pair in ls, sorted by link; returns how many.
  * Left out: pairs with no transfer or outside the communicator, and a straggler's process
  * at either end (its peers wait for it: that reads as a slow link). */
-static int group_pairs(struct rpt_job *j, const bool *late, int i, int e, struct lk *ls) {
+static int group_pairs(struct rpt_job *j, const bool *late, int recv_op, int i, int e, struct lk *ls) {
   int comm = j->pairs[i].comm, nl = 0;
   const struct rpt_comm *c = &j->comms[comm];
   for (int p = i; p < e; p++) {
@@ -215,14 +227,16 @@ static int group_pairs(struct rpt_job *j, const bool *late, int i, int e, struct
     int ha = c->rank[pr->rank].host, hb = c->rank[pr->peer].host;
     if (ha < 0 || hb < 0) continue;
     struct lk k = {.p50 = rpt_qs_quantile(&pr->busbw, 0.5), .n = pr->busbw.n};
-    if (ha != hb) { /* across nodes: the hosts' link, whichever way the traffic went */
+    /* a, b: from the sender to the receiver (see the top) */
+    bool recv = recv_op >= 0 && pr->op == recv_op;
+    if (ha != hb) { /* across nodes: the hosts' link */
       k.host = -1;
-      k.a = ha < hb ? ha : hb;
-      k.b = ha < hb ? hb : ha;
+      k.a = recv ? hb : ha;
+      k.b = recv ? ha : hb;
     } else {
       k.host = ha;
-      k.a = pr->rank < pr->peer ? pr->rank : pr->peer;
-      k.b = pr->rank < pr->peer ? pr->peer : pr->rank;
+      k.a = recv ? pr->peer : pr->rank;
+      k.b = recv ? pr->rank : pr->peer;
     }
     ls[nl++] = k;
   }
@@ -278,6 +292,69 @@ static void pend_add(struct links_work *w, struct pend p) {
   w->pend[w->npend++] = p;
 }
 
+static int cmp_int(const void *x, const void *y) {
+  int a = *(const int *)x, b = *(const int *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* Group g's cross-node links (ls[0, nk), folded, one per direction) as a matrix of hosts, each
+ * direction's median over the class median med: a candidate for the page (see job.h), kept
+ * for the first MATRIX_CANDIDATES groups with a slow link of RPT_LINK_MATRIX_HOSTS hosts at most. */
+static void link_matrix(struct links_work *w, const struct rpt_pair *g, const struct lk *ls, int nk, double med) {
+  if (w->nmx == MATRIX_CANDIDATES || !(med > 0)) return;
+  int *hs = malloc(2 * (size_t)nk * sizeof *hs), nh = 0;
+  if (!hs) xalloc_die();
+  for (int p = 0; p < nk; p++)
+    if (ls[p].host < 0) hs[nh++] = ls[p].a, hs[nh++] = ls[p].b;
+  qsort(hs, (size_t)nh, sizeof *hs, cmp_int); /* interned ids: name order */
+  int n = 0;
+  for (int i = 0; i < nh; i++)
+    if (!n || hs[n - 1] != hs[i]) hs[n++] = hs[i];
+  if (n < 2 || n > RPT_LINK_MATRIX_HOSTS) {
+    free(hs);
+    return;
+  }
+  struct rpt_link_matrix m = {.comm = g->comm, .op = g->op, .bytes = g->bytes, .nhosts = n, .host = hs,
+                              .ratio = malloc((size_t)n * (size_t)n * sizeof *m.ratio), .class_p50 = med};
+  if (!m.ratio) xalloc_die();
+  for (int i = 0; i < n * n; i++) m.ratio[i] = NAN;
+  for (int p = 0; p < nk; p++) {
+    if (ls[p].host >= 0) continue;
+    int *fa = bsearch(&ls[p].a, hs, (size_t)n, sizeof *hs, cmp_int), *fb = bsearch(&ls[p].b, hs, (size_t)n, sizeof *hs, cmp_int);
+    m.ratio[(fa - hs) * n + (fb - hs)] = ls[p].p50 / med;
+  }
+  w->mx = realloc(w->mx, (size_t)(w->nmx + 1) * sizeof *w->mx);
+  if (!w->mx) xalloc_die();
+  w->mx[w->nmx++] = m;
+}
+
+/* j->link_matrices: the candidates of the groups where a reported slow link (or a slow node's)
+ * was found, the first RPT_LINK_MATRIX_MAX of them; the others freed. */
+static void keep_matrices(struct rpt_job *j, struct links_work *w) {
+  j->link_matrices = NULL;
+  j->nlink_matrices = 0;
+  for (int i = 0; i < w->nmx; i++) {
+    struct rpt_link_matrix *m = &w->mx[i];
+    bool used = false;
+    for (int l = 0; l < j->nlinks && !used; l++)
+      for (int k = 0; k < j->links[l].nfind && !used; k++)
+        used = j->links[l].host < 0 && j->links[l].find[k].comm == m->comm && j->links[l].find[k].op == m->op &&
+               j->links[l].find[k].bytes == m->bytes;
+    used |= j->nslow_nodes > 0;
+    if (used && j->nlink_matrices < RPT_LINK_MATRIX_MAX) {
+      if (!j->nlink_matrices) {
+        j->link_matrices = calloc(RPT_LINK_MATRIX_MAX, sizeof *j->link_matrices);
+        if (!j->link_matrices) xalloc_die();
+      }
+      j->link_matrices[j->nlink_matrices++] = *m;
+    } else {
+      free(m->host);
+      free(m->ratio);
+    }
+  }
+  free(w->mx);
+}
+
 /* One class of a group's links, ls[0, nk) folded (cross: across nodes, else within one):
  * each against the class's median. Tallies every link compared and keeps every one below
  * the slow line as a pending finding. g: the group's first pair; v: nk doubles of scratch. */
@@ -306,6 +383,7 @@ static void judge_class(const struct rpt_job *j, struct links_work *w, const str
                               .f = {.comm = comm, .op = g->op, .bytes = g->bytes, .busbw_p50 = ls[p].p50,
                                     .class_p50 = med, .samples = ls[p].n, .class_links = nc}});
   }
+  if (any && cross) link_matrix(w, g, ls, nk, med);
   if (any) /* every link of this class in this group had a chance to be slow here */
     for (int p = 0; p < nk; p++) {
       if ((ls[p].host < 0) != cross) continue;
@@ -319,7 +397,7 @@ static void judge_class(const struct rpt_job *j, struct links_work *w, const str
 static void judge_group(struct rpt_job *j, struct links_work *w, int i, int e) {
   struct lk *ls = malloc((size_t)(e - i) * sizeof *ls);
   if (!ls) xalloc_die();
-  int nl = group_pairs(j, w->late, i, e, ls);
+  int nl = group_pairs(j, w->late, w->recv_op, i, e, ls);
   double *v = malloc((size_t)(nl ? nl : 1) * sizeof *v), *pv = malloc((size_t)(nl ? nl : 1) * sizeof *pv);
   if (!v || !pv) xalloc_die();
   int nk = fold_links(ls, nl, v, pv);
@@ -455,12 +533,56 @@ static void slow_nodes(struct rpt_job *j, const struct links_work *w) {
   free(hs.node);
 }
 
-/* Hosts in name order: "node-002 <-> node-003" whichever was read first. */
+/* The two directions of a link slow both ways, told as one: the later folded into the earlier
+ * (its findings, evidence and worst ratio), whose place in the list it keeps; every other link
+ * is slow one way (from a to b). */
+static void fold_directions(struct rpt_link *ls, int *n) {
+  struct ktable kt = {0};
+  for (int l = 0; l < *n; l++) kt_add(&kt, key_of(ls[l].a, ls[l].b, ls[l].host, ls[l].comm));
+  bool *gone = calloc((size_t)*n + 1, sizeof *gone);
+  if (!gone) xalloc_die();
+  for (int l = 0; l < *n; l++) {
+    if (gone[l]) continue;
+    struct rpt_link *x = &ls[l];
+    x->one_way = true;
+    int r = kt_find(&kt, key_of(x->b, x->a, x->host, x->comm));
+    if (r <= l) continue; /* none, or itself (a == b cannot be: two hosts, or two ranks) */
+    struct rpt_link *y = &ls[r];
+    x->find = realloc(x->find, (size_t)(x->nfind + y->nfind) * sizeof *x->find);
+    if (!x->find) xalloc_die();
+    memcpy(x->find + x->nfind, y->find, (size_t)y->nfind * sizeof *y->find);
+    x->nfind += y->nfind;
+    if (y->worst_ratio < x->worst_ratio) x->worst_ratio = y->worst_ratio;
+    x->samples += y->samples;
+    x->groups += y->groups;
+    x->pairs += y->pairs;
+    x->pairs_below += y->pairs_below;
+    x->agree_lo = rpt_share_lo((uint64_t)x->pairs_below, (uint64_t)x->pairs);
+    x->conf = x->agree_lo >= 0.5 ? RPT_CONF_HIGH : RPT_CONF_MEDIUM;
+    x->one_way = false;
+    if (x->host >= 0 && x->a > x->b) { /* ranks in order (hosts: hosts_in_name_order) */
+      int t = x->a;
+      x->a = x->b;
+      x->b = t;
+    }
+    free(y->find);
+    gone[r] = true;
+  }
+  int k = 0;
+  for (int l = 0; l < *n; l++)
+    if (!gone[l]) ls[k++] = ls[l];
+  *n = k;
+  free(gone);
+  kt_free(&kt);
+}
+
+/* Hosts in name order: "node-002 <-> node-003" whichever was read first; a link slow one way
+ * keeps its direction. */
 static void hosts_in_name_order(struct rpt_job *j) {
   for (int w = 0; w < 2; w++) {
     struct rpt_link *ls = w ? j->few_links : j->links;
     for (int l = 0; l < (w ? j->nfew_links : j->nlinks); l++)
-      if (ls[l].host < 0 && strcmp(rpt_str(ls[l].a), rpt_str(ls[l].b)) > 0) {
+      if (!ls[l].one_way && ls[l].host < 0 && strcmp(rpt_str(ls[l].a), rpt_str(ls[l].b)) > 0) {
         int x = ls[l].a;
         ls[l].a = ls[l].b;
         ls[l].b = x;
@@ -471,7 +593,9 @@ static void hosts_in_name_order(struct rpt_job *j) {
 /* Each group judged on its own, then the rules that need every group: persistence, then
  * slow nodes (which read the persistent links), then the names' order for the outputs. */
 void rpt_links(struct rpt_job *j) {
-  struct links_work w = {.late = late_processes(j)};
+  struct links_work w = {.late = late_processes(j), .recv_op = -1};
+  for (int i = 0; i < rpt_nstrings(); i++) /* ids are in name order: a search would do, once */
+    if (!strcmp(rpt_str(i), "Recv")) w.recv_op = i;
   for (int i = 0; i < j->npairs;) {
     int e = group_end(j, i);
     judge_group(j, &w, i, e);
@@ -479,6 +603,9 @@ void rpt_links(struct rpt_job *j) {
   }
   persistent_links(j, &w);
   slow_nodes(j, &w);
+  fold_directions(j->links, &j->nlinks);
+  fold_directions(j->few_links, &j->nfew_links);
+  keep_matrices(j, &w);
   hosts_in_name_order(j);
   free(w.late);
   free(w.t);

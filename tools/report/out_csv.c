@@ -161,7 +161,7 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
   if (!(f = open_table(&o, dir, "links.csv", path, sizeof path))) return -1;
   /* a row per (link, op, size), the link's evidence on each; links on too few transfers last */
   fprintf(f, "between,a,b,hostname,comm,op,bytes,busbw_gbs,class_median_gbs,samples,links_compared,"
-             "link_samples,link_pairs,link_pairs_below,confidence\n");
+             "link_samples,link_pairs,link_pairs_below,confidence,direction\n");
   for (int i = 0; i < j->nlinks + j->nfew_links; i++) {
     const struct rpt_link *l = i < j->nlinks ? &j->links[i] : &j->few_links[i - j->nlinks];
     for (int k = 0; k < l->nfind; k++) {
@@ -179,29 +179,29 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
       }
       fprintf(f, "0x%" PRIx64 ",", j->comms[x->comm].id);
       cstr(f, rpt_str(x->op));
-      fprintf(f, ",%" PRIu64 ",%.4f,%.4f,%" PRIu64 ",%d,%" PRIu64 ",%d,%d,%s\n", x->bytes, x->busbw_p50, x->class_p50,
-              x->samples, x->class_links, l->samples, l->pairs, l->pairs_below,
-              i >= j->nlinks ? "not enough data" : rpt_conf_name(l->conf));
+      fprintf(f, ",%" PRIu64 ",%.4f,%.4f,%" PRIu64 ",%d,%" PRIu64 ",%d,%d,%s,%s\n", x->bytes, x->busbw_p50,
+              x->class_p50, x->samples, x->class_links, l->samples, l->pairs, l->pairs_below,
+              i >= j->nlinks ? "not enough data" : rpt_conf_name(l->conf), l->one_way ? "a_to_b" : "both");
     }
   }
   for (int i = 0; i < j->nslow_nodes; i++) {
     fputs("node,", f);
     cstr(f, rpt_str(j->slow_nodes[i].host));
-    fprintf(f, ",,,,,,,,,%d,%" PRIu64 ",%d,%d,%s\n", j->slow_nodes[i].links, j->slow_nodes[i].samples,
+    fprintf(f, ",,,,,,,,,%d,%" PRIu64 ",%d,%d,%s,\n", j->slow_nodes[i].links, j->slow_nodes[i].samples,
             j->slow_nodes[i].pairs, j->slow_nodes[i].pairs_below, rpt_conf_name(j->slow_nodes[i].conf));
   }
   rc |= rpt_out_close(&o, 0);
   if (!(f = open_table(&o, dir, "changes.csv", path, sizeof path))) return -1;
   fprintf(f, "comm,op,bytes,t_ns,before_gbs,after_gbs,bins_before,bins_after,agree_before,agree_after,ops_before,"
-             "ops_after,confidence\n");
+             "ops_after,confidence,p_value,tests\n");
   for (int i = 0; i < j->nchanges; i++) {
     const struct rpt_change *c = &j->changes[i];
     const struct rpt_group *g = &j->groups[c->group];
     fprintf(f, "0x%" PRIx64 ",", j->comms[g->comm].id);
     cstr(f, rpt_str(g->op));
-    fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f,%d,%d,%d,%d,%" PRIu64 ",%" PRIu64 ",%s\n", g->bytes, c->t_ns,
-            c->before_gbs, c->after_gbs, c->bins_before, c->bins_after, c->agree_before, c->agree_after, c->ops_before,
-            c->ops_after, rpt_conf_name(c->conf));
+    fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f,%d,%d,%d,%d,%" PRIu64 ",%" PRIu64 ",%s,%.3g,%.0f\n", g->bytes,
+            c->t_ns, c->before_gbs, c->after_gbs, c->bins_before, c->bins_after, c->agree_before, c->agree_after,
+            c->ops_before, c->ops_after, rpt_conf_name(c->conf), c->p_value, c->tests);
   }
   rc |= rpt_out_close(&o, 0);
   if (!(f = open_table(&o, dir, "clocks.csv", path, sizeof path))) return -1;

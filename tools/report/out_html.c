@@ -131,7 +131,8 @@ static void input_tiles(struct page *pg, uint64_t excl, uint64_t dropped) {
   int stuck = 0;
   for (int i = 0; i < j->nhangs; i++) stuck += !j->hangs[i].resolved;
   fprintf(f, "<div%s><b>%d</b>stuck ops</div>", stuck ? " class=\"bad\"" : "", stuck);
-  fprintf(f, "<div%s><b>%d</b>stragglers</div>", j->nstragglers ? " class=\"bad\"" : "", j->nstragglers);
+  fprintf(f, "<div%s><b>%d</b>stragglers</div>", j->nstragglers + j->nmissing ? " class=\"bad\"" : "",
+          j->nstragglers + j->nmissing);
   fprintf(f, "<div%s><b>%d</b>slow links</div>", j->nlinks ? " class=\"bad\"" : "", j->nlinks);
 }
 
@@ -275,10 +276,14 @@ static void section_comms(struct page *pg, const int *order) {
     else fprintf(f, "0x%" PRIx64, cm->id);
     fputs("</td><td>", f);
     html_text(f, cm->name);
-    fprintf(f, "</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td>%s</td>"
-               "<td class=\"n\">%" PRIu64 "</td><td class=\"n\">%" PRIu64 "</td><td>",
-            cm->nranks, cm->ranks_seen, cm->nnodes, rpt_kind_name(cm->kind), pg->comm_records[c],
-            cm->dropped[0] + cm->dropped[1]);
+    fprintf(f, "</td><td class=\"n\">%d</td>", cm->nranks);
+    if (cm->ranks_seen < cm->nranks) /* the expected count beside it: a rank wrote no log */
+      fprintf(f, "<td class=\"n warn\">%d of %d</td>", cm->ranks_seen, cm->nranks);
+    else
+      fprintf(f, "<td class=\"n\">%d</td>", cm->ranks_seen);
+    fprintf(f, "<td class=\"n\">%d</td><td>%s</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%" PRIu64
+               "</td><td>",
+            cm->nnodes, rpt_kind_name(cm->kind), pg->comm_records[c], cm->dropped[0] + cm->dropped[1]);
     if (cm->covered_hi >= 0)
       fprintf(f, "%s to %s", html_pct(cm->covered_lo, a, sizeof a), html_pct(cm->covered_hi, b, sizeof b));
     else fputs("all", f);
@@ -310,14 +315,14 @@ static void straggler_row(struct page *pg, const struct rpt_straggler *s) {
   fputs("<tr><td>", f);
   put_comm_short(f, j, s->comm);
   fprintf(f, "</td><td class=\"n\">%d</td><td>", s->rank);
-  put_host(f, s->host);
-  if (s->pid >= 0) fprintf(f, "</td><td class=\"n\">%lld</td>", s->pid);
-  else fputs("</td><td class=\"n\">?</td>", f);
-  fprintf(f, "<td>%s</td>", s->p2p ? "Send/Recv" : "collectives");
+  put_host(f, s->host); /* host and pid in one cell: the table fits 1,400 px (test_report_shapes) */
+  if (s->pid >= 0) fprintf(f, " <span class=\"mut\">pid %lld</span></td>", s->pid);
+  else fputs(" <span class=\"mut\">pid ?</span></td>", f);
+  fprintf(f, "<td>%s, ", s->p2p ? "Send/Recv" : "collectives");
   if (g->onset_window)
-    fprintf(f, "<td class=\"n\">window %d of %d</td>", g->onset_window + 1, g->windows);
+    fprintf(f, "from window %d of %d</td>", g->onset_window + 1, g->windows);
   else
-    fputs("<td class=\"n\">start</td>", f);
+    fputs("from the start</td>", f);
   fprintf(f, "<td class=\"n\">%s</td>", html_pct(g->share, a, sizeof a));
   if (!s->p2p && st && st->ops) {
     fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s vs %s</td><td>",
@@ -340,13 +345,37 @@ static void straggler_row(struct page *pg, const struct rpt_straggler *s) {
 /* A table of late ranks: the named ones, or those late on too few ops. */
 static void straggler_table(struct page *pg, const struct rpt_straggler *s, int n) {
   FILE *f = pg->f;
-  fputs("<table class=\"grid\"><thead><tr><th>communicator</th><th class=\"n\">rank</th><th>host</th>"
-        "<th class=\"n\">pid</th><th>late in</th><th class=\"n\">since</th><th class=\"n\">late share since</th>"
-        "<th class=\"n\">last share</th><th class=\"n\">median lateness when late (us)</th>"
-        "<th class=\"n\">exec p50 (us) vs others</th><th>top op</th><th class=\"n\">evidence</th>"
-        "<th>confidence</th></tr></thead><tbody>\n",
+  /* headers may wrap ("wrap"): with each on one line the table was 1,460 px wide */
+  fputs("<table class=\"grid wrap\"><thead><tr><th>communicator</th><th class=\"n\">rank</th><th>process</th>"
+        "<th>late in</th><th class=\"n\">late share since</th><th class=\"n\">last share</th>"
+        "<th class=\"n\">median lateness when late (us)</th><th class=\"n\">exec p50 (us) vs others</th>"
+        "<th>top op</th><th class=\"n\">evidence</th><th>confidence</th></tr></thead><tbody>\n",
         f);
   for (int i = 0; i < n; i++) straggler_row(pg, &s[i]);
+  fputs("</tbody></table>\n", f);
+}
+
+/* Ranks with no log that the others wait for (job.h, struct rpt_missing). */
+static void missing_table(struct page *pg) {
+  FILE *f = pg->f;
+  struct rpt_job *j = pg->j;
+  char a[32], b[32], d[32];
+  fputs("<p>Likely stragglers with <b>no log</b>: the others wait for them in their kernels.</p>\n"
+        "<table class=\"grid wrap\"><thead><tr><th>communicator</th><th class=\"n\">rank</th><th>measured on</th>"
+        "<th class=\"n\">late (us, median)</th><th class=\"n\">wait of the last to start (us) vs whole "
+        "communicators</th><th class=\"n\">evidence</th><th>confidence</th></tr></thead><tbody>\n",
+        f);
+  for (int i = 0; i < j->nmissing; i++) {
+    const struct rpt_missing *m = &j->missing[i];
+    fputs("<tr><td>", f);
+    put_comm_short(f, j, m->comm);
+    fprintf(f, "</td><td class=\"n\">%d <span class=\"mut\">(no log)</span></td><td>", m->rank);
+    put_comm_short(f, j, m->via);
+    fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%s vs %s</td>", html_num(m->late_med_ns / 1e3, a, sizeof a),
+            html_num(m->wait_med_ns / 1e3, b, sizeof b), html_num(m->ref_ns / 1e3, d, sizeof d));
+    put_evidence(f, m->waited_ops, m->ops, "ops waited", rpt_conf_name(m->conf));
+    fputs("</tr>\n", f);
+  }
   fputs("</tbody></table>\n", f);
 }
 
@@ -355,7 +384,10 @@ static void findings_stragglers(struct page *pg) {
   struct rpt_job *j = pg->j;
   char a[32], b[32];
   fputs("<h3 id=\"stragglers\">Stragglers</h3>\n", f);
-  if (!j->nstragglers) {
+  if (j->nmissing) missing_table(pg);
+  if (!j->nstragglers && j->nmissing) {
+    fputs("<p class=\"mut\">No rank with a log is late.</p>\n", f);
+  } else if (!j->nstragglers) {
     fprintf(f, "<p class=\"ok\">None: no rank started %s us or more after the others in %s of its ops since it "
                "became late.</p>\n",
             html_num((j->have_starts ? j->late_threshold_ns : j->opt.late_ns) / 1e3, a, sizeof a),
@@ -402,10 +434,10 @@ static void link_row(struct page *pg, const struct rpt_link *l, bool few) {
   fputs("<tr><td>", f);
   if (l->host < 0) {
     put_host(f, l->a);
-    fputs(" &harr; ", f);
+    fputs(l->one_way ? " &rarr; " : " &harr; ", f);
     put_host(f, l->b);
   } else {
-    fprintf(f, "rank %d &harr; rank %d on ", l->a, l->b);
+    fprintf(f, "rank %d %s rank %d on ", l->a, l->one_way ? "&rarr;" : "&harr;", l->b);
     put_host(f, l->host);
   }
   fputs("</td><td>", f);
@@ -443,6 +475,12 @@ static void findings_links(struct page *pg) {
     for (int i = 0; i < j->nlinks + j->nfew_links; i++)
       link_row(pg, i < j->nlinks ? &j->links[i] : &j->few_links[i - j->nlinks], i >= j->nlinks);
     fputs("</tbody></table>\n", f);
+  }
+  if (j->nlink_matrices) { /* where the slow links are, node by node */
+    fputs("<div class=\"charts\">\n", f);
+    for (int i = 0; i < j->nlink_matrices; i++)
+      html_link_matrix(f, &j->link_matrices[i], j->comms[j->link_matrices[i].comm].name, j->opt.slow_link_ratio);
+    fputs("</div>\n", f);
   }
 }
 
@@ -762,8 +800,18 @@ static void section_comm(struct page *pg, int c) {
   const struct rpt_comm *cm = &j->comms[c];
   fprintf(f, "<section class=\"comm\" id=\"comm-%d\"><h2>", c);
   put_comm(f, j, c);
-  fprintf(f, "</h2>\n<p class=\"mut\">%d ranks on %d node%s, %s; %" PRIu64 " records</p>\n", cm->nranks, cm->nnodes,
+  fprintf(f, "</h2>\n<p class=\"mut\">%d ranks on %d node%s, %s; %" PRIu64 " records", cm->nranks, cm->nnodes,
           cm->nnodes == 1 ? "" : "s", rpt_kind_name(cm->kind), pg->comm_records[c]);
+  if (cm->ranks_seen < cm->nranks) {
+    fprintf(f, "; %d of the %d ranks seen", cm->ranks_seen, cm->nranks);
+    if (cm->rank && cm->nranks - cm->ranks_seen <= 8) {
+      fputs(" (no log from rank", f);
+      for (int r = 0, k = 0; r < cm->nranks; r++)
+        if (cm->rank[r].host < 0) fprintf(f, "%s %d", k++ ? "," : "", r);
+      fputc(')', f);
+    }
+  }
+  fputs("</p>\n", f);
   struct html_run r[MAX_RUNS];
   int nr = comm_runs(pg, c, r, MAX_RUNS);
   if (nr) {

@@ -166,6 +166,24 @@ static void straggler_obj(FILE *f, const struct rpt_job *j, const struct rpt_str
           g->verdict == RPT_LATE_NAMED ? rpt_conf_name(g->conf) : "not enough data");
 }
 
+/* A rank with no log that the others wait for (job.h, struct rpt_missing). */
+static void missing_obj(FILE *f, const struct rpt_job *j, const struct rpt_missing *m, int i) {
+  fprintf(f, "%s{\"comm\":\"0x%" PRIx64 "\",\"comm_name\":", i ? "," : "", j->comms[m->comm].id);
+  jstr(f, j->comms[m->comm].name);
+  fprintf(f, ",\"rank\":%d,\"log\":false,\"measured_in\":\"0x%" PRIx64 "\",\"median_late_us\":", m->rank,
+          j->comms[m->via].id);
+  jnum(f, m->late_med_ns / 1000);
+  fprintf(f, ",\"others_wait_us\":");
+  jnum(f, m->wait_med_ns / 1000);
+  fprintf(f, ",\"whole_comms_wait_us\":");
+  jnum(f, m->ref_ns / 1000);
+  fprintf(f, ",\"evidence\":{\"ops\":%" PRIu64 ",\"waited_ops\":%" PRIu64 ",\"share\":", m->ops, m->waited_ops);
+  jnum(f, m->share);
+  fprintf(f, ",\"share_low\":");
+  jnum(f, m->share_lo);
+  fprintf(f, ",\"min_ops\":%d},\"confidence\":\"%s\"}", RPT_MIN_LATE_OPS, rpt_conf_name(m->conf));
+}
+
 /* A slow link (or one on too few transfers): its findings per (op, size), evidence, confidence. */
 static void link_obj(FILE *f, const struct rpt_job *j, const struct rpt_link *l, int i, bool few) {
   fprintf(f, "%s{\"between\":\"%s\",\"a\":", i ? "," : "", l->host < 0 ? "hosts" : "ranks");
@@ -178,7 +196,7 @@ static void link_obj(FILE *f, const struct rpt_job *j, const struct rpt_link *l,
     jstr(f, rpt_str(l->host));
     fprintf(f, ",\"comm\":\"0x%" PRIx64 "\"", j->comms[l->comm].id);
   }
-  fprintf(f, ",\"worst_ratio\":");
+  fprintf(f, ",\"one_way\":%s,\"worst_ratio\":", l->one_way ? "true" : "false");
   jnum(f, l->worst_ratio);
   fprintf(f, ",\"findings\":[");
   for (int k = 0; k < l->nfind; k++) {
@@ -405,6 +423,8 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
     if (j->hangs[i].resolved) hang_obj(f, j, &j->hangs[i], !k++);
   fprintf(f, "],\"stragglers\":[");
   for (int i = 0; i < j->nstragglers; i++) straggler_obj(f, j, &j->stragglers[i], i);
+  fprintf(f, "],\"missing_stragglers\":[");
+  for (int i = 0; i < j->nmissing; i++) missing_obj(f, j, &j->missing[i], i);
   fprintf(f, "],\"slow_links\":[");
   for (int i = 0; i < j->nlinks; i++) link_obj(f, j, &j->links[i], i, false);
   fprintf(f, "],\"slow_nodes\":[");
@@ -433,7 +453,9 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
                "\"ops_before\":%" PRIu64 ",\"ops_after\":%" PRIu64 ",\"agree_low\":",
             c->bins_before, c->bins_after, c->agree_before, c->agree_after, c->ops_before, c->ops_after);
     jnum(f, c->agree_lo);
-    fprintf(f, "},\"confidence\":\"%s\"}", rpt_conf_name(c->conf));
+    fprintf(f, ",\"p_value\":");
+    jnum(f, c->p_value);
+    fprintf(f, ",\"tests\":%.0f},\"confidence\":\"%s\"}", c->tests, rpt_conf_name(c->conf));
   }
   /* what the rules would name on more evidence: the same objects, never in the lists above */
   fprintf(f, "],\"not_enough_data\":{\"stragglers\":[");

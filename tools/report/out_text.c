@@ -42,6 +42,8 @@ static uint64_t dropped_total(const struct rpt_job *j) {
   return d;
 }
 
+static void clock_lines(FILE *f, const struct rpt_job *j);
+
 static void header(struct rpt_job *j, FILE *f) {
   uint64_t excl = 0;
   for (int e = 0; e < RPT_NEXCL; e++) excl += j->excluded[e];
@@ -84,6 +86,7 @@ static void header(struct rpt_job *j, FILE *f) {
     if (j->clocks_line + j->clocks_windows)
       fprintf(f, " (%d with a rate, %d of them piecewise)", j->clocks_line + j->clocks_windows, j->clocks_windows);
     fprintf(f, ", residual p50 %.2f us, p95 %.2f us\n", j->resid_p50_ns / 1e3, j->resid_p95_ns / 1e3);
+    clock_lines(f, j);
   }
   if (j->late_threshold_raised)
     fprintf(f, "  lateness threshold %.1f us: --late-us %.1f us raised to 3 x the residual p95, since lateness finer "
@@ -91,6 +94,43 @@ static void header(struct rpt_job *j, FILE *f) {
             j->late_threshold_ns / 1e3, j->opt.late_ns / 1e3);
   else
     fprintf(f, "  lateness threshold %.1f us (--late-us)\n", j->late_threshold_ns / 1e3);
+}
+
+/* Per clock, where the alignment is least sure: the piecewise clocks (their steps: where, and
+ * by how much), and the worst residuals, each clock once; at most CLOCK_LINES lines, in clock
+ * order, the rest counted (--json has every clock). */
+#define CLOCK_LINES 8
+static void clock_lines(FILE *f, const struct rpt_job *j) {
+  double worst[3] = {-1, -1, -1}; /* the three largest residual p95s */
+  for (int c = 0; c < j->nclocks; c++) {
+    double r = j->clocks[c].aligned ? j->clocks[c].resid_p95_ns : -1;
+    for (int i = 0; i < 3; i++)
+      if (r > worst[i]) {
+        for (int k = 2; k > i; k--) worst[k] = worst[k - 1];
+        worst[i] = r;
+        break;
+      }
+  }
+  int shown = 0, more = 0;
+  for (int c = 0; c < j->nclocks; c++) {
+    const struct rpt_clock *k = &j->clocks[c];
+    if (!k->aligned || (k->model != RPT_CLOCK_WINDOWS && !(k->resid_p95_ns >= worst[2] && worst[2] > 0))) continue;
+    if (shown == CLOCK_LINES) {
+      more++;
+      continue;
+    }
+    shown++;
+    fprintf(f, "    clock %s pid %lld: %s, drift %+.2f ppm, residual p95 %.2f us", rpt_str(k->host), k->pid,
+            rpt_clock_model_name(k->model), k->drift_ppm, k->resid_p95_ns / 1e3);
+    for (int i = 1; i < k->nseg && k->model == RPT_CLOCK_WINDOWS; i++)
+      /* where, on the aligned time: its own time less the mean of the offsets on either side
+       * (the boundary lies between its last end before and first after, which the step
+       * moved apart, or together) */
+      fprintf(f, "%s step %+.3f ms at +%.3f s", i == 1 ? ";" : ",", (k->seg_a[i] - k->seg_a[i - 1]) / 1e6,
+              (k->seg_x[i] - (k->seg_a[i] + k->seg_a[i - 1]) / 2 - k->rate * k->seg_x[i]) / 1e9);
+    fputc('\n', f);
+  }
+  if (more) fprintf(f, "    (%d more clocks piecewise or with a residual as large: --json has every clock)\n", more);
 }
 
 static void comm_label(const struct rpt_job *j, int comm, char *out, size_t n) {
@@ -167,6 +207,28 @@ static void put_late(struct rpt_job *j, FILE *f, const struct rpt_straggler *s, 
   put_late_evidence(j, f, g, "collectives");
 }
 
+/* A rank with no log that the others wait for (job.h, struct rpt_missing). */
+static void put_no_log(const struct rpt_job *j, FILE *f, const struct rpt_missing *m) {
+  char cl[192], vl[192];
+  const struct rpt_comm *c = &j->comms[m->comm];
+  comm_label(j, m->comm, cl, sizeof cl);
+  comm_label(j, m->via, vl, sizeof vl);
+  int nm = c->nranks - c->ranks_seen;
+  fprintf(f, "  LIKELY STRAGGLER (no log): rank %d on %s wrote no log%s, and the others wait for it: ", m->rank, cl,
+          nm > 1 ? " (one of the ranks without one)" : "");
+  if (m->via == m->comm)
+    fprintf(f, "even the last of them to start waits %.1f us in its kernel against %.1f us in whole communicators "
+               "of this shape, %.1f us more (median)",
+            m->wait_med_ns / 1000, m->ref_ns / 1000, m->late_med_ns / 1000);
+  else
+    fprintf(f, "it is the job's one missing process, found about %.1f us late on %s (median; here the last of "
+               "the others to start waits %.1f us in its kernel)",
+            m->late_med_ns / 1000, vl, m->wait_med_ns / 1000);
+  fprintf(f, "; evidence: the others waited %.1f us or more beyond that in %" PRIu64 " of %" PRIu64
+             " collectives; confidence %s (at least %.0f%% of them, 95%% bound)\n",
+          j->late_threshold_ns / 1000, m->waited_ops, m->ops, rpt_conf_name(m->conf), 100 * m->share_lo);
+}
+
 /* A link's evidence and confidence, ending its line. */
 static void put_link_evidence(FILE *f, const struct rpt_link *l, bool few) {
   fprintf(f, "; evidence: %" PRIu64 " transfers, %d of its %d rank pairs (over %d op sizes) below the slow line",
@@ -185,10 +247,11 @@ static void put_link(struct rpt_job *j, FILE *f, const struct rpt_link *l, bool 
   for (int k = 1; k < l->nfind; k++)
     if (l->find[k].busbw_p50 / l->find[k].class_p50 < w->busbw_p50 / w->class_p50) w = &l->find[k];
   if (l->host < 0)
-    fprintf(f, "  %s: %s <-> %s:", word, rpt_str(l->a), rpt_str(l->b));
+    fprintf(f, "  %s: %s %s %s%s:", word, rpt_str(l->a), l->one_way ? "->" : "<->", rpt_str(l->b),
+            l->one_way ? " (one way: the other is not slow)" : "");
   else
-    fprintf(f, "  %s: ranks %d <-> %d on %s (%s):", word, l->a, l->b, rpt_str(l->host),
-            (comm_label(j, l->comm, cl, sizeof cl), cl));
+    fprintf(f, "  %s: ranks %d %s %d on %s (%s)%s:", word, l->a, l->one_way ? "->" : "<->", l->b, rpt_str(l->host),
+            (comm_label(j, l->comm, cl, sizeof cl), cl), l->one_way ? " (one way: the other is not slow)" : "");
   fprintf(f, " %s %s at %.2f GB/s against %.2f GB/s on the median of %d links (x%.2f)", rpt_str(w->op),
           rpt_human_bytes(w->bytes, sz, sizeof sz), w->busbw_p50, w->class_p50, w->class_links,
           w->busbw_p50 / w->class_p50);
@@ -422,6 +485,7 @@ static void findings(struct rpt_job *j, FILE *f) {
   for (int g = 0; g < j->ngroups; g++)
     if (j->groups[g].series.nbins && j->groups[g].series.t0_ns < t0) t0 = j->groups[g].series.t0_ns;
   for (int i = 0; i < j->nstragglers; i++, said++) put_late(j, f, &j->stragglers[i], t0);
+  for (int i = 0; i < j->nmissing; i++, said++) put_no_log(j, f, &j->missing[i]);
   for (int i = 0; i < j->nslow_nodes; i++, said++) {
     const struct rpt_slow_node *n = &j->slow_nodes[i];
     fprintf(f, "  SLOW NODE: %s: all %d of its links run slow (down to x%.2f of the other links' busbw); evidence: "
@@ -436,12 +500,12 @@ static void findings(struct rpt_job *j, FILE *f) {
     const struct rpt_group *g = &j->groups[c->group];
     comm_label(j, g->comm, cl, sizeof cl);
     fprintf(f, "  CHANGE: %s %s on %s: busbw %s from %.2f to %.2f GB/s at +%.3f s; evidence: %d time bins "
-               "(%" PRIu64 " ops) before, %d (%" PRIu64 " ops) after, %d of them on their side; confidence %s (at "
-               "least %.0f%% on their side, 95%% bound)\n",
+               "(%" PRIu64 " ops) before, %d (%" PRIu64 " ops) after, %d of them on their side, p %.2g over %.0f "
+               "tests; confidence %s (at least %.0f%% on their side, 95%% bound)\n",
             rpt_str(g->op), rpt_human_bytes(g->bytes, sz, sizeof sz), cl,
             c->after_gbs < c->before_gbs ? "fell" : "rose", c->before_gbs, c->after_gbs,
             (double)(c->t_ns - t0) / 1e9, c->bins_before, c->ops_before, c->bins_after, c->ops_after,
-            c->agree_before + c->agree_after, rpt_conf_name(c->conf), 100 * c->agree_lo);
+            c->agree_before + c->agree_after, c->p_value, c->tests, rpt_conf_name(c->conf), 100 * c->agree_lo);
   }
   if (!said) {
     bool judged = false;
@@ -466,9 +530,21 @@ struct comm_view {
 static void comm_table(struct rpt_job *j, FILE *f, int comm, const struct comm_view *v) {
   const struct rpt_comm *c = &j->comms[comm];
   char sz[32];
-  fprintf(f, "\ncommunicator 0x%" PRIx64 " \"%s\": %d ranks on %d node%s (%s), %d rank%s seen", c->id, c->name,
-          c->nranks, c->nnodes, c->nnodes == 1 ? "" : "s", rpt_kind_name(c->kind), c->ranks_seen,
-          c->ranks_seen == 1 ? "" : "s");
+  fprintf(f, "\ncommunicator 0x%" PRIx64 " \"%s\": %d ranks on %d node%s (%s), ", c->id, c->name, c->nranks,
+          c->nnodes, c->nnodes == 1 ? "" : "s", rpt_kind_name(c->kind));
+  if (c->ranks_seen < c->nranks) {
+    /* the expected count beside the seen one, and which ranks wrote nothing (a few) */
+    fprintf(f, "%d of the %d ranks seen", c->ranks_seen, c->nranks);
+    int nm = c->nranks - c->ranks_seen;
+    if (c->rank && nm <= 8) {
+      fprintf(f, " (no log from rank%s", nm == 1 ? "" : "s");
+      for (int r = 0, k = 0; r < c->nranks; r++)
+        if (c->rank[r].host < 0) fprintf(f, "%s %d", k++ ? "," : "", r);
+      fputc(')', f);
+    }
+  } else {
+    fprintf(f, "%d rank%s seen", c->ranks_seen, c->ranks_seen == 1 ? "" : "s");
+  }
   if (c->dropped[0] + c->dropped[1])
     fprintf(f, ", %" PRIu64 " records dropped", c->dropped[0] + c->dropped[1]);
   fputc('\n', f);
