@@ -22,6 +22,7 @@
 #include "check.h"
 #include "core/log.h"
 #include "sink/json/writer.h"
+#include "writer_lines.h"
 
 static int g_warns, g_deleted_warns, g_deleted_infos, g_create_warns;
 static char g_last_deleted[8192];
@@ -53,36 +54,6 @@ static int open_fds(void) {
   for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
   if (d) closedir(d);
   return n - 1; /* the directory's own */
-}
-
-/* Append lines "<tag> <i>" as records, i < n; returns how many were not written. */
-static uint64_t append(const char *tag, int n) {
-  char buf[4096];
-  size_t len = 0;
-  for (int i = 0; i < n; i++)
-    len += (size_t)snprintf(buf + len, sizeof buf - len, "{\"coll_perf\":{\"tag\":\"%s %d\"}}\n", tag, i);
-  uint64_t before = ins_writer_unwritten();
-  ins_writer_append_records(buf, len, (uint64_t)n);
-  return ins_writer_unwritten() - before;
-}
-
-/* The tags of the file's records, joined with '|' ("" if there is no file). */
-static const char *tags(const char *path) {
-  static char out[4096];
-  char line[8192];
-  out[0] = '\0';
-  FILE *f = fopen(path, "r");
-  while (f && fgets(line, sizeof line, f)) {
-    char *t = strstr(line, "\"tag\":\"");
-    if (!t) continue;
-    t += 7;
-    char *e = strchr(t, '"');
-    if (!e) continue;
-    size_t o = strlen(out);
-    snprintf(out + o, sizeof out - o, "%s%.*s", o ? "|" : "", (int)(e - t), t);
-  }
-  if (f) fclose(f);
-  return out;
 }
 
 int main(void) {

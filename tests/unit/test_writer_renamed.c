@@ -18,6 +18,7 @@
 #include "check.h"
 #include "core/log.h"
 #include "sink/json/writer.h"
+#include "writer_lines.h"
 
 static int g_deleted;
 
@@ -29,36 +30,6 @@ static void logger(int level, unsigned long flags, const char *file, int line, c
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (strstr(msg, "deleted")) g_deleted++;
-}
-
-/* Append lines "<tag> <i>" as records, i < n; returns how many were not written. */
-static uint64_t append(const char *tag, int n) {
-  char buf[4096];
-  size_t len = 0;
-  for (int i = 0; i < n; i++)
-    len += (size_t)snprintf(buf + len, sizeof buf - len, "{\"coll_perf\":{\"tag\":\"%s %d\"}}\n", tag, i);
-  uint64_t before = ins_writer_unwritten();
-  ins_writer_append_records(buf, len, (uint64_t)n);
-  return ins_writer_unwritten() - before;
-}
-
-/* The tags of the file's records, joined with '|' ("" if there is no file). */
-static const char *tags(const char *path) {
-  static char out[4096];
-  char line[8192];
-  out[0] = '\0';
-  FILE *f = fopen(path, "r");
-  while (f && fgets(line, sizeof line, f)) {
-    char *t = strstr(line, "\"tag\":\"");
-    if (!t) continue;
-    t += 7;
-    char *e = strchr(t, '"');
-    if (!e) continue;
-    size_t o = strlen(out);
-    snprintf(out + o, sizeof out - o, "%s%.*s", o ? "|" : "", (int)(e - t), t);
-  }
-  if (f) fclose(f);
-  return out;
 }
 
 int main(void) {
