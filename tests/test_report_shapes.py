@@ -463,7 +463,8 @@ def browser_widths(wd, html, width):
 def page_case():
     """The HTML page of a job with a straggler and a link slow one way: the stragglers table fits
     1,400 px (headless Chromium, when installed), the slow link drawn node by node, heat-map
-    rows labelled with their ranks."""
+    rows labelled with their ranks, and a Send line no longer hides its Recv of equal values
+    (later runs as rings and dashed lines)."""
     def fn(a):
         with harness.Workdir(a.keep, "report-shapes") as wd:
             os.makedirs(wd.dump)
@@ -498,6 +499,19 @@ def page_case():
                     problems.append("heat map rows %s (want %s), ranks in cells %s" % (rows, want, cells[:8]))
             if len(maps) != 2:
                 problems.append("%d heat maps of world, want 2" % len(maps))
+            # bandwidth charts: runs of equal values (a Send and its Recv) both visible: the first
+            # run's points are dots, every later run's rings, each run's line dashed its own way
+            p2p_charts = 0
+            for fig in re.findall(r"<figure><figcaption>Bus bandwidth by message size.*?</figure>", page, re.S):
+                dots = set(re.findall(r'<circle class="pt" [^>]*data-tip="([A-Za-z]+) ', fig))
+                rings = set(re.findall(r'<circle class="pt ring" [^>]*data-tip="([A-Za-z]+) ', fig))
+                dashes = re.findall(r'<polyline class="line" stroke="[^"]+"((?: stroke-dasharray="[^"]+")?)', fig)
+                if len(dots) > 1 or dots & rings or len(set(dashes)) != len(dashes):
+                    problems.append("a bandwidth chart draws runs alike: dots %s, rings %s, dashes %s"
+                                    % (sorted(dots), sorted(rings), dashes))
+                p2p_charts += dots | rings == {"Send", "Recv"}
+            if not p2p_charts:
+                problems.append("no bandwidth chart with both Send and Recv")
             # the stragglers table within 1,400 px: no horizontal scroll
             got = browser_widths(wd, html, 1400)
             browser = "no chromium: widths not measured"

@@ -49,8 +49,15 @@ static void sizes_scale(const struct html_size_pt *pts, int n, struct html_scale
   x->p1 = fr->w - fr->r;
 }
 
+/* Runs with the same values (a Send and its Recv measure one transfer) would draw one line
+ * over the other: every run after the first is dashed, longer dashes for later runs, and its
+ * points are rings around the earlier ones' dots, so each shows through. */
+static void run_dash(FILE *f, int k) {
+  if (k > 0) fprintf(f, " stroke-dasharray=\"%d %d\"", 4 + 3 * k, 4);
+}
+
 /* One run's p10-p90 band (p90 left to right, then p10 back) and its p50 line. */
-static void busbw_band(FILE *f, const struct html_size_pt *pts, const struct html_run *r, const char *col,
+static void busbw_band(FILE *f, const struct html_size_pt *pts, const struct html_run *r, int k, const char *col,
                        const struct html_scale *x, const struct html_scale *y) {
   fprintf(f, "<polygon class=\"band\" fill=\"%s\" points=\"", col);
   for (int i = r->i0; i < r->i1; i++)
@@ -58,14 +65,16 @@ static void busbw_band(FILE *f, const struct html_size_pt *pts, const struct htm
   for (int i = r->i1 - 1; i >= r->i0; i--)
     if (pts[i].q.nb) fprintf(f, "%.1f,%.1f ", html_px(x, (double)pts[i].bytes), html_px(y, pts[i].q.b10));
   fputs("\"/>\n", f);
-  fprintf(f, "<polyline class=\"line\" stroke=\"%s\" points=\"", col);
+  fprintf(f, "<polyline class=\"line\" stroke=\"%s\"", col);
+  run_dash(f, k);
+  fputs(" points=\"", f);
   for (int i = r->i0; i < r->i1; i++)
     if (pts[i].q.nb) fprintf(f, "%.1f,%.1f ", html_px(x, (double)pts[i].bytes), html_px(y, pts[i].q.b50));
   fputs("\"/>\n", f);
 }
 
 /* One run's p50 points, with their tooltips; a lone point gets its band as a whisker. */
-static void busbw_points(FILE *f, const struct html_size_pt *pts, const struct html_run *r, int npts,
+static void busbw_points(FILE *f, const struct html_size_pt *pts, const struct html_run *r, int k, int npts,
                          const char *col, const struct html_scale *x, const struct html_scale *y) {
   char a[32], b[32], d[32], sz[32];
   for (int i = r->i0; i < r->i1; i++) {
@@ -75,8 +84,12 @@ static void busbw_points(FILE *f, const struct html_size_pt *pts, const struct h
     if (npts == 1) /* a lone size: its band as a whisker */
       fprintf(f, "<line stroke=\"%s\" stroke-width=\"2\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", col,
               px, html_px(y, q->b10), px, html_px(y, q->b90));
-    fprintf(f, "<circle class=\"pt\" fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" data-tip=\"", col, px,
-            html_px(y, q->b50));
+    if (k == 0)
+      fprintf(f, "<circle class=\"pt\" fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" data-tip=\"", col, px,
+              html_px(y, q->b50));
+    else /* a ring, wider for later runs (run_dash) */
+      fprintf(f, "<circle class=\"pt ring\" style=\"stroke:%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" data-tip=\"",
+              col, px, html_px(y, q->b50), 3.5 + 2.5 * (k < 4 ? k : 4));
     html_text(f, pts[i].op);
     fprintf(f, " %s: busbw p50 %s GB/s (p10 %s, p90 %s), %" PRIu64 " records\"/>\n",
             rpt_human_bytes(pts[i].bytes, sz, sizeof sz), html_num(q->b50, a, sizeof a),
@@ -107,8 +120,8 @@ void html_chart_busbw(FILE *f, const struct html_size_pt *pts, int n, const stru
     const char *col = html_colour(k);
     int npts = 0;
     for (int i = r[k].i0; i < r[k].i1; i++) npts += pts[i].q.nb > 0;
-    if (npts > 1) busbw_band(f, pts, &r[k], col, &x, &y);
-    busbw_points(f, pts, &r[k], npts, col, &x, &y);
+    if (npts > 1) busbw_band(f, pts, &r[k], k, col, &x, &y);
+    busbw_points(f, pts, &r[k], k, npts, col, &x, &y);
   }
   fputs("</svg></figure>\n", f);
 }

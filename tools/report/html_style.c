@@ -42,7 +42,7 @@ const char html_style[] =
     "svg text{font-size:11px;fill:#57606a}svg text.al{fill:#24292f;font-size:11.5px}"
     "svg .gr{stroke:#eaeef2}svg .ax{stroke:#8c959f}svg .tk{stroke:#8c959f}"
     "svg .band{fill-opacity:.16;stroke:none}svg .line{fill:none;stroke-width:2}"
-    "svg .pt{stroke:#fff;stroke-width:1}svg.heat rect{stroke:#fff;stroke-width:.5}svg.big rect{stroke-width:1}"
+    "svg .pt{stroke:#fff;stroke-width:1}svg .pt.ring{fill:none;stroke-width:2}svg.heat rect{stroke:#fff;stroke-width:.5}svg.big rect{stroke-width:1}"
     "svg.heat rect.lg{stroke:#c8ced6;stroke-width:1}svg text.rk{font-size:9.5px;fill:#24292f;pointer-events:none}"
     "svg rect.strag{stroke:#111;stroke-width:1.5}"
     "svg .chg{stroke:#cf222e;stroke-width:1.5;stroke-dasharray:4 3}svg .chgl{fill:#cf222e;font-size:10px}"
