@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps test-deps check-deps build demo package test check test-asan test-tsan test-nootlp fuzz bench clean
+.PHONY: all deps test-deps check-deps build demo package test check test-asan test-tsan test-nootlp fuzz bench screenshot clean
 
 all: build
 
@@ -66,6 +66,14 @@ test-nootlp: deps
 FUZZ_SECONDS ?= 60
 fuzz: check-deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) tests/fuzz/run.sh $(BUILD)-fuzz
+
+# The README's picture of the report's page (docs/report-screenshot.png, 1400 px wide), made
+# again from today's page: after any change to the page's code (report_views:views.screenshot-fresh
+# fails until it is). Needs chromium (check-deps installs it).
+screenshot: build check-deps
+	python3 tests/test_report_views.py --make-screenshot $(CURDIR)/docs/report-screenshot.png \
+	  --size 1400,4400 --replay $(abspath $(BUILD))/bin/inspector-replay \
+	  --plugin $(abspath $(BUILD))/lib/libnccl-profiler-inspector.so
 
 # The CPU benchmark (docs/BENCHMARKS.md): a Release build of its own, then bench/run.sh.
 bench:

@@ -17,7 +17,12 @@ differ by milliseconds, with a point-to-point ring, rank 3 arriving 250 us late 
                      Skipped, and passed, when no `chromium` is installed (Debian: apt-get
                      install chromium)
 
-The README's screenshot is made by the same code:
+  views.screenshot-fresh  the README's screenshot (docs/report-screenshot.png) was made after the
+                     last change to the page's code (tools/report/html_*.c, out_html.c): no
+                     commit since the screenshot's touches them (`make screenshot` remakes it).
+                     Passed, saying so, outside a git checkout
+
+The README's screenshot is made by the same code (`make screenshot`):
   python3 tests/test_report_views.py --make-screenshot docs/report-screenshot.png \\
       [--replay build/bin/inspector-replay --plugin build/lib/libnccl-profiler-inspector.so]
 (64 ranks on 8 nodes with skewed GPU clocks, a late rank, P2P between nodes over one slow
@@ -431,7 +436,7 @@ def make_screenshot(argv):
     if not chromium_exe():
         print("no chromium installed", file=sys.stderr)
         return 1
-    syn = ["--ranks", "64", "--nodes", "8", "--procs", "--iters", "12", "--sizes", "64K:64M",
+    syn = ["--ranks", "64", "--nodes", "8", "--procs", "--iters", "24", "--sizes", "64K:64M",
            "--order", "iters", "--p2p", "--p2p-pattern", "nodes", "--slow-link", "2:3",
            "--clock-offset-ms", "4", "--late-rank", "42", "--late-us", "180",
            "--late-jitter-us", "40", "--degrade", "0.6:2", "--comm-name", "world", "--seed", "7"]
@@ -464,8 +469,33 @@ def make_screenshot(argv):
     return 0
 
 
+PAGE_CODE = ["tools/report/out_html.c", "tools/report/html_charts.c", "tools/report/html_charts.h",
+             "tools/report/html_style.c", "tools/report/html_svg.c", "tools/report/html_svg.h"]
+SCREENSHOT = "docs/report-screenshot.png"
+
+
+def screenshot_fresh_case():
+    """No commit after the screenshot's last one changed the page's code."""
+    def fn(a):
+        root = harness.REPO
+        def git(*args):
+            return subprocess.run(["git", "-C", root] + list(args), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, universal_newlines=True)
+        shot = git("log", "-1", "--format=%H", "--", SCREENSHOT)
+        if shot.returncode != 0 or not shot.stdout.strip():
+            return True, "OK views.screenshot-fresh: skipped (not a git checkout with the screenshot's history)"
+        later = git("log", "--format=%h %s", shot.stdout.strip() + "..HEAD", "--", *PAGE_CODE)
+        dirty = git("status", "--porcelain", "--", *PAGE_CODE).stdout.strip()
+        if later.stdout.strip() or dirty:
+            return False, ("FAIL views.screenshot-fresh: the page's code changed after %s was made; run "
+                           "`make screenshot` and commit it. Changes: %s" % (
+                               SCREENSHOT, (later.stdout.strip() or dirty).splitlines()[:5]))
+        return True, "OK views.screenshot-fresh: %s made after the page's last change" % SCREENSHOT
+    return harness.Case("views.screenshot-fresh", fn, labels=["report"], timeout=60)
+
+
 def cases():
-    return [trace_case(), html_case(), chromium_case()]
+    return [trace_case(), html_case(), chromium_case(), screenshot_fresh_case()]
 
 
 if __name__ == "__main__":

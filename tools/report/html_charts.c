@@ -340,7 +340,7 @@ void html_heat_map(FILE *f, const struct html_heat_grid *g, const struct html_he
 void html_link_matrix(FILE *f, const struct rpt_link_matrix *m, const char *comm_name, double slow_ratio) {
   int n = m->nhosts, cell = 448 / n;
   cell = cell > 44 ? 44 : cell < 6 ? 6 : cell;
-  int lw = 112, top = 92, w = lw + n * cell + 8, h = top + n * cell + 30;
+  int lw = 112, top = 92, w = lw + n * cell + 8, h = top + n * cell + 44;
   char sz[32], a[32], col[16];
   fputs("<figure><figcaption>", f);
   html_text_n(f, comm_name, 28);
@@ -375,9 +375,11 @@ void html_link_matrix(FILE *f, const struct rpt_link_matrix *m, const char *comm
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" style=\"font-size:10px\">%.2f</text>",
                 x + cell / 2.0, y + cell / 2.0 + 3.5, v);
     }
-  fprintf(f, "\n<text class=\"al\" x=\"%d\" y=\"%d\">busbw from the row's node to the column's, x the median "
-             "link (%s GB/s); outlined: below x%s</text>\n",
-          lw, top + n * cell + 20, html_num(m->class_p50, sz, sizeof sz), html_num(slow_ratio, a, sizeof a));
+  /* two lines from the left edge: one would run past a small matrix's frame */
+  fprintf(f, "\n<text class=\"al\" x=\"8\" y=\"%d\">busbw from the row's node to the column's,</text>"
+             "<text class=\"al\" x=\"8\" y=\"%d\">x the median link (%s GB/s); outlined: below x%s</text>\n",
+          top + n * cell + 20, top + n * cell + 34, html_num(m->class_p50, sz, sizeof sz),
+          html_num(slow_ratio, a, sizeof a));
   fputs("</svg></figure>\n", f);
 }
 
