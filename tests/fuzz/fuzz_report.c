@@ -54,6 +54,7 @@ static void check(const struct rpt_line *l) {
     if (l->kind == RPT_IDLE) assert(l->hang.idle_s >= 0 && l->hang.idle_s <= RPT_MAX_HANG_S);
     if (l->hang.last.present) assert(l->hang.last.op[0] && l->hang.last.sn <= (uint64_t)RPT_MAX_SN);
     /* fall through */
+  case RPT_BOUND: /* an op left out, bracketed: its header only (parse.h) */
   case RPT_STATS:
     assert(l->hdr.nranks >= 1 && l->hdr.nranks <= RPT_MAX_RANKS);
     assert(l->hdr.rank >= 0 && l->hdr.rank < l->hdr.nranks);
