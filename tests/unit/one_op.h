@@ -41,7 +41,8 @@ static inline void oo_group(void *ctx) {
 
 /* The AllReduce numbered sn on the n channels ch, completed. 1 when the collective and
  * every channel were started; a collective that was not has no channels. */
-static inline int oo_allreduce(void *ctx, uint64_t sn, const struct oo_span *ch, int n) {
+/* The descriptor of such an AllReduce (1 MiB of floats, RING SIMPLE) on n channels. */
+static inline struct prof_descr_v5 oo_allreduce_descr(uint64_t sn, int n) {
   struct prof_descr_v5 d;
   memset(&d, 0, sizeof d);
   d.type = PROF_EV_COLL;
@@ -52,6 +53,11 @@ static inline int oo_allreduce(void *ctx, uint64_t sn, const struct oo_span *ch,
   d.coll.nChannels = (uint8_t)n;
   d.coll.algo = "RING";
   d.coll.proto = "SIMPLE";
+  return d;
+}
+
+static inline int oo_allreduce(void *ctx, uint64_t sn, const struct oo_span *ch, int n) {
+  struct prof_descr_v5 d = oo_allreduce_descr(sn, n);
   void *op = NULL;
   if (OO_TABLE.startEvent(ctx, &op, &d) != 0 || !op) return 0;
   int started = 1;

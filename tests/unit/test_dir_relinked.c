@@ -29,6 +29,7 @@
 #include "one_op.h"
 #include "sink/json/writer.h"
 #include "sink/prom/prom.h"
+#include "writer_lines.h" /* append */
 
 /* ---- the plugin's warnings ---- */
 
@@ -112,17 +113,6 @@ static void plant(bool parent) {
 static int planted_target_entries(bool parent) { return entries(g_else) - (parent ? 1 : 0); }
 
 /* ---- the JSON log, through the writer as the writer thread drives it ---- */
-
-/* Append n records "<tag> <i>"; how many were not written. */
-static uint64_t append(const char *tag, int n) {
-  char buf[4096];
-  size_t len = 0;
-  for (int i = 0; i < n; i++)
-    len += (size_t)snprintf(buf + len, sizeof buf - len, "{\"coll_perf\":{\"tag\":\"%s %d\"}}\n", tag, i);
-  uint64_t before = ins_writer_unwritten();
-  ins_writer_append_records(buf, len, (uint64_t)n);
-  return ins_writer_unwritten() - before;
-}
 
 /* Record lines in the one .log of dir; -1 if there is not exactly one. */
 static long log_records(const char *dir) {

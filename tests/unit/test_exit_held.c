@@ -25,16 +25,7 @@ static const char *g_fakehip; /* argv[1] */
 /* An AllReduce started (in a group of its own), not completed. */
 static void *start_op(void *ctx, uint64_t sn) {
   oo_group(ctx);
-  struct prof_descr_v5 d;
-  memset(&d, 0, sizeof d);
-  d.type = PROF_EV_COLL;
-  d.coll.func = "AllReduce";
-  d.coll.datatype = "ncclFloat32";
-  d.coll.count = 262144;
-  d.coll.seqNumber = sn;
-  d.coll.nChannels = 1;
-  d.coll.algo = "RING";
-  d.coll.proto = "SIMPLE";
+  struct prof_descr_v5 d = oo_allreduce_descr(sn, 1);
   void *op = NULL;
   CHECK(ncclProfiler_v5.startEvent(ctx, &op, &d) == 0 && op);
   return op;
