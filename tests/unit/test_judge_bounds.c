@@ -16,15 +16,7 @@
 #include "core/judge.h"
 #include "core/names.h"
 
-#define MAX_OUT 2000
-
-static struct ins_record g_out[MAX_OUT];
-static int g_nout;
-
-static void collect(void *arg, struct ins_record *r) {
-  (void)arg;
-  if (g_nout < MAX_OUT) g_out[g_nout++] = *r;
-}
+#include "judge_out.h"
 
 static uint64_t start_of(uint32_t i) { return 1000ull * (i + 1); }
 static uint64_t end_of(uint32_t i) { return start_of(i) + 500; }
