@@ -14,12 +14,13 @@ against the rule of the folder it is in. Needs nothing built.
   layers.report-page   the report's page: the drawing kit (html_svg) and its CSS/JS
                        (html_style) include nothing of the report, the charts nothing of the
                        page (out_html)
-  layers.registered    every case of a C unit test run one case per ctest (`--case NAME`,
-                       tests/unit/tests.cmake) is registered there: a case left off the
-                       list would never run
+  layers.registered    every C unit test that runs one case at a time (`--case NAME`) is
+                       registered from its own `--list` (ins_unit_cases, tests/unit/
+                       tests.cmake) or as one ctest running them all; no case is named by
+                       hand there (a case added to a table and not to such a line never ran)
   layers.selftest      the checker finds a planted sideways include, a planted upward
-                       include, a planted cycle and a case left unregistered (so the cases
-                       above can fail)
+                       include, a planted cycle, a case named by hand and a binary whose
+                       cases no ctest runs (so the cases above can fail)
 """
 import os
 import re
@@ -184,29 +185,34 @@ def case_page(_a):
 
 
 UNIT = os.path.join(REPO, "tests", "unit")
-CASE_ENTRY = re.compile(r'\{"([A-Za-z0-9_.]+)",\s*case_')  # {"name", case_fn ...} of a case table
 RUN_BY_CASE = re.compile(r"inspector-unit-(\w+)\s+--case\b")
 
 
 def unregistered(unit_dir, cmake_text):
-    """(binary, case) of every case in a C test's case table that tests.cmake, which runs
-    that binary one `--case` at a time, never names. A name counts as registered when it
-    is in a `foreach(_case ...)` list or a list variable one reads (`set(_x ...)`,
-    `list(APPEND _x ...)`)."""
+    """(binary, why) of every C test whose cases could go unrun: a ctest that names a case by
+    hand (`inspector-unit-X --case NAME` in tests.cmake: a case added to the table and not to
+    that line never runs), and a test whose main runs one case at a time (`--case`) that is
+    registered neither case by case from its own `--list` (ins_unit_cases) nor as one ctest
+    running every case (ins_unit_test, or add_test of the bare binary)."""
     text = re.sub(r"#[^\n]*", "", cmake_text)
-    lists = re.findall(r"(?:foreach\(_case|set\(_\w+|list\(APPEND _\w+)([^)]*)\)", text)
-    words = set(w for body in lists for w in re.findall(r"[A-Za-z0-9_.]+", body))
-    out = []
-    for binary in sorted(set(RUN_BY_CASE.findall(cmake_text))):
-        src = os.path.join(unit_dir, "test_%s.c" % binary)
-        if not os.path.exists(src):
-            out.append((binary, "(no tests/unit/test_%s.c)" % binary))
+    out = [(b, "a case named by hand in tests.cmake (use ins_unit_cases)")
+           for b in sorted(set(RUN_BY_CASE.findall(text)))]
+    by_list = set(re.findall(r"ins_unit_cases\((\w+)", text))
+    whole = set(re.findall(r"ins_unit_test\((\w+)", text))
+    whole |= set(re.findall(r"add_test\(NAME unit_(\w+) COMMAND inspector-unit-\1\s*\)", text))
+    for name in sorted(os.listdir(unit_dir)):
+        if not (name.startswith("test_") and name.endswith(".c")):
             continue
-        with open(src, encoding="utf-8") as f:
-            names = CASE_ENTRY.findall(f.read())
-        if not names:
-            out.append((binary, "(no case table found)"))
-        out += [(binary, n) for n in names if n not in words]
+        with open(os.path.join(unit_dir, name), encoding="utf-8") as f:
+            src = f.read()
+        if '"--case"' not in src and "fu_main(" not in src and "run_cases(" not in src:
+            continue  # one process runs every case: nothing to register case by case
+        binary = name[len("test_"):-len(".c")]
+        if binary in by_list:
+            if "list_case(" not in src and "fu_main(" not in src and "run_cases(" not in src:
+                out.append((binary, "--list not printed through cases.h list_case"))
+        elif binary not in whole:
+            out.append((binary, "runs one case at a time and no ctest runs its cases"))
     return out
 
 
@@ -215,10 +221,11 @@ def case_registered(_a):
         text = f.read()
     bad = unregistered(UNIT, text)
     if bad:
-        return False, "FAIL layers.registered: cases no ctest runs:\n  " + "\n  ".join(
+        return False, "FAIL layers.registered: cases no ctest may run:\n  " + "\n  ".join(
             "%s: %s" % b for b in bad)
-    n = len(set(RUN_BY_CASE.findall(text)))
-    return True, "OK layers.registered: every case of the %d one-case-per-ctest binaries is registered" % n
+    n = len(set(re.findall(r"ins_unit_cases\((\w+)", re.sub(r"#[^\n]*", "", text))))
+    return True, ("OK layers.registered: the %d one-case-per-ctest binaries are registered from "
+                  "their own --list, no case is named by hand" % n)
 
 
 def case_selftest(_a):
@@ -256,16 +263,21 @@ def case_selftest(_a):
         planted_pair = core_cycle(root)
         if not planted_pair:
             return False, "FAIL layers.selftest: a planted cycle log <-> config was not found"
-    # a case left off tests.cmake's list: ring_spans' "moves" dropped from its foreach
+    # a case named by hand, and a binary whose cases no ctest runs
     with open(os.path.join(UNIT, "tests.cmake"), encoding="utf-8") as f:
         text = f.read()
-    dropped = re.sub(r"(foreach\(_case wrap span_end last_span) moves\)", r"\1)", text)
+    if unregistered(UNIT, text):
+        return False, "FAIL layers.selftest: tests.cmake is not clean to begin with"
+    by_hand = text + "\nadd_test(NAME unit_ring_spans.moves COMMAND inspector-unit-ring_spans --case moves)\n"
+    if not any(b == "ring_spans" for b, _ in unregistered(UNIT, by_hand)):
+        return False, "FAIL layers.selftest: a case named by hand (ring_spans moves) was not found"
+    dropped = text.replace("ins_unit_cases(ring_spans ", "message(ring_spans ")
     if dropped == text:
-        return False, "FAIL layers.selftest: ring_spans' case list not found to plant in"
-    if ("ring_spans", "moves") not in unregistered(UNIT, dropped):
-        return False, "FAIL layers.selftest: a case left unregistered (ring_spans moves) was not found"
-    return True, "OK layers.selftest: 4 planted includes, a planted cycle (%s) and an unregistered case reported" % (
-        " -> ".join(planted_pair))
+        return False, "FAIL layers.selftest: ring_spans' registration not found to plant in"
+    if not any(b == "ring_spans" for b, _ in unregistered(UNIT, dropped)):
+        return False, "FAIL layers.selftest: a binary whose cases no ctest runs (ring_spans) was not found"
+    return True, ("OK layers.selftest: 4 planted includes, a planted cycle (%s), a case named by "
+                  "hand and an unregistered binary reported" % (" -> ".join(planted_pair)))
 
 
 def cases():

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "acc.h"
+#include "cases.h"
 #include "check.h"
 #include "input.h"
 #include "parse.h"
@@ -160,6 +161,10 @@ static const struct {
 };
 
 int main(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "--list")) {
+    for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) list_case(g_cases[c].name, NULL);
+    return 0;
+  }
   const char *only = argc > 2 && !strcmp(argv[1], "--case") ? argv[2] : NULL;
   g_page = (size_t)sysconf(_SC_PAGESIZE);
   g_base = mmap(NULL, SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -12,6 +12,54 @@ function(ins_unit_test name source timeout labels)
   set_tests_properties(unit_${name} PROPERTIES TIMEOUT ${timeout} LABELS "${labels}")
 endfunction()
 
+# ins_unit_cases(<name> <timeout> <labels> [args...]): one ctest per case of the built binary
+# inspector-unit-<name>, unit_<name>.<case>, each running `--case <case> args...`. The cases are
+# the binary's own `--list` (cases.h list_case: a name, then the case's own labels), written
+# beside the build when the binary is linked (unit_cases.cmake) and read by ctest, as CMake's
+# gtest_discover_tests does: no case name is copied here, so none can be left out. A binary
+# not built yet shows as one failing test, unit_<name>.NOT_BUILT. Every case may exit 77
+# (skipped: cases.h CASE_SKIP).
+function(ins_unit_cases name timeout labels)
+  set(_list ${CMAKE_CURRENT_BINARY_DIR}/unit_${name}.cases)
+  string(REPLACE ";" "|" _args "${ARGN}")
+  add_custom_command(TARGET inspector-unit-${name} POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:inspector-unit-${name}> -DOUT=${_list}
+            "-DARGS=${_args}" -P ${INS_UNIT_DIR}/unit_cases.cmake
+    VERBATIM)
+  set(_bin $<TARGET_FILE:inspector-unit-${name}>)
+  set(_quoted "")
+  foreach(_a IN LISTS ARGN)
+    string(APPEND _quoted " [==[${_a}]==]")
+  endforeach()
+  file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/unit_${name}_cases.cmake CONTENT "\
+if(EXISTS [==[${_list}]==])
+  file(STRINGS [==[${_list}]==] _ins_lines)
+  foreach(_ins_l IN LISTS _ins_lines)
+    if(_ins_l MATCHES \"^([A-Za-z0-9_.-]+)( ([A-Za-z0-9_,]+))?$\")
+      set(_ins_case \"\${CMAKE_MATCH_1}\")
+      string(REPLACE \",\" \";\" _ins_labels \"${labels};\${CMAKE_MATCH_3}\")
+      add_test(unit_${name}.\${_ins_case} [==[${_bin}]==] --case \${_ins_case}${_quoted})
+      set_tests_properties(unit_${name}.\${_ins_case} PROPERTIES TIMEOUT ${timeout}
+                           LABELS \"\${_ins_labels}\" SKIP_RETURN_CODE 77)
+    endif()
+  endforeach()
+else()
+  add_test(unit_${name}.NOT_BUILT unit_${name}.NOT_BUILT)
+endif()
+")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES
+               ${CMAKE_CURRENT_BINARY_DIR}/unit_${name}_cases.cmake)
+endfunction()
+set(INS_UNIT_DIR ${CMAKE_CURRENT_LIST_DIR})
+# How the OTLP tests run tests/otlp_receiver.py, their collector; without a python, their cases
+# that need one are not listed (--no-receiver).
+if(Python3_EXECUTABLE)
+  set(INS_OTLP_RECEIVER_ARGS --python ${Python3_EXECUTABLE}
+      --receiver ${PROJECT_SOURCE_DIR}/tests/otlp_receiver.py)
+else()
+  set(INS_OTLP_RECEIVER_ARGS --no-receiver)
+endif()
+
 if(TARGET inspector_core)
   # formatters, names, config, ring, pool, tracker completion rules
   ins_unit_test(core test_core.c 120 "threads;unit")
@@ -40,15 +88,7 @@ if(TARGET inspector_core)
   target_include_directories(inspector-unit-dir_relinked PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-dir_relinked PRIVATE _GNU_SOURCE)
   target_link_libraries(inspector-unit-dir_relinked PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
-  foreach(_case json.dir json.parent json.user_link json.dir_is_link trace.dir trace.parent
-          prom.dir prom.parent)
-    add_test(NAME unit_dir_relinked.${_case} COMMAND inspector-unit-dir_relinked --case ${_case})
-    set(_labels "unit")
-    if(_case MATCHES "^trace")
-      set(_labels "unit;trace")
-    endif()
-    set_tests_properties(unit_dir_relinked.${_case} PROPERTIES TIMEOUT 60 LABELS "${_labels}")
-  endforeach()
+  ins_unit_cases(dir_relinked 60 "unit")
   # the writer thread's queue with a stalled file system: depth, waits, order
   ins_unit_test(wqueue test_wqueue.c 60 "threads;unit")
   # a finalize's lines, and its communicator's still queued, are written next, ahead of
@@ -112,14 +152,7 @@ if(TARGET inspector_core)
   target_include_directories(inspector-unit-ring_spans PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-ring_spans PRIVATE _GNU_SOURCE)
   target_link_libraries(inspector-unit-ring_spans PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
-  foreach(_case wrap span_end last_span moves)
-    add_test(NAME unit_ring_spans.${_case} COMMAND inspector-unit-ring_spans --case ${_case})
-    set(_labels "unit")
-    if(_case STREQUAL "moves")
-      set(_labels "threads;unit")
-    endif()
-    set_tests_properties(unit_ring_spans.${_case} PROPERTIES TIMEOUT 120 LABELS "${_labels}")
-  endforeach()
+  ins_unit_cases(ring_spans 120 "unit")
   # a GPU's Prometheus counters add up over its communicators' reports
   ins_unit_test(prom_totals test_prom_totals.c 60 "unit")
   # rules at their bounds exactly: the timer's span, the largest values of variables
@@ -166,19 +199,7 @@ if(TARGET inspector_core)
   target_compile_definitions(inspector-unit-hang PRIVATE _GNU_SOURCE
                              INSPECTOR_OTLP=$<BOOL:${INSPECTOR_OTLP}>)
   target_link_libraries(inspector-unit-hang PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
-  set(_hang_cases env stuck_coll queued p2p second_comm idle quiet gpu_past off prom_gauges
-                  at_once in_group prom_quiet off_gauges reuse small_coll small_off)
-  if(INSPECTOR_OTLP)
-    list(APPEND _hang_cases otlp_gauges)
-  endif()
-  foreach(_case IN LISTS _hang_cases)
-    add_test(NAME unit_hang.${_case} COMMAND inspector-unit-hang --case ${_case})
-    set(_labels "threads;unit")
-    if(_case STREQUAL "otlp_gauges")
-      set(_labels "threads;unit;otlp")
-    endif()
-    set_tests_properties(unit_hang.${_case} PROPERTIES TIMEOUT 120 LABELS "${_labels}")
-  endforeach()
+  ins_unit_cases(hang 120 "threads;unit")
   # metadata.job_id in every line of the JSON log, from the batch system's variables, read
   # back by jansson: which variable wins, none set (no key), a hostile value (escaped, made
   # UTF-8, cut). One process per case: unit_job_id.<case> (TSan: label threads: the dump
@@ -189,10 +210,7 @@ if(TARGET inspector_core)
     target_include_directories(inspector-unit-job_id PRIVATE ${PROJECT_SOURCE_DIR}/src)
     target_compile_definitions(inspector-unit-job_id PRIVATE _GNU_SOURCE)
     target_link_libraries(inspector-unit-job_id PRIVATE PkgConfig::JANSSON Threads::Threads ${CMAKE_DL_LIBS} m)
-    foreach(_case slurm jobid pbs lsb none hostile)
-      add_test(NAME unit_job_id.${_case} COMMAND inspector-unit-job_id --case ${_case})
-      set_tests_properties(unit_job_id.${_case} PROPERTIES TIMEOUT 60 LABELS "threads;unit")
-    endforeach()
+    ins_unit_cases(job_id 60 "threads;unit")
   endif()
   # inits and finalizes while the dump thread drains (or a .prom file is written): none
   # waits for another communicator's drain; a finalize's records in the file, in order;
@@ -216,15 +234,8 @@ if(TARGET inspector-spank)
     add_test(NAME unit_spank_${_mod} COMMAND inspector-unit-spank_${_mod})
     set_tests_properties(unit_spank_${_mod} PROPERTIES TIMEOUT 60 LABELS "unit")
   endforeach()
-  foreach(_case makes_new planted_link foreign_dir site_links site_missing not_a_directory bad_paths)
-    add_test(NAME unit_spank_dir.${_case} COMMAND inspector-unit-spank_dir --case ${_case})
-    set_tests_properties(unit_spank_dir.${_case} PROPERTIES TIMEOUT 60 LABELS "unit" SKIP_RETURN_CODE 77)
-  endforeach()
-  foreach(_case drops_to_user closed_dir report_txt_link timeout_kills_group sigterm_ignored
-          failures_said missing_cmd reaped_elsewhere long_dir)
-    add_test(NAME unit_spank_report.${_case} COMMAND inspector-unit-spank_report --case ${_case})
-    set_tests_properties(unit_spank_report.${_case} PROPERTIES TIMEOUT 120 LABELS "unit" SKIP_RETURN_CODE 77)
-  endforeach()
+  ins_unit_cases(spank_dir 60 "unit")
+  ins_unit_cases(spank_report 120 "unit")
 endif()
 
 # inspector-report's line parser, built from its sources (the tool's own target is a program):
@@ -283,10 +294,7 @@ if(TARGET inspector-report)
   target_include_directories(inspector-unit-report_big_inputs PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-report_big_inputs PRIVATE _GNU_SOURCE)
   target_link_libraries(inspector-unit-report_big_inputs PRIVATE PkgConfig::JANSSON ZLIB::ZLIB Threads::Threads m)
-  foreach(_case chunk_in_a_line lines_past_4gib line_max)
-    add_test(NAME unit_report_big_inputs.${_case} COMMAND inspector-unit-report_big_inputs --case ${_case})
-    set_tests_properties(unit_report_big_inputs.${_case} PROPERTIES TIMEOUT 60 LABELS "unit;report")
-  endforeach()
+  ins_unit_cases(report_big_inputs 60 "unit;report")
 endif()
 
 # inspector-report's HTML page and Perfetto trace (tools/report/out_html.c, out_trace.c) written
@@ -333,39 +341,12 @@ if(TARGET inspector_core AND INSPECTOR_OTLP)
   target_include_directories(inspector-unit-otlp_export PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-otlp_export PRIVATE _GNU_SOURCE)
   target_link_libraries(inspector-unit-otlp_export PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
-  set(_otlp_rules retry_schedule verdicts retry_after_parse url_parse response_parser
-      partial_success_parse start_refusals https_without_libcurl)
-  set(_otlp_delivery keepalive_delivery gzip_on gzip_off gzip_without_zlib json_and_partial_success
-      answer_shapes down_at_start away_and_back retry_after_seconds retry_after_date slow_answer
-      rejected_400 retryable_statuses refused_requests stop_with_silent_collector
-      stop_with_no_collector stop_sends_waiting_first http_does_not_load_libcurl libcurl_transport
-      libcurl_stop_with_silent_collector https_with_libcurl two_processes endpoint_with_path headers_intact
-      idle_connection_closed_by_server fork_child_never_sends)
-  # hardening: hostile answers, the bounded name lookup, credentials in messages, reserved headers
-  list(APPEND _otlp_rules interim_answers_bounded url_redact endpoint_warnings_redacted
-       reserved_headers_dropped base_endpoint_with_query lookup_is_bounded)
-  list(APPEND _otlp_rules endpoint_empty_port) # an empty port is OTLP's 4318, with a warning
-  list(APPEND _otlp_delivery endless_interim_answers endless_answer_body answer_ready_past_deadline
-       lookup_through_libanl lookup_fallback reserved_headers_not_sent)
-  if(NOT Python3_EXECUTABLE)
-    message(STATUS "python3 not found: the OTLP exporter's delivery tests are not registered")
-    set(_otlp_delivery "")
-  endif()
   set(_otlp_scale 1)
   if(INS_TEST_TIMEOUT_SCALE)
     set(_otlp_scale ${INS_TEST_TIMEOUT_SCALE})
   endif()
   math(EXPR _otlp_timeout "120 * ${_otlp_scale}")
-  foreach(_case IN LISTS _otlp_rules _otlp_delivery)
-    add_test(NAME unit_otlp_export.${_case}
-             COMMAND inspector-unit-otlp_export --case ${_case} --python "${Python3_EXECUTABLE}"
-                     --receiver ${PROJECT_SOURCE_DIR}/tests/otlp_receiver.py)
-    set(_labels "unit;otlp")
-    if(_case IN_LIST _otlp_delivery)
-      set(_labels "threads;unit;otlp")
-    endif()
-    set_tests_properties(unit_otlp_export.${_case} PROPERTIES TIMEOUT ${_otlp_timeout} LABELS "${_labels}")
-  endforeach()
+  ins_unit_cases(otlp_export ${_otlp_timeout} "unit;otlp" ${INS_OTLP_RECEIVER_ARGS})
 endif()
 
 # No credential printed: the plugin run whole through its ABI (init, an op, finalize, exit) with a
@@ -378,16 +359,7 @@ if(TARGET inspector_core AND INSPECTOR_OTLP)
   target_include_directories(inspector-unit-otlp_secrets PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-otlp_secrets PRIVATE _GNU_SOURCE)
   target_link_libraries(inspector-unit-otlp_secrets PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
-  set(_secrets_cases userinfo_https host_is_token misspelled_names)
-  if(Python3_EXECUTABLE)
-    list(APPEND _secrets_cases userinfo_http token_in_path collector_echo)
-  endif()
-  foreach(_case IN LISTS _secrets_cases)
-    add_test(NAME unit_otlp_secrets.${_case}
-             COMMAND inspector-unit-otlp_secrets --case ${_case} --python "${Python3_EXECUTABLE}"
-                     --receiver ${PROJECT_SOURCE_DIR}/tests/otlp_receiver.py)
-    set_tests_properties(unit_otlp_secrets.${_case} PROPERTIES TIMEOUT 120 LABELS "unit;otlp")
-  endforeach()
+  ins_unit_cases(otlp_secrets 120 "unit;otlp" ${INS_OTLP_RECEIVER_ARGS})
 endif()
 
 # A plugin loaded and unloaded again and again with the JSON log and OTLP on (NCCL unloads
@@ -431,14 +403,7 @@ if(TARGET inspector_core)
   target_include_directories(inspector-unit-dynlib PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-dynlib PRIVATE _GNU_SOURCE INSPECTOR_OTLP=$<BOOL:${INSPECTOR_OTLP}>)
   target_link_libraries(inspector-unit-dynlib PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
-  set(_dynlib_cases loads_and_fills loaded_once missing_library missing_symbol reason_cut)
-  if(INSPECTOR_OTLP)
-    list(APPEND _dynlib_cases curl_without_its_functions zlib_without_its_functions)
-  endif()
-  foreach(_case IN LISTS _dynlib_cases)
-    add_test(NAME unit_dynlib.${_case} COMMAND inspector-unit-dynlib --case ${_case})
-    set_tests_properties(unit_dynlib.${_case} PROPERTIES TIMEOUT 60 LABELS "unit")
-  endforeach()
+  ins_unit_cases(dynlib 60 "unit")
   # INS_DYNLIB_SYM refuses a slot of another type at compile time: the right type compiles
   # (.right), the wrong one does not (.wrong, WILL_FAIL), with the build's compiler
   foreach(_v right wrong)
