@@ -14,6 +14,12 @@ against the rule of the folder it is in. Needs nothing built.
   layers.report-page   the report's page: the drawing kit (html_svg) and its CSS/JS
                        (html_style) include nothing of the report, the charts nothing of the
                        page (out_html)
+  layers.tests-layout  every C unit test lives where the code it tests lives (tests/unit/
+                       tests.cmake's header): tests/unit/<floor>/test_<module>[_<what>].c for
+                       src/<floor>/<module>.c, report/ and spank/ for tools/, plugin/ for the
+                       whole plugin through its ABI; none loose in tests/unit; and every module
+                       of src/ has its test there, or is named in TESTED_THROUGH with the test
+                       that holds it
   layers.registered    every C unit test that runs one case at a time (`--case NAME`) is
                        registered from its own `--list` (ins_unit_cases, tests/unit/
                        tests.cmake) or as one ctest running them all; no case is named by
@@ -200,10 +206,11 @@ def unregistered(unit_dir, cmake_text):
     by_list = set(re.findall(r"ins_unit_cases\((\w+)", text))
     whole = set(re.findall(r"ins_unit_test\((\w+)", text))
     whole |= set(re.findall(r"add_test\(NAME unit_(\w+) COMMAND inspector-unit-\1\s*\)", text))
-    for name in sorted(os.listdir(unit_dir)):
+    tests = sorted((n, os.path.join(d, n)) for d, _, files in os.walk(unit_dir) for n in files)
+    for name, path in tests:
         if not (name.startswith("test_") and name.endswith(".c")):
             continue
-        with open(os.path.join(unit_dir, name), encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             src = f.read()
         if '"--case"' not in src and "fu_main(" not in src and "run_cases(" not in src:
             continue  # one process runs every case: nothing to register case by case
@@ -276,14 +283,128 @@ def case_selftest(_a):
         return False, "FAIL layers.selftest: ring_spans' registration not found to plant in"
     if not any(b == "ring_spans" for b, _ in unregistered(UNIT, dropped)):
         return False, "FAIL layers.selftest: a binary whose cases no ctest runs (ring_spans) was not found"
+    # the layout: a test loose in tests/unit, one naming no module, a module with no test
+    with tempfile.TemporaryDirectory() as tmp:
+        for sub in ("src", "tools/report", "tools/spank", "tests/unit"):
+            shutil.copytree(os.path.join(REPO, sub), os.path.join(tmp, sub),
+                            ignore=shutil.ignore_patterns("*.o", "build*"))
+        if layout_problems(tmp, TESTED_THROUGH):
+            return False, "FAIL layers.selftest: the copy of tests/unit is not clean to begin with"
+        plants = [("tests/unit/test_loose.c", "loose"), ("tests/unit/core/test_nothing.c", "names no module")]
+        for rel, what in plants:
+            with open(os.path.join(tmp, rel), "w") as f:
+                f.write("int main(void) { return 0; }\n")
+            if not any(what in x for x in layout_problems(tmp, TESTED_THROUGH)):
+                return False, "FAIL layers.selftest: a planted test (%s) was not found" % what
+            os.remove(os.path.join(tmp, rel))
+        with open(os.path.join(tmp, "src", "core", "planted.c"), "w") as f:
+            f.write("int planted;\n")
+        if not any(x.startswith("src/core/planted.c") for x in layout_problems(tmp, TESTED_THROUGH)):
+            return False, "FAIL layers.selftest: a module with no test (src/core/planted.c) was not found"
     return True, ("OK layers.selftest: 4 planted includes, a planted cycle (%s), a case named by "
-                  "hand and an unregistered binary reported" % (" -> ".join(planted_pair)))
+                  "hand, an unregistered binary, a loose test, a test of no module and a module "
+                  "with no test reported" % (" -> ".join(planted_pair)))
+
+
+# tests/unit's folders that are not src/'s: a tool's modules, or the whole plugin
+UNIT_TOOLS = {"report": "tools/report", "spank": "tools/spank"}
+UNIT_WHOLE = "plugin"
+# The modules of src/ with no test file of their own, and where they are held instead: each
+# is driven whole through another module's test (or a replay of real NCCL traffic), where a
+# test of its own would only repeat that one. A module added to src/ goes here or gets its test.
+TESTED_THROUGH = {
+    "abi/adapter_v4.c": "tests/test_fixtures.py (the v4 recordings of NCCL 2.27.7 replayed)",
+    "abi/adapter_v5.c": "tests/test_fixtures.py (the v5 recordings of NCCL 2.28.9)",
+    "abi/adapter_v6.c": "tests/test_fixtures.py (the v6 recordings of NCCL 2.30.7)",
+    "abi/lifecycle.c": "tests/unit/plugin/test_plugin_reload.c, abi/test_adapter_misuse.c",
+    "abi/tracefmt.c": "tests/test_trace_mode.py (trace files replayed, byte for byte)",
+    "core/env.c": "tests/unit/plugin/test_limits.c, tests/test_bad_env.py",
+    "core/inflight.c": "tests/unit/sink/test_hang.c",
+    "core/names.c": "tests/unit/core/test_core.c",
+    "core/pool.c": "tests/unit/core/test_core.c, test_ring_stress.c",
+    "core/seg.c": "tests/unit/core/test_ring_spans.c, test_ring_memory.c",
+    "core/wake.c": "tests/unit/sink/json/test_wqueue.c, core/test_comm_registry.c",
+    "io/buf.c": "tests/unit/core/test_core.c (the formatters write into it)",
+    "io/files.c": "tests/unit/plugin/test_dir_relinked.c, sink/json/test_writer_*.c",
+    "net/curl.c": "tests/unit/sink/otlp/test_otlp_export.c (libcurl_*)",
+    "net/http.c": "tests/unit/sink/otlp/test_otlp_export.c (delivery cases)",
+    "net/http1_resp.c": "tests/unit/sink/otlp/test_otlp_export.c (response_parser)",
+    "net/httpdate.c": "tests/unit/sink/otlp/test_otlp_export.c (retry_after_parse)",
+    "net/resolve.c": "tests/unit/sink/otlp/test_otlp_export.c (lookup_*)",
+    "net/url.c": "tests/unit/sink/otlp/test_otlp_export.c (url_parse)",
+    "sink/json/json.c": "tests/test_fixtures.py (every record read back by the oracle)",
+    "sink/otlp/otlp_config.c": "tests/unit/sink/otlp/test_otlp_export.c (start_refusals)",
+    "sink/otlp/otlp_hist.c": "tests/unit/sink/otlp/test_otlp_sink.c",
+    "sink/prom/prom_file.c": "tests/unit/sink/prom/test_prom_ranks.c",
+    "sink/prom/prom_labels.c": "tests/unit/sink/prom/test_prom.c",
+    "sink/prom/prom_table.c": "tests/unit/sink/prom/test_prom.c",
+    "sink/sinks.c": "tests/unit/plugin/test_no_otlp.c, tests/test_prom.py",
+    "sink/stash.c": "tests/unit/plugin/test_exit_held.c",
+    "sink/vocab.c": "tests/unit/sink/prom/test_prom.c",
+}
+
+
+def layout_problems(repo, through):
+    """What breaks the layout rule in repo's tests/unit (see layers.tests-layout)."""
+    unit = os.path.join(repo, "tests", "unit")
+    src = os.path.join(repo, "src")
+    modules = {}  # test folder -> module names of the code it mirrors
+    for d, _, files in os.walk(src):
+        rel = os.path.relpath(d, src)
+        mods = [f[:-2] for f in files if f.endswith(".c")]
+        if mods:
+            modules[rel] = mods
+    for folder, tool in UNIT_TOOLS.items():
+        modules[folder] = [f[:-2] for f in os.listdir(os.path.join(repo, tool)) if f.endswith(".c")]
+    out, tested = [], set()
+    for d, _, files in os.walk(unit):
+        rel = os.path.relpath(d, unit)
+        for f in sorted(files):
+            if not (f.startswith("test_") and f.endswith(".c")):
+                continue
+            where = os.path.join("tests", "unit", rel, f) if rel != "." else "tests/unit/" + f
+            if rel == ".":
+                out.append("%s: loose in tests/unit (it belongs in the folder of what it tests)" % where)
+                continue
+            if rel == UNIT_WHOLE:
+                continue
+            if rel not in modules:
+                out.append("%s: tests/unit/%s mirrors no folder of src/ or tools/" % (where, rel))
+                continue
+            stem = f[len("test_"):-len(".c")]
+            leaf = os.path.basename(rel)
+            names = [stem, stem[len(leaf) + 1:]] if stem.startswith(leaf + "_") else [stem]
+            hit = [m for m in modules[rel] for n in names if n == m or n.startswith(m + "_")]
+            if not hit and stem != leaf:
+                out.append("%s: names no module of %s (test_<module>[_<what>].c)" % (
+                    where, UNIT_TOOLS.get(rel, "src/" + rel)))
+            for m in hit:
+                tested.add(os.path.join(rel, m + ".c"))
+    for rel, mods in modules.items():
+        if rel in UNIT_TOOLS:
+            continue
+        for m in sorted(mods):
+            key = os.path.join(rel, m + ".c")
+            if key not in tested and key not in through:
+                out.append("src/%s: no tests/unit/%s/test_%s.c, and not in TESTED_THROUGH" % (key, rel, m))
+            elif key in tested and key in through:
+                out.append("src/%s: has its test now: take it out of TESTED_THROUGH" % key)
+    return out
+
+
+def case_tests_layout(_a):
+    bad = layout_problems(REPO, TESTED_THROUGH)
+    if bad:
+        return False, "FAIL layers.tests-layout:\n  " + "\n  ".join(bad)
+    return True, ("OK layers.tests-layout: every C test in the folder of what it tests; %d modules "
+                  "held through another's test (TESTED_THROUGH)" % len(TESTED_THROUGH))
 
 
 def cases():
     return [harness.Case("layers.src", case_src, labels=["selftest"]),
             harness.Case("layers.core-acyclic", case_core, labels=["selftest"]),
             harness.Case("layers.report-page", case_page, labels=["selftest"]),
+            harness.Case("layers.tests-layout", case_tests_layout, labels=["selftest"]),
             harness.Case("layers.registered", case_registered, labels=["selftest"]),
             harness.Case("layers.selftest", case_selftest, labels=["selftest"])]
 

@@ -1,5 +1,5 @@
 /*
- * fork_util.h - what the fork tests (test_fork_locks.c, test_fork_records.c) share:
+ * fork_util.h - what the fork tests (test_fork_locks.c, test_dump_fork_records.c) share:
  * cases run in processes of their own (the plugin reads its configuration once per
  * process), a collective completed through the v5 ABI (one_op.h), waiting for a child with a
  * deadline (a hang is killed and reported, never left to CI's timeout), counting a

@@ -1,5 +1,5 @@
 /*
- * test_report_big_inputs.c - inspector-report's plain-file reader past 4 GiB, without 4 GiB:
+ * test_report_input_big.c - inspector-report's plain-file reader past 4 GiB, without 4 GiB:
  * a unit of work (a chunk of a mapped file: tools/report/input.c, rpt_input_feed_mapped)
  * read at offsets beyond 2^32 of a 5 GiB reservation whose pages are inaccessible
  * (PROT_NONE) except the few the case writes. A read where the reader has no business
