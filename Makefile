@@ -51,10 +51,10 @@ test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS) $(ASAN_CTEST_ARGS)
 
-# The concurrency tests under ThreadSanitizer.
+# The concurrency tests under ThreadSanitizer (only what they need is built).
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -DINSPECTOR_WERROR=ON -DBUILD_TESTING=ON -DINSPECTOR_SANITIZE=thread >/dev/null
-	cmake --build $(BUILD)-tsan -j $(JOBS)
+	cmake --build $(BUILD)-tsan -j $(JOBS) --target inspector-threads-tier
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L threads
 

@@ -9,7 +9,7 @@
 Makes a fresh temporary dump directory, sets NCCL_INSPECTOR_ENABLE=1 and
 NCCL_INSPECTOR_DUMP_DIR (the rest of NCCL_INSPECTOR_* is scrubbed from the inherited
 environment, then --env applies), runs inspector-replay, and checks every line of every
-*.log file with tests/logcheck.py against tests/oracle.py, configured as the environment
+*.log file with tests/lib/logcheck.py against tests/lib/oracle.py, configured as the environment
 implies (NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES, NCCL_INSPECTOR_ENABLE_P2P,
 NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING, NCCL_INSPECTOR_DUMP_VERBOSE; invalid values mean the
 default, and a `NCCL WARN` naming the variable and value is then required).
@@ -28,6 +28,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))  # harness, oracles, receivers
 import harness  # noqa: E402
 
 

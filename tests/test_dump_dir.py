@@ -3,7 +3,7 @@
   dir.default        NCCL_INSPECTOR_DUMP_DIR unset, no job id: ./nccl-inspector-unknown-jobid,
                      and no metadata.job_id in the records
   dir.slurm          SLURM_JOB_ID=4242: ./nccl-inspector-4242, and metadata.job_id "4242" in
-                     every line (tests/logcheck.py's expected_job_id)
+                     every line (tests/lib/logcheck.py's expected_job_id)
   dir.nested         NCCL_INSPECTOR_DUMP_DIR=<tmp>/a/b/c/ that does not exist yet: created
   dir.unwritable     NCCL_INSPECTOR_DUMP_DIR under a regular file (cannot be created, even as
                      root): the job still succeeds, a NCCL WARN names the directory, another
@@ -24,6 +24,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))  # harness, oracles, receivers
 import harness  # noqa: E402
 import logcheck  # noqa: E402
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every recorded fixture replayed through the plugin, checked record by record against the
-oracle (tests/oracle.py, default configuration: min size 8192, P2P on, kernel timing required).
+oracle (tests/lib/oracle.py, default configuration: min size 8192, P2P on, kernel timing required).
 
 Cases:
   trace.<ver>.<name>     --abi trace: each trace through the ABI it was recorded with (v4/v5/v6)
@@ -20,6 +20,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))  # harness, oracles, receivers
 import harness  # noqa: E402
 from harness import fixture_case  # noqa: E402
 

@@ -36,6 +36,7 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "lib"))  # harness, oracles, receivers
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools", "validate", "truth"))
 import compare  # noqa: E402
 import harness  # noqa: E402

@@ -2,7 +2,7 @@
 """A synthetic job that hangs (inspector-replay --hang-rank, docs/CONTRACTS.md section 1, "A stuck
 op", and section 3's hang line): what the driver delivers, checked with the recording plugin
 (tests/plugins/trace_plugin.c: one line per callback it got, per process), while the processes
-hold at their stuck point (tests/hang_common.py: ready files, then SIGUSR1). The stuck op, its
+hold at their stuck point (tests/lib/hang_common.py: ready files, then SIGUSR1). The stuck op, its
 sn and each rank's part are restated from the contract for each job (never from the generator).
   hang.coll         16 ranks on 4 nodes, one process each: rank 5 never issues AllReduce #6 (the
                     middle op) nor anything after; rank 9 issues it, no channel starts; the 14
@@ -46,6 +46,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))  # harness, oracles, receivers
 import harness  # noqa: E402
 import hang_common  # noqa: E402
 import logcheck  # noqa: E402

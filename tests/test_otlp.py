@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The OTLP sink end to end: fixtures replayed through the plugin with NCCL_INSPECTOR_OTLP_EXPORT=1
-against a local receiver (tests/otlp_receiver.py on 127.0.0.1) that stores every request body.
+against a local receiver (tests/lib/otlp_receiver.py on 127.0.0.1) that stores every request body.
 Every protobuf body must decode with `protoc --decode` against the official schema
 (tests/data/otlp-proto); every JSON body must parse. The LAST export of each process (cumulative
 metrics: it holds everything) is decoded here by a small wire-format reader written from the
@@ -57,6 +57,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))  # harness, oracles, receivers
 import harness  # noqa: E402
 import oracle  # noqa: E402
 
@@ -200,7 +201,7 @@ class Receiver:
                             "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=60)
             extra = ["--tls-cert", cert, "--tls-key", key]
-        self.p = subprocess.Popen([sys.executable, "-B", os.path.join(HERE, "otlp_receiver.py"),
+        self.p = subprocess.Popen([sys.executable, "-B", os.path.join(HERE, "lib", "otlp_receiver.py"),
                                    "--dir", d] + extra, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         port = os.path.join(d, "port")
         for _ in range(500):

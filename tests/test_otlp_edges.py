@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The OTLP sink at its edges, end to end through the replay driver (a C host, the plugin
-dlopen'ed as NCCL does) against tests/otlp_receiver.py on 127.0.0.1; helpers from test_otlp.py.
+dlopen'ed as NCCL does) against tests/lib/otlp_receiver.py on 127.0.0.1; helpers from test_otlp.py.
   otlp.exit-https-closing   an https:// collector on loopback whose TLS handshake never
                             succeeds (a certificate the job does not trust), so that the last
                             export at exit needs a new handshake: the job exits with status 0
@@ -29,6 +29,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))  # harness, oracles, receivers
 import harness  # noqa: E402
 import test_otlp  # noqa: E402
 

@@ -26,7 +26,7 @@ prometheus-node-exporter, installed by .ci/run; the cases skip with a note when 
                 (node-002, node-001), NcclRecordsLost job lost's collectives (dropped), and
                 nothing else fires, nothing at all for the clean job; the dashboard's late-rank,
                 slow-link and records-lost panels show those jobs. And a hung job, its processes
-                holding while Prometheus scrapes their files (tests/hang_common.py: 8 ranks, two
+                holding while Prometheus scrapes their files (tests/lib/hang_common.py: 8 ranks, two
                 communicators, NCCL_INSPECTOR_HANG_SECONDS=1 and the rules' hang threshold 1 s
                 in place of 300): on the second communicator rank 5 never issues an AllReduce,
                 rank 2's never starts; NcclHang names that communicator's comm_id and ranks 0-4,
@@ -61,6 +61,7 @@ ALERTS = importlib.util.module_from_spec(importlib.util.spec_from_file_location(
 ALERTS.__spec__.loader.exec_module(ALERTS)
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "lib"))  # harness, oracles, receivers
 import grafana_queries  # noqa: E402
 import harness  # noqa: E402
 import hang_common  # noqa: E402

@@ -19,6 +19,7 @@ import tempfile
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "lib"))  # harness, oracles, receivers
 import harness  # noqa: E402
 
 RULES = os.path.join(HERE, "..", "prometheus", "inspector-rules.yml")

@@ -10,11 +10,11 @@ it decided: "gpu_timer": {"unit", "rate_khz", "basis", "ratio"}.  Without HIP no
 
 Here the HIP runtime is tests/plugins/fake_hip.c (lib/fakehip/libamdhip64.so next to the
 plugin, or $INSPECTOR_FAKE_HIP), put in the replay with --preload; the fixtures' pTimers are
-turned into ticks by tests/tick_trace.py; --recorded-clock makes CLOCK_MONOTONIC, as the
+turned into ticks by tests/lib/tick_trace.py; --recorded-clock makes CLOCK_MONOTONIC, as the
 plugin reads it, the recorded host time of the line being delivered, so pTimer and host clocks
 advance as they did on the GPUs, however fast or loaded this machine is (--pace-recorded, real
 sleeps to the recorded times, stretched host time under a loaded sanitizer run and is tested
-on its own below).  Expected records come from the oracle (tests/oracle.py) run on the
+on its own below).  Expected records come from the oracle (tests/lib/oracle.py) run on the
 ORIGINAL ns trace.
 
   ticks.<f>          the trace in 100 MHz ticks, with HIP: every record of the ns trace, its
@@ -44,6 +44,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))  # harness, oracles, receivers
 import harness  # noqa: E402
 import logcheck  # noqa: E402
 import oracle  # noqa: E402
@@ -52,7 +53,7 @@ import tick_trace  # noqa: E402
 MI300X_KHZ = 100000
 GPU_TIMER_KEYS = {"unit", "rate_khz", "basis", "ratio"}
 # The gpu_timer member of a dump_stats line's text (a flat object): taken out before
-# tests/logcheck.py, which knows only the NCCL dump_stats, checks the rest.
+# tests/lib/logcheck.py, which knows only the NCCL dump_stats, checks the rest.
 GPU_TIMER_TEXT = re.compile(r',\s*"gpu_timer"\s*:\s*\{[^{}]*\}|"gpu_timer"\s*:\s*\{[^{}]*\}\s*,?')
 # The fixtures: one process of nccl-tests all_reduce (two ranks in one file), sendrecv (P2P,
 # channels 16+), PyTorch (every collective, two communicators), and ABI v4 (NCCL 2.27.7).

@@ -11,6 +11,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))  # harness, oracles, receivers
 import harness  # noqa: E402
 
 INIT = '{"t":1,"tid":100,"cb":"init","ver":5,"ctx":1,"comm":"0x77","name":"","nnodes":1,' \

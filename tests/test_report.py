@@ -14,7 +14,7 @@ inspector-replay):
   report.gpu-straggler the records of a live run on 2 x H200 (tests/data/straggler:
                        tools/validate/scale.py, rank 1 sleeping 200 us before each AllReduce):
                        the report names rank 1 and no other, with the share of ops it was late
-                       in and its median lateness on aligned clocks as tests/report_oracle.py
+                       in and its median lateness on aligned clocks as tests/lib/report_oracle.py
                        computes them from the logs
   report.nvidia        NVIDIA's own Inspector plugin's logs (tests/data/nvidia-inspector): read
                        whole, per-group counts and median times as computed here, the same
@@ -41,6 +41,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))  # harness, oracles, receivers
 import harness  # noqa: E402
 import oracle  # noqa: E402
 import report_oracle  # noqa: E402

@@ -39,6 +39,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))  # harness, oracles, receivers
 import harness  # noqa: E402
 
 SYN = ["--ranks", "8", "--nodes", "2", "--procs", "--iters", "3", "--sizes", "64K:1M", "--p2p", "--seed", "5"]

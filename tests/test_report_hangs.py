@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """inspector-report answers a hang (docs/report.md "Hangs"): logs of stuck jobs written here line
-by line as the plugin writes them (tests/hang_logs.py: records, dump_stats, and the hang,
+by line as the plugin writes them (tests/lib/hang_logs.py: records, dump_stats, and the hang,
 hang_resolved and comm_idle lines of docs/CONTRACTS.md section 2), each checked against what was
 planted and against hang_logs.expected(), the rules computed again in Python from the lines:
 --json's `hangs` entry per stuck op (its waiting, queued, missing, completed and unknown ranks;
@@ -37,7 +37,7 @@ writes), the text HANG line, hangs.csv and the HTML page's section (its tags clo
   hangs.read-order   hangs.p2p and hangs.coll-dead logs read by 1 thread in name order and
                      reversed, and by 4 threads: every output byte-identical
 The plugin's own lines (inspector-replay --hang-rank under the plugin, NCCL_INSPECTOR_HANG_SECONDS=1,
-tests/hang_common.py; the logs copied and reported while every process holds): the stuck op's
+tests/lib/hang_common.py; the logs copied and reported while every process holds): the stuck op's
 entry has exactly the truth file's missing, queued and waiting ranks, every figure as the oracle
 computes it from those lines:
   hangs.plugin-coll         16 ranks on 4 nodes: rank 5 never issues the AllReduce, rank 9 queued
@@ -56,6 +56,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))  # harness, oracles, receivers
 import harness  # noqa: E402
 import hang_logs as H  # noqa: E402
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""inspector-report on jobs laid out like LLM training (tests/report_planted.py: tensor-parallel
+"""inspector-report on jobs laid out like LLM training (tests/lib/report_planted.py: tensor-parallel
 communicators of a whole node, 2-rank pipeline pairs, data-parallel and world communicators,
 per-host clocks with offsets, drift and steps), written in the plugin's format and compared with
 what was planted:
@@ -53,6 +53,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))  # harness, oracles, receivers
 import harness  # noqa: E402
 import report_planted  # noqa: E402
 

@@ -21,6 +21,7 @@ import tempfile
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "lib"))  # harness, oracles, receivers
 sys.path.insert(0, os.path.join(HERE, "..", "tools", "validate"))
 import compare  # noqa: E402
 import harness  # noqa: E402

@@ -1,5 +1,5 @@
 /*
- * otlp_receiver.h - tests/otlp_receiver.py driven from a C unit test: started on a
+ * otlp_receiver.h - tests/lib/otlp_receiver.py driven from a C unit test: started on a
  * port of 127.0.0.1 in a directory of its own (removed at stop), told how to answer
  * while it runs (receiver_control), and read back: every request it got, with its
  * body, headers and the action it answered with. Shared by the tests that talk to a
@@ -28,7 +28,7 @@
 #define INS_TEST_PYTHON "python3"
 #endif
 #ifndef INS_TEST_RECEIVER
-#define INS_TEST_RECEIVER "tests/otlp_receiver.py"
+#define INS_TEST_RECEIVER "tests/lib/otlp_receiver.py"
 #endif
 #define RECEIVER_WAIT_S 60 /* the most any event is waited for: only a failure gets there */
 

@@ -15,6 +15,9 @@ function(ins_unit_test name source timeout labels)
   target_link_libraries(inspector-unit-${name} PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
   add_test(NAME unit_${name} COMMAND inspector-unit-${name} ${ARGN})
   set_tests_properties(unit_${name} PROPERTIES TIMEOUT ${timeout} LABELS "${labels}")
+  if("threads" IN_LIST labels)
+    set_property(GLOBAL APPEND PROPERTY INS_THREADS_TARGETS inspector-unit-${name})
+  endif()
 endfunction()
 
 # ins_unit_cases(<name> <timeout> <labels> [args...]): one ctest per case of the built binary
@@ -54,9 +57,11 @@ endif()
 ")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES
                ${CMAKE_CURRENT_BINARY_DIR}/unit_${name}_cases.cmake)
+  # its cases' labels are known only once it is built: in the threads tier whatever they are
+  set_property(GLOBAL APPEND PROPERTY INS_THREADS_TARGETS inspector-unit-${name})
 endfunction()
 set(INS_UNIT_DIR ${CMAKE_CURRENT_LIST_DIR})
-# How the OTLP tests run tests/otlp_receiver.py, their collector; without a python, their cases
+# How the OTLP tests run tests/lib/otlp_receiver.py, their collector; without a python, their cases
 # that need one are not listed (--no-receiver).
 if(Python3_EXECUTABLE)
   set(INS_OTLP_RECEIVER_ARGS --python ${Python3_EXECUTABLE}
@@ -136,7 +141,7 @@ if(TARGET inspector_core)
   # shutdown, and the exporter's handle published to its thread (TSan: label threads)
   if(INSPECTOR_OTLP)
     ins_unit_test(otlp_collect sink/otlp/test_otlp_collect.c 60 "threads;unit;otlp")
-    # exit_counts_undelivered runs the exporter against tests/otlp_receiver.py (otlp_receiver.h)
+    # exit_counts_undelivered runs the exporter against tests/lib/otlp_receiver.py (otlp_receiver.h)
     target_compile_definitions(inspector-unit-otlp_collect PRIVATE
                                INS_TEST_RECEIVER="${PROJECT_SOURCE_DIR}/tests/otlp_receiver.py")
     if(Python3_EXECUTABLE)
@@ -339,7 +344,7 @@ endif()
 
 # The OTLP exporter (src/sink/otlp/otlp_export.c, otlp_rules.c, src/net/): one ctest per behaviour,
 # unit_otlp_export.<case>. The rules need nothing; the delivery cases run the exporter against
-# tests/otlp_receiver.py on 127.0.0.1 (python3) and use threads. `--list` names the cases.
+# tests/lib/otlp_receiver.py on 127.0.0.1 (python3) and use threads. `--list` names the cases.
 if(TARGET inspector_core AND INSPECTOR_OTLP)
   add_executable(inspector-unit-otlp_export ${CMAKE_CURRENT_LIST_DIR}/sink/otlp/test_otlp_export.c
                  $<TARGET_OBJECTS:inspector_core>)
@@ -357,7 +362,7 @@ endif()
 # No credential printed: the plugin run whole through its ABI (init, an op, finalize, exit) with a
 # secret in an endpoint's userinfo, path or host, in headers a collector echoes, in names and values
 # of variables; what it printed and wrote searched for it (plugin/test_otlp_secrets.c). One ctest per case,
-# unit_otlp_secrets.<case>; the cases with a collector need python3 (tests/otlp_receiver.py).
+# unit_otlp_secrets.<case>; the cases with a collector need python3 (tests/lib/otlp_receiver.py).
 if(TARGET inspector_core AND INSPECTOR_OTLP)
   add_executable(inspector-unit-otlp_secrets ${CMAKE_CURRENT_LIST_DIR}/plugin/test_otlp_secrets.c
                  $<TARGET_OBJECTS:inspector_core>)
@@ -384,6 +389,7 @@ if(TARGET inspector-replay AND TARGET rccl-profiler-inspector)
   add_test(NAME unit_plugin_reload
            COMMAND inspector-unit-plugin_reload $<TARGET_FILE:rccl-profiler-inspector>
                    ${PROJECT_SOURCE_DIR}/tests/data/nccl-2.28.9-h200x2/torch-1735.jsonl.gz 40)
+  set_property(GLOBAL APPEND PROPERTY INS_THREADS_TARGETS inspector-unit-plugin_reload)
   set_tests_properties(unit_plugin_reload PROPERTIES TIMEOUT 300 LABELS "threads;unit;otlp")
 endif()
 
@@ -398,6 +404,7 @@ if(TARGET rccl-profiler-inspector)
   add_dependencies(inspector-unit-trace_reload rccl-profiler-inspector)
   add_test(NAME unit_trace_reload
            COMMAND inspector-unit-trace_reload $<TARGET_FILE:rccl-profiler-inspector> 20)
+  set_property(GLOBAL APPEND PROPERTY INS_THREADS_TARGETS inspector-unit-trace_reload)
   set_tests_properties(unit_trace_reload PROPERTIES TIMEOUT 120 LABELS "threads;unit;trace")
 endif()
 

@@ -8,7 +8,7 @@
  * messages that prove the secret's path was taken (a warning that names the endpoint,
  * the collector's answer), which must.
  *
- *   inspector-unit-otlp_secrets --list | --case NAME [--python PY --receiver tests/otlp_receiver.py]
+ *   inspector-unit-otlp_secrets --list | --case NAME [--python PY --receiver tests/lib/otlp_receiver.py]
  *
  *   userinfo_http      a password holding '/', '?', '#' (a base64 token) before the last
  *                      '@' of an http:// endpoint: the endpoint is refused (with '/' in
@@ -28,7 +28,7 @@
  *                      OTEL_EXPORTER_OTLP_HEADERS holding one, a known variable (a
  *                      protocol, a boolean) given one: each named, none shown
  *
- * The receiver is tests/otlp_receiver.py (tests/unit/otlp_receiver.h); a run with no
+ * The receiver is tests/lib/otlp_receiver.py (tests/unit/otlp_receiver.h); a run with no
  * collector uses a closed port. Each run is bounded (60 s: only a failure gets there);
  * its directory is removed.
  */
@@ -311,7 +311,7 @@ static void case_misspelled_names(void) {
 static const struct {
   const char *name;
   void (*fn)(void);
-  bool receiver; /* needs tests/otlp_receiver.py: listed only with a --python */
+  bool receiver; /* needs tests/lib/otlp_receiver.py: listed only with a --python */
 } k_cases[] = {
     {"userinfo_http", case_userinfo_http, true},   {"userinfo_https", case_userinfo_https, false},
     {"token_in_path", case_token_in_path, true},   {"host_is_token", case_host_is_token, false},

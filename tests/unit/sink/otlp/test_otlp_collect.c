@@ -45,7 +45,7 @@
  *                     that ThreadSanitizer finds no race (this test's point is
  *                     its TSan build, labelled "threads")
  *   exit_counts_undelivered
- *                     a collector (tests/otlp_receiver.py) that takes bodies of
+ *                     a collector (tests/lib/otlp_receiver.py) that takes bodies of
  *                     300 series until some have reached it, then rejects all
  *                     (400); 200 series made after that never reach it. The
  *                     warning at exit counts, of the 500 series, those that never

@@ -3,13 +3,13 @@
  * transport (src/net/: URL, Retry-After, response parser, clients) and the
  * spec's rules (src/sink/otlp/otlp_rules.c), one behaviour per case:
  *
- *   inspector-unit-otlp_export --list | --case NAME [--python PY --receiver tests/otlp_receiver.py]
+ *   inspector-unit-otlp_export --list | --case NAME [--python PY --receiver tests/lib/otlp_receiver.py]
  *
  * The rules are held to the spec as pure functions (no network, no clock):
  * the retry schedule with an injected random number, Retry-After in both
  * forms against a fixed "now", URLs, the response parser fed byte by byte,
  * partial successes. The delivery cases run the exporter against
- * tests/otlp_receiver.py on 127.0.0.1, which records every request (with its
+ * tests/lib/otlp_receiver.py on 127.0.0.1, which records every request (with its
  * connection, for keep-alive) and answers as the test says while it runs.
  *
  * Nothing here judges how long something took, with coarse exceptions that a
@@ -1715,7 +1715,7 @@ static void case_reserved_headers_not_sent(void) {
 struct test_case {
   const char *name;
   void (*fn)(void);
-  bool receiver;      /* needs tests/otlp_receiver.py: listed only with a --python */
+  bool receiver;      /* needs tests/lib/otlp_receiver.py: listed only with a --python */
   const char *labels; /* its own ctest labels (cases.h list_case): threads where it runs the
                          exporter's thread */
 };

@@ -31,7 +31,7 @@ import json
 import os
 import sys
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "edge")
+OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "edge")
 APP_TID, PROXY_TID = 100, 200
 T0_PTIMER = 1_800_000_000_000_000_000  # GPU global timer, ns since the epoch
 

@@ -2,7 +2,7 @@
 """Check an Inspector JSON dump directory against the oracle's expectations.
 
 Schema and rules: docs/CONTRACTS.md section 2 ([C2] below).  The expected records come from
-tests/oracle.py (fixtures) or from a synthetic truth file (tests/harness.py); this module only
+tests/lib/oracle.py (fixtures) or from a synthetic truth file (tests/lib/harness.py); this module only
 compares.  Standard library only; python3 >= 3.9.
 
 As a script:  logcheck.py DUMP_DIR --trace T [--trace T2] [--min-size N] [--no-p2p]

@@ -1,6 +1,6 @@
 """Shared machinery of the replay tests: locate the binaries, run inspector-replay with a fresh
 dump directory, derive the oracle's configuration from the environment the plugin sees, and
-check the dump with tests/logcheck.py.  Standard library only; python3 >= 3.9.
+check the dump with tests/lib/logcheck.py.  Standard library only; python3 >= 3.9.
 
 Binaries: --replay / --plugin on the command line, else $INSPECTOR_REPLAY / $INSPECTOR_PLUGIN,
 else <repo>/build/bin/inspector-replay and <repo>/build/lib/libnccl-profiler-inspector.so.
@@ -17,8 +17,9 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+LIB = os.path.dirname(os.path.abspath(__file__))  # tests/lib: this module and its peers
+HERE = os.path.dirname(LIB)  # tests/
+sys.path.insert(0, LIB)
 import logcheck  # noqa: E402
 import oracle  # noqa: E402
 

@@ -21,7 +21,7 @@ A multi/includeAll variable that is not given defaults to All; any other variabl
 given takes the dashboard's saved current value, else it is an error.
 
 Command line:
-    python3 tests/grafana_queries.py grafana/nccl-inspector-job-performance-template.json \\
+    python3 tests/lib/grafana_queries.py grafana/nccl-inspector-job-performance-template.json \\
         --var cluster=unknown --var slurm_job_id=4242 [--var node=a --var node=b] [--check]
 """
 import argparse
