@@ -61,4 +61,35 @@ static inline int run_cases(int argc, char **argv, const struct unit_case *cases
   return r ? r : (only && skipped ? CASE_SKIP : 0);
 }
 
+/* A case of a test that runs one case per process (its state is the process's: a plugin
+ * loaded once, its threads, its exit): the case checks through check.h and returns nothing. */
+struct proc_case {
+  const char *name;
+  void (*fn)(void);
+  const char *labels; /* as unit_case's */
+};
+
+/* main() of such a test: `--list`, or `--case NAME` (required: one case per process). */
+static inline int run_one_case(int argc, char **argv, const struct proc_case *cases, size_t n) {
+  const char *only = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--list")) {
+      for (size_t c = 0; c < n; c++) list_case(cases[c].name, cases[c].labels);
+      return 0;
+    }
+    if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];
+  }
+  if (!only) {
+    fprintf(stderr, "usage: %s --list | --case NAME (one case per process)\n", argv[0]);
+    return 2;
+  }
+  for (size_t c = 0; c < n; c++) {
+    if (strcmp(only, cases[c].name)) continue;
+    cases[c].fn();
+    return check_report(only);
+  }
+  fprintf(stderr, "no case named %s\n", only);
+  return 2;
+}
+
 #endif

@@ -388,11 +388,7 @@ static void prom_relinked(bool parent) {
 static void case_prom_dir(void) { prom_relinked(false); }
 static void case_prom_parent(void) { prom_relinked(true); }
 
-static const struct {
-  const char *name;
-  void (*fn)(void);
-  const char *labels; /* its own ctest labels (cases.h list_case) */
-} g_cases[] = {
+static const struct proc_case g_cases[] = {
     {"json.dir", case_json_dir},
     {"json.parent", case_json_parent},
     {"json.user_link", case_json_user_link},
@@ -404,23 +400,5 @@ static const struct {
 };
 
 int main(int argc, char **argv) {
-  const char *only = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--list")) {
-      for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) list_case(g_cases[c].name, g_cases[c].labels);
-      return 0;
-    }
-    if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];
-  }
-  if (!only) {
-    fprintf(stderr, "usage: %s --list | --case NAME (one case per process)\n", argv[0]);
-    return 2;
-  }
-  for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) {
-    if (strcmp(only, g_cases[c].name)) continue;
-    g_cases[c].fn();
-    return check_report(only);
-  }
-  fprintf(stderr, "no case named %s\n", only);
-  return 2;
+  return run_one_case(argc, argv, g_cases, sizeof g_cases / sizeof *g_cases);
 }
