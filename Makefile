@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps test-deps check-deps build demo package test check test-asan test-tsan test-nootlp fuzz bench screenshot clean
+.PHONY: all deps test-deps check-deps build demo package test test-once check test-asan test-tsan test-nootlp fuzz bench screenshot clean
 
 all: build
 
@@ -38,12 +38,18 @@ package: deps
 test: build test-deps
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The whole suite under AddressSanitizer+UBSan.
+# The cases labelled `once` (tests/CMakeLists.txt says which and why: packages, scale, outside
+# daemons, the Python checks), which `make check` runs in the plain build only.
+test-once: build test-deps
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L once
+
+# The suite under AddressSanitizer+UBSan, less the `once` cases (ASAN_CTEST_ARGS= runs them too).
+ASAN_CTEST_ARGS ?= -LE once
 test-asan: deps
 	cmake -S . -B $(BUILD)-asan -DINSPECTOR_WERROR=ON -DBUILD_TESTING=ON -DINSPECTOR_SANITIZE=address >/dev/null
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
+	  ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS) $(ASAN_CTEST_ARGS)
 
 # The concurrency tests under ThreadSanitizer.
 test-tsan: deps
@@ -82,10 +88,12 @@ bench:
 	cmake --build $(BUILD)-bench -j $(JOBS)
 	bench/run.sh $(BUILD)-bench
 
-# Everything CI runs: plain, ASan+UBSan, TSan, the build without OTLP, and the fuzzers.
-# Everything CI runs (.ci/run): about 35 minutes on 2 cores. `make test` alone is the quick
-# tier (about 4 minutes): what to run while working.
-check: check-deps test test-asan test-tsan test-nootlp fuzz
+# Everything CI runs (.ci/run): every case once, in the build that suits it (the `once` cases in
+# the plain build, the rest under ASan+UBSan), the concurrency cases again under TSan, the build
+# without OTLP, and 30 s of fuzzing per parser (`make fuzz` alone: 60 s). `make test` is the
+# quick tier: every case in the plain build, what to run while working.
+check: FUZZ_SECONDS = 30
+check: check-deps test-once test-asan test-tsan test-nootlp fuzz
 
 # Every build folder the targets above make (build-pkg: `make package`), and the demo's output.
 clean:

@@ -14,12 +14,19 @@ against the rule of the folder it is in. Needs nothing built.
   layers.report-page   the report's page: the drawing kit (html_svg) and its CSS/JS
                        (html_style) include nothing of the report, the charts nothing of the
                        page (out_html)
-  layers.registered    every case of a C unit test run one case per ctest (`--case NAME`,
-                       tests/unit/tests.cmake) is registered there: a case left off the
-                       list would never run
+  layers.tests-layout  every C unit test lives where the code it tests lives (tests/unit/
+                       tests.cmake's header): tests/unit/<floor>/test_<module>[_<what>].c for
+                       src/<floor>/<module>.c, report/ and spank/ for tools/, plugin/ for the
+                       whole plugin through its ABI; none loose in tests/unit; and every module
+                       of src/ has its test there, or is named in TESTED_THROUGH with the test
+                       that holds it
+  layers.registered    every C unit test that runs one case at a time (`--case NAME`) is
+                       registered from its own `--list` (ins_unit_cases, tests/unit/
+                       tests.cmake) or as one ctest running them all; no case is named by
+                       hand there (a case added to a table and not to such a line never ran)
   layers.selftest      the checker finds a planted sideways include, a planted upward
-                       include, a planted cycle and a case left unregistered (so the cases
-                       above can fail)
+                       include, a planted cycle, a case named by hand and a binary whose
+                       cases no ctest runs (so the cases above can fail)
 """
 import os
 import re
@@ -184,29 +191,35 @@ def case_page(_a):
 
 
 UNIT = os.path.join(REPO, "tests", "unit")
-CASE_ENTRY = re.compile(r'\{"([A-Za-z0-9_.]+)",\s*case_')  # {"name", case_fn ...} of a case table
 RUN_BY_CASE = re.compile(r"inspector-unit-(\w+)\s+--case\b")
 
 
 def unregistered(unit_dir, cmake_text):
-    """(binary, case) of every case in a C test's case table that tests.cmake, which runs
-    that binary one `--case` at a time, never names. A name counts as registered when it
-    is in a `foreach(_case ...)` list or a list variable one reads (`set(_x ...)`,
-    `list(APPEND _x ...)`)."""
+    """(binary, why) of every C test whose cases could go unrun: a ctest that names a case by
+    hand (`inspector-unit-X --case NAME` in tests.cmake: a case added to the table and not to
+    that line never runs), and a test whose main runs one case at a time (`--case`) that is
+    registered neither case by case from its own `--list` (ins_unit_cases) nor as one ctest
+    running every case (ins_unit_test, or add_test of the bare binary)."""
     text = re.sub(r"#[^\n]*", "", cmake_text)
-    lists = re.findall(r"(?:foreach\(_case|set\(_\w+|list\(APPEND _\w+)([^)]*)\)", text)
-    words = set(w for body in lists for w in re.findall(r"[A-Za-z0-9_.]+", body))
-    out = []
-    for binary in sorted(set(RUN_BY_CASE.findall(cmake_text))):
-        src = os.path.join(unit_dir, "test_%s.c" % binary)
-        if not os.path.exists(src):
-            out.append((binary, "(no tests/unit/test_%s.c)" % binary))
+    out = [(b, "a case named by hand in tests.cmake (use ins_unit_cases)")
+           for b in sorted(set(RUN_BY_CASE.findall(text)))]
+    by_list = set(re.findall(r"ins_unit_cases\((\w+)", text))
+    whole = set(re.findall(r"ins_unit_test\((\w+)", text))
+    whole |= set(re.findall(r"add_test\(NAME unit_(\w+) COMMAND inspector-unit-\1\s*\)", text))
+    tests = sorted((n, os.path.join(d, n)) for d, _, files in os.walk(unit_dir) for n in files)
+    for name, path in tests:
+        if not (name.startswith("test_") and name.endswith(".c")):
             continue
-        with open(src, encoding="utf-8") as f:
-            names = CASE_ENTRY.findall(f.read())
-        if not names:
-            out.append((binary, "(no case table found)"))
-        out += [(binary, n) for n in names if n not in words]
+        with open(path, encoding="utf-8") as f:
+            src = f.read()
+        if '"--case"' not in src and "fu_main(" not in src and "run_cases(" not in src:
+            continue  # one process runs every case: nothing to register case by case
+        binary = name[len("test_"):-len(".c")]
+        if binary in by_list:
+            if "list_case(" not in src and "fu_main(" not in src and "run_cases(" not in src:
+                out.append((binary, "--list not printed through cases.h list_case"))
+        elif binary not in whole:
+            out.append((binary, "runs one case at a time and no ctest runs its cases"))
     return out
 
 
@@ -215,10 +228,11 @@ def case_registered(_a):
         text = f.read()
     bad = unregistered(UNIT, text)
     if bad:
-        return False, "FAIL layers.registered: cases no ctest runs:\n  " + "\n  ".join(
+        return False, "FAIL layers.registered: cases no ctest may run:\n  " + "\n  ".join(
             "%s: %s" % b for b in bad)
-    n = len(set(RUN_BY_CASE.findall(text)))
-    return True, "OK layers.registered: every case of the %d one-case-per-ctest binaries is registered" % n
+    n = len(set(re.findall(r"ins_unit_cases\((\w+)", re.sub(r"#[^\n]*", "", text))))
+    return True, ("OK layers.registered: the %d one-case-per-ctest binaries are registered from "
+                  "their own --list, no case is named by hand" % n)
 
 
 def case_selftest(_a):
@@ -256,22 +270,141 @@ def case_selftest(_a):
         planted_pair = core_cycle(root)
         if not planted_pair:
             return False, "FAIL layers.selftest: a planted cycle log <-> config was not found"
-    # a case left off tests.cmake's list: ring_spans' "moves" dropped from its foreach
+    # a case named by hand, and a binary whose cases no ctest runs
     with open(os.path.join(UNIT, "tests.cmake"), encoding="utf-8") as f:
         text = f.read()
-    dropped = re.sub(r"(foreach\(_case wrap span_end last_span) moves\)", r"\1)", text)
+    if unregistered(UNIT, text):
+        return False, "FAIL layers.selftest: tests.cmake is not clean to begin with"
+    by_hand = text + "\nadd_test(NAME unit_ring_spans.moves COMMAND inspector-unit-ring_spans --case moves)\n"
+    if not any(b == "ring_spans" for b, _ in unregistered(UNIT, by_hand)):
+        return False, "FAIL layers.selftest: a case named by hand (ring_spans moves) was not found"
+    dropped = text.replace("ins_unit_cases(ring_spans ", "message(ring_spans ")
     if dropped == text:
-        return False, "FAIL layers.selftest: ring_spans' case list not found to plant in"
-    if ("ring_spans", "moves") not in unregistered(UNIT, dropped):
-        return False, "FAIL layers.selftest: a case left unregistered (ring_spans moves) was not found"
-    return True, "OK layers.selftest: 4 planted includes, a planted cycle (%s) and an unregistered case reported" % (
-        " -> ".join(planted_pair))
+        return False, "FAIL layers.selftest: ring_spans' registration not found to plant in"
+    if not any(b == "ring_spans" for b, _ in unregistered(UNIT, dropped)):
+        return False, "FAIL layers.selftest: a binary whose cases no ctest runs (ring_spans) was not found"
+    # the layout: a test loose in tests/unit, one naming no module, a module with no test
+    with tempfile.TemporaryDirectory() as tmp:
+        for sub in ("src", "tools/report", "tools/spank", "tests/unit"):
+            shutil.copytree(os.path.join(REPO, sub), os.path.join(tmp, sub),
+                            ignore=shutil.ignore_patterns("*.o", "build*"))
+        if layout_problems(tmp, TESTED_THROUGH):
+            return False, "FAIL layers.selftest: the copy of tests/unit is not clean to begin with"
+        plants = [("tests/unit/test_loose.c", "loose"), ("tests/unit/core/test_nothing.c", "names no module")]
+        for rel, what in plants:
+            with open(os.path.join(tmp, rel), "w") as f:
+                f.write("int main(void) { return 0; }\n")
+            if not any(what in x for x in layout_problems(tmp, TESTED_THROUGH)):
+                return False, "FAIL layers.selftest: a planted test (%s) was not found" % what
+            os.remove(os.path.join(tmp, rel))
+        with open(os.path.join(tmp, "src", "core", "planted.c"), "w") as f:
+            f.write("int planted;\n")
+        if not any(x.startswith("src/core/planted.c") for x in layout_problems(tmp, TESTED_THROUGH)):
+            return False, "FAIL layers.selftest: a module with no test (src/core/planted.c) was not found"
+    return True, ("OK layers.selftest: 4 planted includes, a planted cycle (%s), a case named by "
+                  "hand, an unregistered binary, a loose test, a test of no module and a module "
+                  "with no test reported" % (" -> ".join(planted_pair)))
+
+
+# tests/unit's folders that are not src/'s: a tool's modules, or the whole plugin
+UNIT_TOOLS = {"report": "tools/report", "spank": "tools/spank"}
+UNIT_WHOLE = "plugin"
+# The modules of src/ with no test file of their own, and where they are held instead: each
+# is driven whole through another module's test (or a replay of real NCCL traffic), where a
+# test of its own would only repeat that one. A module added to src/ goes here or gets its test.
+TESTED_THROUGH = {
+    "abi/adapter_v4.c": "tests/test_fixtures.py (the v4 recordings of NCCL 2.27.7 replayed)",
+    "abi/adapter_v5.c": "tests/test_fixtures.py (the v5 recordings of NCCL 2.28.9)",
+    "abi/adapter_v6.c": "tests/test_fixtures.py (the v6 recordings of NCCL 2.30.7)",
+    "abi/lifecycle.c": "tests/unit/plugin/test_plugin_reload.c, abi/test_adapter_misuse.c",
+    "abi/tracefmt.c": "tests/test_trace_mode.py (trace files replayed, byte for byte)",
+    "core/env.c": "tests/unit/plugin/test_limits.c, tests/test_bad_env.py",
+    "core/inflight.c": "tests/unit/sink/test_hang.c",
+    "core/names.c": "tests/unit/core/test_core.c",
+    "core/pool.c": "tests/unit/core/test_core.c, test_ring_stress.c",
+    "core/seg.c": "tests/unit/core/test_ring_spans.c, test_ring_memory.c",
+    "core/wake.c": "tests/unit/sink/json/test_wqueue.c, core/test_comm_registry.c",
+    "io/buf.c": "tests/unit/core/test_core.c (the formatters write into it)",
+    "io/files.c": "tests/unit/plugin/test_dir_relinked.c, sink/json/test_writer_*.c",
+    "net/curl.c": "tests/unit/sink/otlp/test_otlp_export.c (libcurl_*)",
+    "net/http.c": "tests/unit/sink/otlp/test_otlp_export.c (delivery cases)",
+    "net/http1_resp.c": "tests/unit/sink/otlp/test_otlp_export.c (response_parser)",
+    "net/httpdate.c": "tests/unit/sink/otlp/test_otlp_export.c (retry_after_parse)",
+    "net/resolve.c": "tests/unit/sink/otlp/test_otlp_export.c (lookup_*)",
+    "net/url.c": "tests/unit/sink/otlp/test_otlp_export.c (url_parse)",
+    "sink/json/json.c": "tests/test_fixtures.py (every record read back by the oracle)",
+    "sink/otlp/otlp_config.c": "tests/unit/sink/otlp/test_otlp_export.c (start_refusals)",
+    "sink/otlp/otlp_hist.c": "tests/unit/sink/otlp/test_otlp_sink.c",
+    "sink/prom/prom_file.c": "tests/unit/sink/prom/test_prom_ranks.c",
+    "sink/prom/prom_labels.c": "tests/unit/sink/prom/test_prom.c",
+    "sink/prom/prom_table.c": "tests/unit/sink/prom/test_prom.c",
+    "sink/sinks.c": "tests/unit/plugin/test_no_otlp.c, tests/test_prom.py",
+    "sink/stash.c": "tests/unit/plugin/test_exit_held.c",
+    "sink/vocab.c": "tests/unit/sink/prom/test_prom.c",
+}
+
+
+def layout_problems(repo, through):
+    """What breaks the layout rule in repo's tests/unit (see layers.tests-layout)."""
+    unit = os.path.join(repo, "tests", "unit")
+    src = os.path.join(repo, "src")
+    modules = {}  # test folder -> module names of the code it mirrors
+    for d, _, files in os.walk(src):
+        rel = os.path.relpath(d, src)
+        mods = [f[:-2] for f in files if f.endswith(".c")]
+        if mods:
+            modules[rel] = mods
+    for folder, tool in UNIT_TOOLS.items():
+        modules[folder] = [f[:-2] for f in os.listdir(os.path.join(repo, tool)) if f.endswith(".c")]
+    out, tested = [], set()
+    for d, _, files in os.walk(unit):
+        rel = os.path.relpath(d, unit)
+        for f in sorted(files):
+            if not (f.startswith("test_") and f.endswith(".c")):
+                continue
+            where = os.path.join("tests", "unit", rel, f) if rel != "." else "tests/unit/" + f
+            if rel == ".":
+                out.append("%s: loose in tests/unit (it belongs in the folder of what it tests)" % where)
+                continue
+            if rel == UNIT_WHOLE:
+                continue
+            if rel not in modules:
+                out.append("%s: tests/unit/%s mirrors no folder of src/ or tools/" % (where, rel))
+                continue
+            stem = f[len("test_"):-len(".c")]
+            leaf = os.path.basename(rel)
+            names = [stem, stem[len(leaf) + 1:]] if stem.startswith(leaf + "_") else [stem]
+            hit = [m for m in modules[rel] for n in names if n == m or n.startswith(m + "_")]
+            if not hit and stem != leaf:
+                out.append("%s: names no module of %s (test_<module>[_<what>].c)" % (
+                    where, UNIT_TOOLS.get(rel, "src/" + rel)))
+            for m in hit:
+                tested.add(os.path.join(rel, m + ".c"))
+    for rel, mods in modules.items():
+        if rel in UNIT_TOOLS:
+            continue
+        for m in sorted(mods):
+            key = os.path.join(rel, m + ".c")
+            if key not in tested and key not in through:
+                out.append("src/%s: no tests/unit/%s/test_%s.c, and not in TESTED_THROUGH" % (key, rel, m))
+            elif key in tested and key in through:
+                out.append("src/%s: has its test now: take it out of TESTED_THROUGH" % key)
+    return out
+
+
+def case_tests_layout(_a):
+    bad = layout_problems(REPO, TESTED_THROUGH)
+    if bad:
+        return False, "FAIL layers.tests-layout:\n  " + "\n  ".join(bad)
+    return True, ("OK layers.tests-layout: every C test in the folder of what it tests; %d modules "
+                  "held through another's test (TESTED_THROUGH)" % len(TESTED_THROUGH))
 
 
 def cases():
     return [harness.Case("layers.src", case_src, labels=["selftest"]),
             harness.Case("layers.core-acyclic", case_core, labels=["selftest"]),
             harness.Case("layers.report-page", case_page, labels=["selftest"]),
+            harness.Case("layers.tests-layout", case_tests_layout, labels=["selftest"]),
             harness.Case("layers.registered", case_registered, labels=["selftest"]),
             harness.Case("layers.selftest", case_selftest, labels=["selftest"])]
 

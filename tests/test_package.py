@@ -44,8 +44,9 @@ scratch tree and used from there, as a new user would:
                         would take minutes
 
 Packages: --pkg-dir DIR (or $INSPECTOR_PKG_DIR) holding cpack's output is used as it is. Else
-cpack runs on the build tree of --replay (its CPackConfig.cmake; output to a temporary folder,
-a few seconds), else on a fresh Release build of the source tree (a minute or two on 2 cores).
+cpack runs on the build tree of --replay (its CPackConfig.cmake), once for all cases (kept in
+its CMakeFiles/inspector-test-packages, made again when a packed file is newer), else on a
+fresh Release build of the source tree (a minute or two on 2 cores).
 Without cpack or dpkg-deb every case SKIPs with a note.
 """
 import argparse
@@ -110,13 +111,16 @@ class Packages:
         if pkg_dir and self._found(pkg_dir):
             self.how = "cpack output in %s" % pkg_dir
             return
-        out = os.path.join(tmp, "pkg")
         bdir = os.path.dirname(os.path.dirname(os.path.abspath(a.replay)))
         if not os.path.exists(os.path.join(bdir, "CPackConfig.cmake")):
             bdir = self._fresh_build(tmp, a.timeout)
-        self._cpack(bdir, out, a.timeout)
+            out = os.path.join(tmp, "pkg")
+            self._cpack(bdir, out, a.timeout)
+            self.how = "cpack on a fresh build"
+        else:
+            out = self._cpack_cached(bdir, a.timeout)
+            self.how = "cpack on %s" % bdir
         self._found(out)
-        self.how = "cpack on %s" % bdir
 
     def _found(self, d):
         debs = sorted(glob.glob(os.path.join(d, NAME + "_*.deb")))
@@ -138,14 +142,32 @@ class Packages:
 
     @staticmethod
     def _cpack(bdir, out, timeout):
-        # cpack first runs the build tree's `preinstall` target: one at a time per build tree
-        # (cases run in parallel under ctest).
-        with open(os.path.join(bdir, "CMakeFiles", "inspector-test-package.lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            r = run(["cpack", "--config", os.path.join(bdir, "CPackConfig.cmake"), "-B", out,
-                     "-G", "DEB;TGZ"], timeout=timeout)
+        r = run(["cpack", "--config", os.path.join(bdir, "CPackConfig.cmake"), "-B", out,
+                 "-G", "DEB;TGZ"], timeout=timeout)
         if r.returncode != 0:
             raise RuntimeError("cpack failed:\n%s" % r.stdout[-3000:])
+
+    @classmethod
+    def _cpack_cached(cls, bdir, timeout):
+        """The build tree's packages, cpacked once for all the cases (each took 20 s of a
+        2-core machine to cpack its own) in <bdir>/CMakeFiles/inspector-test-packages, and again
+        only when a file they pack (bin/, lib/, CPackConfig.cmake) is newer than the .deb.
+        cpack first runs the tree's `preinstall` target: one at a time per build tree (cases
+        run in parallel under ctest), hence the lock."""
+        out = os.path.join(bdir, "CMakeFiles", "inspector-test-packages")
+        with open(os.path.join(bdir, "CMakeFiles", "inspector-test-package.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            debs = glob.glob(os.path.join(out, NAME + "_*.deb"))
+            made = min((os.path.getmtime(d) for d in debs), default=None)
+            inputs = [os.path.join(bdir, "CPackConfig.cmake")]
+            for sub in ("bin", "lib"):
+                for root, _dirs, files in os.walk(os.path.join(bdir, sub)):
+                    inputs += [os.path.join(root, f) for f in files]
+            newest = max(os.path.getmtime(f) for f in inputs if os.path.exists(f))
+            if made is None or newest >= made or len(debs) != 1:
+                shutil.rmtree(out, ignore_errors=True)
+                cls._cpack(bdir, out, timeout)
+        return out
 
 
 def with_packages(fn):

@@ -488,7 +488,7 @@ def teardown_case():
 def finalize_case(fixture):
     """Only rank 0's context is finalized: its device's file is gone (it was the device's last
     context), rank 1's device keeps its file, written at exit with rank 1's samples.  (Writing
-    at a finalize that is not the device's last is in tests/unit/test_prom.c.)"""
+    at a finalize that is not the device's last is in tests/unit/sink/prom/test_prom.c.)"""
     name = "finalize.%s" % fixture.split("/")[-1]
 
     def fn(a):

@@ -16,7 +16,7 @@ NCCL_DEBUG; with it, only the subsystems NCCL_DEBUG_SUBSYS names, the plugin's b
                                records lost, at exit
   stderr.disabled              loaded but NCCL_INSPECTOR_ENABLE unset: one line saying how to
                                enable it
-The C unit test unit_notice holds every kind of notice and the bound on their number.
+The C unit test unit_log_notice holds every kind of notice and the bound on their number.
 """
 import os
 import sys
@@ -88,7 +88,7 @@ def plugin_info(lines):
 
 
 def cases():
-    # the other notices, the bound, and NCCL_DEBUG's variants: unit_notice (in C, faster)
+    # the other notices, the bound, and NCCL_DEBUG's variants: unit_log_notice (in C, faster)
     return [
         stderr_case("stderr.clean.no-finalize", {}, [], args=("--quiet", "--no-finalize")),
         stderr_case("stderr.clean.debug-info", {"NCCL_DEBUG": "INFO"}, nothing_of_plugin, args=()),

@@ -202,7 +202,7 @@ void ins_registry_unlock(void);
 void ins_registry_release(void);
 /* Entries the registry's adds and removes have stored or moved, since the process began:
  * at most one per add and one per remove, whatever the number of contexts (a test holds
- * it to that: tests/unit/test_registry.c). */
+ * it to that: tests/unit/core/test_comm_registry.c). */
 uint64_t ins_registry_moves(void);
 
 /* fork(): the atfork handlers (sink/dump.c) take the lock (ins_registry_lock) after the

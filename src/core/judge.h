@@ -63,7 +63,7 @@
  * counted in `bounded`, its op still in `unverified`.
  *
  * Owned by whoever holds the communicator's drain lock (sink/dump.c). No thread, no
- * lock, no I/O; deterministic: tests drive it directly (tests/unit/test_judge.c,
+ * lock, no I/O; deterministic: tests drive it directly (tests/unit/core/test_judge.c,
  * test_judge_bounds.c).
  */
 #ifndef INS_JUDGE_H

@@ -68,7 +68,7 @@ static uint64_t take_span(void) {
 /* Tests only (CMake defines INS_TEST_HOOKS where the tests are built; a package has no
  * such function: tests/test_package.py): spans of 2^shift positions from now on (0: as
  * they are), and the next span handed out is `next`, so that a test reaches the last
- * spans, or moves a ring many times, quickly (tests/unit/test_ring_spans.c declares it). */
+ * spans, or moves a ring many times, quickly (tests/unit/core/test_ring_spans.c declares it). */
 void ins_ring_test_spans(unsigned shift, uint64_t next);
 void ins_ring_test_spans(unsigned shift, uint64_t next) {
   if (shift) g_span_shift = shift;

@@ -33,7 +33,7 @@
  * Time windows: the thread's decision is ins_sample_window_at(), a pure
  * function of the wall-clock time, and the thread reads that time and sleeps
  * through g_clock, which a unit test replaces to run the thread on a fake
- * clock (tests/unit/test_sampler.c); group ends never touch either.
+ * clock (tests/unit/core/test_sampler.c); group ends never touch either.
  */
 #include "core/sampler.h"
 

@@ -42,7 +42,7 @@ void ins_dump_fork_prepare(const struct timespec *until);
 void ins_dump_fork_parent(void);
 void ins_dump_fork_child(void);
 
-/* Tests only (tests/unit/test_fork_locks.c, test_registry.c, test_hang.c): called, when
+/* Tests only (tests/unit/plugin/test_fork_locks.c, test_comm_registry.c, test_hang.c): called, when
  * set, on the dump thread at the start of each pass (inside the fork's gate: c NULL), on a
  * draining thread after each record it took out of c's rings (c's drain_lock held), in the
  * fork's prepare before it waits (c NULL), and on the dump thread at the end of each check

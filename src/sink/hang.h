@@ -84,7 +84,7 @@ void ins_hang_free(struct ins_hang_comm *h);
 
 /* The checks' clock: CLOCK_MONOTONIC ns, or the test's (below). */
 uint64_t ins_hang_now(void);
-/* Tests only (tests/unit/test_hang.c): when set, the checks' clock (not the dump thread's
+/* Tests only (tests/unit/sink/test_hang.c): when set, the checks' clock (not the dump thread's
  * schedule, which stays real). Set before the first init. */
 extern uint64_t (*ins_hang_test_clock)(void);
 

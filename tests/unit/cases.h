@@ -1,7 +1,8 @@
 /*
  * cases.h - main() of a C unit test whose cases run in this process, one after another,
  * each between the test's setup and teardown: `--list` prints the case names (ctest
- * registers them one by one: tests.cmake), `--case NAME` runs one. A case returns 0, or
+ * registers them one by one from that list: ins_unit_cases in tests.cmake), `--case NAME`
+ * runs one. A case returns 0, or
  * CASE_SKIP (77: ctest's skip code) when the machine cannot run it (not root); a run of one
  * skipped case exits 77. Failures are check.h's.
  */
@@ -18,7 +19,16 @@
 struct unit_case {
   const char *name;
   int (*fn)(void);
+  const char *labels; /* ctest labels of this case beyond its binary's, comma-separated, or NULL */
 };
+
+/* One line of `--list`, which tests.cmake (ins_unit_cases) turns into a ctest: the case's name,
+ * then its own labels if it has any ("moves threads"). Every C test that runs one case per
+ * process lists its cases through this, so that no case name is copied by hand anywhere. */
+static inline void list_case(const char *name, const char *labels) {
+  if (labels && *labels) printf("%s %s\n", name, labels);
+  else printf("%s\n", name);
+}
 
 /* why_skipped: what a skipped case lacks, said after its name. */
 static inline int run_cases(int argc, char **argv, const struct unit_case *cases, size_t n,
@@ -27,7 +37,7 @@ static inline int run_cases(int argc, char **argv, const struct unit_case *cases
   const char *only = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--list")) {
-      for (size_t c = 0; c < n; c++) printf("%s\n", cases[c].name);
+      for (size_t c = 0; c < n; c++) list_case(cases[c].name, cases[c].labels);
       return 0;
     }
     if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];

@@ -1,5 +1,5 @@
 /*
- * fork_util.h - what the fork tests (test_fork_locks.c, test_fork_records.c) share:
+ * fork_util.h - what the fork tests (test_fork_locks.c, test_dump_fork_records.c) share:
  * cases run in processes of their own (the plugin reads its configuration once per
  * process), a collective completed through the v5 ABI (one_op.h), waiting for a child with a
  * deadline (a hang is killed and reported, never left to CI's timeout), counting a
@@ -21,6 +21,7 @@
 
 #include "nccl/profiler_abi.h"
 #include "asan_fork.h"
+#include "cases.h"
 #include "check.h"
 #include "one_op.h"
 
@@ -160,10 +161,16 @@ static void fu_case(const char *name, int (*fn)(const char *dir)) {
 struct fu_named_case {
   const char *name;
   int (*fn)(const char *dir);
+  const char *labels; /* its ctest labels beyond the binary's (cases.h list_case), or NULL */
 };
 
-/* main() of a fork test: every case, or the one `--case NAME` names, each in its process. */
+/* main() of a fork test: every case, or the one `--case NAME` names, each in its process;
+ * `--list` names them (cases.h). */
 static inline int fu_main(int argc, char **argv, const struct fu_named_case *cases, size_t n, const char *suite) {
+  if (argc == 2 && !strcmp(argv[1], "--list")) {
+    for (size_t i = 0; i < n; i++) list_case(cases[i].name, cases[i].labels);
+    return 0;
+  }
   const char *only = argc == 3 && !strcmp(argv[1], "--case") ? argv[2] : NULL;
   int ran = 0;
   for (size_t i = 0; i < n; i++)

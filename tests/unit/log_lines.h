@@ -1,6 +1,6 @@
 /*
  * log_lines.h - reading a unit test's own JSON log back (the tests that drive the plugin
- * through its ABI table and judge what it wrote: test_op_timestamps.c, test_no_group.c):
+ * through its ABI table and judge what it wrote: test_op_timestamps.c, test_op_no_group.c):
  * this process's log, a collective's record line by coll_sn, a number field, the last
  * dump_stats line. Small logs only: the whole file is read into memory.
  */

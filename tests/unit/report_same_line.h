@@ -1,6 +1,6 @@
 /*
  * report_same_line.h - field-by-field equality of two parsed log lines (tools/report/parse.h),
- * shared by the scanner's unit test (tests/unit/test_report_scan.c) and its fuzz target
+ * shared by the scanner's unit test (tests/unit/report/test_report_scan.c) and its fuzz target
  * (tests/fuzz/fuzz_report.c): the fast scanner and the jansson reference must agree exactly.
  */
 #ifndef REPORT_SAME_LINE_H

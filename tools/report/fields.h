@@ -7,7 +7,7 @@
  * write, which gives up on anything unusual; and parse.c's walk of jansson's tree, the
  * reference, which reads every line the scanner gave up on. One check (parse.c) turns the
  * table into a struct rpt_line, so what a line means cannot depend on who read it: the only
- * thing the two must agree on is this table, and tests/unit/test_report_scan.c and
+ * thing the two must agree on is this table, and tests/unit/report/test_report_scan.c and
  * tests/fuzz/fuzz_report.c hold them to it.
  *
  * Not here: any rule about values (parse.c), the scanner's limits (scan.c).

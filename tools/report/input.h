@@ -31,7 +31,7 @@ void rpt_input_read(struct rpt_job *j);
 struct rpt_acc;
 /* One unit of a plain file mapped at base (size bytes): the lines that start in [lo, hi)
  * into acc as unit `unit` (the last may run past hi; nothing past hi is read to find the
- * first). How many. rpt_input_read's, named for tests/unit/test_report_big_inputs.c. */
+ * first). How many. rpt_input_read's, named for tests/unit/report/test_report_input_big.c. */
 uint64_t rpt_input_feed_mapped(struct rpt_acc *acc, int unit, const char *base, uint64_t size, uint64_t lo,
                                uint64_t hi);
 

@@ -4,7 +4,7 @@
  * Owns: reading the lines plugins write without building a tree. jansson (parse.c, the
  * reference) allocates a node per value and a copy of every key and string; this walks the
  * text once, allocates nothing, and fills the same table. On the fixtures' lines (683 bytes,
- * Release, one core of the 2-core dev VM; tests/unit/bench_report_parse.c): jansson 70 MB/s,
+ * Release, one core of the 2-core dev VM; tests/unit/report/bench_report_parse.c): jansson 70 MB/s,
  * the scanner and the check 1230 MB/s, 550 ns a line (NVIDIA's 500-byte lines: 1220 MB/s).
  *
  * It reads a subset of JSON exactly as jansson does, value for value and bit for bit, and on
@@ -305,7 +305,7 @@ static const char *object(struct scan *s, const char *p, int obj, int depth) {
  * them) takes those fields, its strings pointed at the same offsets in this line, and is
  * scanned from that member's end on. The state the scanner would have there (the fields set,
  * the key expected next, the depth, the top level's object) is a function of the bytes
- * before it, so the result is the one a full scan gives: tests/unit/test_report_scan.c
+ * before it, so the result is the one a full scan gives: tests/unit/report/test_report_scan.c
  * compares the two, with and without the cache, and against jansson.
  */
 #define PREFIX_MAX 2048

@@ -2,7 +2,7 @@
  * spank_conf.h - the SPANK plugin's settings: the site's defaults from its plugstack.conf
  * line, and the mode a step asks for (srun --inspector[=MODE], or INSPECTOR_SLURM in the
  * step's environment, as an sbatch script exports it). Parsing only: no Slurm call, so the
- * unit test drives it without a Slurm (tests/unit/test_spank_conf.c).
+ * unit test drives it without a Slurm (tests/unit/spank/test_spank_conf.c).
  *
  * What a step gets, first match wins:
  *   1. srun --inspector[=MODE]   (no MODE: the site's mode=, else json)

@@ -57,7 +57,7 @@ void ins_wqueue_push(struct ins_buf *b, uint64_t records, const void *owner);
  * batches queued. Written on the calling thread when the file is idle (or there is no
  * writer thread), else by the writer thread, next. */
 void ins_wqueue_write_now(const void *owner, const char *data, size_t len, uint64_t records);
-/* Tests only (tests/unit/test_wqueue_now.c): called, when set, in ins_wqueue_write_now
+/* Tests only (tests/unit/sink/json/test_wqueue_now.c): called, when set, in ins_wqueue_write_now
  * once its lines are next in line, before it waits (the queue's lock held). */
 extern void (*ins_wqueue_test_hook)(void);
 /* Write what is queued, stop the thread, free the buffers. */

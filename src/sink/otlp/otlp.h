@@ -32,7 +32,7 @@
 #include "sink/sink.h"
 
 extern const struct ins_sink ins_otlp_sink;
-/* Tests only (tests/unit/test_fork_locks.c, test_otlp_collect.c): called, when set, by
+/* Tests only (tests/unit/plugin/test_fork_locks.c, test_otlp_collect.c): called, when set, by
  * the exporter's collect with the sink's lock held, before each body, with the number of
  * drains waiting for that lock. Set before the first init. */
 extern void (*ins_otlp_test_hook)(const atomic_int *drains_waiting);

@@ -991,7 +991,7 @@ static const struct fu_named_case k_cases[] = {
     {"off_gauges", case_off_gauges}, {"reuse", case_reuse},
     {"small_coll", case_small_coll}, {"small_off", case_small_off},
 #if INSPECTOR_OTLP
-    {"otlp_gauges", case_otlp_gauges},
+    {"otlp_gauges", case_otlp_gauges, "otlp"},
 #endif
 };
 

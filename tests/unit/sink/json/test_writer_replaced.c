@@ -1,5 +1,5 @@
 /*
- * test_log_replaced.c - the log file deleted and another file made at its name while the
+ * test_writer_replaced.c - the log file deleted and another file made at its name while the
  * job runs (src/sink/json/writer.c, io/files.h ins_files_gone): the plugin's file is gone even
  * though its path names a file again, so the next batch goes to a new file of the
  * plugin's own (beside the other one: its name is taken), with a warning for each; the

@@ -1,5 +1,5 @@
 /*
- * test_report_merge_order.c - inspector-report's merge (tools/report/acc.c) leaves the op
+ * test_report_acc_merge_order.c - inspector-report's merge (tools/report/acc.c) leaves the op
  * sample (job.ops) in one order fixed by the records' content, whatever order the lines were
  * read in and however they were shared among the reading threads.
  *

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "abi/trace.h"
+#include "cases.h"
 #include "check.h"
 #include "core/comm.h"
 #include "core/config.h"
@@ -390,13 +391,14 @@ static void case_prom_parent(void) { prom_relinked(true); }
 static const struct {
   const char *name;
   void (*fn)(void);
+  const char *labels; /* its own ctest labels (cases.h list_case) */
 } g_cases[] = {
     {"json.dir", case_json_dir},
     {"json.parent", case_json_parent},
     {"json.user_link", case_json_user_link},
     {"json.dir_is_link", case_json_dir_is_link},
-    {"trace.dir", case_trace_dir},
-    {"trace.parent", case_trace_parent},
+    {"trace.dir", case_trace_dir, "trace"},
+    {"trace.parent", case_trace_parent, "trace"},
     {"prom.dir", case_prom_dir},
     {"prom.parent", case_prom_parent},
 };
@@ -405,7 +407,7 @@ int main(int argc, char **argv) {
   const char *only = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--list")) {
-      for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) printf("%s\n", g_cases[c].name);
+      for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) list_case(g_cases[c].name, g_cases[c].labels);
       return 0;
     }
     if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];

@@ -1,5 +1,5 @@
 /*
- * test_registry.c - communicators come and go while the dump thread drains others: an
+ * test_comm_registry.c - communicators come and go while the dump thread drains others: an
  * init or a finalize never waits for the draining or formatting of other communicators
  * (src/sink/dump.c, "A pass"), and the registry adds and removes in O(1) (core/comm.h).
  * Through the plugin's exported v5 table, as NCCL calls it. The dump thread is stopped

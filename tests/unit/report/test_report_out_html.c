@@ -1,5 +1,5 @@
 /*
- * test_report_out.c - inspector-report's HTML page and trace (tools/report/out_html.c,
+ * test_report_out_html.c - inspector-report's HTML page and trace (tools/report/out_html.c,
  * out_trace.c) written from a job built here by hand.
  *
  * The expected values follow from the rules the outputs promise, worked out by

@@ -1,5 +1,5 @@
 /*
- * test_notice.c - what reaches a user who set no NCCL_DEBUG (core/log.h, "Who sees what").
+ * test_log_notice.c - what reaches a user who set no NCCL_DEBUG (core/log.h, "Who sees what").
  * NCCL prints a plugin's messages only under NCCL_DEBUG=WARN (or more) with
  * NCCL_DEBUG_SUBSYS naming PROFILE; the problems a user must hear of anyway (a setting not
  * used as given, a misspelled one, no output possible, a plugin loaded but inactive, a
@@ -18,7 +18,7 @@
  * case's NCCL_DEBUG by NCCL's rules, not by the plugin's ins_log_shown_level), plus the
  * lines on stderr. Exactly one, each time.
  *
- *   inspector-unit-notice [--case NAME]
+ *   inspector-unit-log_notice [--case NAME]
  */
 #pragma GCC diagnostic ignored "-Wunused-function" /* fork_util.h's helpers */
 #include <fcntl.h>

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cases.h"
 #include "check.h"
 #include "core/log.h"
 #include "io/dynlib.h"
@@ -180,7 +181,7 @@ int main(int argc, char **argv) {
   const char *only = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--list")) {
-      for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) printf("%s\n", g_cases[c].name);
+      for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) list_case(g_cases[c].name, NULL);
       return 0;
     }
     if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];

@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cases.h"
 #include "check.h"
 #include "closed_port.h"
 #include "nccl/profiler_abi.h"
@@ -310,22 +311,27 @@ static void case_misspelled_names(void) {
 static const struct {
   const char *name;
   void (*fn)(void);
+  bool receiver; /* needs tests/otlp_receiver.py: listed only with a --python */
 } k_cases[] = {
-    {"userinfo_http", case_userinfo_http},   {"userinfo_https", case_userinfo_https},
-    {"token_in_path", case_token_in_path},   {"host_is_token", case_host_is_token},
-    {"collector_echo", case_collector_echo}, {"misspelled_names", case_misspelled_names},
+    {"userinfo_http", case_userinfo_http, true},   {"userinfo_https", case_userinfo_https, false},
+    {"token_in_path", case_token_in_path, true},   {"host_is_token", case_host_is_token, false},
+    {"collector_echo", case_collector_echo, true}, {"misspelled_names", case_misspelled_names, false},
 };
 
 int main(int argc, char **argv) {
   const char *only = NULL;
+  bool list = false;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--list")) {
-      for (size_t k = 0; k < sizeof k_cases / sizeof *k_cases; k++) printf("%s\n", k_cases[k].name);
-      return 0;
-    }
-    if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];
+    if (!strcmp(argv[i], "--list")) list = true;
+    else if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--python") && i + 1 < argc) g_python = argv[++i];
     else if (!strcmp(argv[i], "--receiver") && i + 1 < argc) g_receiver_py = argv[++i];
+    else if (!strcmp(argv[i], "--no-receiver")) g_python = ""; /* no python to run it */
+  }
+  if (list) { /* the cases this command line can run: a collector needs a python */
+    for (size_t k = 0; k < sizeof k_cases / sizeof *k_cases; k++)
+      if (!k_cases[k].receiver || *g_python) list_case(k_cases[k].name, NULL);
+    return 0;
   }
   int ran = 0;
   for (size_t k = 0; k < sizeof k_cases / sizeof *k_cases; k++) {

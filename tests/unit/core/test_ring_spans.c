@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cases.h"
 #include "check.h"
 #include "core/comm.h"
 #include "core/config.h"
@@ -232,18 +233,19 @@ static void case_moves(void) {
 static const struct {
   const char *name;
   void (*fn)(void);
+  const char *labels; /* its own ctest labels (cases.h list_case) */
 } g_cases[] = {
     {"wrap", case_wrap},
     {"span_end", case_span_end},
     {"last_span", case_last_span},
-    {"moves", case_moves},
+    {"moves", case_moves, "threads"},
 };
 
 int main(int argc, char **argv) {
   const char *only = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--list")) {
-      for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) printf("%s\n", g_cases[c].name);
+      for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) list_case(g_cases[c].name, g_cases[c].labels);
       return 0;
     }
     if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];

@@ -1,5 +1,5 @@
 /*
- * test_report_big_inputs.c - inspector-report's plain-file reader past 4 GiB, without 4 GiB:
+ * test_report_input_big.c - inspector-report's plain-file reader past 4 GiB, without 4 GiB:
  * a unit of work (a chunk of a mapped file: tools/report/input.c, rpt_input_feed_mapped)
  * read at offsets beyond 2^32 of a 5 GiB reservation whose pages are inaccessible
  * (PROT_NONE) except the few the case writes. A read where the reader has no business
@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "acc.h"
+#include "cases.h"
 #include "check.h"
 #include "input.h"
 #include "parse.h"
@@ -160,6 +161,10 @@ static const struct {
 };
 
 int main(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "--list")) {
+    for (size_t c = 0; c < sizeof g_cases / sizeof *g_cases; c++) list_case(g_cases[c].name, NULL);
+    return 0;
+  }
   const char *only = argc > 2 && !strcmp(argv[1], "--case") ? argv[2] : NULL;
   g_page = (size_t)sysconf(_SC_PAGESIZE);
   g_base = mmap(NULL, SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

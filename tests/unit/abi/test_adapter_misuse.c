@@ -1,5 +1,5 @@
 /*
- * test_abi_misuse.c - calls NCCL never makes, through the plugin's v5 and v6 tables as a
+ * test_adapter_misuse.c - calls NCCL never makes, through the plugin's v5 and v6 tables as a
  * host would make them (one_op.h): each returns success, writes no record and touches no
  * memory that is not the plugin's (each case is clean under ASan+UBSan; on the code before
  * the fix each failed there: a heap-use-after-free, a buffer overflow or a misaligned

@@ -1,5 +1,5 @@
 /*
- * test_bounds.c - rules held at their bounds exactly, where an off-by-one hides (the
+ * test_limits.c - rules held at their bounds exactly, where an off-by-one hides (the
  * survivors of tools/dev/mutate.py's < for <= mutants): each bound the contract allows,
  * and one past it.
  *   timer_span      the GPU timer's unit is measured from INS_TIMER_SPAN_NS (2 ms) of host

@@ -1,5 +1,5 @@
 /*
- * test_no_group.c - a host that sends no Group events (nor API events): Coll and KernelCh
+ * test_op_no_group.c - a host that sends no Group events (nor API events): Coll and KernelCh
  * events only, through the plugin's v5 table (one_op.h), as older RCCL builds, other
  * frameworks' hosts and test drivers do. Without a group, the plugin takes an op to share
  * its kernel launch with the ops issued since the latest that completed (core/op.c,

@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cases.h"
 #include "check.h"
 #include "otlp_receiver.h"
 #include "core/clock.h"
@@ -1714,7 +1715,9 @@ static void case_reserved_headers_not_sent(void) {
 struct test_case {
   const char *name;
   void (*fn)(void);
-  bool receiver; /* needs tests/otlp_receiver.py */
+  bool receiver;      /* needs tests/otlp_receiver.py: listed only with a --python */
+  const char *labels; /* its own ctest labels (cases.h list_case): threads where it runs the
+                         exporter's thread */
 };
 
 static const struct test_case k_cases[] = {
@@ -1726,32 +1729,32 @@ static const struct test_case k_cases[] = {
     {"partial_success_parse", case_partial_success_parse, false},
     {"start_refusals", case_start_refusals, false},
     {"https_without_libcurl", case_https_without_libcurl, false},
-    {"keepalive_delivery", case_keepalive_delivery, true},
-    {"gzip_on", case_gzip_on, true},
-    {"gzip_off", case_gzip_off, true},
-    {"gzip_without_zlib", case_gzip_without_zlib, true},
-    {"json_and_partial_success", case_json_and_partial_success, true},
-    {"answer_shapes", case_answer_shapes, true},
-    {"down_at_start", case_down_at_start, true},
-    {"away_and_back", case_away_and_back, true},
-    {"retry_after_seconds", case_retry_after_seconds, true},
-    {"retry_after_date", case_retry_after_date, true},
-    {"slow_answer", case_slow_answer, true},
-    {"rejected_400", case_rejected_400, true},
-    {"retryable_statuses", case_retryable_statuses, true},
-    {"refused_requests", case_refused_requests, true},
-    {"stop_with_silent_collector", case_stop_with_silent_collector, true},
-    {"stop_with_no_collector", case_stop_with_no_collector, true},
-    {"stop_sends_waiting_first", case_stop_sends_waiting_first, true},
-    {"http_does_not_load_libcurl", case_http_does_not_load_libcurl, true},
-    {"libcurl_transport", case_libcurl_transport, true},
-    {"libcurl_stop_with_silent_collector", case_libcurl_stop_with_silent_collector, true},
-    {"https_with_libcurl", case_https_with_libcurl, true},
-    {"two_processes", case_two_processes, true},
-    {"endpoint_with_path", case_endpoint_with_path, true},
-    {"headers_intact", case_headers_intact, true},
-    {"idle_connection_closed_by_server", case_idle_connection_closed_by_server, true},
-    {"fork_child_never_sends", case_fork_child_never_sends, true},
+    {"keepalive_delivery", case_keepalive_delivery, true, "threads"},
+    {"gzip_on", case_gzip_on, true, "threads"},
+    {"gzip_off", case_gzip_off, true, "threads"},
+    {"gzip_without_zlib", case_gzip_without_zlib, true, "threads"},
+    {"json_and_partial_success", case_json_and_partial_success, true, "threads"},
+    {"answer_shapes", case_answer_shapes, true, "threads"},
+    {"down_at_start", case_down_at_start, true, "threads"},
+    {"away_and_back", case_away_and_back, true, "threads"},
+    {"retry_after_seconds", case_retry_after_seconds, true, "threads"},
+    {"retry_after_date", case_retry_after_date, true, "threads"},
+    {"slow_answer", case_slow_answer, true, "threads"},
+    {"rejected_400", case_rejected_400, true, "threads"},
+    {"retryable_statuses", case_retryable_statuses, true, "threads"},
+    {"refused_requests", case_refused_requests, true, "threads"},
+    {"stop_with_silent_collector", case_stop_with_silent_collector, true, "threads"},
+    {"stop_with_no_collector", case_stop_with_no_collector, true, "threads"},
+    {"stop_sends_waiting_first", case_stop_sends_waiting_first, true, "threads"},
+    {"http_does_not_load_libcurl", case_http_does_not_load_libcurl, true, "threads"},
+    {"libcurl_transport", case_libcurl_transport, true, "threads"},
+    {"libcurl_stop_with_silent_collector", case_libcurl_stop_with_silent_collector, true, "threads"},
+    {"https_with_libcurl", case_https_with_libcurl, true, "threads"},
+    {"two_processes", case_two_processes, true, "threads"},
+    {"endpoint_with_path", case_endpoint_with_path, true, "threads"},
+    {"headers_intact", case_headers_intact, true, "threads"},
+    {"idle_connection_closed_by_server", case_idle_connection_closed_by_server, true, "threads"},
+    {"fork_child_never_sends", case_fork_child_never_sends, true, "threads"},
     {"interim_answers_bounded", case_interim_answers_bounded, false},
     {"url_redact", case_url_redact, false},
     {"endpoint_warnings_redacted", case_endpoint_warnings_redacted, false},
@@ -1759,24 +1762,28 @@ static const struct test_case k_cases[] = {
     {"base_endpoint_with_query", case_base_endpoint_with_query, false},
     {"endpoint_empty_port", case_endpoint_empty_port, false},
     {"lookup_is_bounded", case_lookup_is_bounded, false},
-    {"endless_interim_answers", case_endless_interim_answers, false},
-    {"endless_answer_body", case_endless_answer_body, false},
-    {"answer_ready_past_deadline", case_answer_ready_past_deadline, false},
-    {"lookup_through_libanl", case_lookup_through_libanl, true},
-    {"lookup_fallback", case_lookup_fallback, true},
-    {"reserved_headers_not_sent", case_reserved_headers_not_sent, true},
+    {"endless_interim_answers", case_endless_interim_answers, false, "threads"},
+    {"endless_answer_body", case_endless_answer_body, false, "threads"},
+    {"answer_ready_past_deadline", case_answer_ready_past_deadline, false, "threads"},
+    {"lookup_through_libanl", case_lookup_through_libanl, true, "threads"},
+    {"lookup_fallback", case_lookup_fallback, true, "threads"},
+    {"reserved_headers_not_sent", case_reserved_headers_not_sent, true, "threads"},
 };
 
 int main(int argc, char **argv) {
   const char *only = NULL;
+  bool list = false;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--list")) {
-      for (size_t k = 0; k < sizeof k_cases / sizeof *k_cases; k++) printf("%s\n", k_cases[k].name);
-      return 0;
-    }
-    if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];
+    if (!strcmp(argv[i], "--list")) list = true;
+    else if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--python") && i + 1 < argc) g_python = argv[++i];
     else if (!strcmp(argv[i], "--receiver") && i + 1 < argc) g_receiver_py = argv[++i];
+    else if (!strcmp(argv[i], "--no-receiver")) g_python = ""; /* no python to run it */
+  }
+  if (list) { /* the cases this command line can run: a collector needs a python */
+    for (size_t k = 0; k < sizeof k_cases / sizeof *k_cases; k++)
+      if (!k_cases[k].receiver || *g_python) list_case(k_cases[k].name, k_cases[k].labels);
+    return 0;
   }
   ins_log_set_logger(logger);
   int ran = 0;

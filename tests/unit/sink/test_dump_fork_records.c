@@ -1,5 +1,5 @@
 /*
- * test_fork_records.c - whose records a forked child writes (src/sink/dump.c, "fork()").
+ * test_dump_fork_records.c - whose records a forked child writes (src/sink/dump.c, "fork()").
  * The parent has two communicators whose records are not written yet when it forks
  * (dump thread on, writing at teardown or when a ring is half full: 16 cells here, 5
  * records each). Each of three children:

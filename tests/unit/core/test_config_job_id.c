@@ -1,8 +1,8 @@
 /*
- * test_job_id.c - metadata.job_id in every line of the JSON log (src/core/config.c reads it,
+ * test_config_job_id.c - metadata.job_id in every line of the JSON log (src/core/config.c reads it,
  * src/sink/json/json.c writes it; docs/CONTRACTS.md section 2), one behaviour per ctest:
  *
- *   inspector-unit-job_id --case CASE      (unit_job_id.<case>; every case without --case)
+ *   inspector-unit-config_job_id --case CASE      (unit_config_job_id.<case>; every case without --case)
  *
  * Each case runs in a process of its own (fork_util.h: the plugin reads its configuration
  * once per process) and sets the batch systems' variables, the four cleared first (the
