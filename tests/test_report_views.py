@@ -17,6 +17,14 @@ differ by milliseconds, with a point-to-point ring, rank 3 arriving 250 us late 
                      Skipped, and passed, when no `chromium` is installed (Debian: apt-get
                      install chromium)
 
+  views.widths       the page fits the window at 1280, 1400 and 1920 px (headless Chromium): the
+                     README's screenshot job and `make demo`'s synthetic job (its arguments read
+                     from tools/demo.sh), every <details> opened as a reader would: no horizontal
+                     scroll (scrollWidth <= clientWidth) and every table cell and chart frame
+                     inside the window and inside any box that clips it. One browser run: each
+                     (page, width) an iframe of that width, whose script writes its measures into
+                     the outer page's DOM (--dump-dom). Skipped, and passed, without chromium
+
   views.screenshot-fresh  the README's screenshot (docs/report-screenshot.png) was made after the
                      last change to the page's code (tools/report/html_*.c, out_html.c): no
                      commit since the screenshot's touches them (`make screenshot` remakes it).
@@ -29,9 +37,11 @@ The README's screenshot is made by the same code (`make screenshot`):
 link, bandwidth halving 60% of the way through; optipng when installed).
 """
 import collections
+import html as htmlmod
 import json
 import os
 import re
+import shlex
 import shutil
 import statistics
 import struct
@@ -426,6 +436,113 @@ def chromium_case():
     return harness.Case("views.chromium", fn, labels=["report", "browser"], timeout=240)
 
 
+# ---------------------------------------------------------------------------- views.widths
+
+# The README's screenshot's job (make_screenshot): 64 ranks on 8 nodes with skewed GPU clocks, a
+# late rank, P2P between nodes over one slow link, bandwidth halving 60% of the way through.
+SCREENSHOT_JOB = ["--ranks", "64", "--nodes", "8", "--procs", "--iters", "24", "--sizes", "64K:64M",
+                  "--order", "iters", "--p2p", "--p2p-pattern", "nodes", "--slow-link", "2:3",
+                  "--clock-offset-ms", "4", "--late-rank", "42", "--late-us", "180",
+                  "--late-jitter-us", "40", "--degrade", "0.6:2", "--comm-name", "world", "--seed", "7"]
+WIDTHS = (1280, 1400, 1920)
+
+# Appended to each page copy (after `var TAG=...`): opens every <details>, then measures against
+# the frame's layout width every table cell and chart frame (figure) laid out, each against the
+# window and against any ancestor that clips or scrolls it (a table in an overflow:auto box would
+# not widen the page, yet its columns would be out of view), and writes the result into the outer
+# page's <body> (a srcdoc frame shares its parent's origin).
+MEASURE = r"""<script>(function(){
+document.querySelectorAll('details').forEach(function(d){d.open=true;});
+var de=document.documentElement,W=de.clientWidth,out=[],n=0,right=0;
+function edge(el){var r=W;for(var p=el.parentElement;p&&p!==document.body;p=p.parentElement)
+  if(getComputedStyle(p).overflowX!=='visible')r=Math.min(r,p.getBoundingClientRect().right);return r;}
+var els=document.querySelectorAll('th,td,figure');
+for(var i=0;i<els.length;i++){var e=els[i],b=e.getBoundingClientRect();if(!b.width&&!b.height)continue;
+  n++;right=Math.max(right,b.right);
+  if(b.left<-0.5||b.right>edge(e)+0.5)out.push(e.tagName.toLowerCase()+' "'+e.textContent.trim().slice(0,40)+
+    '" at '+Math.round(b.left)+'-'+Math.round(b.right)+' px');}
+parent.document.body.setAttribute('data-m-'+TAG,JSON.stringify({w:W,scroll:de.scrollWidth,n:n,
+  right:Math.round(right),out:out.slice(0,4),nout:out.length}));})();</script>"""
+
+
+def demo_job():
+    """The synthetic job's arguments in tools/demo.sh (its `$out/synthetic` replay), or None."""
+    with open(os.path.join(harness.REPO, "tools", "demo.sh"), encoding="utf-8") as f:
+        text = f.read().replace("\\\n", " ")
+    m = re.search(r"^NCCL_INSPECTOR_DUMP_DIR=\$out/synthetic .*--synthetic (.*)$", text, re.M)
+    return shlex.split(m.group(1)) if m else None
+
+
+def measure_widths(wd, pages):
+    """pages: [(name, html path)]. Every page at every width of WIDTHS in one headless Chromium
+    run; returns (problems, {"name@width": measures})."""
+    frames = []
+    for name, path in pages:
+        with open(path, encoding="utf-8") as f:
+            page = f.read()
+        for w in WIDTHS:
+            doc = page.replace("</body>", "<script>var TAG='%s-%d';</script>%s</body>" % (name, w, MEASURE))
+            frames.append('<iframe style="display:block;border:0;width:%dpx;height:1200px" srcdoc="%s">'
+                          "</iframe>" % (w, htmlmod.escape(doc, quote=True)))
+    outer = os.path.join(wd.path, "widths.html")
+    with open(outer, "w", encoding="utf-8") as f:
+        f.write("<!DOCTYPE html><html><body style=\"margin:0\">%s</body></html>" % "".join(frames))
+    r = chromium(chromium_exe(), wd, ["--dump-dom", "--window-size=1400,1200", "file://" + outer],
+                 timeout=180)
+    got = {k: json.loads(htmlmod.unescape(v))
+           for k, v in re.findall(r'data-m-([\w.-]+)="([^"]*)"', r.stdout)}
+    problems, facts = [], {}
+    for name, _ in pages:
+        for w in WIDTHS:
+            m = got.get("%s-%d" % (name, w))
+            key = "%s@%d" % (name, w)
+            if m is None:
+                problems.append("%s: not measured (chromium rc %s, timed out %s)\n%s"
+                                % (key, r.rc, r.timed_out, r.stderr[-1500:]))
+                continue
+            facts[key] = m
+            if m["w"] != w or m["n"] < 20:
+                problems.append("%s: laid out %d px wide with %d cells and frames" % (key, m["w"], m["n"]))
+            if m["scroll"] > m["w"]:
+                problems.append("%s: scrolls sideways (%d px of content in %d)" % (key, m["scroll"], m["w"]))
+            if m["out"]:
+                problems.append("%s: %d cells or frames out of view, e.g. %s" % (key, m["nout"], m["out"]))
+    return problems, facts
+
+
+def widths_case():
+    def fn(a):
+        if not chromium_exe():
+            return True, ("SKIP views.widths: no chromium installed (Debian/Ubuntu: apt-get "
+                          "install chromium), the page was not measured")
+        demo = demo_job()
+        if not demo:
+            return False, "FAIL views.widths: no `$out/synthetic` replay with --synthetic in tools/demo.sh"
+        with harness.Workdir(a.keep, "views") as wd:
+            problems, pages = [], []
+            for name, syn in (("screenshot", SCREENSHOT_JOB), ("demo", demo)):
+                wd.dump = os.path.join(wd.path, "dump-" + name)
+                problems = make_job(a, wd, syn)
+                if problems:
+                    break
+                html = os.path.join(wd.path, name + ".html")
+                rc, out = run_report(a, wd, "--html", html)
+                if rc != 0:
+                    problems.append("report rc %d on the %s job\n%s" % (rc, name, out[-2000:]))
+                    break
+                pages.append((name, html))
+            facts = {}
+            if not problems:
+                problems, facts = measure_widths(wd, pages)
+            if problems:
+                wd.failed = True
+                return False, "FAIL views.widths: " + "\n  ".join(problems)
+            return True, "OK views.widths: " + "; ".join(
+                "%s: %d cells and frames, right edge %d px" % (k, m["n"], m["right"])
+                for k, m in sorted(facts.items()))
+    return harness.Case("views.widths", fn, labels=["report", "browser"], timeout=240)
+
+
 # ---------------------------------------------------------------------------- the README's picture
 
 def make_screenshot(argv):
@@ -437,12 +554,8 @@ def make_screenshot(argv):
     if not chromium_exe():
         print("no chromium installed", file=sys.stderr)
         return 1
-    syn = ["--ranks", "64", "--nodes", "8", "--procs", "--iters", "24", "--sizes", "64K:64M",
-           "--order", "iters", "--p2p", "--p2p-pattern", "nodes", "--slow-link", "2:3",
-           "--clock-offset-ms", "4", "--late-rank", "42", "--late-us", "180",
-           "--late-jitter-us", "40", "--degrade", "0.6:2", "--comm-name", "world", "--seed", "7"]
     with harness.Workdir(a.keep, "views") as wd:
-        problems = make_job(a, wd, syn)
+        problems = make_job(a, wd, SCREENSHOT_JOB)
         html = os.path.join(wd.path, "report.html")
         if not problems:
             t0 = time.time()
@@ -496,7 +609,7 @@ def screenshot_fresh_case():
 
 
 def cases():
-    return [trace_case(), html_case(), chromium_case(), screenshot_fresh_case()]
+    return [trace_case(), html_case(), chromium_case(), widths_case(), screenshot_fresh_case()]
 
 
 if __name__ == "__main__":

@@ -28,10 +28,13 @@ const char html_style[] =
     "table{border-collapse:collapse;font-variant-numeric:tabular-nums}"
     "th,td{padding:3px 10px;text-align:left;vertical-align:top}"
     "table.kv th{color:var(--mut);font-weight:500;white-space:nowrap}table.kv th.sub{color:var(--fg);font-weight:600}"
-    "table.grid{margin:4px 0 8px}table.grid th{border-bottom:2px solid var(--bd);font-weight:600;white-space:nowrap}"
+    /* every grid header may wrap and numbers do not (an evidence cell may), nor a link's host
+       names: with a link's (op, size) groups opened its table was 1,348 px wide, past a 1,280
+       or 1,400 px window (report_views:views.widths measures the page at 1,280-1,920 px) */
+    "table.grid{margin:4px 0 8px}table.grid th{border-bottom:2px solid var(--bd);font-weight:600;vertical-align:bottom}"
     "table.grid td{border-bottom:1px solid #eaeef2}table.grid tr:hover td{background:var(--soft)}"
-    "table.wrap th{white-space:normal;vertical-align:bottom;max-width:150px}"
-    "th.n,td.n{text-align:right}"
+    "table.wrap th{max-width:150px}"
+    "th.n,td.n{text-align:right}table.grid td.n{white-space:nowrap}table.grid td.ev{white-space:normal}.nw{white-space:nowrap}"
     ".charts{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}"
     "figure{margin:0 0 12px;border:1px solid var(--bd);border-radius:6px;padding:8px 10px;background:#fff}"
     "figcaption{font-weight:600;font-size:13px;margin-bottom:4px}"

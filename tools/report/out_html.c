@@ -301,7 +301,7 @@ static void section_comms(struct page *pg, const int *order) {
 /* A finding's evidence cell: "k of n units", then its confidence ("not enough data": below the
  * minimum). */
 static void put_evidence(FILE *f, uint64_t k, uint64_t n, const char *units, const char *conf) {
-  fprintf(f, "<td class=\"n\">%" PRIu64 " of %" PRIu64 " %s</td><td>%s</td>", k, n, units, conf);
+  fprintf(f, "<td class=\"n ev\">%" PRIu64 " of %" PRIu64 " %s</td><td>%s</td>", k, n, units, conf);
 }
 
 /* A late rank's row of the straggler table (named, or too few ops). */
@@ -345,7 +345,7 @@ static void straggler_row(struct page *pg, const struct rpt_straggler *s) {
 /* A table of late ranks: the named ones, or those late on too few ops. */
 static void straggler_table(struct page *pg, const struct rpt_straggler *s, int n) {
   FILE *f = pg->f;
-  /* headers may wrap ("wrap"): with each on one line the table was 1,460 px wide */
+  /* headers at most 150 px ("wrap"; every grid header may wrap): on one line the table was 1,460 px wide */
   fputs("<table class=\"grid wrap\"><thead><tr><th>communicator</th><th class=\"n\">rank</th><th>process</th>"
         "<th>late in</th><th class=\"n\">late share since</th><th class=\"n\">last share</th>"
         "<th class=\"n\">median lateness when late (us)</th><th class=\"n\">exec p50 (us) vs others</th>"
@@ -433,9 +433,11 @@ static void link_row(struct page *pg, const struct rpt_link *l, bool few) {
       w = &l->find[k];
   fputs("<tr><td>", f);
   if (l->host < 0) {
+    fputs("<span class=\"nw\">", f); /* a host name is not broken at its hyphen */
     put_host(f, l->a);
-    fputs(l->one_way ? " &rarr; " : " &harr; ", f);
+    fputs(l->one_way ? "</span> &rarr; <span class=\"nw\">" : "</span> &harr; <span class=\"nw\">", f);
     put_host(f, l->b);
+    fputs("</span>", f);
   } else {
     fprintf(f, "rank %d %s rank %d on ", l->a, l->one_way ? "&rarr;" : "&harr;", l->b);
     put_host(f, l->host);
