@@ -248,10 +248,10 @@ static void put_link(struct rpt_job *j, FILE *f, const struct rpt_link *l, bool 
     if (l->find[k].busbw_p50 / l->find[k].class_p50 < w->busbw_p50 / w->class_p50) w = &l->find[k];
   if (l->host < 0)
     fprintf(f, "  %s: %s %s %s%s:", word, rpt_str(l->a), l->one_way ? "->" : "<->", rpt_str(l->b),
-            l->one_way ? " (one way: the other is not slow)" : "");
+            l->one_way ? " (one way: not found slow the other way)" : "");
   else
     fprintf(f, "  %s: ranks %d %s %d on %s (%s)%s:", word, l->a, l->one_way ? "->" : "<->", l->b, rpt_str(l->host),
-            (comm_label(j, l->comm, cl, sizeof cl), cl), l->one_way ? " (one way: the other is not slow)" : "");
+            (comm_label(j, l->comm, cl, sizeof cl), cl), l->one_way ? " (one way: not found slow the other way)" : "");
   fprintf(f, " %s %s at %.2f GB/s against %.2f GB/s on the median of %d links (x%.2f)", rpt_str(w->op),
           rpt_human_bytes(w->bytes, sz, sizeof sz), w->busbw_p50, w->class_p50, w->class_links,
           w->busbw_p50 / w->class_p50);
