@@ -213,11 +213,12 @@ def unregistered(unit_dir, cmake_text):
             continue
         with open(path, encoding="utf-8") as f:
             src = f.read()
-        if '"--case"' not in src and "fu_main(" not in src and "run_cases(" not in src:
+        runners = ("fu_main(", "run_cases(", "run_one_case(", "otlp_cases_main(")  # mains that take --case, --list
+        if '"--case"' not in src and not any(r in src for r in runners):
             continue  # one process runs every case: nothing to register case by case
         binary = name[len("test_"):-len(".c")]
         if binary in by_list:
-            if "list_case(" not in src and "fu_main(" not in src and "run_cases(" not in src:
+            if "list_case(" not in src and not any(r in src for r in runners):
                 out.append((binary, "--list not printed through cases.h list_case"))
         elif binary not in whole:
             out.append((binary, "runs one case at a time and no ctest runs its cases"))
@@ -327,14 +328,7 @@ TESTED_THROUGH = {
     "core/wake.c": "tests/unit/sink/json/test_wqueue.c, core/test_comm_registry.c",
     "io/buf.c": "tests/unit/core/test_core.c (the formatters write into it)",
     "io/files.c": "tests/unit/plugin/test_dir_relinked.c, sink/json/test_writer_*.c",
-    "net/curl.c": "tests/unit/sink/otlp/test_otlp_export.c (libcurl_*)",
-    "net/http.c": "tests/unit/sink/otlp/test_otlp_export.c (delivery cases)",
-    "net/http1_resp.c": "tests/unit/sink/otlp/test_otlp_export.c (response_parser)",
-    "net/httpdate.c": "tests/unit/sink/otlp/test_otlp_export.c (retry_after_parse)",
-    "net/resolve.c": "tests/unit/sink/otlp/test_otlp_export.c (lookup_*)",
-    "net/url.c": "tests/unit/sink/otlp/test_otlp_export.c (url_parse)",
     "sink/json/json.c": "tests/test_fixtures.py (every record read back by the oracle)",
-    "sink/otlp/otlp_config.c": "tests/unit/sink/otlp/test_otlp_export.c (start_refusals)",
     "sink/otlp/otlp_hist.c": "tests/unit/sink/otlp/test_otlp_sink.c",
     "sink/prom/prom_file.c": "tests/unit/sink/prom/test_prom_ranks.c",
     "sink/prom/prom_labels.c": "tests/unit/sink/prom/test_prom.c",

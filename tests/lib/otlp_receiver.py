@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A small OTLP/HTTP receiver for the exporter's tests (tests/unit/sink/otlp/test_otlp_export.c): HTTP/1.1
+"""A small OTLP/HTTP receiver for the exporter's tests (driven by tests/unit/otlp_receiver.h: from
+tests/unit/sink/otlp/test_otlp_export.c, net/test_curl.c, ... and test_otlp_collect.c): HTTP/1.1
 with keep-alive on 127.0.0.1, standard library only. It stores every request and answers as a
 control file says, which a test may change while it runs.
 

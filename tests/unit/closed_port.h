@@ -9,7 +9,7 @@
  * children's): a connection to it is refused, and no other socket can take it. A port
  * bound, read back and closed, as this once did, was free again: the kernel handed it to
  * another test's receiver started meanwhile (ctest -j), whose requests then included this
- * test's exports (unit_otlp_export.reserved_headers_not_sent saw another process's body
+ * test's exports (unit_http.reserved_headers_not_sent saw another process's body
  * as its first request, once, under ThreadSanitizer). One socket for every call.
  */
 #ifndef INS_TEST_CLOSED_PORT_H

@@ -3,8 +3,9 @@
  * port of 127.0.0.1 in a directory of its own (removed at stop), told how to answer
  * while it runs (receiver_control), and read back: every request it got, with its
  * body, headers and the action it answered with. Shared by the tests that talk to a
- * collector (test_otlp_export.c, test_otlp_collect.c, test_otlp_secrets.c), so that
- * what driving the receiver means is written once.
+ * collector (otlp_cases.h's: sink/otlp/test_otlp_export.c, net/test_curl.c, test_http.c,
+ * test_resolve.c; test_otlp_collect.c, test_otlp_secrets.c), so that what driving the
+ * receiver means is written once.
  *
  * g_python and g_receiver_py say how to run it: a test's --python / --receiver, or
  * what CMake compiled in (INS_TEST_PYTHON, INS_TEST_RECEIVER).

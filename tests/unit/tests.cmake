@@ -65,7 +65,7 @@ set(INS_UNIT_DIR ${CMAKE_CURRENT_LIST_DIR})
 # that need one are not listed (--no-receiver).
 if(Python3_EXECUTABLE)
   set(INS_OTLP_RECEIVER_ARGS --python ${Python3_EXECUTABLE}
-      --receiver ${PROJECT_SOURCE_DIR}/tests/otlp_receiver.py)
+      --receiver ${PROJECT_SOURCE_DIR}/tests/lib/otlp_receiver.py)
 else()
   set(INS_OTLP_RECEIVER_ARGS --no-receiver)
 endif()
@@ -143,7 +143,7 @@ if(TARGET inspector_core)
     ins_unit_test(otlp_collect sink/otlp/test_otlp_collect.c 60 "threads;unit;otlp")
     # exit_counts_undelivered runs the exporter against tests/lib/otlp_receiver.py (otlp_receiver.h)
     target_compile_definitions(inspector-unit-otlp_collect PRIVATE
-                               INS_TEST_RECEIVER="${PROJECT_SOURCE_DIR}/tests/otlp_receiver.py")
+                               INS_TEST_RECEIVER="${PROJECT_SOURCE_DIR}/tests/lib/otlp_receiver.py")
     if(Python3_EXECUTABLE)
       target_compile_definitions(inspector-unit-otlp_collect PRIVATE INS_TEST_PYTHON="${Python3_EXECUTABLE}")
     endif()
@@ -342,21 +342,39 @@ if(TARGET inspector_core AND INSPECTOR_OTLP)
   set_tests_properties(unit_otlp_pb PROPERTIES TIMEOUT 60 LABELS "unit" SKIP_RETURN_CODE 77)
 endif()
 
-# The OTLP exporter (src/sink/otlp/otlp_export.c, otlp_rules.c, src/net/): one ctest per behaviour,
-# unit_otlp_export.<case>. The rules need nothing; the delivery cases run the exporter against
-# tests/lib/otlp_receiver.py on 127.0.0.1 (python3) and use threads. `--list` names the cases.
+# The OTLP exporter and its transport, one test per module: sink/otlp/test_otlp_export.c (the
+# exporter), test_otlp_config.c, test_otlp_rules_spec.c; net/test_url.c, test_httpdate.c,
+# test_http1_resp.c, test_http1_deadline.c (http1.c's deadline), test_http.c, test_curl.c,
+# test_resolve.c. One ctest per case, unit_<test>.<case> (unit_url.url_parse, ...); their main
+# is otlp_cases.h's, whose `--list` names the cases. A case that runs a thread (the exporter's,
+# or a server of the test's own) carries "threads"; one that needs tests/lib/otlp_receiver.py on
+# 127.0.0.1 is listed only with a python (INS_OTLP_RECEIVER_ARGS, given to each of these tests).
+# One ins_unit_cases line each, written out: tests/test_layers.py (layers.registered) reads them.
 if(TARGET inspector_core AND INSPECTOR_OTLP)
-  add_executable(inspector-unit-otlp_export ${CMAKE_CURRENT_LIST_DIR}/sink/otlp/test_otlp_export.c
-                 $<TARGET_OBJECTS:inspector_core>)
-  target_include_directories(inspector-unit-otlp_export PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_compile_definitions(inspector-unit-otlp_export PRIVATE _GNU_SOURCE)
-  target_link_libraries(inspector-unit-otlp_export PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
+  foreach(_src sink/otlp/test_otlp_export.c sink/otlp/test_otlp_config.c sink/otlp/test_otlp_rules_spec.c
+          net/test_url.c net/test_httpdate.c net/test_http1_resp.c net/test_http1_deadline.c
+          net/test_http.c net/test_curl.c net/test_resolve.c)
+    string(REGEX REPLACE "^.*/test_(.*)[.]c$" "\\1" _name ${_src})
+    add_executable(inspector-unit-${_name} ${CMAKE_CURRENT_LIST_DIR}/${_src} $<TARGET_OBJECTS:inspector_core>)
+    target_include_directories(inspector-unit-${_name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+    target_compile_definitions(inspector-unit-${_name} PRIVATE _GNU_SOURCE)
+    target_link_libraries(inspector-unit-${_name} PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
+  endforeach()
   set(_otlp_scale 1)
   if(INS_TEST_TIMEOUT_SCALE)
     set(_otlp_scale ${INS_TEST_TIMEOUT_SCALE})
   endif()
   math(EXPR _otlp_timeout "120 * ${_otlp_scale}")
   ins_unit_cases(otlp_export ${_otlp_timeout} "unit;otlp" ${INS_OTLP_RECEIVER_ARGS})
+  ins_unit_cases(otlp_config ${_otlp_timeout} "unit;otlp" ${INS_OTLP_RECEIVER_ARGS})
+  ins_unit_cases(otlp_rules_spec ${_otlp_timeout} "unit;otlp" ${INS_OTLP_RECEIVER_ARGS})
+  ins_unit_cases(url ${_otlp_timeout} "unit;otlp" ${INS_OTLP_RECEIVER_ARGS})
+  ins_unit_cases(httpdate ${_otlp_timeout} "unit;otlp" ${INS_OTLP_RECEIVER_ARGS})
+  ins_unit_cases(http1_resp ${_otlp_timeout} "unit;otlp" ${INS_OTLP_RECEIVER_ARGS})
+  ins_unit_cases(http1_deadline ${_otlp_timeout} "unit;otlp" ${INS_OTLP_RECEIVER_ARGS})
+  ins_unit_cases(http ${_otlp_timeout} "unit;otlp" ${INS_OTLP_RECEIVER_ARGS})
+  ins_unit_cases(curl ${_otlp_timeout} "unit;otlp" ${INS_OTLP_RECEIVER_ARGS})
+  ins_unit_cases(resolve ${_otlp_timeout} "unit;otlp" ${INS_OTLP_RECEIVER_ARGS})
 endif()
 
 # No credential printed: the plugin run whole through its ABI (init, an op, finalize, exit) with a

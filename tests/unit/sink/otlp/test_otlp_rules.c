@@ -1,7 +1,8 @@
 /*
  * test_otlp_rules.c - the OTLP transport's rules at their edges (src/sink/otlp/otlp_rules.c,
  * src/net/httpdate.c, src/net/http1_resp.c, otlp_export.c), where tools/dev/mutate.py's
- * off-by-one mutants survived the exporter's own tests (test_otlp_export.c):
+ * off-by-one mutants survived the modules' own tests (test_otlp_rules_spec.c,
+ * net/test_httpdate.c, net/test_http1_resp.c, test_otlp_export.c):
  *   verdicts         299 is a success, 300 is not (OTLP/HTTP: 2xx only), 199 neither
  *   rfc850_century   an RFC 850 date's two-digit year: 70 is 1970, 69 is 2069 (RFC 9110:
  *                    more than 50 years ahead is the past century)
