@@ -30,6 +30,9 @@ if(TARGET inspector_core)
   # the log file renamed while the job runs (logrotate): written on under its new name, no
   # batch twice, none lost, no deletion said
   ins_unit_test(writer_renamed test_writer_renamed.c 60 "unit")
+  # the log file appended to by 8 threads at once (finalizes, the dump thread): every record
+  # once, whole, each thread's in order; its mutex held in the plain build too (TSan: threads)
+  ins_unit_test(writer_threads test_writer_threads.c 60 "threads;unit")
   # trace mode's file deleted while the job runs: a new file that starts with the live inits
   ins_unit_test(trace_deleted test_trace_deleted.c 60 "unit;trace")
   # the dump directory (or a parent) deleted while the job runs and a link planted in its
