@@ -15,6 +15,9 @@ endfunction()
 if(TARGET inspector_core)
   # formatters, names, config, ring, pool, tracker completion rules
   ins_unit_test(core test_core.c 120 "threads;unit")
+  # the plugin's objects as the tests link them check their assert()s (no NDEBUG in a build of
+  # the tests, the quick tier's included): a broken invariant aborts
+  ins_unit_test(asserts_on test_asserts_on.c 60 "unit")
   # the Prometheus output: buckets, escaping, device fallback, window aggregation
   ins_unit_test(prom test_prom.c 60 "unit")
   # NCCL_INSPECTOR_PROM_DUMP_RANKS: per-rank and per-peer counters, their bound (the alert rules' input)
