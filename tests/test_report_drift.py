@@ -20,6 +20,11 @@ the text's "lateness threshold 100.0 us (--late-us)".
                             at 55 s (an NTP step), rank 5 150 us late: rank 5 alone named,
                             process 3 modelled piecewise, residual p95 below 1 us, threshold
                             100 us
+  report_drift.models       the model each clock gets (alignment.clocks[].model in --json): the
+                            same logs without the step, every end spread by U[0, 2 us]; clocks
+                            that do not drift: every clock "constant", drift 0, none with a rate;
+                            clocks at constant rates (-20 to +20 ppm, their median 0): every clock
+                            "rate" (a line, not windows: none piecewise), each at its planted rate
   report_drift.raised       the same logs without the step, every end spread by U[0, 150 us]:
                             the threshold used is 3 x the residual p95 (above 100 us), and the
                             JSON (late_threshold_from) and the text say it was raised
@@ -193,16 +198,18 @@ def two_ppm_case():
 # An NTP step: logs written here, in the plugin's format (docs/CONTRACTS.md section 2)
 # ---------------------------------------------------------------------------
 
-def write_step_logs(d, seed=5, step=True, end_noise_ns=0):
+def write_step_logs(d, seed=5, step=True, end_noise_ns=0, ppm=None):
     """8 processes of one rank each on 8 hosts; 400 AllReduce, one every 250 ms; rank 5 arrives
     150 us late, the others within 3 us; every kernel ends 200 us after the last arrival (+ U[0,
-    end_noise_ns] per rank). Each process's clock: offset within +-5 ms, rate within +-20 ppm,
-    and with step, process 3's steps +300 us at 55 s (inside a window of the report's fit, not at
-    its edge). Returns the list of (offset, ppm) planted."""
+    end_noise_ns] per rank). Each process's clock: offset within +-5 ms, rate within +-20 ppm
+    (or ppm[process]), and with step, process 3's steps +300 us at 55 s (inside a window of the
+    report's fit, not at its edge). Returns the list of (offset, ppm) planted."""
     rnd = random.Random(seed)
     base = 1_700_000_000_000_000_000
     n, ops, gap = 8, 400, 250_000_000
     clocks = [(rnd.uniform(-5e6, 5e6), rnd.uniform(-20, 20)) for _ in range(n)]
+    if ppm is not None:
+        clocks = [(off, ppm[p]) for p, (off, _) in enumerate(clocks)]
 
     def local(p, t):
         off, ppm = clocks[p]
@@ -269,6 +276,43 @@ def ntp_step_case():
                 "%.3f us, drift error spread %.3f ppm" % (rep["stragglers"][0]["median_late_us"],
                                                           al["residual_p95_us"], max(dd) - min(dd))
     return harness.Case("report_drift.ntp-step", fn, labels=["report"], timeout=120)
+
+
+def models_case():
+    """Whether a clock needs a rate is judged on the data: a richer model only where it fits
+    clearly better (docs/report.md "Clock alignment"), so no drift keeps constant offsets and
+    a constant rate a line, whatever the noise of the ends."""
+    def fn(a):
+        out, problems = [], []
+        rates = [-20, -12, -6, -2, 2, 6, 12, 20]  # their median 0: each clock's rate is its own
+        for what, ppm, want in (("no drift", [0] * 8, "constant"), ("constant rates", rates, "rate")):
+            with harness.Workdir(a.keep, "report-drift") as wd:
+                os.makedirs(wd.dump)
+                write_step_logs(wd.dump, step=False, end_noise_ns=2000, ppm=ppm)
+                rc, rep, err = report(a, wd.dump)
+                if rc != 0 or rep is None:
+                    wd.failed = True
+                    return False, "FAIL report_drift.models: %s: report rc %d: %s" % (what, rc, err[-2000:])
+                al = rep["alignment"]
+                models = {c["hostname"]: c["model"] for c in al["clocks"]}
+                drift = {c["hostname"]: c["drift_ppm"] for c in al["clocks"]}
+                bad = {h: m for h, m in sorted(models.items()) if m != want}
+                n_rate = 0 if want == "constant" else len(ppm)
+                if len(models) != len(ppm) or bad:
+                    problems.append("%s: clocks modelled %s, not %s" % (what, bad or models, want))
+                if (al["clocks_with_rate"], al["clocks_piecewise"]) != (n_rate, 0):
+                    problems.append("%s: %d clocks with a rate, %d piecewise; %d and 0 expected" % (
+                        what, al["clocks_with_rate"], al["clocks_piecewise"], n_rate))
+                off = {h: abs(d - ppm[int(h[5:])]) for h, d in drift.items()}
+                if len(off) != len(ppm) or max(off.values()) > DRIFT_TOL_PPM:
+                    problems.append("%s: drift found - planted %s ppm" % (what, off))
+                if problems:
+                    wd.failed = True
+                out.append("%s: %d clocks %s" % (what, len(models), want))
+        if problems:
+            return False, "FAIL report_drift.models: %s" % "; ".join(problems)
+        return True, "OK report_drift.models: %s" % "; ".join(out)
+    return harness.Case("report_drift.models", fn, labels=["report"], timeout=120)
 
 
 def raised_case():
@@ -388,6 +432,7 @@ def cases():
         two_ppm_case(),
         seeds_case("report_drift.clean", range(31, 36), 50, 60),
         ntp_step_case(),
+        models_case(),
         raised_case(),
         generator_case(),
     ]

@@ -17,6 +17,22 @@ where tools/dev/mutate.py's mutants survived the job-level tests:
                         rank 4 is the one straggler, late by 300 us, its kernel 300 us shorter
                         than the others' (equal values at the middle of a median: the report
                         takes the middle of each op's starts by selection, not by a sort)
+  lateness.others-median  logs written here: 4 ranks on 4 hosts (one clock), 32 AllReduces that
+                        end together, each rank starting 0-40 us into the op (seeded, 200 ns
+                        steps), rank 3 250 us later from op 16 on: every rank's late_ops,
+                        median_late_us, mean_late_us, median_exec_us and others_median_exec_us
+                        are those computed here from the rule (lateness: its start less the
+                        median of the 3 others' starts; the others' kernel time: the median of
+                        theirs), and rank 3, the one straggler, has its onset at the boundary
+                        of the third of 4 windows (an op's time: the median of its 4 starts),
+                        to the ns
+  lateness.others-share-zero  logs written here: 8 ranks, rank 5 300 us late in all of 40
+                        AllReduces: it alone named, late in all 40, and the other ranks' late
+                        share beside it exactly 0 (none of them is late: not even counting it)
+  lateness.third-named  logs written here: 2 ranks, rank 1 300 us late in every third of 30
+                        AllReduces (10): named, from the start, late share 1/3, the other rank's
+                        share 0, confidence medium (the 95% lower bound of 10 in 30, 0.19, is
+                        below --late-share)
   align.overlapping     logs written here: 3 hosts whose clocks are off by +300, 0 and -200 us,
                         two communicators of 2 ranks that share only the middle host ({0, 1} and
                         {1, 2}): the offsets found are the planted ones up to one constant, the
@@ -33,9 +49,11 @@ where tools/dev/mutate.py's mutants survived the job-level tests:
                         byte but the size of the files read, no line rejected
 """
 import json
+import math
 import os
 import random
 import re
+import statistics
 import subprocess
 import sys
 
@@ -163,6 +181,170 @@ def ties_case(a):
             wd.failed = True
             return False, "FAIL %s: %s" % (name, "; ".join(problems))
         return True, "OK %s: rank 4 late 300 us among 4 ranks that start together" % name
+
+
+def write_job(d, comm, starts, ends):
+    """One log per rank (its own host and process, one true clock): op i's record of rank r starts
+    at starts[i][r] and ends at ends[i]."""
+    n = len(starts[0])
+    files = [open(os.path.join(d, "node-%03d-pid%d.log" % (r, 1000 + r)), "w") for r in range(n)]
+    for i, (st, end) in enumerate(zip(starts, ends)):
+        for r in range(n):
+            files[r].write(record(comm, r, n, "node-%03d" % r, 1000 + r, i, st[r], end - st[r], end + 5_000_000))
+    for f in files:
+        f.close()
+
+
+def llround(x):
+    """C's llround: halves away from zero (Python's round() takes them to even)."""
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+def same_printed(got, want):
+    """The report prints its figures with 6 significant digits (%.6g)."""
+    return got is not None and float("%.6g" % want) == got
+
+
+def others_median_case(a):
+    name = "lateness.others-median"
+    n, nops, gap, dur, late_from, late_ns = 4, 32, 2_000_000, 800_000, 16, 250_000
+    rnd = random.Random(14)
+    starts = [[T0 + i * gap + 200 * rnd.randrange(200) + (late_ns if r == 3 and i >= late_from else 0)
+               for r in range(n)] for i in range(nops)]
+    ends = [T0 + i * gap + dur for i in range(nops)]
+    # the rule, computed here: per op and rank, against the median of the other three
+    want = {}
+    for r in range(n):
+        late = [st[r] - statistics.median(st[:r] + st[r + 1:]) for st in starts]
+        ex = [end - st[r] for st, end in zip(starts, ends)]
+        oex = [statistics.median([end - x for k, x in enumerate(st) if k != r]) for st, end in zip(starts, ends)]
+        want[r] = {"late_ops": sum(x >= 100_000 for x in late), "median_late_us": statistics.median(late) / 1e3,
+                   "mean_late_us": sum(late) / nops / 1e3, "median_exec_us": statistics.median(ex) / 1e3,
+                   "others_median_exec_us": statistics.median(oex) / 1e3}
+    # windows: an op's time is the median of its starts, from the first op's to the last's, cut
+    # in nops / 8 windows; times relative to the earliest end (the alignment's reference)
+    ref = min(ends)
+    t = [statistics.median([x - ref for x in st]) for st in starts]
+    nw = nops // 8
+    width = (t[-1] - t[0]) / nw
+    onset_window = late_from * nw // nops
+    want_onset = ref + llround(t[0] + onset_window * width)
+    with harness.Workdir(a.keep, "report-edges") as wd:
+        os.makedirs(wd.dump)
+        write_job(wd.dump, "0x4e4", starts, ends)
+        rep, err = report_json(a, wd.dump)
+        if rep is None:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, err)
+        problems = []
+        if rep["alignment"]["late_threshold_us"] != 100:
+            problems.append("lateness threshold %s us, not --late-us (ends agree exactly)"
+                            % rep["alignment"]["late_threshold_us"])
+        ranks = {x["rank"]: x for c in rep["communicators"] for x in c["ranks"]}
+        if sorted(ranks) != list(range(n)):
+            problems.append("ranks %s in the communicator's table" % sorted(ranks))
+        for r in sorted(ranks):
+            for k, v in sorted(want[r].items()):
+                got = ranks[r].get(k)
+                if not (got == v if k == "late_ops" else same_printed(got, v)):
+                    problems.append("rank %d: %s %s, %s expected" % (r, k, got, "%.6g" % v))
+        st = rep["stragglers"]
+        if [x["rank"] for x in st] != [3]:
+            problems.append("stragglers %s, rank 3 planted" % [x["rank"] for x in st])
+        else:
+            s = st[0]
+            got = (s["onset_ns"], s["from_start"], s["windows"], s["onset_window"], s["window_ns"],
+                   s["evidence"]["ops"], s["evidence"]["late_ops"], s["evidence"]["others_late_share"])
+            exp = (want_onset, False, nw, onset_window, llround(width), nops - late_from, nops - late_from, 0)
+            if got != exp:
+                problems.append("rank 3's onset_ns, from_start, windows, onset_window, window_ns, ops, late "
+                                "ops and others' late share since %s, expected %s" % (got, exp))
+            for k in ("median_late_us", "mean_late_us", "others_median_exec_us"):
+                if not same_printed(s.get(k), want[3][k]):
+                    problems.append("straggler rank 3: %s %s, %.6g expected" % (k, s.get(k), want[3][k]))
+        if problems:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, "; ".join(problems))
+        return True, "OK %s: 4 ranks' figures as computed, rank 3 late since %d (window %d of %d)" % (
+            name, want_onset, onset_window, nw)
+
+
+def late_share_case(name, n, late_rank, late_ops, nops):
+    """Logs of n ranks (one clock, 40 us jitter, ends together), late_rank 300 us late in the
+    ops late_ops; the report's JSON, or None and why."""
+    rnd = random.Random(11 + n)
+    starts = [[T0 + i * 2_000_000 + 100 * rnd.randrange(400) + (300_000 if r == late_rank and i in late_ops else 0)
+               for r in range(n)] for i in range(nops)]
+    ends = [T0 + i * 2_000_000 + EXEC_NS for i in range(nops)]
+    return starts, ends
+
+
+def wilson_lo(k, n, z=1.959964):
+    """The 95% lower bound of k / n (Wilson score interval), docs/report.md "Evidence and confidence"."""
+    p = k / n
+    return max(0.0, (p + z * z / (2 * n) - z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n))
+
+
+def share_zero_case(a):
+    name = "lateness.others-share-zero"
+    n, nops = 8, 40
+    starts, ends = late_share_case(name, n, 5, set(range(nops)), nops)
+    with harness.Workdir(a.keep, "report-edges") as wd:
+        os.makedirs(wd.dump)
+        write_job(wd.dump, "0x5a0", starts, ends)
+        rep, err = report_json(a, wd.dump)
+        if rep is None:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, err)
+        st, problems = rep["stragglers"], []
+        late = {x["rank"]: x["late_ops"] for c in rep["communicators"] for x in c["ranks"]}
+        if late != {r: nops if r == 5 else 0 for r in range(n)}:
+            problems.append("late ops per rank %s; rank 5 in all %d, the others in none" % (late, nops))
+        if [x["rank"] for x in st] != [5]:
+            problems.append("stragglers %s, rank 5 planted" % [x["rank"] for x in st])
+        else:
+            ev = st[0]["evidence"]
+            got = (ev["ops"], ev["late_ops"], ev["late_share"], ev["others_late_share"])
+            if got != (nops, nops, 1, 0):
+                problems.append("evidence: ops, late ops, late share, others' late share %s; (%d, %d, 1, 0) "
+                                "expected" % (got, nops, nops))
+        if problems:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, "; ".join(problems))
+        return True, "OK %s: rank 5 late in %d of %d, the others' share 0" % (name, nops, nops)
+
+
+def third_named_case(a):
+    name = "lateness.third-named"
+    nops = 30
+    late_ops = set(range(0, nops, 3))
+    starts, ends = late_share_case(name, 2, 1, late_ops, nops)
+    with harness.Workdir(a.keep, "report-edges") as wd:
+        os.makedirs(wd.dump)
+        write_job(wd.dump, "0x3d0", starts, ends)
+        rep, err = report_json(a, wd.dump)
+        if rep is None:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, err)
+        st, problems = rep["stragglers"], []
+        k = len(late_ops)
+        lo = wilson_lo(k, nops)
+        conf = "high" if lo >= rep["options"]["late_share"] else "medium"
+        if [x["rank"] for x in st] != [1]:
+            problems.append("stragglers %s (not enough data: %s); rank 1 planted, late in %d of %d" % (
+                [x["rank"] for x in st], [x["rank"] for x in rep["not_enough_data"]["stragglers"]], k, nops))
+        else:
+            s, ev = st[0], st[0]["evidence"]
+            got = (s["late_ops"], s["ops"], s["from_start"], ev["ops"], ev["late_ops"], ev["others_late_share"],
+                   s["confidence"])
+            if got != (k, nops, True, nops, k, 0, conf) or not same_printed(ev["late_share_low"], lo):
+                problems.append("late ops, ops, from_start, since: ops, late ops, others' share, confidence %s, "
+                                "lower bound %s; %s and %.6g expected" % (got, ev["late_share_low"],
+                                                                          (k, nops, True, nops, k, 0, conf), lo))
+        if problems:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, "; ".join(problems))
+        return True, "OK %s: rank 1 late in %d of %d, named (lower bound %.3f: %s)" % (name, k, nops, lo, conf)
 
 
 def noise_floor_case(a):
@@ -317,6 +499,9 @@ def cases():
     return [harness.Case("lateness.others-exec", others_exec_case, labels=["report"], timeout=120),
             harness.Case("lateness.noise-floor", noise_floor_case, labels=["report"], timeout=120),
             harness.Case("lateness.ties", ties_case, labels=["report"], timeout=120),
+            harness.Case("lateness.others-median", others_median_case, labels=["report"], timeout=120),
+            harness.Case("lateness.others-share-zero", share_zero_case, labels=["report"], timeout=120),
+            harness.Case("lateness.third-named", third_named_case, labels=["report"], timeout=120),
             harness.Case("align.overlapping", overlapping_case, labels=["report"], timeout=120),
             harness.Case("parse.peer-range", peer_range_case, labels=["report"], timeout=120),
             harness.Case("parse.job-id", job_id_case, labels=["report"], timeout=120)]

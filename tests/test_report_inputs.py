@@ -31,6 +31,14 @@
                         of a late rank, wider than every record: the report counts them apart
                         (text and --json), says nothing was left out, and its figures are those
                         of the records alone
+  inputs.threads-same   a planted job (tp, pipeline pairs, world, all-pairs; a late rank, a slow link) in 8
+                        files of plugin-format lines, whose records repeat their header and
+                        metadata (the scanner's per-thread prefix cache), cut into 16 KiB units
+                        (INSPECTOR_REPORT_CHUNK_BYTES) so that neighbouring lines go to different
+                        threads: text, --json and --csv of --threads 4 byte for byte those of
+                        --threads 1, every record counted. Labelled threads: the ThreadSanitizer
+                        tier runs it (a cache or table the reading threads shared unlocked is a
+                        race there, whatever the bytes)
   inputs.deep-tree      logs 64 directory levels down are read; the two directories one level
                         deeper are not, and one warning says so with their count
   inputs.planted-links  --csv DIR with ranks.csv planted as a link to a file outside, and
@@ -615,8 +623,48 @@ def bound_lines_case():
     return harness.Case("inputs.bound-lines", fn, labels=["report"], timeout=60)
 
 
+def threads_same_case():
+    def fn(a):
+        import report_planted
+        job = report_planted.Job(13, nodes=4, gpn=2, iters=24, tp_ops=2, late=5, a2a=True, slow_dir=(0, 1))
+        with harness.Workdir(a.keep, "report-inputs") as wd:
+            os.makedirs(wd.dump)
+            files = job.write(wd.dump)
+            nrec = sum(len(v) for v in job.lines.values())
+            env = dict(os.environ, INSPECTOR_REPORT_CHUNK_BYTES=str(16 << 10))
+            outs, problems = {}, []
+            for threads in (1, 4):
+                got = {}
+                for fmt, extra in (("text", ["--csv", os.path.join(wd.path, "csv%d" % threads)]), ("json", ["--json"])):
+                    rc, out, err = run(a, ["--threads", str(threads)] + extra + files, timeout=240, env=env)
+                    if rc or "ThreadSanitizer" in err:
+                        said = [l for l in err.splitlines() if "ThreadSanitizer" in l or "SUMMARY" in l]
+                        problems.append("--threads %d %s: exit %d: %s" % (threads, fmt, rc, "; ".join(said[:3]) or err[-1500:]))
+                    got[fmt] = out
+                csv_dir = os.path.join(wd.path, "csv%d" % threads)
+                for n in sorted(os.listdir(csv_dir)) if os.path.isdir(csv_dir) else []:
+                    with open(os.path.join(csv_dir, n)) as f:
+                        got["csv/" + n] = f.read()
+                outs[threads] = got
+            if not problems:
+                diff = sorted(k for k in set(outs[1]) | set(outs[4]) if outs[1].get(k) != outs[4].get(k))
+                if diff:
+                    problems.append("--threads 4 differs from --threads 1 in %s" % diff)
+                rep = json.loads(outs[1]["json"])
+                if rep["inputs"]["records"] != nrec or not rep["stragglers"] or not rep["slow_links"]:
+                    problems.append("records %d of %d, stragglers %d, slow links %d (a late rank and a slow link "
+                                    "planted)" % (rep["inputs"]["records"], nrec, len(rep["stragglers"]),
+                                                  len(rep["slow_links"])))
+            if problems:
+                wd.failed = True
+                return False, "FAIL inputs.threads-same: " + "; ".join(problems)
+            return True, "OK inputs.threads-same: %d records in %d files, %d outputs the same on 1 and 4 threads" % (
+                nrec, len(files), len(outs[1]))
+    return harness.Case("inputs.threads-same", fn, labels=["report", "threads"], timeout=120)
+
+
 def cases():
-    return [nranks_mixed_case(), bound_lines_case(), nranks_huge_case(), streams_case(), huge_line_stream_case(), fifo_in_dir_case(),
+    return [threads_same_case(), nranks_mixed_case(), bound_lines_case(), nranks_huge_case(), streams_case(), huge_line_stream_case(), fifo_in_dir_case(),
             deep_tree_case(), planted_links_case(), many_comms_case()]
 
 

@@ -16,6 +16,12 @@ class median is a normal link's), sizes 1, 2 and 4 MiB (--sizes 1M:4M --factor 2
                          node-002 <-> node-003 slow in both, node-005 <-> node-006 in the
                          second only, so in half the groups where a cross-node link was slow:
                          both are named (a link is slow when it is in at least half of them)
+  link_ratio.pipeline-pairs  logs written here: pipeline stages that talk only to each other,
+                         6 hosts of 2 ranks in pairs (node-000 <-> node-001, 002 <-> 003, 004 <->
+                         005), a Send and a Recv each way per iteration on one communicator, the
+                         transfers between node-000 and node-001 4x as long both ways, or one
+                         way: that link named (both ways, or one way from node-000), and neither
+                         of its hosts a slow node (each has one link, to one other host)
   link_ratio.read-order  --slow-link 2:3, 5:6, 6:7 and 0:7: slow nodes node-006 and node-007
                          and a slow link node-002 <-> node-003, read by one thread from the
                          files in name order and in reverse (which changes the order in which
@@ -143,6 +149,79 @@ def half_groups_case(a):
         return True, "OK %s: %s, findings %s" % (name, got, nfind)
 
 
+PP_T0 = 1_700_000_000_000_000_000
+PP_HOSTS, PP_GPN, PP_ITERS, PP_BYTES = 6, 2, 8, 4 << 20
+
+
+def pp_record(nranks, rank, host, op, sn, peer, start, ex):
+    """A P2P record as the plugin writes it (docs/CONTRACTS.md section 2), of one 2-rank-per-host
+    world communicator."""
+    bw = PP_BYTES / ex
+    return json.dumps({
+        "header": {"id": "0x77", "comm_name": "world", "rank": rank, "n_ranks": nranks, "nnodes": PP_HOSTS},
+        "metadata": {"inspector_output_format_version": "v4.0", "git_rev": "test",
+                     "rec_mechanism": "nccl_profiler_interface", "dump_timestamp_us": start // 1000 + 1000,
+                     "hostname": host, "pid": 1000 + rank},
+        "p2p_perf": {"p2p": op, "p2p_sn": sn, "p2p_peer": peer, "p2p_msg_size_bytes": PP_BYTES,
+                     "p2p_exec_time_us": ex // 1000, "p2p_timing_source": "kernel_gpu",
+                     "p2p_algobw_gbs": round(bw, 6), "p2p_busbw_gbs": round(bw, 6), "p2p_exec_time_ns": ex,
+                     "p2p_start_ts_ns": start, "p2p_datatype": "ncclInt8", "p2p_count": PP_BYTES,
+                     "p2p_nchannels": 2, "p2p_stale_channels": 0}}, separators=(",", ":")) + "\n"
+
+
+def write_pipeline(d, slow_dirs):
+    """Pairs of hosts (2k, 2k + 1), each local rank i of one with the same of the other: per
+    iteration a Send and its Recv one way, then the other way. A transfer lasts 92 us (4 MiB at
+    ~100 GB/s and 50 us), x4 from host a to host b for (a, b) in slow_dirs; a Send and its Recv
+    end together."""
+    n = PP_HOSTS * PP_GPN
+    lines, sn = {r: [] for r in range(n)}, {r: 0 for r in range(n)}
+    for it in range(PP_ITERS):
+        t = PP_T0 + it * 10_000_000
+        for k in range(PP_HOSTS // 2):
+            for i in range(PP_GPN):
+                a, b = 2 * k * PP_GPN + i, (2 * k + 1) * PP_GPN + i
+                for back, (snd, rcv) in enumerate(((a, b), (b, a))):
+                    dur = 50_000 + PP_BYTES // 100
+                    if (snd // PP_GPN, rcv // PP_GPN) in slow_dirs:
+                        dur *= 4
+                    ts, tr = t + back * 4_000_000 + 1000 * i, t + back * 4_000_000 + 2000
+                    end = max(ts, tr) + dur
+                    for r, op, peer, st in ((snd, "Send", rcv, ts), (rcv, "Recv", snd, tr)):
+                        lines[r].append(pp_record(n, r, "node-%03d" % (r // PP_GPN), op, sn[r], peer, st, end - st))
+                        sn[r] += 1
+    for r in range(n):
+        with open(os.path.join(d, "node-%03d-pid%d.log" % (r // PP_GPN, 1000 + r)), "w") as f:
+            f.writelines(lines[r])
+
+
+def pipeline_pairs_case(a):
+    name = "link_ratio.pipeline-pairs"
+    exe = os.path.join(os.path.dirname(os.path.abspath(a.replay)), "inspector-report")
+    out, problems = [], []
+    for what, slow_dirs, one_way in (("both ways", {(0, 1), (1, 0)}, False), ("one way", {(0, 1)}, True)):
+        with harness.Workdir(a.keep, "link-ratio") as wd:
+            os.makedirs(wd.dump)
+            write_pipeline(wd.dump, slow_dirs)
+            p = subprocess.run([exe, "--json", wd.dump], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=120, universal_newlines=True)
+            try:
+                rep = json.loads(p.stdout)
+            except ValueError:
+                wd.failed = True
+                return False, "FAIL %s: %s: report rc %d: %s" % (name, what, p.returncode, (p.stdout + p.stderr)[-2000:])
+            links = [(l["a"], l["b"], l["one_way"]) for l in rep["slow_links"]]
+            nodes = [n["hostname"] for n in rep["slow_nodes"]]
+            want = [("node-000", "node-001", one_way)]
+            if links != want or nodes:
+                wd.failed = True
+                problems.append("%s: slow links %s, slow nodes %s; planted %s, no node" % (what, links, nodes, want))
+            out.append("%s: %s" % (what, links))
+    if problems:
+        return False, "FAIL %s: %s" % (name, "; ".join(problems))
+    return True, "OK %s: %s, no slow node" % (name, "; ".join(out))
+
+
 def read_order_case(a):
     """Output order follows names and numbers, not which log was read first: interned ids
     (op names, hostnames) are numbered in the order they are first met, and pairs, links,
@@ -183,6 +262,7 @@ def cases():
     return [harness.Case("link_ratio.slow-link", slow_link_case, labels=["report"], timeout=240),
             harness.Case("link_ratio.slow-node", slow_node_case, labels=["report"], timeout=240),
             harness.Case("link_ratio.half-groups", half_groups_case, labels=["report"], timeout=240),
+            harness.Case("link_ratio.pipeline-pairs", pipeline_pairs_case, labels=["report"], timeout=120),
             harness.Case("link_ratio.read-order", read_order_case, labels=["report"], timeout=240)]
 
 

@@ -73,6 +73,9 @@ endif()
 if(TARGET inspector_core)
   # formatters, names, config, ring, pool, tracker completion rules
   ins_unit_test(core core/test_core.c 120 "threads;unit")
+  # the plugin's objects as the tests link them check their assert()s (no NDEBUG in a build of
+  # the tests, the quick tier's included): a broken invariant aborts
+  ins_unit_test(asserts_on plugin/test_asserts_on.c 60 "unit")
   # the Prometheus output: buckets, escaping, device fallback, window aggregation
   ins_unit_test(prom sink/prom/test_prom.c 60 "unit")
   # NCCL_INSPECTOR_PROM_DUMP_RANKS: per-rank and per-peer counters, their bound (the alert rules' input)
@@ -88,6 +91,9 @@ if(TARGET inspector_core)
   # the log file renamed while the job runs (logrotate): written on under its new name, no
   # batch twice, none lost, no deletion said
   ins_unit_test(writer_renamed sink/json/test_writer_renamed.c 60 "unit")
+  # the log file appended to by 8 threads at once (finalizes, the dump thread): every record
+  # once, whole, each thread's in order; its mutex held in the plain build too (TSan: threads)
+  ins_unit_test(writer_threads sink/json/test_writer_threads.c 60 "threads;unit")
   # trace mode's file deleted while the job runs: a new file that starts with the live inits
   ins_unit_test(trace_deleted abi/test_trace_deleted.c 60 "unit;trace")
   # the dump directory (or a parent) deleted while the job runs and a link planted in its

@@ -50,7 +50,7 @@ void rpt_late(struct rpt_job *j);
  * the same communicator, op and size: a link is slow when its median busbw is
  * below --slow-link-ratio x the median link's in at least half of the
  * (op, size) groups where any link of its class is; a node all of whose links
- * (two or more) are slow is reported as a slow node instead. The transfers of
+ * are slow, to two or more other nodes, is reported as a slow node instead. The transfers of
  * every straggler's process are left out, in every communicator.
  */
 void rpt_links(struct rpt_job *j);

@@ -451,21 +451,27 @@ static void persistent_links(struct rpt_job *j, struct links_work *w) {
   kt_free(&fkeys);
 }
 
-/* Per host (interned id, [0, n]): its cross-node links, how many of them are slow, their
- * worst ratio, and whether it is named a slow node already. */
+/* Per host (interned id, [0, n]): its cross-node links (each direction one), the other hosts
+ * they reach, how many of the links are slow, their worst ratio, and whether it is named a
+ * slow node already. */
 struct hosts {
-  int *links, *slow;
+  int *links, *peers, *slow;
   double *worst;
   bool *node;
 };
 
-/* Every host's links and slow links, in one pass over the tallies. */
+/* Every host's links, peers and slow links, in one pass over the tallies. A link used both
+ * ways is one peer: two directions to one host are not two links of a node (a pipeline stage
+ * that talks only to its neighbour has one, and a slow cable there is the link's, not a
+ * node's). */
 static void count_host_links(const struct rpt_job *j, const struct links_work *w, int nh, struct hosts *hs) {
   for (int h = 0; h <= nh; h++) hs->worst[h] = 1;
   for (size_t r = 0; r < w->nt; r++) {
     const struct tally *t = &w->t[r];
     if (t->host >= 0) continue;
     int l = kt_find(&w->lkeys, key_of(t->a, t->b, -1, -1));
+    bool both_ways = kt_find(&w->tkeys, key_of(t->b, t->a, -1, -1)) >= 0;
+    if (!both_ways || t->a < t->b) hs->peers[t->a]++, hs->peers[t->b]++; /* a pair once */
     for (int side = 0; side < 2; side++) {
       int h = side ? t->b : t->a;
       assert(h >= 0 && h < nh && t->a != t->b); /* a cross-node link: two hosts */
@@ -505,29 +511,31 @@ static void drop_node_links(struct rpt_job *j, const bool *node) {
   j->nlinks = k;
 }
 
-/* Slow nodes: hosts with two or more cross-node links, all of them slow, named in the order
- * the hosts first appear in the tallies (the order of the groups, whatever the hash). */
+/* Slow nodes: hosts whose cross-node links reach two or more other hosts, all of them slow
+ * (each direction), named in the order the hosts first appear in the tallies (the order of
+ * the groups, whatever the hash). */
 static void slow_nodes(struct rpt_job *j, const struct links_work *w) {
   j->slow_nodes = NULL;
   j->nslow_nodes = 0;
   int nh = rpt_nstrings();
-  struct hosts hs = {.links = calloc((size_t)nh + 1, sizeof *hs.links), .slow = calloc((size_t)nh + 1, sizeof *hs.slow),
-                     .worst = malloc(((size_t)nh + 1) * sizeof *hs.worst),
+  struct hosts hs = {.links = calloc((size_t)nh + 1, sizeof *hs.links), .peers = calloc((size_t)nh + 1, sizeof *hs.peers),
+                     .slow = calloc((size_t)nh + 1, sizeof *hs.slow), .worst = malloc(((size_t)nh + 1) * sizeof *hs.worst),
                      .node = calloc((size_t)nh + 1, sizeof *hs.node)};
-  if (!hs.links || !hs.slow || !hs.worst || !hs.node) xalloc_die();
+  if (!hs.links || !hs.peers || !hs.slow || !hs.worst || !hs.node) xalloc_die();
   count_host_links(j, w, nh, &hs);
   for (size_t q = 0; q < w->nt; q++) {
     const struct tally *t = &w->t[q];
     if (t->host >= 0) continue;
     for (int side = 0; side < 2; side++) {
       int h = side ? t->b : t->a;
-      if (hs.node[h] || hs.links[h] < 2 || hs.slow[h] != hs.links[h]) continue;
+      if (hs.node[h] || hs.peers[h] < 2 || hs.slow[h] != hs.links[h]) continue;
       hs.node[h] = true;
       name_slow_node(j, &hs, h);
     }
   }
   drop_node_links(j, hs.node);
   free(hs.links);
+  free(hs.peers);
   free(hs.slow);
   free(hs.worst);
   free(hs.node);
