@@ -273,6 +273,32 @@ def kib(s):
     return float(v) * (1024 if unit == "MiB" else 1)
 
 
+
+MEM_RUNS = 3
+
+
+def memory_checks(rows, bm, am, got):
+    """(what, the doc's KiB, the measured KiB) for each memory figure the docs quote; the
+    verbose one only once its run is in got."""
+    checks = [("reference.md: created, no op yet", rows["init"][0], got[False]["kib_per_comm_at_init"]),
+              ("reference.md: after its first op", rows["first"][0], got[False]["kib_per_comm_after_traffic"]),
+              ("reference.md: 1,000 records waiting", rows["waiting"][0],
+               got[False]["kib_per_busy_comm_unwritten"]),
+              ("BENCHMARKS.md headline: at init", float(bm.group(1)), got[False]["kib_per_comm_at_init"]),
+              ("accuracy-and-overhead.md: idle", float(am.group(1)), got[False]["kib_per_comm_at_init"]),
+              ("accuracy-and-overhead.md: 1,000 records waiting", float(am.group(2)),
+               got[False]["kib_per_busy_comm_unwritten"])]
+    if rows["waiting"][1] is not None and True in got:
+        checks.append(("reference.md: verbose, 1,000 records waiting", rows["waiting"][1],
+                       got[True]["kib_per_busy_comm_unwritten"]))
+    return checks
+
+
+def memory_problems(checks):
+    return ["%s: the doc says %.1f KiB, inspector-bench mem %.1f KiB" % (what, doc, meas)
+            for what, doc, meas in checks if abs(meas - doc) > 0.05 * doc]
+
+
 def memory_case():
     def fn(a):
         san = build_sanitizer(a)
@@ -307,28 +333,25 @@ def memory_case():
             # 25 s); the figure of 1,000 records waiting (3 MiB a communicator) is the same within
             # 0.2% either way, while the process's own pages touched during the few inits (up to
             # 80 KiB) would move the idle figure by 8 KiB each: that one is not compared
+            # Each figure is the least of up to MEM_RUNS runs: what else a process's resident memory
+            # holds at a reading (a huge page the kernel made of the heap, the dump thread's
+            # buffers if a pass came meanwhile) only ever adds to it; one CI run read 162.6 KiB
+            # where quiet runs read 152.3, beside 8 spinning processes 152.8.
             for verbose, comms in ((False, 1000), (True, 10)):
                 extra = {"NCCL_INSPECTOR_DUMP_VERBOSE": "1"} if verbose else {}
-                dump = os.path.join(wd.path, "mem%d" % verbose)
-                r = harness.run([bench, "mem", "--plugin", a.plugin, "--comms", str(comms)],
-                                harness.make_env(extra, dump_dir=dump, debug=False), wd.cwd, a.timeout)
-                vals = dict(re.findall(r"^mem\.inspector\.(\w+) ([\d.]+)$", r.stdout, re.M))
-                if r.rc != 0 or "kib_per_comm_at_init" not in vals:
-                    return fail("memory", wd, ["inspector-bench mem: rc %s\n%s" % (r.rc, r.stderr[-1500:])])
-                got[verbose] = {k: float(v) for k, v in vals.items()}
-            checks = [("reference.md: created, no op yet", rows["init"][0], got[False]["kib_per_comm_at_init"]),
-                      ("reference.md: after its first op", rows["first"][0], got[False]["kib_per_comm_after_traffic"]),
-                      ("reference.md: 1,000 records waiting", rows["waiting"][0],
-                       got[False]["kib_per_busy_comm_unwritten"]),
-                      ("BENCHMARKS.md headline: at init", float(bm.group(1)), got[False]["kib_per_comm_at_init"]),
-                      ("accuracy-and-overhead.md: idle", float(am.group(1)), got[False]["kib_per_comm_at_init"]),
-                      ("accuracy-and-overhead.md: 1,000 records waiting", float(am.group(2)),
-                       got[False]["kib_per_busy_comm_unwritten"])]
-            if rows["waiting"][1] is not None:
-                checks.append(("reference.md: verbose, 1,000 records waiting", rows["waiting"][1],
-                               got[True]["kib_per_busy_comm_unwritten"]))
-            problems = ["%s: the doc says %.1f KiB, inspector-bench mem %.1f KiB" % (what, doc, meas)
-                        for what, doc, meas in checks if abs(meas - doc) > 0.05 * doc]
+                for run in range(MEM_RUNS):
+                    dump = os.path.join(wd.path, "mem%d.%d" % (verbose, run))
+                    r = harness.run([bench, "mem", "--plugin", a.plugin, "--comms", str(comms)],
+                                    harness.make_env(extra, dump_dir=dump, debug=False), wd.cwd, a.timeout)
+                    vals = dict(re.findall(r"^mem\.inspector\.(\w+) ([\d.]+)$", r.stdout, re.M))
+                    if r.rc != 0 or "kib_per_comm_at_init" not in vals:
+                        return fail("memory", wd, ["inspector-bench mem: rc %s\n%s" % (r.rc, r.stderr[-1500:])])
+                    old = got.get(verbose, {})
+                    got[verbose] = {k: min(float(v), old.get(k, float(v))) for k, v in vals.items()}
+                    if not memory_problems(memory_checks(rows, bm, am, got)) or verbose:
+                        break
+            checks = memory_checks(rows, bm, am, got)
+            problems = memory_problems(checks)
             if problems:
                 return fail("memory", wd, problems)
             return True, "OK docs:memory: " + "; ".join("%s %.1f (doc %.1f) KiB" % (w, m, d) for w, d, m in checks)
