@@ -252,9 +252,36 @@ static __attribute__((noinline, cold)) void clock_stepped(struct ins_comm *c, ui
   atomic_fetch_add_explicit(&c->clock_steps, 1, memory_order_relaxed);
 }
 
-/* earlier_channels, when a channel starts at or below the op's floor or before last_end. */
+/* The end of the last certain op, if it was issued before op's group (end first: last_idx);
+ * else 0. */
+static inline uint64_t last_certain_end(struct ins_comm *c, const struct ins_op *op) {
+  uint64_t last_end = atomic_load_explicit(&c->last_end, memory_order_acquire);
+  uint64_t last_idx = atomic_load_explicit(&c->last_idx, memory_order_relaxed);
+  if (!last_idx || (int32_t)((uint32_t)(last_idx - 1) - (uint32_t)op->group_first) >= 0) last_end = 0;
+  return last_end;
+}
+
+/* An op that ran wholly below its floor (its latest stop is below it), as every op does after
+ * the clock went back (and as an op handed over whole does): its starts, for the proof. */
+static __attribute__((noinline, cold)) void watch_below(struct ins_comm *c, const struct ins_op *op,
+                                                        uint64_t mask) {
+  uint8_t ch[INS_MAX_CHANNELS];
+  uint64_t start[INS_MAX_CHANNELS];
+  int n = 0;
+  for (uint64_t m = mask; m; m &= m - 1) {
+    const struct ins_chan *k = &op->ch[__builtin_ctzll(m)];
+    if (!k->start_ptimer || k->stop_ptimer < k->start_ptimer) continue; /* not GPU-timed */
+    ch[n] = k->id;
+    start[n++] = k->start_ptimer;
+  }
+  uint64_t new_floor = ins_step_observe(&c->step, op->floor, ch, start, n);
+  if (new_floor) clock_stepped(c, new_floor);
+}
+
+/* earlier_channels, when a channel may start at or below the op's floor or before last_end. */
 static __attribute__((noinline)) uint64_t earlier_channels_slow(struct ins_comm *c, const struct ins_op *op,
-                                                                uint64_t mask, uint64_t last_end) {
+                                                                uint64_t mask, uint64_t gpu_hi) {
+  uint64_t last_end = last_certain_end(c, op);
   /* The floor only rises, but for a step back proven since the op was issued (clock_stepped):
    * the floor is then lower than the op's, and the new one holds for it. Such an op's starts
    * say nothing for the next proof (they were read before the new floor was delivered). */
@@ -262,34 +289,26 @@ static __attribute__((noinline)) uint64_t earlier_channels_slow(struct ins_comm 
   bool stepped = now < floor;
   if (stepped) floor = now;
   uint64_t bad = 0;
-  uint8_t below_ch[INS_MAX_CHANNELS];
-  uint64_t below_start[INS_MAX_CHANNELS];
-  int below = 0;
   for (uint64_t m = mask; m; m &= m - 1) {
     const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
     if (!ch->start_ptimer || ch->stop_ptimer < ch->start_ptimer) continue; /* not GPU-timed */
     if (ch->start_ptimer <= floor || ch->start_ptimer < last_end) bad |= m & -m;
-    if (ch->start_ptimer < floor && !stepped) {
-      below_ch[below] = ch->id;
-      below_start[below++] = ch->start_ptimer;
-    }
   }
-  /* stale slots, or the clock gone back: the channels below the floor tell, in time */
-  uint64_t new_floor = below ? ins_step_observe(&c->step, floor, below_ch, below_start, below) : 0;
-  if (__builtin_expect(new_floor != 0, 0)) clock_stepped(c, new_floor);
+  /* stale slots, or the clock gone back: ops wholly below the floor tell, in time (an op that
+   * ended above it ran in the old time) */
+  if (__builtin_expect(gpu_hi < floor && !stepped, 0)) watch_below(c, op, mask);
   return bad;
 }
 
-/* The channels of op (of mask) whose GPU timestamps are an earlier op's; gpu_lo: their
- * earliest start (when none starts that early, no channel needs a look). */
+/* The channels of op (of mask) whose GPU timestamps are an earlier op's; gpu_lo, gpu_hi: their
+ * earliest start (when none starts that early, no channel needs a look) and latest stop. The
+ * slow half out of line, last_end loaded again there: fewer values live across the call, and the
+ * common path costs what it did before the clock-step proof (make bench's callgrind: 0 on the
+ * fixture mix, -0.07 on the synthetic traffic; passing last_end cost +0.47 on the latter). */
 static inline uint64_t earlier_channels(struct ins_comm *c, const struct ins_op *op, uint64_t mask,
-                                        uint64_t gpu_lo) {
-  /* the last certain op, if it was issued before this op's group (end first: last_idx) */
-  uint64_t last_end = atomic_load_explicit(&c->last_end, memory_order_acquire);
-  uint64_t last_idx = atomic_load_explicit(&c->last_idx, memory_order_relaxed);
-  if (!last_idx || (int32_t)((uint32_t)(last_idx - 1) - (uint32_t)op->group_first) >= 0) last_end = 0;
-  if (__builtin_expect(gpu_lo > op->floor && gpu_lo >= last_end, 1)) return 0;
-  return earlier_channels_slow(c, op, mask, last_end);
+                                        uint64_t gpu_lo, uint64_t gpu_hi) {
+  if (__builtin_expect(gpu_lo > op->floor && gpu_lo >= last_certain_end(c, op), 1)) return 0;
+  return earlier_channels_slow(c, op, mask, gpu_hi);
 }
 
 /* Where the op stands in the issue order as it completes: what judge.h needs, and
@@ -410,7 +429,7 @@ static struct op_timing choose_timing(struct ins_comm *c, const struct ins_op *o
     return (struct op_timing){INS_TIMING_COLLECTIVE_CPU, op->host_start_ns, op->host_stop_ns, 0};
   if (!s->all_gpu) return (struct op_timing){INS_TIMING_KERNEL_CPU, s->cpu_lo, s->cpu_hi, 0};
   struct op_timing t = {INS_TIMING_KERNEL_GPU, s->gpu_lo, s->gpu_hi, 0};
-  uint64_t bad = earlier_channels(c, op, mask, s->gpu_lo);
+  uint64_t bad = earlier_channels(c, op, mask, s->gpu_lo, s->gpu_hi);
   if (__builtin_expect(bad != 0, 0)) {
     struct op_span k = channel_span(op, mask & ~bad);
     t.stale = __builtin_popcountll(bad);

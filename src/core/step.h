@@ -27,6 +27,8 @@
  * for as long as the step: a step of 1 ms is over after 1 ms of ops), then the floor is the
  * largest of those starts (delivered, in the new time) and ops are timed again.
  *
+ * core/op.c shows the watch the ops that ran wholly below their floor (their latest stop below
+ * it), as every op does after a step back; an op that ended above its floor ran in the old time.
  * The watch counts distinct values as a channel's running maximum below R: a start counts only
  * if it is above every start counted on its channel, so a value handed out twice counts once.
  * A new episode begins when an op issued at a higher floor has channels below it (the count of
