@@ -38,7 +38,7 @@
  * Owned by whichever thread completes an op with channels below its floor: two may at once (the
  * application's and NCCL's proxy thread), so the watch is a try-lock, and a completion that finds
  * it taken counts nothing (fewer counted: a later proof, never a wrong one). No wait, no
- * allocation, no I/O. Pure: tests drive it directly (tests/unit/test_clock_step.c).
+ * allocation, no I/O. Pure: tests drive it directly (tests/unit/core/test_clock_step.c).
  */
 #ifndef INS_STEP_H
 #define INS_STEP_H
