@@ -19,7 +19,7 @@
 #include "core/log.h"
 #include "core/names.h"
 #include "core/sampler.h"
-#include "core/step.h"
+#include "core/clock_step.h"
 #include "core/wake.h"
 
 static inline uint32_t next_sn(struct ins_comm *c) {
@@ -230,8 +230,9 @@ static void release_untrusted(struct ins_comm *c, uint64_t issue);
  *   not, on any recording here, and cost a store per channel per op.)
  * - Unless the clock went back: then every op starts below the floor for as long as the
  *   step. How far below proves nothing (a stale slot may be minutes old); more distinct
- *   starts below one floor on one channel than NCCL's slots can hold do (core/step.h). The
- *   floor then moves to the new time (clock_stepped), and timing goes on.
+ *   starts below one floor on one channel than NCCL's slots can hold do
+ *   (core/clock_step.h). The floor then moves to the new time (clock_stepped), and timing
+ *   goes on.
  *
  * These replace two shape tests that guessed from the channels alone: "the group of
  * channels before a long idle gap is stale" kept the later group, which under the
@@ -239,12 +240,12 @@ static void release_untrusted(struct ins_comm *c, uint64_t issue);
  * whose blocks ran in two waves (two ranks on one GPU, compute beside NCCL) to a part.
  */
 
-_Static_assert(INS_STEP_CHANNELS == INS_MAX_CHANNELS, "core/step.h counts every channel id");
-_Static_assert(INS_STEP_SLOTS == INS_NCCL_PROFILER_SLOTS, "core/step.h's proof counts NCCL's slots");
+_Static_assert(INS_CLOCK_STEP_CHANNELS == INS_MAX_CHANNELS, "clock_step.h counts every channel id");
+_Static_assert(INS_CLOCK_STEP_SLOTS == INS_NCCL_PROFILER_SLOTS, "clock_step.h counts NCCL's slots");
 
-/* The GPU clock went back, proven (core/step.h): the floor is new_floor, a timestamp of the new
- * time, and the last certain op is forgotten (its end is of the old time: every op would start
- * before it). An op issued before this keeps its floor of the old time; earlier_channels_slow
+/* The GPU clock went back, proven (core/clock_step.h): the floor is new_floor, a timestamp of
+ * the new time, and the last certain op is forgotten (its end is of the old time: every op would
+ * start before it). An op issued before this keeps its floor of the old time; earlier_channels_slow
  * judges it against this one. Counted, for the dump thread to say. */
 static __attribute__((noinline, cold)) void clock_stepped(struct ins_comm *c, uint64_t new_floor) {
   atomic_store_explicit(&c->gpu_floor, new_floor, memory_order_relaxed);
@@ -274,12 +275,13 @@ static __attribute__((noinline, cold)) void watch_below(struct ins_comm *c, cons
     ch[n] = k->id;
     start[n++] = k->start_ptimer;
   }
-  uint64_t new_floor = ins_step_observe(&c->step, op->floor, ch, start, n);
+  uint64_t new_floor = ins_clock_step_observe(&c->step, op->floor, ch, start, n);
   if (new_floor) clock_stepped(c, new_floor);
 }
 
 /* earlier_channels, when a channel may start at or below the op's floor or before last_end. */
-static __attribute__((noinline)) uint64_t earlier_channels_slow(struct ins_comm *c, const struct ins_op *op,
+static __attribute__((noinline)) uint64_t earlier_channels_slow(struct ins_comm *c,
+                                                                const struct ins_op *op,
                                                                 uint64_t mask, uint64_t gpu_hi) {
   uint64_t last_end = last_certain_end(c, op);
   /* The floor only rises, but for a step back proven since the op was issued (clock_stepped):

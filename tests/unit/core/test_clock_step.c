@@ -1,7 +1,7 @@
 /*
- * test_clock_step.c - a GPU clock that goes back (src/core/step.h), first through the plugin's
- * v5 ABI and its JSON log (each case in a process of its own: fork_util.h), then the proof
- * itself (core/step.c), driven directly.
+ * test_clock_step.c - a GPU clock that goes back (src/core/clock_step.h), first through the
+ * plugin's v5 ABI and its JSON log (each case in a process of its own: fork_util.h), then the
+ * proof itself (core/clock_step.c), driven directly.
  *   backward_step        a step of -1 s after 10 ops: the 66 ops that start below the floor
  *                        before the step is proven are handed_over; the step is counted once
  *                        (dump_stats clock_steps 1, one warning); every op after them is
@@ -23,12 +23,12 @@
 #include "fork_util.h"
 #include "log_lines.h"
 
-#include "core/step.h"
+#include "core/clock_step.h"
 
 #define T0 5000000000ull     /* the GPU clock at the first op: 5 s */
 #define GAP 20000ull         /* from one op's start to the next's */
 #define STEP 1000000000ull   /* 1 s */
-#define PROOF (INS_STEP_PROOF + 1) /* starts below the floor that prove a step: 66 */
+#define PROOF (INS_CLOCK_STEP_PROOF + 1) /* starts below the floor that prove a step: 66 */
 
 /* An AllReduce in a group of its own (certain: core/judge.h) on 2 channels, starting at t:
  * channel 0 from t to t + 8 us, channel 1 from t + 1 us to t + 9 us. */
@@ -117,8 +117,8 @@ static int case_stale_slots(const char *dir) {
   for (int i = 0; i < 4; i++, now += GAP) op_on(c, sn++, 1, now);
   /* channel 0 hands out old timestamps: 65 distinct values (every one its slots and one
    * value in flight can hold), then one of them 100 times over */
-  for (int i = 0; i < INS_STEP_PROOF; i++) op_on(c, sn++, 0, T0 + (uint64_t)i * GAP);
-  for (int i = 0; i < 100; i++) op_on(c, sn++, 0, T0 + (uint64_t)(INS_STEP_PROOF - 1) * GAP);
+  for (int i = 0; i < INS_CLOCK_STEP_PROOF; i++) op_on(c, sn++, 0, T0 + (uint64_t)i * GAP);
+  for (int i = 0; i < 100; i++) op_on(c, sn++, 0, T0 + (uint64_t)(INS_CLOCK_STEP_PROOF - 1) * GAP);
   uint64_t stale_end = sn;
   op_at(c, sn++, now); /* and a right op on both */
   CHECK(ncclProfiler_v5.finalize(c) == 0);
@@ -127,7 +127,7 @@ static int case_stale_slots(const char *dir) {
   written_at(log, stale_end, now);
   CHECK(last_stats(log, line, sizeof line));
   CHECK_EQ_U(field(line, "coll_records_total"), 6);
-  CHECK_EQ_U(field(line, "handed_over"), INS_STEP_PROOF + 100);
+  CHECK_EQ_U(field(line, "handed_over"), INS_CLOCK_STEP_PROOF + 100);
   CHECK_EQ_U(field(line, "clock_steps"), UINT64_MAX);
   CHECK_EQ_U(atomic_load(&fu_warns), 0);
   free(log);
@@ -185,67 +185,67 @@ static int case_in_flight_at_proof(const char *dir) {
   return g_fail;
 }
 
-/* ---- the proof, driven directly (core/step.c) ------------------------------------------ */
+/* ---- the proof, driven directly (core/clock_step.c) ------------------------------------------ */
 
 #define F 9000000ull /* a floor */
 
 /* One op of floor f with one channel ch below it, starting at t: the new floor, or 0. */
-static uint64_t one(struct ins_step_watch *w, uint64_t f, uint8_t ch, uint64_t t) {
-  return ins_step_observe(w, f, &ch, &t, 1);
+static uint64_t one(struct ins_clock_step *w, uint64_t f, uint8_t ch, uint64_t t) {
+  return ins_clock_step_observe(w, f, &ch, &t, 1);
 }
 
 static void watch_proof_boundary(void) {
-  struct ins_step_watch w;
-  ins_step_init(&w);
+  struct ins_clock_step w;
+  ins_clock_step_init(&w);
   /* 65 distinct starts below F on channel 3: stale slots could hold them all */
-  for (uint64_t i = 0; i < INS_STEP_PROOF; i++) CHECK_EQ_U(one(&w, F, 3, 1000 + i), 0);
+  for (uint64_t i = 0; i < INS_CLOCK_STEP_PROOF; i++) CHECK_EQ_U(one(&w, F, 3, 1000 + i), 0);
   /* the 66th cannot be one: a step, the new floor the largest start counted */
   CHECK_EQ_U(one(&w, F, 3, 5000), 5000);
   /* and the watch begins anew */
-  for (uint64_t i = 0; i < INS_STEP_PROOF; i++) CHECK_EQ_U(one(&w, F, 3, 6000 + i), 0);
+  for (uint64_t i = 0; i < INS_CLOCK_STEP_PROOF; i++) CHECK_EQ_U(one(&w, F, 3, 6000 + i), 0);
   CHECK_EQ_U(one(&w, F, 3, 7000), 7000);
 }
 
 static void watch_repeats(void) {
-  struct ins_step_watch w;
-  ins_step_init(&w);
-  for (uint64_t i = 0; i < INS_STEP_PROOF - 1; i++) CHECK_EQ_U(one(&w, F, 0, 1000 + i), 0);
+  struct ins_clock_step w;
+  ins_clock_step_init(&w);
+  for (uint64_t i = 0; i < INS_CLOCK_STEP_PROOF - 1; i++) CHECK_EQ_U(one(&w, F, 0, 1000 + i), 0);
   /* one value handed out 500 times, and values below those counted: distinct ones only */
-  for (int i = 0; i < 500; i++) CHECK_EQ_U(one(&w, F, 0, 1000 + INS_STEP_PROOF - 1), 0);
+  for (int i = 0; i < 500; i++) CHECK_EQ_U(one(&w, F, 0, 1000 + INS_CLOCK_STEP_PROOF - 1), 0);
   for (int i = 0; i < 500; i++) CHECK_EQ_U(one(&w, F, 0, 10 + (uint64_t)i), 0);
   CHECK_EQ_U(one(&w, F, 0, 2000), 2000); /* the 66th distinct */
 }
 
 static void watch_channels_apart(void) {
-  struct ins_step_watch w;
-  ins_step_init(&w);
+  struct ins_clock_step w;
+  ins_clock_step_init(&w);
   /* 60 distinct on each of 2 channels in one op each time: each channel's own slots */
   for (uint64_t i = 0; i < 60; i++) {
     uint8_t ch[2] = {0, 63};
     uint64_t t[2] = {1000 + i, 5000 + i};
-    CHECK_EQ_U(ins_step_observe(&w, F, ch, t, 2), 0);
+    CHECK_EQ_U(ins_clock_step_observe(&w, F, ch, t, 2), 0);
   }
   for (uint64_t i = 0; i < 5; i++) CHECK_EQ_U(one(&w, F, 0, 2000 + i), 0); /* channel 0: 65 */
   CHECK_EQ_U(one(&w, F, 0, 3000), 5059); /* its 66th: the proof; the floor: channel 63's largest */
 }
 
 static void watch_floors(void) {
-  struct ins_step_watch w;
-  ins_step_init(&w);
-  for (uint64_t i = 0; i < INS_STEP_PROOF; i++) CHECK_EQ_U(one(&w, F, 1, 1000 + i), 0);
+  struct ins_clock_step w;
+  ins_clock_step_init(&w);
+  for (uint64_t i = 0; i < INS_CLOCK_STEP_PROOF; i++) CHECK_EQ_U(one(&w, F, 1, 1000 + i), 0);
   /* an op issued at a lower floor: its events may have been read before F came */
   for (uint64_t i = 0; i < 10; i++) CHECK_EQ_U(one(&w, F - 1, 1, 3000 + i), 0);
   CHECK_EQ_U(one(&w, F, 1, 4000), 4000);
   /* a higher floor starts anew: the count of the lower one says nothing of it */
-  for (uint64_t i = 0; i < INS_STEP_PROOF; i++) CHECK_EQ_U(one(&w, F, 1, 1000 + i), 0);
-  for (uint64_t i = 0; i < INS_STEP_PROOF; i++) CHECK_EQ_U(one(&w, F + 1, 1, 5000 + i), 0);
+  for (uint64_t i = 0; i < INS_CLOCK_STEP_PROOF; i++) CHECK_EQ_U(one(&w, F, 1, 1000 + i), 0);
+  for (uint64_t i = 0; i < INS_CLOCK_STEP_PROOF; i++) CHECK_EQ_U(one(&w, F + 1, 1, 5000 + i), 0);
   CHECK_EQ_U(one(&w, F + 1, 1, 9000), 9000);
 }
 
 static void watch_busy(void) {
-  struct ins_step_watch w;
-  ins_step_init(&w);
-  for (uint64_t i = 0; i < INS_STEP_PROOF; i++) CHECK_EQ_U(one(&w, F, 2, 1000 + i), 0);
+  struct ins_clock_step w;
+  ins_clock_step_init(&w);
+  for (uint64_t i = 0; i < INS_CLOCK_STEP_PROOF; i++) CHECK_EQ_U(one(&w, F, 2, 1000 + i), 0);
   /* another completion holds it: this one counts nothing */
   CHECK(!atomic_flag_test_and_set(&w.busy));
   CHECK_EQ_U(one(&w, F, 2, 2000), 0);
@@ -256,20 +256,20 @@ static void watch_busy(void) {
 /* Two completions at once (the application's thread and NCCL's proxy thread), each handing
  * out the same 65 old values over and over: counted by one at a time, never a proof. */
 struct stale_feed {
-  struct ins_step_watch *w;
+  struct ins_clock_step *w;
   int proofs;
 };
 
 static void *feed_stale(void *arg) {
   struct stale_feed *f = arg;
   for (uint64_t i = 0; i < 20000; i++)
-    f->proofs += one(f->w, F, 5, 1000 + (i * 7) % INS_STEP_PROOF) != 0;
+    f->proofs += one(f->w, F, 5, 1000 + (i * 7) % INS_CLOCK_STEP_PROOF) != 0;
   return NULL;
 }
 
 static void watch_threads(void) {
-  struct ins_step_watch w;
-  ins_step_init(&w);
+  struct ins_clock_step w;
+  ins_clock_step_init(&w);
   struct stale_feed a = {&w, 0}, b = {&w, 0};
   pthread_t t;
   CHECK(pthread_create(&t, NULL, feed_stale, &a) == 0);
@@ -279,7 +279,8 @@ static void watch_threads(void) {
 }
 
 int main(void) {
-  (void)fu_op, (void)fu_records, (void)fu_child_ok, (void)fu_log_files, (void)has; /* not needed here */
+  /* fork_util.h's and log_lines.h's helpers not needed here */
+  (void)fu_op, (void)fu_records, (void)fu_child_ok, (void)fu_log_files, (void)has;
   fu_case("backward_step", case_backward_step);
   fu_case("forward_step", case_forward_step);
   fu_case("stale_slots", case_stale_slots);
