@@ -68,6 +68,7 @@ struct ins_comm *ins_comm_create(const struct ins_config *cfg, uint64_t id, cons
   /* hang detection runs on the dump thread (sink/dump.c) */
   c->untracked_below = cfg->hang_ns && cfg->dump_thread_enable ? 0 : cfg->min_size_bytes;
   pthread_mutex_init(&c->drain_lock, NULL);
+  ins_clock_step_init(&c->step);
   c->reg_idx = NOT_REGISTERED;
   atomic_fetch_add(&g_contexts, 1);
   /* the first context reserves the process's ring memory (failing, it warns once: the

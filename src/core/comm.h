@@ -25,6 +25,7 @@
 #include "core/pool.h"
 #include "core/record.h"
 #include "core/ring.h"
+#include "core/clock_step.h"
 
 #define INS_INFLIGHT_SLOTS 2048 /* a power of two, above INS_OVERTAKE_WINDOW */
 #define INS_COMM_EXT_SINKS 4    /* per-communicator state slots of the sinks (sink/sink.h) */
@@ -87,6 +88,12 @@ struct ins_comm {
    * `last_end`; a reader loads last_end, then last_idx: the pair it sees has an end no
    * later than that op's (op.c). */
   _Atomic uint64_t last_idx, last_end;
+  /* A step back of the GPU clock (core/clock_step.h): the watch that proves one, by whichever
+   * thread completes an op that ran below its floor, and the steps proven (each lowered
+   * the floor to the new time and forgot the last certain op: op.c clock_stepped), for the
+   * dump thread to report. */
+  struct ins_clock_step step;
+  _Atomic uint64_t clock_steps;
   /* Collectives the application called (CollApi events) that NCCL never reported (no
    * Coll event): NCCL 2.28+ sends none for a Broadcast on its AllGatherV path. By enum
    * ins_func: each application group's calls and reports are counted while it is open,

@@ -19,6 +19,7 @@
 #include "core/log.h"
 #include "core/names.h"
 #include "core/sampler.h"
+#include "core/clock_step.h"
 #include "core/wake.h"
 
 static inline uint32_t next_sn(struct ins_comm *c) {
@@ -227,6 +228,11 @@ static void release_untrusted(struct ins_comm *c, uint64_t issue);
  *   is counted as handed over (c->untimed), not recorded. (A per-channel version of the
  *   order test, kept beside it for a while, left out no channel the two tests above did
  *   not, on any recording here, and cost a store per channel per op.)
+ * - Unless the clock went back: then every op starts below the floor for as long as the
+ *   step. How far below proves nothing (a stale slot may be minutes old); more distinct
+ *   starts below one floor on one channel than NCCL's slots can hold do
+ *   (core/clock_step.h). The floor then moves to the new time (clock_stepped), and timing
+ *   goes on.
  *
  * These replace two shape tests that guessed from the channels alone: "the group of
  * channels before a long idle gap is stale" kept the later group, which under the
@@ -234,22 +240,77 @@ static void release_untrusted(struct ins_comm *c, uint64_t issue);
  * whose blocks ran in two waves (two ranks on one GPU, compute beside NCCL) to a part.
  */
 
-/* The channels of op (of mask) whose GPU timestamps are an earlier op's; gpu_lo: their
- * earliest start (when none starts that early, no channel needs a look). */
-static uint64_t earlier_channels(struct ins_comm *c, const struct ins_op *op, uint64_t mask,
-                                 uint64_t gpu_lo) {
-  /* the last certain op, if it was issued before this op's group (end first: last_idx) */
+_Static_assert(INS_CLOCK_STEP_CHANNELS == INS_MAX_CHANNELS, "clock_step.h counts every channel id");
+_Static_assert(INS_CLOCK_STEP_SLOTS == INS_NCCL_PROFILER_SLOTS, "clock_step.h counts NCCL's slots");
+
+/* The GPU clock went back, proven (core/clock_step.h): the floor is new_floor, a timestamp of
+ * the new time, and the last certain op is forgotten (its end is of the old time: every op would
+ * start before it). An op issued before this keeps its floor of the old time; earlier_channels_slow
+ * judges it against this one. Counted, for the dump thread to say. */
+static __attribute__((noinline, cold)) void clock_stepped(struct ins_comm *c, uint64_t new_floor) {
+  atomic_store_explicit(&c->gpu_floor, new_floor, memory_order_relaxed);
+  atomic_store_explicit(&c->last_idx, 0, memory_order_relaxed);
+  atomic_fetch_add_explicit(&c->clock_steps, 1, memory_order_relaxed);
+}
+
+/* The end of the last certain op, if it was issued before op's group (end first: last_idx);
+ * else 0. */
+static inline uint64_t last_certain_end(struct ins_comm *c, const struct ins_op *op) {
   uint64_t last_end = atomic_load_explicit(&c->last_end, memory_order_acquire);
   uint64_t last_idx = atomic_load_explicit(&c->last_idx, memory_order_relaxed);
   if (!last_idx || (int32_t)((uint32_t)(last_idx - 1) - (uint32_t)op->group_first) >= 0) last_end = 0;
-  if (__builtin_expect(gpu_lo > op->floor && gpu_lo >= last_end, 1)) return 0;
+  return last_end;
+}
+
+/* An op that ran wholly below its floor (its latest stop is below it), as every op does after
+ * the clock went back (and as an op handed over whole does): its starts, for the proof. */
+static __attribute__((noinline, cold)) void watch_below(struct ins_comm *c, const struct ins_op *op,
+                                                        uint64_t mask) {
+  uint8_t ch[INS_MAX_CHANNELS];
+  uint64_t start[INS_MAX_CHANNELS];
+  int n = 0;
+  for (uint64_t m = mask; m; m &= m - 1) {
+    const struct ins_chan *k = &op->ch[__builtin_ctzll(m)];
+    if (!k->start_ptimer || k->stop_ptimer < k->start_ptimer) continue; /* not GPU-timed */
+    ch[n] = k->id;
+    start[n++] = k->start_ptimer;
+  }
+  uint64_t new_floor = ins_clock_step_observe(&c->step, op->floor, ch, start, n);
+  if (new_floor) clock_stepped(c, new_floor);
+}
+
+/* earlier_channels, when a channel may start at or below the op's floor or before last_end. */
+static __attribute__((noinline)) uint64_t earlier_channels_slow(struct ins_comm *c,
+                                                                const struct ins_op *op,
+                                                                uint64_t mask, uint64_t gpu_hi) {
+  uint64_t last_end = last_certain_end(c, op);
+  /* The floor only rises, but for a step back proven since the op was issued (clock_stepped):
+   * the floor is then lower than the op's, and the new one holds for it. Such an op's starts
+   * say nothing for the next proof (they were read before the new floor was delivered). */
+  uint64_t floor = op->floor, now = atomic_load_explicit(&c->gpu_floor, memory_order_relaxed);
+  bool stepped = now < floor;
+  if (stepped) floor = now;
   uint64_t bad = 0;
   for (uint64_t m = mask; m; m &= m - 1) {
     const struct ins_chan *ch = &op->ch[__builtin_ctzll(m)];
     if (!ch->start_ptimer || ch->stop_ptimer < ch->start_ptimer) continue; /* not GPU-timed */
-    if (ch->start_ptimer <= op->floor || ch->start_ptimer < last_end) bad |= m & -m;
+    if (ch->start_ptimer <= floor || ch->start_ptimer < last_end) bad |= m & -m;
   }
+  /* stale slots, or the clock gone back: ops wholly below the floor tell, in time (an op that
+   * ended above it ran in the old time) */
+  if (__builtin_expect(gpu_hi < floor && !stepped, 0)) watch_below(c, op, mask);
   return bad;
+}
+
+/* The channels of op (of mask) whose GPU timestamps are an earlier op's; gpu_lo, gpu_hi: their
+ * earliest start (when none starts that early, no channel needs a look) and latest stop. The
+ * slow half out of line, last_end loaded again there: fewer values live across the call, and the
+ * common path costs what it did before the clock-step proof (make bench's callgrind: 0 on the
+ * fixture mix, -0.07 on the synthetic traffic; passing last_end cost +0.47 on the latter). */
+static inline uint64_t earlier_channels(struct ins_comm *c, const struct ins_op *op, uint64_t mask,
+                                        uint64_t gpu_lo, uint64_t gpu_hi) {
+  if (__builtin_expect(gpu_lo > op->floor && gpu_lo >= last_certain_end(c, op), 1)) return 0;
+  return earlier_channels_slow(c, op, mask, gpu_hi);
 }
 
 /* Where the op stands in the issue order as it completes: what judge.h needs, and
@@ -370,7 +431,7 @@ static struct op_timing choose_timing(struct ins_comm *c, const struct ins_op *o
     return (struct op_timing){INS_TIMING_COLLECTIVE_CPU, op->host_start_ns, op->host_stop_ns, 0};
   if (!s->all_gpu) return (struct op_timing){INS_TIMING_KERNEL_CPU, s->cpu_lo, s->cpu_hi, 0};
   struct op_timing t = {INS_TIMING_KERNEL_GPU, s->gpu_lo, s->gpu_hi, 0};
-  uint64_t bad = earlier_channels(c, op, mask, s->gpu_lo);
+  uint64_t bad = earlier_channels(c, op, mask, s->gpu_lo, s->gpu_hi);
   if (__builtin_expect(bad != 0, 0)) {
     struct op_span k = channel_span(op, mask & ~bad);
     t.stale = __builtin_popcountll(bad);

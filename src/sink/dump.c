@@ -59,7 +59,7 @@ struct drain_comm {
   uint64_t partial[2];    /* records written without some of their channels */
   /* what the sinks were last told (report_counts) */
   uint64_t told_untimed[2][INS_UNTIMED_REASONS], told_unreported[INS_FUNC_COUNT], told_partial[2];
-  uint64_t told_bounded[2];
+  uint64_t told_bounded[2], told_clock_steps;
   struct ins_hang_comm *hang; /* hang detection's (sink/hang.h): made at the first op */
   /* An inherited context finalized in a forked child (forget): its sinks' states, kept */
   void *left_sink[INS_COMM_EXT_SINKS];
@@ -72,7 +72,7 @@ static int g_nsinks;
 static pthread_t g_thread;
 static bool g_thread_running;
 static atomic_bool g_stop;
-static atomic_int g_warned_drop, g_warned_channel, g_warned_groups;
+static atomic_int g_warned_drop, g_warned_channel, g_warned_groups, g_warned_step;
 atomic_int ins_sink_dir_said; /* sink.h */
 static atomic_int g_said_unit[3]; /* the GPU timer's unit logged once per process, per unit */
 static struct drainer g_thread_drainer; /* owned by the dump thread */
@@ -331,6 +331,8 @@ static void report_counts(struct ins_comm *c, struct drainer *d) {
     k.unreported_since[f] = k.unreported_total[f] - dc->told_unreported[f];
     news |= k.unreported_since[f] != 0;
   }
+  k.clock_steps = atomic_load_explicit(&c->clock_steps, memory_order_relaxed);
+  news |= k.clock_steps != dc->told_clock_steps;
   if (news) {
     ins_sampler_stats(&smp);
     int rc = 0;
@@ -344,9 +346,16 @@ static void report_counts(struct ins_comm *c, struct drainer *d) {
         memcpy(dc->told_untimed[kind], k.untimed_total[kind], sizeof dc->told_untimed[kind]);
       }
       memcpy(dc->told_unreported, k.unreported_total, sizeof dc->told_unreported);
+      dc->told_clock_steps = k.clock_steps;
     }
   }
   if (k.dropped_since[0] || k.dropped_since[1]) say_dropping(c, &k);
+  if (k.clock_steps)
+    ins_warn_once(&g_warned_step,
+                  "communicator 0x%llx rank %d: the GPU clock went back (a step of the clock it "
+                  "follows, NTP's); the ops that started before it was proven are counted "
+                  "handed_over, and timing goes on from the new time (clock_steps in dump_stats)",
+                  (unsigned long long)c->id, c->rank);
   if (atomic_load_explicit(&c->bad_channel, memory_order_relaxed))
     ins_warn_once(&g_warned_channel,
                   "kernel events with channel ids of 64 or more were ignored (communicator 0x%llx)",
@@ -679,6 +688,10 @@ static void say_untimed(const struct ins_comm *c, const struct drain_comm *dc) {
   if (n && bounded && n < (int)sizeof why - 80) /* of the unverified, those written as bounds */
     n += snprintf(why + n, sizeof why - (size_t)n, "; %llu of the unverified written as bounds",
                   (unsigned long long)bounded);
+  uint64_t steps = atomic_load_explicit(&c->clock_steps, memory_order_relaxed);
+  if (n && steps && n < (int)sizeof why - 80) /* what left the handed_over: docs/reference.md */
+    n += snprintf(why + n, sizeof why - (size_t)n, "; steps back of the GPU clock: %llu",
+                  (unsigned long long)steps);
   if (n)
     ins_info("communicator 0x%llx rank %d: ops left without a record: %s (unverified: NCCL's "
              "proxy thread may have been 64 works behind the GPU, so their timestamps may be a "

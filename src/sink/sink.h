@@ -74,6 +74,8 @@ struct ins_sink_counts {
   /* collectives the application called that NCCL never reported (core/comm.h), by enum
    * ins_func: totals and since the last counts */
   uint64_t unreported_total[INS_FUNC_COUNT], unreported_since[INS_FUNC_COUNT];
+  /* steps back of the GPU clock proven (core/clock_step.h): a total */
+  uint64_t clock_steps;
   const struct ins_sample_stats *sampling; /* the process's sampled timing */
   const struct ins_timer *timer;           /* the GPU timer's unit (core/timer.h) */
 };

@@ -512,6 +512,9 @@ def check_untimed(s, where, errors):
         nb = s.get(k + "_bounded_total")  # of the unverified, those bounded: once not 0
         if nb is not None and not (_is_int(nb) and 0 < nb <= (u if isinstance(u, dict) else {}).get("unverified", 0)):
             bad.append("%s_bounded_total must be a positive int, at most the unverified" % k)
+    steps = s.get("clock_steps")  # steps back of the GPU clock proven: once not 0
+    if steps is not None and not (_is_int(steps) and steps > 0):
+        bad.append("clock_steps must be a positive int")
     un = s.get("coll_unreported")
     if un is not None and not (isinstance(un, dict) and un and
                                all(_is_int(v) and v > 0 for v in un.values())):
@@ -521,7 +524,7 @@ def check_untimed(s, where, errors):
     if bad:
         return None
     return {k: v for k, v in s.items() if k not in UNTIMED_KEYS and k != "coll_unreported"
-            and not k.endswith("_bounded_total")}
+            and not k.endswith("_bounded_total") and k != "clock_steps"}
 
 
 def untimed_sig(s):
@@ -529,7 +532,8 @@ def untimed_sig(s):
     nothing yet stands at zero)."""
     zero = {"untimed_total": 0, "untimed": dict.fromkeys(oracle.UNTIMED, 0), "partial_total": 0}
     return json.dumps([s.get(k, zero[k.split("_", 1)[1]]) for k in UNTIMED_KEYS] +
-                      [s.get("coll_unreported"), s.get("coll_bounded_total"), s.get("p2p_bounded_total")],
+                      [s.get("coll_unreported"), s.get("coll_bounded_total"), s.get("p2p_bounded_total"),
+                       s.get("clock_steps")],
                       sort_keys=True)
 
 

@@ -156,6 +156,9 @@ if(TARGET inspector_core)
   endif()
   # an op's time from its channels: equal start and stop, the latest stop, stale channels
   ins_unit_test(op_timestamps core/test_op_timestamps.c 120 "unit")
+  # a GPU clock that goes back (core/clock_step.h): proven, counted once, timed again; stale slots
+  # never taken for a step; the proof's try-lock under two completing threads (TSan: threads)
+  ins_unit_test(clock_step core/test_clock_step.c 120 "threads;unit")
   # a host that sends no Group events: every op written, one warning (core/op.c group_unknown)
   ins_unit_test(op_no_group core/test_op_no_group.c 120 "unit")
   # rings of 16 cells wrapping under the dump thread, two producers each (TSan: label threads)

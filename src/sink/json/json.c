@@ -330,6 +330,8 @@ static int stats_line(struct ins_buf *b, const struct json_comm *h, const char *
     /* of the unverified, those written as bounds (once there is one: core/judge.h) */
     if (k->bounded_total[i]) put_count(b, false, pfx[i], "bounded_total", k->bounded_total[i]);
   }
+  /* steps back of the GPU clock (core/clock_step.h), once there is one */
+  if (k->clock_steps) put_count(b, false, "", "clock_steps", k->clock_steps);
   unreported_object(b, k);
   if (smp && smp->mode != INS_SAMPLE_ALL) sampling_object(b, smp);
   if (k->timer && k->timer->rate_khz) gpu_timer_object(b, k->timer);
