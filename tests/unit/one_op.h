@@ -56,18 +56,28 @@ static inline struct prof_descr_v5 oo_allreduce_descr(uint64_t sn, int n) {
   return d;
 }
 
-static inline int oo_allreduce(void *ctx, uint64_t sn, const struct oo_span *ch, int n) {
+/* Such an AllReduce started on n channels, none run yet: its handle, or NULL. For a test
+ * that holds ops in flight, or runs their channels out of order (oo_channels, then
+ * OO_TABLE.stopEvent). */
+static inline void *oo_allreduce_start(void *ctx, uint64_t sn, int n) {
   struct prof_descr_v5 d = oo_allreduce_descr(sn, n);
   void *op = NULL;
-  if (OO_TABLE.startEvent(ctx, &op, &d) != 0 || !op) return 0;
+  if (OO_TABLE.startEvent(ctx, &op, &d) != 0) return NULL;
+  return op;
+}
+
+/* op's kernel channels first .. first+n-1 run over the spans ch (start, then stop): 1 when
+ * every channel was started. */
+static inline int oo_channels(void *ctx, void *op, int first, const struct oo_span *ch, int n) {
   int started = 1;
   for (int c = 0; c < n; c++) {
-    void *h = NULL;
+    struct prof_descr_v5 d;
     memset(&d, 0, sizeof d);
     d.type = PROF_EV_KERNEL_CH;
     d.parentObj = op;
-    d.kernelCh.channelId = (uint8_t)c;
+    d.kernelCh.channelId = (uint8_t)(first + c);
     d.kernelCh.pTimer = ch[c].start;
+    void *h = NULL;
     if (OO_TABLE.startEvent(ctx, &h, &d) != 0 || !h) {
       started = 0;
       continue;
@@ -78,6 +88,13 @@ static inline int oo_allreduce(void *ctx, uint64_t sn, const struct oo_span *ch,
     OO_TABLE.recordEventState(h, PROF_STATE_KERNEL_CH_STOP, &args);
     OO_TABLE.stopEvent(h);
   }
+  return started;
+}
+
+static inline int oo_allreduce(void *ctx, uint64_t sn, const struct oo_span *ch, int n) {
+  void *op = oo_allreduce_start(ctx, sn, n);
+  if (!op) return 0;
+  int started = oo_channels(ctx, op, 0, ch, n);
   OO_TABLE.stopEvent(op);
   return started;
 }

@@ -40,21 +40,10 @@ static void op_at(void *ctx, uint64_t sn, uint64_t t) {
 /* The same on channel `ch` alone, from t to t + 8 us. */
 static void op_on(void *ctx, uint64_t sn, int ch, uint64_t t) {
   oo_group(ctx);
-  struct prof_descr_v5 d = oo_allreduce_descr(sn, 1);
-  void *op = NULL;
-  CHECK(ncclProfiler_v5.startEvent(ctx, &op, &d) == 0 && op);
-  memset(&d, 0, sizeof d);
-  d.type = PROF_EV_KERNEL_CH;
-  d.parentObj = op;
-  d.kernelCh.channelId = (uint8_t)ch;
-  d.kernelCh.pTimer = t;
-  void *h = NULL;
-  CHECK(ncclProfiler_v5.startEvent(ctx, &h, &d) == 0 && h);
-  union prof_state_args args;
-  memset(&args, 0, sizeof args);
-  args.kernelCh.pTimer = t + 8000;
-  ncclProfiler_v5.recordEventState(h, PROF_STATE_KERNEL_CH_STOP, &args);
-  ncclProfiler_v5.stopEvent(h);
+  void *op = oo_allreduce_start(ctx, sn, 1);
+  CHECK(op != NULL);
+  if (!op) return;
+  CHECK(oo_channels(ctx, op, ch, &(struct oo_span){t, t + 8000}, 1));
   ncclProfiler_v5.stopEvent(op);
 }
 
@@ -137,29 +126,15 @@ static int case_stale_slots(const char *dir) {
 /* An AllReduce on 2 channels, started (in a group of its own) but not yet run. */
 static void *op_begin(void *ctx, uint64_t sn) {
   oo_group(ctx);
-  struct prof_descr_v5 d = oo_allreduce_descr(sn, 2);
-  void *op = NULL;
-  CHECK(ncclProfiler_v5.startEvent(ctx, &op, &d) == 0 && op);
+  void *op = oo_allreduce_start(ctx, sn, 2);
+  CHECK(op != NULL);
   return op;
 }
 
 /* Its channels, as op_at's from t, and its stop. */
 static void op_run(void *ctx, void *op, uint64_t t) {
-  for (int ch = 0; ch < 2; ch++) {
-    struct prof_descr_v5 d;
-    memset(&d, 0, sizeof d);
-    d.type = PROF_EV_KERNEL_CH;
-    d.parentObj = op;
-    d.kernelCh.channelId = (uint8_t)ch;
-    d.kernelCh.pTimer = t + (uint64_t)ch * 1000;
-    void *h = NULL;
-    CHECK(ncclProfiler_v5.startEvent(ctx, &h, &d) == 0 && h);
-    union prof_state_args args;
-    memset(&args, 0, sizeof args);
-    args.kernelCh.pTimer = t + 8000 + (uint64_t)ch * 1000;
-    ncclProfiler_v5.recordEventState(h, PROF_STATE_KERNEL_CH_STOP, &args);
-    ncclProfiler_v5.stopEvent(h);
-  }
+  if (!op) return;
+  CHECK(oo_channels(ctx, op, 0, (struct oo_span[]){{t, t + 8000}, {t + 1000, t + 9000}}, 2));
   ncclProfiler_v5.stopEvent(op);
 }
 

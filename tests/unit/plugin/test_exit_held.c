@@ -25,27 +25,15 @@ static const char *g_fakehip; /* argv[1] */
 /* An AllReduce started (in a group of its own), not completed. */
 static void *start_op(void *ctx, uint64_t sn) {
   oo_group(ctx);
-  struct prof_descr_v5 d = oo_allreduce_descr(sn, 1);
-  void *op = NULL;
-  CHECK(ncclProfiler_v5.startEvent(ctx, &op, &d) == 0 && op);
+  void *op = oo_allreduce_start(ctx, sn, 1);
+  CHECK(op != NULL);
   return op;
 }
 
 /* Its channel 0 run on the GPU over [t, t + 12000), and its host stop: complete. */
 static void finish_op(void *ctx, void *op, uint64_t t) {
-  struct prof_descr_v5 d;
-  memset(&d, 0, sizeof d);
-  d.type = PROF_EV_KERNEL_CH;
-  d.parentObj = op;
-  d.kernelCh.channelId = 0;
-  d.kernelCh.pTimer = t;
-  void *h = NULL;
-  CHECK(ncclProfiler_v5.startEvent(ctx, &h, &d) == 0 && h);
-  union prof_state_args args;
-  memset(&args, 0, sizeof args);
-  args.kernelCh.pTimer = t + 12000;
-  ncclProfiler_v5.recordEventState(h, PROF_STATE_KERNEL_CH_STOP, &args);
-  ncclProfiler_v5.stopEvent(h);
+  if (!op) return;
+  CHECK(oo_channels(ctx, op, 0, &(struct oo_span){t, t + 12000}, 1));
   ncclProfiler_v5.stopEvent(op);
 }
 
