@@ -205,6 +205,23 @@ def same_printed(got, want):
     return got is not None and float("%.6g" % want) == got
 
 
+def judge_job(a, name, comm, starts, ends, check):
+    """The case named name over a hand-made job (write_job's starts and ends): the report's
+    JSON held by check(rep) -> (problems, what it found)."""
+    with harness.Workdir(a.keep, "report-edges") as wd:
+        os.makedirs(wd.dump)
+        write_job(wd.dump, comm, starts, ends)
+        rep, err = report_json(a, wd.dump)
+        if rep is None:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, err)
+        problems, found = check(rep)
+        if problems:
+            wd.failed = True
+            return False, "FAIL %s: %s" % (name, "; ".join(problems))
+        return True, "OK %s: %s" % (name, found)
+
+
 def others_median_case(a):
     name = "lateness.others-median"
     n, nops, gap, dur, late_from, late_ns = 4, 32, 2_000_000, 800_000, 16, 250_000
@@ -229,13 +246,7 @@ def others_median_case(a):
     width = (t[-1] - t[0]) / nw
     onset_window = late_from * nw // nops
     want_onset = ref + llround(t[0] + onset_window * width)
-    with harness.Workdir(a.keep, "report-edges") as wd:
-        os.makedirs(wd.dump)
-        write_job(wd.dump, "0x4e4", starts, ends)
-        rep, err = report_json(a, wd.dump)
-        if rep is None:
-            wd.failed = True
-            return False, "FAIL %s: %s" % (name, err)
+    def check(rep):
         problems = []
         if rep["alignment"]["late_threshold_us"] != 100:
             problems.append("lateness threshold %s us, not --late-us (ends agree exactly)"
@@ -262,11 +273,9 @@ def others_median_case(a):
             for k in ("median_late_us", "mean_late_us", "others_median_exec_us"):
                 if not same_printed(s.get(k), want[3][k]):
                     problems.append("straggler rank 3: %s %s, %.6g expected" % (k, s.get(k), want[3][k]))
-        if problems:
-            wd.failed = True
-            return False, "FAIL %s: %s" % (name, "; ".join(problems))
-        return True, "OK %s: 4 ranks' figures as computed, rank 3 late since %d (window %d of %d)" % (
-            name, want_onset, onset_window, nw)
+        return problems, "4 ranks' figures as computed, rank 3 late since %d (window %d of %d)" % (
+            want_onset, onset_window, nw)
+    return judge_job(a, name, "0x4e4", starts, ends, check)
 
 
 def late_share_case(name, n, late_rank, late_ops, nops):
@@ -289,13 +298,7 @@ def share_zero_case(a):
     name = "lateness.others-share-zero"
     n, nops = 8, 40
     starts, ends = late_share_case(name, n, 5, set(range(nops)), nops)
-    with harness.Workdir(a.keep, "report-edges") as wd:
-        os.makedirs(wd.dump)
-        write_job(wd.dump, "0x5a0", starts, ends)
-        rep, err = report_json(a, wd.dump)
-        if rep is None:
-            wd.failed = True
-            return False, "FAIL %s: %s" % (name, err)
+    def check(rep):
         st, problems = rep["stragglers"], []
         late = {x["rank"]: x["late_ops"] for c in rep["communicators"] for x in c["ranks"]}
         if late != {r: nops if r == 5 else 0 for r in range(n)}:
@@ -308,10 +311,8 @@ def share_zero_case(a):
             if got != (nops, nops, 1, 0):
                 problems.append("evidence: ops, late ops, late share, others' late share %s; (%d, %d, 1, 0) "
                                 "expected" % (got, nops, nops))
-        if problems:
-            wd.failed = True
-            return False, "FAIL %s: %s" % (name, "; ".join(problems))
-        return True, "OK %s: rank 5 late in %d of %d, the others' share 0" % (name, nops, nops)
+        return problems, "rank 5 late in %d of %d, the others' share 0" % (nops, nops)
+    return judge_job(a, name, "0x5a0", starts, ends, check)
 
 
 def third_named_case(a):
@@ -319,13 +320,7 @@ def third_named_case(a):
     nops = 30
     late_ops = set(range(0, nops, 3))
     starts, ends = late_share_case(name, 2, 1, late_ops, nops)
-    with harness.Workdir(a.keep, "report-edges") as wd:
-        os.makedirs(wd.dump)
-        write_job(wd.dump, "0x3d0", starts, ends)
-        rep, err = report_json(a, wd.dump)
-        if rep is None:
-            wd.failed = True
-            return False, "FAIL %s: %s" % (name, err)
+    def check(rep):
         st, problems = rep["stragglers"], []
         k = len(late_ops)
         lo = wilson_lo(k, nops)
@@ -341,10 +336,8 @@ def third_named_case(a):
                 problems.append("late ops, ops, from_start, since: ops, late ops, others' share, confidence %s, "
                                 "lower bound %s; %s and %.6g expected" % (got, ev["late_share_low"],
                                                                           (k, nops, True, nops, k, 0, conf), lo))
-        if problems:
-            wd.failed = True
-            return False, "FAIL %s: %s" % (name, "; ".join(problems))
-        return True, "OK %s: rank 1 late in %d of %d, named (lower bound %.3f: %s)" % (name, k, nops, lo, conf)
+        return problems, "rank 1 late in %d of %d, named (lower bound %.3f: %s)" % (k, nops, lo, conf)
+    return judge_job(a, name, "0x3d0", starts, ends, check)
 
 
 def noise_floor_case(a):
