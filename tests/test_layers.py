@@ -5,7 +5,9 @@ against the rule of the folder it is in. Needs nothing built.
 
   layers.src           each folder includes only what its floor may: nccl/ nothing of ours;
                        core/ core/ and nccl/; io/ io/, core/utf8.h; net/ net/, io/,
-                       core/clock.h, core/redact.h; abi/ anything below the sinks' outputs; the dump layer
+                       core/clock.h, core/redact.h; trace/ (trace mode) nccl/, core/, io/;
+                       abi/ trace/'s trace.h and tracefmt.h, and anything below the sinks'
+                       outputs; the dump layer
                        (sink/*.c but sinks.c) no output; each output (sink/json, prom, otlp)
                        core/, io/, nccl/, sink.h, device.h, vocab.h and its own folder, and
                        only otlp/ net/
@@ -25,8 +27,8 @@ against the rule of the folder it is in. Needs nothing built.
                        tests.cmake) or as one ctest running them all; no case is named by
                        hand there (a case added to a table and not to such a line never ran)
   layers.selftest      the checker finds a planted sideways include, a planted upward
-                       include, a planted cycle, a case named by hand and a binary whose
-                       cases no ctest runs (so the cases above can fail)
+                       include (trace mode's among them), a planted cycle, a case named by
+                       hand and a binary whose cases no ctest runs (so the cases above can fail)
 """
 import os
 import re
@@ -43,6 +45,7 @@ REPO = harness.REPO
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 OUTPUTS = ("sink/json/", "sink/prom/", "sink/otlp/")
 SINK_SHARED = ("sink/sink.h", "sink/device.h", "sink/vocab.h")
+TRACE_PUBLIC = ("trace/trace.h", "trace/tracefmt.h")  # trace/internal.h is trace/'s own
 
 
 def includes(root, rel):
@@ -79,9 +82,11 @@ def allowed(rel, inc):
         return inc == "core/utf8.h"
     if rel.startswith("net/"):
         return under("io/") or inc in ("core/clock.h", "core/redact.h")
+    if rel.startswith("trace/"):
+        return under("nccl/", "core/", "io/")
     if rel.startswith("abi/"):
-        return under("nccl/", "core/", "io/") or (inc.startswith("sink/") and
-                                                 not inc.startswith(OUTPUTS))
+        return (under("nccl/", "core/", "io/") or inc in TRACE_PUBLIC or
+                (inc.startswith("sink/") and not inc.startswith(OUTPUTS)))
     for out in OUTPUTS:
         if rel.startswith(out):
             return (under("nccl/", "core/", "io/") or inc in SINK_SHARED or
@@ -247,7 +252,9 @@ def case_selftest(_a):
         plants = [("sink/prom/prom.c", '#include "sink/json/json.h"\n', "sideways"),
                   ("core/ring.c", '#include "sink/dump.h"\n', "upward"),
                   ("net/url.c", '#include "sink/otlp/otlp.h"\n', "net knows OTLP"),
-                  ("sink/dump.c", '#include "sink/otlp/otlp.h"\n', "dump layer names an output")]
+                  ("sink/dump.c", '#include "sink/otlp/otlp.h"\n', "dump layer names an output"),
+                  ("trace/writer.c", '#include "sink/sink.h"\n', "trace mode knows the sinks"),
+                  ("abi/adapter.c", '#include "trace/internal.h"\n', "adapter inside trace mode")]
         for rel, line, what in plants:
             p = os.path.join(root, rel)
             with open(p) as f:
@@ -303,9 +310,9 @@ def case_selftest(_a):
             f.write("int planted;\n")
         if not any(x.startswith("src/core/planted.c") for x in layout_problems(tmp, TESTED_THROUGH)):
             return False, "FAIL layers.selftest: a module with no test (src/core/planted.c) was not found"
-    return True, ("OK layers.selftest: 4 planted includes, a planted cycle (%s), a case named by "
+    return True, ("OK layers.selftest: %d planted includes, a planted cycle (%s), a case named by "
                   "hand, an unregistered binary, a loose test, a test of no module and a module "
-                  "with no test reported" % (" -> ".join(planted_pair)))
+                  "with no test reported" % (len(plants), " -> ".join(planted_pair)))
 
 
 # tests/unit's folders that are not src/'s: a tool's modules, or the whole plugin
@@ -319,7 +326,6 @@ TESTED_THROUGH = {
     "abi/adapter_v5.c": "tests/test_fixtures.py (the v5 recordings of NCCL 2.28.9)",
     "abi/adapter_v6.c": "tests/test_fixtures.py (the v6 recordings of NCCL 2.30.7)",
     "abi/lifecycle.c": "tests/unit/plugin/test_plugin_reload.c, abi/test_adapter_misuse.c",
-    "abi/tracefmt.c": "tests/test_trace_mode.py (trace files replayed, byte for byte)",
     "core/env.c": "tests/unit/plugin/test_limits.c, tests/test_bad_env.py",
     "core/inflight.c": "tests/unit/sink/test_hang.c",
     "core/names.c": "tests/unit/core/test_core.c",
@@ -336,6 +342,9 @@ TESTED_THROUGH = {
     "sink/sinks.c": "tests/unit/plugin/test_no_otlp.c, tests/test_prom.py",
     "sink/stash.c": "tests/unit/plugin/test_exit_held.c",
     "sink/vocab.c": "tests/unit/sink/prom/test_prom.c",
+    "trace/capture.c": "tests/unit/trace/test_trace_order.c, test_trace_fork.c (every thread's buffer)",
+    "trace/tracefmt.c": "tests/test_trace_mode.py (trace files replayed, byte for byte)",
+    "trace/writer.c": "tests/unit/trace/test_trace_deleted.c, tests/test_trace_mode.py",
 }
 
 

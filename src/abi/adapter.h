@@ -13,7 +13,7 @@
 #include "nccl/profiler_abi.h"
 #include "core/op.h"
 #include "core/sampler.h"
-#include "abi/trace.h"
+#include "trace/trace.h"
 
 #define INS_EXPORT __attribute__((visibility("default")))
 

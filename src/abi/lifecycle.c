@@ -20,7 +20,7 @@
 #include "core/op.h"
 #include "core/sampler.h"
 #include "sink/dump.h"
-#include "abi/trace.h"
+#include "trace/trace.h"
 
 #ifndef INSPECTOR_VERSION
 #define INSPECTOR_VERSION "0.0.0"

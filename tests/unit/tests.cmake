@@ -1,6 +1,6 @@
 # C unit tests (included from tests/CMakeLists.txt). Each lives where the code it tests lives:
 # tests/unit/<floor>/test_<module>[_<what>].c for src/<floor>/<module>.c (core, io, net, sink,
-# sink/json, sink/prom, sink/otlp, abi), tests/unit/report/ and spank/ for tools/report and
+# sink/json, sink/prom, sink/otlp, abi, trace), tests/unit/report/ and spank/ for tools/report and
 # tools/spank, tests/unit/plugin/ for the whole plugin driven through its ABI table as NCCL
 # would; tests/test_layers.py (layers.tests-layout) holds that rule. The headers the tests
 # share (check.h, cases.h, one_op.h, ...) are in tests/unit itself.
@@ -95,7 +95,7 @@ if(TARGET inspector_core)
   # once, whole, each thread's in order; its mutex held in the plain build too (TSan: threads)
   ins_unit_test(writer_threads sink/json/test_writer_threads.c 60 "threads;unit")
   # trace mode's file deleted while the job runs: a new file that starts with the live inits
-  ins_unit_test(trace_deleted abi/test_trace_deleted.c 60 "unit;trace")
+  ins_unit_test(trace_deleted trace/test_trace_deleted.c 60 "unit;trace")
   # the dump directory (or a parent) deleted while the job runs and a link planted in its
   # place: not followed by the log, the trace file or the .prom files (one warning, counted);
   # the user's own links still are. One process per case: unit_dir_relinked.<case>
@@ -200,14 +200,14 @@ if(TARGET inspector_core)
   # the log's page layout pads only a line that would straddle a page
   ins_unit_test(writer_layout sink/json/test_writer_layout.c 60 "unit")
   # trace lines in time order, even for an event timed before lines already written
-  ins_unit_test(trace_order abi/test_trace_order.c 60 "unit;trace")
+  ins_unit_test(trace_order trace/test_trace_order.c 60 "unit;trace")
   # fork() with a large trace backlog: the child's handlers touch none of it, the child's
   # own trace holds its lines only and replays (through the plugin and inspector-replay)
   if(TARGET inspector-replay AND TARGET rccl-profiler-inspector)
-    ins_unit_test(trace_fork abi/test_trace_fork.c 120 "threads;unit;trace"
+    ins_unit_test(trace_fork trace/test_trace_fork.c 120 "threads;unit;trace"
                   $<TARGET_FILE:inspector-replay> $<TARGET_FILE:rccl-profiler-inspector>)
   else()
-    ins_unit_test(trace_fork abi/test_trace_fork.c 120 "threads;unit;trace")
+    ins_unit_test(trace_fork trace/test_trace_fork.c 120 "threads;unit;trace")
   endif()
   # hang detection: ops in flight past NCCL_INSPECTOR_HANG_SECONDS said at once, again, and
   # resolved; idle communicators; the Prometheus and OTLP gauges; on the checks' own clock.
@@ -424,7 +424,7 @@ endif()
 # live through every cycle: each cycle's trace whole, and nothing left behind (malloc's bytes, the
 # trace file's descriptor; LeakSanitizer's check at exit in ASan builds)
 if(TARGET rccl-profiler-inspector)
-  add_executable(inspector-unit-trace_reload ${CMAKE_CURRENT_LIST_DIR}/abi/test_trace_reload.c)
+  add_executable(inspector-unit-trace_reload ${CMAKE_CURRENT_LIST_DIR}/trace/test_trace_reload.c)
   target_include_directories(inspector-unit-trace_reload PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-trace_reload PRIVATE _GNU_SOURCE)
   target_link_libraries(inspector-unit-trace_reload PRIVATE Threads::Threads ${CMAKE_DL_LIBS})

@@ -5,7 +5,9 @@
 # the working tree's plugin and inspector-replay, each in a temporary directory (or, with BUILD,
 # brings BUILD's plugin and replay up to date and uses them), replays every recorded and edge
 # trace (--abi trace) through both plugins with the one replay binary, and compares:
-#   JSON lines (default settings, and verbose), Prometheus files (with stats, written at exit).
+#   JSON lines (default settings, and verbose), Prometheus files (with stats, written at exit),
+#   trace mode's file (NCCL_INSPECTOR_TRACE_DIR: every callback's line, its time and thread
+#   id removed).
 # Volatile text is removed first: dump_timestamp_us, pid, git_rev, host timestamps of verbose
 # traces, pids in file names (file names are dropped: every file of a kind is read as one).
 # Lines are sorted: the two rings of a context (collectives, P2P) are drained one after the
@@ -50,20 +52,22 @@ normalise() { # dump dir -> sorted, volatile fields removed
   { { cat "$1"/*.log 2>/dev/null || true; } | sed -E 's/"dump_timestamp_us":[0-9]+/"dump_timestamp_us":0/;
       s/"pid":[0-9]+/"pid":0/; s/"git_rev":"[^"]*"/"git_rev":""/;
       s/"event_trace_ts":\{[^}]*(\{[^}]*\},?)*\]\}/"event_trace_ts":{}/; s/ +$//'
-    { cat "$1"/*.prom 2>/dev/null || true; } | sed -E 's/pid[0-9]+/pidX/g'; } | sort
+    { cat "$1"/*.prom 2>/dev/null || true; } | sed -E 's/pid[0-9]+/pidX/g'
+    { cat "$1"/*.trace.jsonl 2>/dev/null || true; } | sed -E 's/^\{"t":[0-9]+,"tid":[0-9]+,/{/'; } | sort
 }
 
 traces=("$root"/tests/data/nccl-*/*.jsonl.gz "$root"/tests/data/edge/*.jsonl)
 [ "${WITH_TRUTH:-0}" = 1 ] && traces+=("$root"/tests/data/gpu-truth/*/trace.jsonl.gz)
 
 n=0 bad=0
-for mode in default verbose prom; do
+for mode in default verbose prom trace; do
   case $mode in
     default) env=() args=() ;;
     verbose) env=(NCCL_INSPECTOR_DUMP_VERBOSE=1) args=() ;;
     # --no-finalize: the last communicator of a GPU to be torn down removes its .prom file
     # (README "Prometheus output"); without finalize the files are written at exit
     prom) env=(NCCL_INSPECTOR_PROM_DUMP=1 NCCL_INSPECTOR_PROM_DUMP_STATS=1) args=(--no-finalize) ;;
+    trace) env=() args=() ;; # the trace file goes to the dump directory (below)
   esac
   for f in "${traces[@]}"; do
     truth=(); [[ $f == */gpu-truth/* ]] && truth=(--recorded-clock)
@@ -71,7 +75,8 @@ for mode in default verbose prom; do
       so=$old; [ $v = new ] && so=$new
       rm -rf "$tmp/$v"; mkdir -p "$tmp/$v"
       rc=0
-      env NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$tmp/$v" ${env[@]+"${env[@]}"} \
+      tdir=(); if [ $mode = trace ]; then tdir=(NCCL_INSPECTOR_TRACE_DIR="$tmp/$v"); fi
+      env NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$tmp/$v" ${env[@]+"${env[@]}"} ${tdir[@]+"${tdir[@]}"} \
         "$replay" --quiet ${args[@]+"${args[@]}"} ${truth[@]+"${truth[@]}"} --abi trace --plugin "$so" "$f" >/dev/null 2>&1 || rc=$?
       # the exit status is compared too: a crash on one side is a difference
       normalise "$tmp/$v" > "$tmp/$v.all"

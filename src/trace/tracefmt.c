@@ -1,7 +1,7 @@
 /*
  * tracefmt.c - trace line formatting (see tracefmt.h).
  */
-#include "abi/tracefmt.h"
+#include "trace/tracefmt.h"
 
 #include <inttypes.h>
 #include <stdio.h>
