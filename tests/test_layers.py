@@ -335,6 +335,7 @@ TESTED_THROUGH = {
     "io/buf.c": "tests/unit/core/test_core.c (the formatters write into it)",
     "io/files.c": "tests/unit/plugin/test_dir_relinked.c, sink/json/test_writer_*.c",
     "sink/json/json.c": "tests/test_fixtures.py (every record read back by the oracle)",
+    "sink/otlp/otlp_body.c": "tests/unit/sink/otlp/test_otlp_collect.c, test_otlp_sink.c (bodies read back)",
     "sink/otlp/otlp_hist.c": "tests/unit/sink/otlp/test_otlp_sink.c",
     "sink/prom/prom_file.c": "tests/unit/sink/prom/test_prom_ranks.c",
     "sink/prom/prom_labels.c": "tests/unit/sink/prom/test_prom.c",
