@@ -4,7 +4,8 @@
  * sinks, the exit flush) and once per communicator (init: a context, its
  * sinks, the activation mask; finalize: write everything it completed, then
  * free it). The one place that knows every layer; each layer knows only
- * those below it (abi/ -> core/ -> sink/: docs/ARCHITECTURE.md).
+ * those below it (abi/ above trace/ and sink/, sink/ above core/:
+ * docs/ARCHITECTURE.md).
  */
 #include "abi/lifecycle.h"
 
