@@ -280,7 +280,7 @@ endif()
 if(TARGET inspector-report)
   set(_rpt ${PROJECT_SOURCE_DIR}/tools/report)
   add_executable(inspector-unit-report_acc_probes ${CMAKE_CURRENT_LIST_DIR}/report/test_report_acc_probes.c
-                 ${_rpt}/acc.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c ${_rpt}/job.c
+                 ${_rpt}/acc.c ${_rpt}/acc_merge.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c ${_rpt}/job.c
                  ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
   target_include_directories(inspector-unit-report_acc_probes PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-report_acc_probes PRIVATE _GNU_SOURCE)
@@ -294,7 +294,7 @@ endif()
 if(TARGET inspector-report)
   set(_rpt ${PROJECT_SOURCE_DIR}/tools/report)
   add_executable(inspector-unit-report_acc_merge_order ${CMAKE_CURRENT_LIST_DIR}/report/test_report_acc_merge_order.c
-                 ${_rpt}/acc.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c ${_rpt}/job.c
+                 ${_rpt}/acc.c ${_rpt}/acc_merge.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c ${_rpt}/job.c
                  ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
   target_include_directories(inspector-unit-report_acc_merge_order PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-report_acc_merge_order PRIVATE _GNU_SOURCE)
@@ -308,7 +308,7 @@ endif()
 if(TARGET inspector-report)
   set(_rpt ${PROJECT_SOURCE_DIR}/tools/report)
   add_executable(inspector-unit-report_input_big ${CMAKE_CURRENT_LIST_DIR}/report/test_report_input_big.c
-                 ${_rpt}/input.c ${_rpt}/acc.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c
+                 ${_rpt}/input.c ${_rpt}/acc.c ${_rpt}/acc_merge.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c
                  ${_rpt}/job.c ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
   target_include_directories(inspector-unit-report_input_big PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-report_input_big PRIVATE _GNU_SOURCE)
