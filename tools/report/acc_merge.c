@@ -102,10 +102,6 @@ static void renumber_strings(struct rpt_acc **accs, int n) {
   free(map);
 }
 
-static bool same_instance(const struct rpt_opent *a, const struct rpt_opent *b) {
-  return a->comm == b->comm && a->p2p == b->p2p && a->op == b->op && a->sn == b->sn;
-}
-
 /* Every field of a record, compared in turn (busbw by its bits: a NaN compares too): two
  * records that compare equal are the same record, so an order by this is fixed by content. */
 static int cmp_opent(const struct rpt_opent *a, const struct rpt_opent *b) {
@@ -168,7 +164,7 @@ static void group_ops(struct rpt_job *j) {
     const struct rpt_opent *e = &j->ops[i];
     uint64_t h = mix(mix(((uint64_t)e->comm << 20) ^ ((uint64_t)e->op << 1) ^ e->p2p) ^ e->sn);
     size_t k = h & (cap - 1);
-    while (slot[k] && !same_instance(&j->ops[first[slot[k] - 1]], e)) k = (k + 1) & (cap - 1);
+    while (slot[k] && !rpt_same_instance(&j->ops[first[slot[k] - 1]], e)) k = (k + 1) & (cap - 1);
     if (!slot[k]) {
       first[ninst] = (uint32_t)i;
       slot[k] = (uint32_t)++ninst;
