@@ -324,7 +324,8 @@ if(TARGET inspector-report)
                  ${_rpt}/out_html.c ${_rpt}/out_trace.c ${_rpt}/out_text.c ${_rpt}/qsketch.c ${_rpt}/intern.c
                  ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
   target_sources(inspector-unit-report_out_html PRIVATE ${_rpt}/outfile.c) # the writers' safe file creation
-  target_sources(inspector-unit-report_out_html PRIVATE ${_rpt}/html_svg.c ${_rpt}/html_charts.c ${_rpt}/html_style.c) # out_html.c's kit, charts, style
+  target_sources(inspector-unit-report_out_html PRIVATE ${_rpt}/html_svg.c ${_rpt}/html_charts.c ${_rpt}/html_style.c
+                 ${_rpt}/html_findings.c) # out_html.c's kit, charts, style, findings
   target_include_directories(inspector-unit-report_out_html PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-report_out_html PRIVATE _GNU_SOURCE)
   target_link_libraries(inspector-unit-report_out_html PRIVATE Threads::Threads m)
