@@ -289,7 +289,7 @@ if(TARGET inspector-report)
   set_tests_properties(unit_report_acc_probes PROPERTIES TIMEOUT 60 LABELS "unit;report")
 endif()
 
-# inspector-report's merge (tools/report/acc.c): the op sample in one order fixed by content,
+# inspector-report's merge (tools/report/acc_merge.c): the op sample in one order fixed by content,
 # whatever the read order and the readers (what makes the report the same for any --threads)
 if(TARGET inspector-report)
   set(_rpt ${PROJECT_SOURCE_DIR}/tools/report)

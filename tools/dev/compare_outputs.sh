@@ -23,7 +23,7 @@
 # and by the working tree's through the working tree's plugin, their logs and --truth
 # compared (times counted from the run's first, which is the wall clock's); then
 # inspector-report of REV and of the working tree on those logs, on planted hang jobs
-# (tests/hang_logs.py) and on the recorded logs of tests/data/nvidia-inspector: the text,
+# (tests/lib/hang_logs.py) and on the recorded logs of tests/data/nvidia-inspector: the text,
 # --json, --csv, --html and --trace outputs compared.
 set -euo pipefail
 rev=${1:-HEAD}
@@ -166,8 +166,8 @@ if [ "${TOOLS:-1}" = 1 ]; then
     done
     same "replay --synthetic $name"
   done
-  # planted hangs (tests/hang_logs.py, as tests/test_report_hangs.py makes them)
-  python3 - "$root/tests" "$tmp" <<'PY'
+  # planted hangs (tests/lib/hang_logs.py, as tests/test_report_hangs.py makes them)
+  python3 - "$root/tests/lib" "$tmp" <<'PY'
 import os, sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, sys.argv[1])
