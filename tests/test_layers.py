@@ -334,6 +334,7 @@ TESTED_THROUGH = {
     "core/wake.c": "tests/unit/sink/json/test_wqueue.c, core/test_comm_registry.c",
     "io/buf.c": "tests/unit/core/test_core.c (the formatters write into it)",
     "io/files.c": "tests/unit/plugin/test_dir_relinked.c, sink/json/test_writer_*.c",
+    "sink/drain.c": "tests/unit/sink/test_dump_stats.c, test_dump_fork_records.c (every drain)",
     "sink/json/json.c": "tests/test_fixtures.py (every record read back by the oracle)",
     "sink/otlp/otlp_body.c": "tests/unit/sink/otlp/test_otlp_collect.c, test_otlp_sink.c (bodies read back)",
     "sink/otlp/otlp_hist.c": "tests/unit/sink/otlp/test_otlp_sink.c",
