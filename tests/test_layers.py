@@ -340,6 +340,7 @@ TESTED_THROUGH = {
     "core/env.c": "tests/unit/plugin/test_limits.c, tests/test_bad_env.py",
     "core/inflight.c": "tests/unit/sink/test_hang.c",
     "core/names.c": "tests/unit/core/test_core.c",
+    "core/op_group.c": "tests/unit/core/test_op_no_group.c, test_core.c (groups, API calls, unreported)",
     "core/op_teardown.c": "tests/unit/core/test_core.c (ops in flight at teardown: recorded, counted)",
     "core/pool.c": "tests/unit/core/test_core.c, test_ring_stress.c",
     "core/seg.c": "tests/unit/core/test_ring_spans.c, test_ring_memory.c",

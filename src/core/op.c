@@ -9,6 +9,7 @@
  * dump thread does that).
  */
 #include "core/op.h"
+#include "core/op_fields.h"
 
 #include <assert.h>
 #include <stddef.h>
@@ -26,51 +27,9 @@ static inline uint32_t next_sn(struct ins_comm *c) {
   return atomic_fetch_add_explicit(&c->event_sn, 1, memory_order_relaxed) + 1;
 }
 
-/* Relaxed loads and stores of a field only the application thread of the communicator
- * writes (NCCL lets one thread at a time use a communicator): no read-modify-write. */
-#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
-#define STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
 /* A published field of an op (op_types.h): a relaxed atomic store, the same instruction as a
  * plain one. */
 #define PUB(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-
-void ins_op_group_start(struct ins_comm *c) {
-  if (!c) return;
-  STORE(c->group_first_op, LOAD(c->ops_seq));
-  STORE(c->group_seq, LOAD(c->group_seq) + 1);
-}
-
-void ins_op_close_group(struct ins_comm *c) {
-  if (!c) return;
-  for (uint32_t m = c->group_funcs; m; m &= m - 1) {
-    int f = __builtin_ctz(m);
-    if (c->group_calls[f] > c->group_reports[f] && !ins_sampler_active)
-      STORE(c->unreported[f], LOAD(c->unreported[f]) + (c->group_calls[f] - c->group_reports[f]));
-    c->group_calls[f] = c->group_reports[f] = 0;
-  }
-  c->group_funcs = 0;
-}
-
-void ins_op_api_call(struct ins_comm *c, int coll, const char *func) {
-  if (!c) return;
-  /* The first API call after an op: a new application group (its Group event comes
-   * later, at ncclGroupEnd, after all of the group's API calls). */
-  if (!LOAD(c->in_api_calls)) {
-    STORE(c->in_api_calls, true);
-    STORE(c->group_api_base, LOAD(c->api_seq));
-    ins_op_group_start(c);
-    ins_op_close_group(c); /* the last group's reports are all in */
-  }
-  if (!LOAD(c->api_seen)) STORE(c->api_seen, true);
-  /* api_seq counts the calls that can make work: a collective's call (NCCL may run it
-   * and report no Coll event: comm.h), a P2P call only through its P2p event (op_start) */
-  if (coll) {
-    STORE(c->api_seq, LOAD(c->api_seq) + 1);
-    enum ins_func fid = ins_func_id(func);
-    c->group_calls[fid]++;
-    c->group_funcs |= 1u << fid;
-  }
-}
 
 /* No application group has begun on the communicator: its host sends no Group events and
  * no API events (a test driver, another framework's host). An op then shares its kernel
