@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The floor plan of src/ (docs/ARCHITECTURE.md, "Dependencies point down only"), held by the
 includes themselves: every `#include "..."` of src/ and of the report's page is checked
 against the rule of the folder it is in. Needs nothing built.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-report's views of a synthetic job (--trace FILE, --html FILE); the report binary
 sits next to inspector-replay. The job: 8 ranks (one process each) on 2 nodes whose GPU clocks
 differ by milliseconds, with a point-to-point ring, rank 3 arriving 250 us late to every op.

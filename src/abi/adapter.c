@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * adapter.c - the callbacks that have one signature in every ABI version.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * adapter.h - what the per-version adapters share: translating a
  * descriptor's union into a call on the tracker, and the callbacks whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lifecycle.c - the wiring: what happens once per process (configuration,
  * the version message, trace mode, the sampler, the dump thread and its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * comm.h - one communicator context (what init returns as *context) and
  * the process-wide registry of live contexts that the dump thread walks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config.h - the plugin's configuration, read once per process from the
  * environment. A malformed value is reported (variable, value, and the

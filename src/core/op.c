@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * op.c - the tracker: event callbacks in, completed records out.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * op.h - one in-flight operation (a Coll or P2p event) and its kernel
  * channels: what NCCL's handles point at, and the per-callback fast paths.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * op_fields.h - how the tracker's files (op.c, op_group.c) read and write a communicator's
  * fields that only its application thread writes. Nothing else includes it.

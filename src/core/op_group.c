@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * op_group.c - the application's groups and API calls as the tracker sees them (op.h): a
  * group begun (its first API call, or its Group event), the collectives it called that NCCL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * op_teardown.c - the tracker at a communicator's teardown (ins_op_finish_all_at_teardown,
  * op.h): every op still in flight recorded (what its events allow) or counted, then put

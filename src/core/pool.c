@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pool.c - the tagged lock-free free list of ops, in doubling chunks (see pool.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * buf.h - an append-only text buffer with the few fast formatters the
  * writers need (integers, fixed 6-decimal floats, JSON strings). snprintf

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * files.h - creating the plugin's directories and files safely: the JSON log
  * (sink/json/writer.c), the Prometheus files (sink/prom/prom_file.c) and trace

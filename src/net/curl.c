@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * curl.c - https:// through libcurl (see curl.h). The multi interface rather
  * than curl_easy_perform, because curl_multi_wait also watches our stop

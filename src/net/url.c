@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * url.c - endpoint URLs (see url.h): their parts (RFC 3986's generic syntax), the
  * authority and path as an HTTP client sends them (RFC 9110 7.1), IPv6 literals and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * url.h - an http:// or https:// endpoint URL: where its parts start (the one
  * place that cuts an endpoint URL into parts), parsed into what a client needs

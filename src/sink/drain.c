@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * drain.c - one communicator's drain (see drain.h): its records from the rings through the
  * judge and the GPU timer's unit to the sinks, and its counts told.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * drain.h - one communicator's drain (the dump layer's, with dump.c): its records taken
  * out of its rings, through the judge (core/judge.h) and the GPU timer's unit

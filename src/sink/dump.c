@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dump.c - the dump thread and the drains that move records from the
  * communicators' rings to the sinks (see dump.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * capture.c - trace mode's callbacks' side (see trace.h, internal.h): each thread's buffer
  * of events, the wrappers NCCL is given, and the reader's cursor over the buffers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * internal.h - what trace mode's own files share (src/trace/ only: the adapters and the
  * lifecycle see trace.h). Three parts, one way:

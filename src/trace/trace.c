@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * trace.c - trace mode: one line per NCCL callback (see trace.h). The trace thread, and the
  * process's events: open, a context's init and finalize, flush, unload, fork(). The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * trace.h - trace mode (NCCL_INSPECTOR_TRACE_DIR): besides its records, the
  * plugin writes every callback NCCL makes, in the format inspector-replay

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracefmt.c - trace line formatting (see tracefmt.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracefmt.h - the text of one NCCL callback in the trace format that
  * inspector-replay reads (tests/data/README.md, "Line format"). Shared by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * writer.c - trace mode's lines and file (see internal.h): an event, as the trace thread
  * hands it over in time order, formatted into the write buffer, and the buffer written to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * trace_plugin.c - a recording plugin (ABI v5, NCCL 2.28): writes every callback NCCL makes
  * as one JSON line in the trace format of tests/data/README.md, to

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # C unit tests (included from tests/CMakeLists.txt). Each lives where the code it tests lives:
 # tests/unit/<floor>/test_<module>[_<what>].c for src/<floor>/<module>.c (core, io, net, sink,
 # sink/json, sink/prom, sink/otlp, abi, trace), tests/unit/report/ and spank/ for tools/report and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/dev/compare_outputs.sh [REV] [BUILD]: does the working tree's plugin write what REV's
 # wrote? For refactors that must not change the output (docs/ARCHITECTURE.md).
 # Builds REV's plugin (default HEAD; `git archive`, so the repository's state is untouched) and

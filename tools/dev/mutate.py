@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tools/dev/mutate.py: mutation testing. Do the tests catch realistic one-line bugs?
 
 Each mutant in tools/dev/mutants.txt (the format is described at its top) is a small change

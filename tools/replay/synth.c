@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * synth.c - the synthetic traffic generator (see synth.h).
  *

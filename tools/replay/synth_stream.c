@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * synth_stream.c - the synthetic traffic as a callback stream (syn_stream, synth.h): every op
  * of the walk (synth_walk.h) turned into the callbacks NCCL would make, in the order synth.c's

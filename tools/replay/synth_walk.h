@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * synth_walk.h - what the synthetic traffic's two outputs share (synth.c's truth file and
  * synth_stream.c's callback stream): the walk over every op, each op's timing, who talks to

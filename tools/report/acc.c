@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * acc.c - per-thread accumulation (see acc.h); the merge of the threads' is acc_merge.c.
  *

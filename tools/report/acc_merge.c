@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * acc_merge.c - every reading thread's accumulation (acc.c) merged into the job model (see
  * acc.h): communicators, clocks and contexts united, their numbers and the interned ids

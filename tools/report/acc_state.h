@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * acc_state.h - a reading thread's accumulation (acc.c) as the merge (acc_merge.c) reads it:
  * its tables, and the few rules the two share. Nothing else of the report sees it (acc.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * analysis.h - the report's findings, each computed once from the merged job.
  *

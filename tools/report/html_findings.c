@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * html_findings.c - the report page's findings (see out_html.c, html_page.h): stuck ops,
  * stragglers and missing ranks, slow links and nodes, bandwidth changes, each a table of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * html_page.h - what the report's page (out_html.c) shares with its findings sections
  * (html_findings.c): the page's model, and a communicator's display name. Nothing else of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * job.h - what inspector-report knows about a whole job once every log is read.
  *

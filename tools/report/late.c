@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * late.c - late ranks on the aligned clocks (see analysis.h).
  *

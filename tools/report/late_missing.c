@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * late_missing.c - a rank with no log that the others wait for (job.h, struct rpt_missing;
  * the last step of rpt_late, analysis.h): j->missing from the excess waits of communicators

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_csv.c - the report's tables as CSV files in a directory (--csv DIR; see out.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_html.c - the report as one self-contained HTML page (--html FILE).
  *

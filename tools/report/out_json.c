@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_json.c - everything the report knows as one JSON object (--json; see out.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp.c - the OTLP sink's state, its snapshots and the sink calls (see otlp.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_body.c - one export body's metrics, laid out from the sink's state and encoded (see
  * otlp_body.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_body.h - one export body of the OTLP sink: a run of its series (and, in a turn's
  * first body, the per-GPU and exporter counters and hang detection's gauges) laid out as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_config.c - the OTLP sink's environment (see otlp_config.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_state.h - what the OTLP sink keeps (otlp.c owns it, under its lock): the series,
  * each a data-point attribute set with its cumulative counts and histograms; the per-GPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_url.c - the endpoint URL (src/net/url.c): ins_net_url_parse's parts (host, port, path,
  * the Host header, the origin), its defaults (the scheme's port, "/"), IPv6 literals and their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_dir_relinked.c - a dump directory, or a parent of it, deleted while the job runs and
  * a symbolic link planted in its place (src/io/files.c; the JSON log, sink/json/writer.c;

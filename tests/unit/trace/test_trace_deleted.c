@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_trace_deleted.c - trace mode's file deleted while the job runs (src/trace/writer.c,
  * reopen): the trace goes on in a new file at the same path, made by the same rules,

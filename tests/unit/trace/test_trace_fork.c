@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_trace_fork.c - fork() from a process in trace mode whose trace thread is far
  * behind (src/trace/trace.c, "fork()"): the child's fork handler does the same work

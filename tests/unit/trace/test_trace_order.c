@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_trace_order.c - trace mode's lines keep time order (src/trace/): an event
  * timed before lines that are already in the file (its thread was held between taking
