@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * calls.c - ns per callback, single-threaded and on the recorded threads,
  * for Inspector and the do-nothing plugin side by side (runs interleaved,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * churn.c - what a communicator's init and finalize cost a thread while other
  * communicators are busy: PyTorch creates subgroups lazily, in the middle of

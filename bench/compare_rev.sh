@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/compare_rev.sh REV [ROUNDS] - the plugin of git revision REV against this tree's,
 # side by side in one run (docs/BENCHMARKS.md): the same inspector-bench binary (this
 # tree's) drives both on the recorded fixtures of REV, alternately, ROUNDS rounds (3) of

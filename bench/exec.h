@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * exec.h - running a callback program on a plugin: the timed loop.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mem.c - resident memory per communicator, through the plugin's exported
  * ncclProfiler_v5 table (synthetic traffic, bench/synth.h):

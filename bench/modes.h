@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * modes.h - the benchmark's measurements, one function each. Every mode
  * prints its figures as "key value" lines on stdout (bench/run.sh turns

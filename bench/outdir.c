@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outdir.c - reading the plugin's JSON lines back (see outdir.h).
  */

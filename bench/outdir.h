@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outdir.h - reading back what the plugin wrote, to prove a run lost
  * nothing: record lines, their bytes, and the drop counters of the plugin's

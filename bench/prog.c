@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * prog.c - compiling a trace into a callback program (see prog.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * prog.h - a callback program: the exact sequence of plugin calls that NCCL
  * would make for a trace, flattened into memory before anything is timed.

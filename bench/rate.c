@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rate.c - completed records per second through the dump thread, and what
  * that costs the dump thread.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/run.sh BUILD_DIR - the CPU benchmark (`make bench`): runs every mode of
 # inspector-bench against Inspector and the do-nothing plugin, counts
 # instructions per callback with callgrind, and prints the table that

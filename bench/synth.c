@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * synth.c - the synthetic communicator (see synth.h).
  */

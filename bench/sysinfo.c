@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sysinfo.c - /proc readers (see sysinfo.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sysinfo.h - what the benchmark reads from /proc: resident memory, a
  * thread's CPU time, and which thread the plugin started.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * threads.c - concurrent drivers (see threads.h).
  */

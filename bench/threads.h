@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * threads.h - concurrent drivers: a recorded trace on its recorded threads,
  * and independent communicators on one thread each (the scaling test).

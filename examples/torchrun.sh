@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # torchrun on one machine with Inspector, then the report:
 #   examples/torchrun.sh train.py --epochs 1          # every GPU of this machine
 #   NPROC=2 examples/torchrun.sh train.py             # two of them

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Replay trace(s) through the plugin and check the dump against the oracle (used by ctest).
 
     run_replay_test.py --replay BIN --plugin SO --trace FILE [--trace FILE2 ...]

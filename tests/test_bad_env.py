@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Malformed configuration values: the replay succeeds, its stderr has an `NCCL WARN` line
 naming the variable and the value, and the output equals the default-configuration output
 (the oracle with the defaults: min size 8192, P2P on, kernel timing required, not verbose,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Self-test of the oracle and the checker, with no plugin and no replay binary.
 
   oracle.invariants   properties of the fixtures the oracle must reproduce (README: counts per

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Command-line manners of the tools, and their man pages against their --help:
   version.report, version.replay, version.bench
                       `TOOL --version` exits 0 and prints "TOOL <project() version> (git <rev>)",

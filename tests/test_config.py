@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Filters set by the environment, checked against the oracle configured the same way:
   minsize.0.*        NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES=0: every complete op, 1 KiB ones too
   minsize.1M.*       =1048576: only ops of at least 1 MiB

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Crash safety: a long synthetic run writing continuously (dump interval 0, min size 0) is
 killed with SIGKILL while it writes, three times at different points (after 128 KiB, 1 MiB and
 4 MiB of output).

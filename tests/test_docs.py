@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The numbers the docs quote, against the commands they show (README.md, docs/*.md, the man
 pages). Each case finds its command in a code block by its shape (a doc that loses the command
 fails the case, saying so), runs it with the test's build in place of `build/` and a fresh

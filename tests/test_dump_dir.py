@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Where the output lands (seed: "Choosing the output directory"):
   dir.default        NCCL_INSPECTOR_DUMP_DIR unset, no job id: ./nccl-inspector-unknown-jobid,
                      and no metadata.job_id in the records

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Hand-made edge-case traces (tests/data/edge, written by make_edge_traces.py), checked
 against the oracle with kernel timing required (default) and not (REQUIRE_KERNEL_TIMING=0):
   late_channel   a channel starting after its sibling stopped and after a later op completed

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The deployment recipes of examples/ (docs/deploy.md), run as far as a machine without GPUs,
 Slurm or Kubernetes allows: inspector-replay stands in for the training command.
   examples.sbatch.dry-run     DRY_RUN=1 bash examples/slurm-job.sbatch: the plugin, ENABLE, the

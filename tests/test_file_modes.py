@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Modes of what the plugin creates, whatever the umask (README, Output: "directories 0755,
 files 0644"). Every case replays a fixture with the replay process (and so the plugin in it)
 under umask 000, which lets a group- or world-writable mode through, or 077, which takes

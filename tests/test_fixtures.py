@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Every recorded fixture replayed through the plugin, checked record by record against the
 oracle (tests/lib/oracle.py, default configuration: min size 8192, P2P on, kernel timing required).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A full file system: the job goes on, every file left ends in a whole line, and the number of
 records reported lost is exact.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Recordings of real NCCL traffic on an H200 with CUPTI's kernel times beside them
 (tests/data/gpu-truth), replayed through the plugin; every record is judged against CUPTI,
 never against the plugin's own rules (tools/validate/truth/compare.py does the judging):

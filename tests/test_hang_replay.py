@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A synthetic job that hangs (inspector-replay --hang-rank, docs/CONTRACTS.md section 1, "A stuck
 op", and section 3's hang line): what the driver delivers, checked with the recording plugin
 (tests/plugins/trace_plugin.c: one line per callback it got, per process), while the processes

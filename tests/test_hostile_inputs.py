@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Hostile and clumsy inputs to inspector-report and inspector-replay (issue 11): each is either
 rejected, naming FILE:LINE and why, or refused as a whole with a clear message and exit 1 -- never
 read as data. The report binary sits next to inspector-replay.

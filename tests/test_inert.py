@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The plugin is inert unless NCCL_INSPECTOR_ENABLE=1 (seed: "Enabling the Inspector"):
 with the variable unset, or 0, the replay succeeds and no dump directory or file is created,
 neither NCCL_INSPECTOR_DUMP_DIR nor the default nccl-inspector-<jobid> in the working

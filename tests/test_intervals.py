@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Dump interval: -1 (default, write at finalize), 0 (continuous) and 1000 us all lose
 nothing: the same record set as the oracle's, each record exactly once, dump_stats totals
 consistent across the several dumps of a context and in file order.

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The floor plan of src/ (docs/ARCHITECTURE.md, "Dependencies point down only"), held by the
 includes themselves: every `#include "..."` of src/ and of the report's page is checked
 against the rule of the folder it is in. Needs nothing built.
 
   layers.src           each folder includes only what its floor may: nccl/ nothing of ours;
                        core/ core/ and nccl/; io/ io/, core/utf8.h; net/ net/, io/,
-                       core/clock.h, core/redact.h; abi/ anything below the sinks' outputs; the dump layer
+                       core/clock.h, core/redact.h; trace/ (trace mode) nccl/, core/, io/;
+                       abi/ trace/'s trace.h and tracefmt.h, and anything below the sinks'
+                       outputs; the dump layer
                        (sink/*.c but sinks.c) no output; each output (sink/json, prom, otlp)
                        core/, io/, nccl/, sink.h, device.h, vocab.h and its own folder, and
                        only otlp/ net/
@@ -24,10 +27,17 @@ against the rule of the folder it is in. Needs nothing built.
                        registered from its own `--list` (ins_unit_cases, tests/unit/
                        tests.cmake) or as one ctest running them all; no case is named by
                        hand there (a case added to a table and not to such a line never ran)
+  layers.sizes         no source file of src/ or tools/ (.c .h .py .sh) over 700 lines, no
+                       function over 120 (C: from its signature to its closing brace; Python:
+                       from its first decorator to its last line): the last oversized pieces
+                       were cut up (issue 38), and a new one is cut up before it lands
   layers.selftest      the checker finds a planted sideways include, a planted upward
-                       include, a planted cycle, a case named by hand and a binary whose
-                       cases no ctest runs (so the cases above can fail)
+                       include (trace mode's among them), a planted cycle, a case named by
+                       hand and a binary whose cases no ctest runs, a file and functions (C,
+                       Python) one line over their limits and none at them (so the cases
+                       above can fail)
 """
+import ast
 import os
 import re
 import shutil
@@ -43,6 +53,7 @@ REPO = harness.REPO
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 OUTPUTS = ("sink/json/", "sink/prom/", "sink/otlp/")
 SINK_SHARED = ("sink/sink.h", "sink/device.h", "sink/vocab.h")
+TRACE_PUBLIC = ("trace/trace.h", "trace/tracefmt.h")  # trace/internal.h is trace/'s own
 
 
 def includes(root, rel):
@@ -79,9 +90,11 @@ def allowed(rel, inc):
         return inc == "core/utf8.h"
     if rel.startswith("net/"):
         return under("io/") or inc in ("core/clock.h", "core/redact.h")
+    if rel.startswith("trace/"):
+        return under("nccl/", "core/", "io/")
     if rel.startswith("abi/"):
-        return under("nccl/", "core/", "io/") or (inc.startswith("sink/") and
-                                                 not inc.startswith(OUTPUTS))
+        return (under("nccl/", "core/", "io/") or inc in TRACE_PUBLIC or
+                (inc.startswith("sink/") and not inc.startswith(OUTPUTS)))
     for out in OUTPUTS:
         if rel.startswith(out):
             return (under("nccl/", "core/", "io/") or inc in SINK_SHARED or
@@ -239,16 +252,21 @@ def case_registered(_a):
 
 def case_selftest(_a):
     """Plant each kind of defect in a copy of src/ and see it reported."""
+    why = sizes_selftest()
+    if why:
+        return False, "FAIL layers.selftest: " + why
     with tempfile.TemporaryDirectory() as tmp:
         root = os.path.join(tmp, "src")
         shutil.copytree(SRC, root)
         if violations(root) or core_cycle(root):
             return False, "FAIL layers.selftest: the copy of src/ is not clean to begin with"
-        plants = [("sink/prom/prom.c", '#include "sink/json/json.h"\n', "sideways"),
-                  ("core/ring.c", '#include "sink/dump.h"\n', "upward"),
-                  ("net/url.c", '#include "sink/otlp/otlp.h"\n', "net knows OTLP"),
-                  ("sink/dump.c", '#include "sink/otlp/otlp.h"\n', "dump layer names an output")]
-        for rel, line, what in plants:
+        include_plants = [("sink/prom/prom.c", '#include "sink/json/json.h"\n', "sideways"),
+                          ("core/ring.c", '#include "sink/dump.h"\n', "upward"),
+                          ("net/url.c", '#include "sink/otlp/otlp.h"\n', "net knows OTLP"),
+                          ("sink/dump.c", '#include "sink/otlp/otlp.h"\n', "dump layer names an output"),
+                          ("trace/writer.c", '#include "sink/sink.h"\n', "trace mode knows the sinks"),
+                          ("abi/adapter.c", '#include "trace/internal.h"\n', "adapter inside trace mode")]
+        for rel, line, what in include_plants:
             p = os.path.join(root, rel)
             with open(p) as f:
                 keep = f.read()
@@ -303,9 +321,10 @@ def case_selftest(_a):
             f.write("int planted;\n")
         if not any(x.startswith("src/core/planted.c") for x in layout_problems(tmp, TESTED_THROUGH)):
             return False, "FAIL layers.selftest: a module with no test (src/core/planted.c) was not found"
-    return True, ("OK layers.selftest: 4 planted includes, a planted cycle (%s), a case named by "
-                  "hand, an unregistered binary, a loose test, a test of no module and a module "
-                  "with no test reported" % (" -> ".join(planted_pair)))
+    return True, ("OK layers.selftest: %d planted includes, a planted cycle (%s), a case named by "
+                  "hand, an unregistered binary, a loose test, a test of no module, a module "
+                  "with no test, a file and two functions over their limits reported" % (
+                      len(include_plants), " -> ".join(planted_pair)))
 
 
 # tests/unit's folders that are not src/'s: a tool's modules, or the whole plugin
@@ -319,16 +338,19 @@ TESTED_THROUGH = {
     "abi/adapter_v5.c": "tests/test_fixtures.py (the v5 recordings of NCCL 2.28.9)",
     "abi/adapter_v6.c": "tests/test_fixtures.py (the v6 recordings of NCCL 2.30.7)",
     "abi/lifecycle.c": "tests/unit/plugin/test_plugin_reload.c, abi/test_adapter_misuse.c",
-    "abi/tracefmt.c": "tests/test_trace_mode.py (trace files replayed, byte for byte)",
     "core/env.c": "tests/unit/plugin/test_limits.c, tests/test_bad_env.py",
     "core/inflight.c": "tests/unit/sink/test_hang.c",
     "core/names.c": "tests/unit/core/test_core.c",
+    "core/op_group.c": "tests/unit/core/test_op_no_group.c, test_core.c (groups, API calls, unreported)",
+    "core/op_teardown.c": "tests/unit/core/test_core.c (ops in flight at teardown: recorded, counted)",
     "core/pool.c": "tests/unit/core/test_core.c, test_ring_stress.c",
     "core/seg.c": "tests/unit/core/test_ring_spans.c, test_ring_memory.c",
     "core/wake.c": "tests/unit/sink/json/test_wqueue.c, core/test_comm_registry.c",
     "io/buf.c": "tests/unit/core/test_core.c (the formatters write into it)",
     "io/files.c": "tests/unit/plugin/test_dir_relinked.c, sink/json/test_writer_*.c",
+    "sink/drain.c": "tests/unit/sink/test_dump_stats.c, test_dump_fork_records.c (every drain)",
     "sink/json/json.c": "tests/test_fixtures.py (every record read back by the oracle)",
+    "sink/otlp/otlp_body.c": "tests/unit/sink/otlp/test_otlp_collect.c, test_otlp_sink.c (bodies read back)",
     "sink/otlp/otlp_hist.c": "tests/unit/sink/otlp/test_otlp_sink.c",
     "sink/prom/prom_file.c": "tests/unit/sink/prom/test_prom_ranks.c",
     "sink/prom/prom_labels.c": "tests/unit/sink/prom/test_prom.c",
@@ -336,6 +358,9 @@ TESTED_THROUGH = {
     "sink/sinks.c": "tests/unit/plugin/test_no_otlp.c, tests/test_prom.py",
     "sink/stash.c": "tests/unit/plugin/test_exit_held.c",
     "sink/vocab.c": "tests/unit/sink/prom/test_prom.c",
+    "trace/capture.c": "tests/unit/trace/test_trace_order.c, test_trace_fork.c (every thread's buffer)",
+    "trace/tracefmt.c": "tests/test_trace_mode.py (trace files replayed, byte for byte)",
+    "trace/writer.c": "tests/unit/trace/test_trace_deleted.c, tests/test_trace_mode.py",
 }
 
 
@@ -395,12 +420,157 @@ def case_tests_layout(_a):
                   "held through another's test (TESTED_THROUGH)" % len(TESTED_THROUGH))
 
 
+# ---------------------------------------------------------------------------- sizes
+
+SIZE_ROOTS = ("src", "tools")
+SIZE_EXT = (".c", ".h", ".py", ".sh")
+FILE_MAX = 700  # lines
+FUNC_MAX = 120  # lines
+
+
+def c_blank(text):
+    """text with its comments, string and character literals and preprocessor lines blanked
+    (every character but a newline made a space), so that braces count as code only."""
+    out, i, n = [], 0, len(text)
+    blank = lambda t: re.sub(r"[^\n]", " ", t)  # noqa: E731
+    while i < n:
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+        elif text[i] in "\"'":
+            j = i + 1
+            while j < n and text[j] != text[i] and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+        else:
+            j = i + 1
+            while j < n and text[j] not in "/\"'":
+                j += 1
+            out.append(text[i:j])
+            i = j
+            continue
+        out.append(blank(text[i:j]))
+        i = j
+    code = "".join(out)
+    return re.sub(r"(?m)^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", lambda m: blank(m.group(0)), code)
+
+
+def c_functions(text):
+    """(name, first line, last line) of every function defined in C text: a brace at file
+    level whose head ends with a parameter list (attributes after it allowed) and is not a
+    declaration of a struct, union, enum or an initialised variable."""
+    code = c_blank(text)
+    out, depth, head_at, fn = [], 0, 0, None
+    for i, ch in enumerate(code):
+        if ch == "{":
+            if depth == 0:
+                head = code[head_at:i]
+                bare = re.sub(r"__attribute__\s*\(\(.*?\)\)", " ", head, flags=re.S)
+                m = re.search(r"(\w+)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*$", bare)
+                fn = None
+                if m and "=" not in bare and not re.match(r"\s*(typedef|struct|union|enum)\b", bare):
+                    first = head_at + len(head) - len(head.lstrip())
+                    fn = (m.group(1), code.count("\n", 0, first) + 1)
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                if fn:
+                    out.append((fn[0], fn[1], code.count("\n", 0, i) + 1))
+                fn, head_at = None, i + 1
+        elif ch == ";" and depth == 0:
+            head_at = i + 1
+    return out
+
+
+def py_functions(text):
+    out = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            out.append((node.name, first, node.end_lineno))
+    return out
+
+
+def oversized(repo):
+    """Every source file of repo's src/ and tools/ over FILE_MAX lines, every function over
+    FUNC_MAX, as 'path: what'."""
+    out = []
+    for root in SIZE_ROOTS:
+        for d, dirs, files in os.walk(os.path.join(repo, root)):
+            dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+            for n in sorted(files):
+                if not n.endswith(SIZE_EXT):
+                    continue
+                path = os.path.join(d, n)
+                rel = os.path.relpath(path, repo)
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                lines = text.count("\n") + (not text.endswith("\n") and text != "")
+                if lines > FILE_MAX:
+                    out.append("%s: %d lines (at most %d)" % (rel, lines, FILE_MAX))
+                funcs = (c_functions(text) if n.endswith((".c", ".h")) else
+                         py_functions(text) if n.endswith(".py") else [])
+                for name, a, b in funcs:
+                    if b - a + 1 > FUNC_MAX:
+                        out.append("%s:%d: %s() is %d lines (at most %d)" % (rel, a, name, b - a + 1, FUNC_MAX))
+    return out
+
+
+def case_sizes(_a):
+    bad = oversized(REPO)
+    if bad:
+        return False, "FAIL layers.sizes: cut these up (one concern each: docs/ARCHITECTURE.md):\n  " + \
+            "\n  ".join(bad)
+    return True, "OK layers.sizes: no file of src/ or tools/ over %d lines, no function over %d" % (
+        FILE_MAX, FUNC_MAX)
+
+
+def sizes_selftest():
+    """Planted in a scratch tree: a file and functions one line over the limits (C with
+    braces in strings, comments and a character literal, a multi-line signature and an
+    attribute; Python with a decorator) are reported, the same at the limits are not, and
+    neither is a struct or an initialiser. None, or what went wrong."""
+    def c_fn(name, lines):  # a C function of exactly `lines` lines
+        body = ['  x += "{";  /* } */', "  x += '}';"] + ["  x++;"] * (lines - 6)
+        return ["static __attribute__((noinline)) int", "%s(int x) {" % name] + body + ["  return x;", "}"]
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "src", "core"))
+        os.makedirs(os.path.join(tmp, "tools", "dev"))
+        c = (["struct s {", "  int a;", "};", "static const int k[] = {", "  1,", "};"] +
+             c_fn("at_limit", FUNC_MAX) + c_fn("over_limit", FUNC_MAX + 1))
+        with open(os.path.join(tmp, "src", "core", "planted.c"), "w") as f:
+            f.write("\n".join(c) + "\n")
+        py = (["import functools", "", "", "@functools.lru_cache()", "def at_limit():"] +
+              ["    x = 1"] * (FUNC_MAX - 3) + ["    return x", "", "", "def over_limit():"] +
+              ["    x = 1"] * (FUNC_MAX - 1) + ["    return x"])
+        with open(os.path.join(tmp, "tools", "dev", "planted.py"), "w") as f:
+            f.write("\n".join(py) + "\n")
+        with open(os.path.join(tmp, "tools", "dev", "long.sh"), "w") as f:
+            f.write("#!/bin/sh\n" + ":\n" * FILE_MAX)
+        with open(os.path.join(tmp, "tools", "dev", "limit.sh"), "w") as f:
+            f.write("#!/bin/sh\n" + ":\n" * (FILE_MAX - 1))
+        found = oversized(tmp)
+        want = ["src/core/planted.c:%d: over_limit()" % (7 + FUNC_MAX),
+                "tools/dev/long.sh: %d lines" % (FILE_MAX + 1),
+                "tools/dev/planted.py:%d: over_limit()" % (6 + FUNC_MAX)]
+        missing = [w for w in want if not any(x.startswith(w) for x in found)]
+        extra = [x for x in found if not any(x.startswith(w) for w in want)]
+        if missing or extra or len(found) != len(want):
+            return "sizes: planted %s, reported %s" % (want, found)
+    return None
+
+
 def cases():
     return [harness.Case("layers.src", case_src, labels=["selftest"]),
             harness.Case("layers.core-acyclic", case_core, labels=["selftest"]),
             harness.Case("layers.report-page", case_page, labels=["selftest"]),
             harness.Case("layers.tests-layout", case_tests_layout, labels=["selftest"]),
             harness.Case("layers.registered", case_registered, labels=["selftest"]),
+            harness.Case("layers.sizes", case_sizes, labels=["selftest"]),
             harness.Case("layers.selftest", case_selftest, labels=["selftest"])]
 
 

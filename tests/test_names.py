@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Any byte string from NCCL or the environment gives valid output.
 
 Communicator names, cluster names and environment values are bytes, not necessarily UTF-8. The

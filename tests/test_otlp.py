@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The OTLP sink end to end: fixtures replayed through the plugin with NCCL_INSPECTOR_OTLP_EXPORT=1
 against a local receiver (tests/lib/otlp_receiver.py on 127.0.0.1) that stores every request body.
 Every protobuf body must decode with `protoc --decode` against the official schema

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The OTLP sink at its edges, end to end through the replay driver (a C host, the plugin
 dlopen'ed as NCCL does) against tests/lib/otlp_receiver.py on 127.0.0.1; helpers from test_otlp.py.
   otlp.exit-https-closing   an https:// collector on loopback whose TLS handshake never

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The packages (`make package`: cpack's nccl-inspector .deb and .tar.gz), installed into a
 scratch tree and used from there, as a new user would:
   package.deb.control   the .deb's control fields: name nccl-inspector, the project() version of

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Names taken before the plugin creates its files: a link planted by another user of a shared
 dump directory, or a file left by an earlier process that had the same pid.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Prometheus textfile output (NCCL_INSPECTOR_PROM_DUMP=1), checked against the oracle.
 
 exit.<fixture>: the fixture replayed without its `finalize` lines (the files survive only while

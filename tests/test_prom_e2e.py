@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Prometheus mode end to end, against the real programs (Debian's prometheus and
 prometheus-node-exporter, installed by .ci/run; the cases skip with a note when absent):
   e2e.stack     replays of recorded traffic (AllReduce, AllGather, ReduceScatter, Send/Recv,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The alert rules (prometheus/inspector-rules.yml) with Prometheus's own promtool (Debian's
 prometheus package, installed by .ci/run; the cases skip with a note when it is absent):
   rules.check    `promtool check rules` accepts the file

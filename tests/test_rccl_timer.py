@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """RCCL's kernel timer in ticks (issue 12), proven without a GPU.
 
 RCCL 2.28.3 on MI300X passes the kernel-channel pTimer as wall_clock64() ticks of a 100 MHz

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-replay's trace loader at the edges of its ranges (tools/replay/trace_load.c), where
 tools/dev/mutate.py's mutants survived the hostile-input tests:
   replay.rank-range   an init line's rank is in [0, nranks): rank 1 of 2 replays (exit 0, its

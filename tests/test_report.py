@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-report on synthetic jobs whose truth is known (the report binary sits next to
 inspector-replay):
   report.straggler     8 ranks (one process each), rank 3 arrives 250 us late to every

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-report on jobs whose GPU clocks drift (each node's clock runs at its own rate, as
 NTP-disciplined hosts do between corrections, tens of ppm apart). The synthetic jobs come from
 inspector-replay --synthetic --procs: 64 ranks on 8 nodes (hosts node-NNN), per-node offsets

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-report reads each log once, however often it is reached (a copied folder, a .log
 beside its .log.gz, the same path twice, a link to it), and never merges two processes' logs.
 The job: inspector-replay --synthetic --procs, 8 ranks on 2 nodes, collectives and P2P, one log

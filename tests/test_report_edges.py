@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-report at the edges of its rules (tools/report/late.c, align.c, parse.c; docs/report.md),
 where tools/dev/mutate.py's mutants survived the job-level tests:
   lateness.others-exec  2 ranks in one process, rank 1 late by 500 us on every AllReduce

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-report answers a hang (docs/report.md "Hangs"): logs of stuck jobs written here line
 by line as the plugin writes them (tests/lib/hang_logs.py: records, dump_stats, and the hang,
 hang_resolved and comm_idle lines of docs/CONTRACTS.md section 2), each checked against what was

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-report against hostile or unusual inputs and output paths, on logs written here
 (the report binary sits next to inspector-replay; nothing else is run):
   inputs.nranks-mixed   one communicator whose lines give n_ranks 2 (ranks 0, 1) and n_ranks 4

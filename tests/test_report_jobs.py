@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-report on multi-node synthetic jobs with planted faults (inspector-replay
 --synthetic --procs: one process per rank, hosts node-NNN, per-node GPU clock offsets), each
 job's truth file saying what was planted; the report must name exactly what was planted and

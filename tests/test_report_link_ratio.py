@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-report's link ratios, computed from a synthetic job, not set by hand: a slow
 link's worst_ratio and a slow node's worst_ratio (tools/report/links.c) against the timing
 model of docs/CONTRACTS.md section 1, restated here: a P2P task's exec is lat + k x bytes /

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-report on jobs laid out like LLM training (tests/lib/report_planted.py: tensor-parallel
 communicators of a whole node, 2-rank pipeline pairs, data-parallel and world communicators,
 per-host clocks with offsets, drift and steps), written in the plugin's format and compared with

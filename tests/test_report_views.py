@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-report's views of a synthetic job (--trace FILE, --html FILE); the report binary
 sits next to inspector-replay. The job: 8 ranks (one process each) on 2 nodes whose GPU clocks
 differ by milliseconds, with a point-to-point ring, rank 3 arriving 250 us late to every op.
@@ -26,7 +27,7 @@ differ by milliseconds, with a point-to-point ring, rank 3 arriving 250 us late 
                      the outer page's DOM (--dump-dom). Skipped, and passed, without chromium
 
   views.screenshot-fresh  the README's screenshot (docs/report-screenshot.png) was made after the
-                     last change to the page's code (tools/report/html_*.c, out_html.c): no
+                     last change to the page's code (tools/report/html_*, out_html.c): no
                      commit since the screenshot's touches them (`make screenshot` remakes it).
                      Passed, saying so, outside a git checkout
 
@@ -583,7 +584,8 @@ def make_screenshot(argv):
     return 0
 
 
-PAGE_CODE = ["tools/report/out_html.c", "tools/report/html_charts.c", "tools/report/html_charts.h",
+PAGE_CODE = ["tools/report/out_html.c", "tools/report/html_page.h", "tools/report/html_findings.c",
+             "tools/report/html_charts.c", "tools/report/html_charts.h",
              "tools/report/html_style.c", "tools/report/html_svg.c", "tools/report/html_svg.h"]
 SCREENSHOT = "docs/report-screenshot.png"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-report's judgement over time, its P2P blame and its evidence (docs/report.md: "Late
 ranks", "Slow links and slow nodes", "Evidence and confidence"), on synthetic jobs of 64 ranks on
 8 nodes, one process per rank, per-node clock offsets within +-5 ms, several seeds each, planted

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Ring overflow.  NCCL_INSPECTOR_DUMP_THREAD_ENABLE=0 (no dump thread: the rings are drained
 only at communicator finalize) with a ring of 16 records: each communicator context writes
 exactly the first 16 records of that kind to complete, in completion order; its dump_stats

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Sampled kernel timing (NCCL_INSPECTOR_SAMPLE_*): the replay plays NCCL, applying the
 activation mask the plugin writes at each group start, and logs per Coll/P2p start the mask it
 judged the op with (--mask-log).  Checked independently of the plugin:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The SPANK plugin (tools/spank/) on a real single-node Slurm: munged, slurmctld and slurmd
 started by this test (configuration, state, logs and the munge socket in one temporary
 directory; the daemons in the foreground, stopped by their pids whatever happens; the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What a job without NCCL_DEBUG sees on stderr (src/core/log.h, "Who sees what"), end to end:
 the plugin loaded by inspector-replay, whose logger prints as NCCL's does (nothing without
 NCCL_DEBUG; with it, only the subsystems NCCL_DEBUG_SUBSYS names, the plugin's being PROFILE).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Races between the dump thread, communicator finalize and the replayed threads: the
 concurrent cases replayed many times, three replays at once (to add preemption), each dump
 checked in full against the oracle (record set, fields, dump_stats sums and file order).

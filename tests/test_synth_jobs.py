@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Multi-node synthetic jobs with planted faults (inspector-replay --synthetic, CONTRACTS.md
 sections 1 and 3), as inspector-report's proofs use them: the plugin's JSON logs are checked
 against the truth file and against the timing model of section 1, restated here from the

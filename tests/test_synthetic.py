@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Synthetic traffic (inspector-replay --synthetic, CONTRACTS.md sections 1 and 3): the replay
 writes a truth file (one line per op per rank); every truth line that passes the plugin's
 filters must match exactly one record (start_ts_ns, exec_time_ns/us, sizes, sn, count,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Trace mode (NCCL_INSPECTOR_TRACE_DIR): the plugin also writes every callback it receives.
   trace.<fixture>[.threads]  replay the fixture with trace mode on (on the recorded threads
                              with .threads); the records are the oracle's; the trace written

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Ops left out as `unverified` are rare on a quiet host: every recording of tests/data made
 on a quiet host (nccl-*/: the shared fixtures and this project's own; live/: a trace-mode
 run) replayed through the plugin with its default settings, each through the ABI it was

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The GPU validation's comparison logic (tools/validate/compare.py), on data built here with
 known answers, so that CI (no GPU) covers it:
   validate.join      two ranks, two communicators (ids not in group order), an extra PyTorch

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """NCCL_INSPECTOR_DUMP_VERBOSE=1: every perf record also carries event_trace_sn and
 event_trace_ts (CONTRACTS.md section 2) whose kernel_events are exactly the op's channels in
 the trace (shared channels of grouped ops, P2P channels 16+, ids 40/63 included); per channel

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The demo (`make demo`): what Inspector writes and what inspector-report makes of it, on any
 # machine, no GPU. It builds only the plugin and the two tools (quietly: the compiler's output is
 # shown only if the build fails), replays real NCCL traffic recorded on 2 x H200 and a synthetic

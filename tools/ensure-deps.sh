@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Install the build and test dependencies if they are missing (Debian/Ubuntu).
 # The plugin itself needs only a C compiler, CMake and libc, and to build its OTLP
 # exporter libcurl's and zlib's headers (it links neither: it loads them at run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * adapter.c - the callbacks that have one signature in every ABI version.
  */
@@ -5,11 +6,11 @@
 
 #include "core/comm.h"
 #include "abi/lifecycle.h"
-#include "abi/trace.h"
+#include "trace/trace.h"
 
 void *ins_adapter_start_traced(void *context, uint64_t type, void *parent, int rank,
                                const void *u, void *pgroup) {
-  void *cell = ins_trace_start_begin(type); /* timed before the tracker sees it (trace.c) */
+  void *cell = ins_trace_start_begin(type); /* timed before the tracker sees it (trace/trace.c) */
   void *inner = ins_adapter_start(context, type, ins_trace_unwrap(parent), u);
   int ctx = context ? (int)(intptr_t)((struct ins_comm *)context)->ext_trace : 0;
   return ins_trace_start(cell, ctx, type, parent, rank, u, pgroup, inner);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * adapter.h - what the per-version adapters share: translating a
  * descriptor's union into a call on the tracker, and the callbacks whose
@@ -13,7 +14,7 @@
 #include "nccl/profiler_abi.h"
 #include "core/op.h"
 #include "core/sampler.h"
-#include "abi/trace.h"
+#include "trace/trace.h"
 
 #define INS_EXPORT __attribute__((visibility("default")))
 

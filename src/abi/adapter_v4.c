@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * adapter_v4.c - the exported ncclProfiler_v4 table.
  * v4 (NCCL 2.26, 2.27): one-byte event type, and init takes the mask

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * adapter_v5.c - the exported ncclProfiler_v5 table.
  * v5 (NCCL 2.28): 64-bit event type, API events, commId first in init.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * adapter_v6.c - the exported ncclProfiler_v6 table.
  * v6 (NCCL 2.29+): v5 plus copy-engine collective events (CeColl: core/op.h).

@@ -1,10 +1,12 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lifecycle.c - the wiring: what happens once per process (configuration,
  * the version message, trace mode, the sampler, the dump thread and its
  * sinks, the exit flush) and once per communicator (init: a context, its
  * sinks, the activation mask; finalize: write everything it completed, then
  * free it). The one place that knows every layer; each layer knows only
- * those below it (abi/ -> core/ -> sink/: docs/ARCHITECTURE.md).
+ * those below it (abi/ above trace/ and sink/, sink/ above core/:
+ * docs/ARCHITECTURE.md).
  */
 #include "abi/lifecycle.h"
 
@@ -20,7 +22,7 @@
 #include "core/op.h"
 #include "core/sampler.h"
 #include "sink/dump.h"
-#include "abi/trace.h"
+#include "trace/trace.h"
 
 #ifndef INSPECTOR_VERSION
 #define INSPECTOR_VERSION "0.0.0"

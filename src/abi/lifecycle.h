@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * plugin.h - process-wide lifecycle: configuration (once), the dump thread,
  * communicator init and finalize. The ABI adapters call these.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clock.h - host clocks. The GPU timer makes these unnecessary on the
  * normal path; they are read only for fallbacks and verbose traces.

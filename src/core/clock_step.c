@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clock_step.c - proving that the GPU clock went back (see clock_step.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clock_step.h - a GPU clock that went back (an NTP step of the clock the GPU timer follows),
  * proven from the timestamps NCCL hands out, never guessed from their size.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * comm.c - creation and destruction of communicator contexts, and the
  * registry (a mutex-protected array, and the walks over it: comm.h) the dump

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * comm.h - one communicator context (what init returns as *context) and
  * the process-wide registry of live contexts that the dump thread walks.
@@ -115,7 +116,7 @@ struct ins_comm {
 
   /* State the layers around core keep per communicator: opaque here, core never
    * reads it (data flows one way: abi/ -> core/ -> sink/). */
-  void *ext_trace;                  /* abi/trace.c: the context's number in the trace */
+  void *ext_trace;                  /* trace/trace.c: the context's number in the trace */
   void *ext_drain;                  /* sink/dump.c: the consumer's state (timer, held records) */
   void *ext_sink[INS_COMM_EXT_SINKS]; /* sink/sink.h: each active sink's, by its place */
   int *ext_mask;                    /* abi/lifecycle.c: NCCL's activation-mask word, as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config.h - the plugin's configuration, read once per process from the
  * environment. A malformed value is reported (variable, value, and the
@@ -20,10 +21,10 @@
 #define INS_DEFAULT_RING 4096
 
 /* Prometheus mode: the node exporter reads files every 30 s or so; writing more often is waste. */
+#define INS_PROM_MIN_INTERVAL_US 30000000LL
 /* OTLP with no dump interval given: records reach the OTLP sink's totals at least this often
  * (its exports then carry them; sink/otlp/otlp.c). */
 #define INS_OTLP_DRAIN_INTERVAL_US 1000000LL
-#define INS_PROM_MIN_INTERVAL_US 30000000LL
 
 /* NCCL_INSPECTOR_HANG_SECONDS (sink/hang.h): the default, the least a value other than 0
  * (which turns hang detection off) is raised to, and the most. */

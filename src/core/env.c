@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * env.c - a misspelled setting is not silent (see env.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * env.h - the environment variables the plugin reads, by name, and the check that
  * catches a misspelled one (env.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * inflight.c - reading a communicator's ops in flight from another thread (see
  * inflight.h). Never on the hot path: the dump thread's hang checks call it, a few times

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * inflight.h - a communicator's ops in flight, read from another thread without stopping
  * them: what the dump thread's hang checks (sink/hang.h) know of an op that has not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * judge.c - can a record's timestamps be a later op's? (see judge.h)
  */

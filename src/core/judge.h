@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * judge.h - the dump thread's half of "whose timestamps?" (core/op.c): for each
  * GPU-timed record, can its channels hold the timestamps of a later op?

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * log.c - routes plugin messages to NCCL's logger (subsystem PROFILE), or to
  * stderr when there is none: before NCCL gave one (odd hosts), and once NCCL

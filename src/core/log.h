@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * log.h - the plugin's messages, through the logger NCCL hands to init.
  *

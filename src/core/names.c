@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * names.c - name tables and the pointer-keyed lookup cache (see names.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * names.h - what NCCL's name strings mean to us: operation kinds, datatype
  * sizes, and the nccl-tests bus-bandwidth factors.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * op.c - the tracker: event callbacks in, completed records out.
  *
@@ -9,6 +10,7 @@
  * dump thread does that).
  */
 #include "core/op.h"
+#include "core/op_fields.h"
 
 #include <assert.h>
 #include <stddef.h>
@@ -26,51 +28,9 @@ static inline uint32_t next_sn(struct ins_comm *c) {
   return atomic_fetch_add_explicit(&c->event_sn, 1, memory_order_relaxed) + 1;
 }
 
-/* Relaxed loads and stores of a field only the application thread of the communicator
- * writes (NCCL lets one thread at a time use a communicator): no read-modify-write. */
-#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
-#define STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
 /* A published field of an op (op_types.h): a relaxed atomic store, the same instruction as a
  * plain one. */
 #define PUB(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-
-void ins_op_group_start(struct ins_comm *c) {
-  if (!c) return;
-  STORE(c->group_first_op, LOAD(c->ops_seq));
-  STORE(c->group_seq, LOAD(c->group_seq) + 1);
-}
-
-void ins_op_close_group(struct ins_comm *c) {
-  if (!c) return;
-  for (uint32_t m = c->group_funcs; m; m &= m - 1) {
-    int f = __builtin_ctz(m);
-    if (c->group_calls[f] > c->group_reports[f] && !ins_sampler_active)
-      STORE(c->unreported[f], LOAD(c->unreported[f]) + (c->group_calls[f] - c->group_reports[f]));
-    c->group_calls[f] = c->group_reports[f] = 0;
-  }
-  c->group_funcs = 0;
-}
-
-void ins_op_api_call(struct ins_comm *c, int coll, const char *func) {
-  if (!c) return;
-  /* The first API call after an op: a new application group (its Group event comes
-   * later, at ncclGroupEnd, after all of the group's API calls). */
-  if (!LOAD(c->in_api_calls)) {
-    STORE(c->in_api_calls, true);
-    STORE(c->group_api_base, LOAD(c->api_seq));
-    ins_op_group_start(c);
-    ins_op_close_group(c); /* the last group's reports are all in */
-  }
-  if (!LOAD(c->api_seen)) STORE(c->api_seen, true);
-  /* api_seq counts the calls that can make work: a collective's call (NCCL may run it
-   * and report no Coll event: comm.h), a P2P call only through its P2p event (op_start) */
-  if (coll) {
-    STORE(c->api_seq, LOAD(c->api_seq) + 1);
-    enum ins_func fid = ins_func_id(func);
-    c->group_calls[fid]++;
-    c->group_funcs |= 1u << fid;
-  }
-}
 
 /* No application group has begun on the communicator: its host sends no Group events and
  * no API events (a test driver, another framework's host). An op then shares its kernel
@@ -733,51 +693,4 @@ void ins_op_stop(struct ins_op *op) {
   if (c->verbose) op->stop_sn = next_sn(c);
   atomic_store_explicit(&op->host_stopped, 1, memory_order_release);
   ins_op_settle(op, 1);
-}
-
-/* One op still in flight at teardown: recorded, or counted; back to its pool. */
-static void finish_at_teardown(struct ins_comm *c, struct ins_op *op, uint64_t *incomplete) {
-  /* recorded already (events NCCL never delivered), or quiet: it would never have been */
-  if (atomic_load(&op->zombie) || (op->verbose & INS_OP_QUIET)) {
-    ins_pool_put(&c->pool, op);
-    return;
-  }
-  /* Stopped with no kernel event at all: host-timed (kept only on request). */
-  if (atomic_load(&op->host_stopped) && !atomic_load(&op->chan_mask) && c->keep_cpu_timing) {
-    complete(op, 0);
-  } else if (!op->expected && atomic_load(&op->chan_mask) && !atomic_load(&op->token_returned) &&
-             atomic_load(&op->pending) == 1) {
-    /* untrusted channel count, stopped, every channel that came stopped: only the
-     * token left, which a later op would have given back (op.h) */
-    atomic_store(&op->token_returned, 1);
-    ins_op_settle(op, 1);
-  } else {
-    atomic_fetch_add_explicit(&c->untimed[op->kind][INS_UNTIMED_INCOMPLETE], 1, memory_order_relaxed);
-    if ((*incomplete)++ < 4) /* enough to tell which events never came */
-      ins_info("in flight at teardown: %s %s sn %llu, %u channels expected, %d started, "
-               "host stop %s, %d events outstanding",
-               op->kind == INS_KIND_COLL ? "collective" : "P2P",
-               op->func_name ? op->func_name : "?", (unsigned long long)op->sn, op->expected,
-               __builtin_popcountll(atomic_load(&op->chan_mask)),
-               atomic_load(&op->host_stopped) ? "seen" : "not seen", atomic_load(&op->pending));
-    ins_pool_put(&c->pool, op);
-  }
-}
-
-/* An op put back at teardown: no late event can complete it, or reach it through a
- * channel it started (op.h). Its lines were touched by its own events: no page fault. */
-static void disarm(struct ins_op *op) {
-  for (uint64_t m = atomic_load(&op->chan_mask); m; m &= m - 1)
-    op->ch[__builtin_ctzll(m)].tag = INS_TAG_FREE;
-  atomic_store(&op->pending, 0);
-}
-
-void ins_op_finish_all_at_teardown(struct ins_comm *c, uint64_t *incomplete) {
-  uint32_t n = ins_pool_used(&c->pool); /* the ops ever handed out */
-  for (uint32_t i = 0; i < n; i++) {
-    struct ins_op *op = ins_pool_at(&c->pool, i);
-    if (op->tag != INS_TAG_OP) continue;
-    finish_at_teardown(c, op, incomplete);
-    disarm(op);
-  }
 }

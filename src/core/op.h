@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * op.h - one in-flight operation (a Coll or P2p event) and its kernel
  * channels: what NCCL's handles point at, and the per-callback fast paths.
@@ -112,7 +113,7 @@ static inline int ins_op_certain(uint32_t lag, uint32_t span) {
  * an op back in its pool has pending <= 0 (a completion left 0, a reclaimed
  * op's last late event too), and a settle completes only from 1 up, so late
  * stops can only take it lower; the ops put back here get pending 0 and the
- * tags of their started channels free. */
+ * tags of their started channels free (op_teardown.c). */
 void ins_op_finish_all_at_teardown(struct ins_comm *comm, uint64_t *incomplete);
 
 /* ---- the slow paths (op.c) ------------------------------------------------ */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * op_types.h - the memory NCCL's Coll/P2p and KernelCh handles point at: struct
  * ins_op (one in-flight operation) and the struct ins_chan of each of its kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pool.c - the tagged lock-free free list of ops, in doubling chunks (see pool.h).
  */
@@ -120,10 +121,14 @@ static __attribute__((noinline)) int grow(struct ins_pool *p) {
   return rc;
 }
 
-/* A free op off the list, or NULL when it is empty. */
-static inline struct ins_op *pop(struct ins_pool *p) {
+/* A free op off the list; when the list is empty, what `empty` gives (NULL: NULL). The one
+ * pop, inlined into the common path with get_slow as `empty` (ins_pool_get: no stack frame,
+ * an empty list a tail call) and into get_slow with none. */
+typedef struct ins_op *pool_empty_fn(struct ins_pool *p);
+static pool_empty_fn get_slow;
+static inline __attribute__((always_inline)) struct ins_op *pop_or(struct ins_pool *p, pool_empty_fn *empty) {
   uint64_t h = atomic_load_explicit(&p->head, memory_order_acquire);
-  while ((uint32_t)h != 0) {
+  while (__builtin_expect((uint32_t)h != 0, 1)) {
     struct ins_op *op = ins_pool_at(p, (uint32_t)h - 1);
     uint64_t nh = (((h >> 32) + 1) << 32) | atomic_load_explicit(&op->pool_next, memory_order_relaxed);
     if (atomic_compare_exchange_weak_explicit(&p->head, &h, nh, memory_order_acquire,
@@ -132,14 +137,14 @@ static inline struct ins_op *pop(struct ins_pool *p) {
       return op;
     }
   }
-  return NULL;
+  return empty ? empty(p) : NULL;
 }
 
 /* The list is empty: an op never handed out yet, from the chunks or a new one. Out of
- * line, so that the common path (pop) needs no stack frame. */
+ * line, so that the common path (ins_pool_get) needs no stack frame. */
 static __attribute__((noinline)) struct ins_op *get_slow(struct ins_pool *p) {
   for (;;) {
-    struct ins_op *op = pop(p);
+    struct ins_op *op = pop_or(p, NULL);
     if (op) return op;
     uint32_t i = atomic_load_explicit(&p->fresh, memory_order_relaxed);
     while (i < atomic_load_explicit(&p->total, memory_order_acquire)) {
@@ -156,15 +161,5 @@ static __attribute__((noinline)) struct ins_op *get_slow(struct ins_pool *p) {
 }
 
 struct ins_op *ins_pool_get(struct ins_pool *p) {
-  uint64_t h = atomic_load_explicit(&p->head, memory_order_acquire);
-  while (__builtin_expect((uint32_t)h != 0, 1)) {
-    struct ins_op *op = ins_pool_at(p, (uint32_t)h - 1);
-    uint64_t nh = (((h >> 32) + 1) << 32) | atomic_load_explicit(&op->pool_next, memory_order_relaxed);
-    if (atomic_compare_exchange_weak_explicit(&p->head, &h, nh, memory_order_acquire,
-                                              memory_order_acquire)) {
-      assert(op->tag == INS_TAG_FREE); /* put marks an op free before it is on the list */
-      return op;
-    }
-  }
-  return get_slow(p);
+  return pop_or(p, get_slow);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * record.h - one completed operation, as it travels from the tracker to the
  * dump thread through a communicator's ring. Plain data, fixed size; the

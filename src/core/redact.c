@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * redact.c - what a message may show of text that may hold a credential (see
  * redact.h).

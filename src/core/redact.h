@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * redact.h - what a message may show of text that may hold a credential: the one
  * place the rules are written. Every message that shows text the plugin did not

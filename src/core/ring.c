@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ring.c - the segmented MPSC ring (see ring.h for the algorithm and why it is
  * safe; core/seg.h for where segments come from).

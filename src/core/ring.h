@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ring.h - lock-free queue of fixed-size cells, bounded at `cap` records,
  * whose memory comes and goes with them: many producers (the threads on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sampler.c - sampled kernel timing (see sampler.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sampler.h - sampled kernel timing (NCCL_INSPECTOR_SAMPLE_*): which
  * application groups NCCL times, chosen by writing NCCL's activation mask.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seg.c - the process's pool of ring segments (see seg.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seg.h - the process's pool of ring segments: the memory behind every
  * communicator's rings (core/ring.h), shared by all of them, so that what the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * timer.c - deciding the GPU timer's unit (see timer.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * timer.h - the unit of a communicator's GPU timer (the kernel-channel
  * pTimers), measured rather than assumed.

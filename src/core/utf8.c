@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * utf8.c - UTF-8 validation and cleaning (see utf8.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * utf8.h - making byte strings from NCCL and the environment safe to print.
  *

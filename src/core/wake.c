@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wake.c - futex-based wake-up of the dump thread (see wake.h).
  */

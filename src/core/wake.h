@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wake.h - how a producer wakes the dump thread without a lock or a system
  * call in the common case.

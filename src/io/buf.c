@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * buf.c - the buffer and its formatters (see buf.h).
  */

@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * buf.h - an append-only text buffer with the few fast formatters the
  * writers need (integers, fixed 6-decimal floats, JSON strings). snprintf
  * would cost about a microsecond per record; these cost a few dozen ns.
- * In io/, below the sinks and trace mode alike (abi/trace.c): it uses only
+ * In io/, below the sinks and trace mode alike (src/trace/): it uses only
  * core/utf8.h.
  */
 #ifndef INS_BUF_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dynlib.c - an optional library loaded once, its functions resolved by name
  * (see dynlib.h).

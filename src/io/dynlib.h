@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dynlib.h - loading an optional library at run time: dlopen once per process,
  * then a table of its functions resolved into the caller's pointers, or a

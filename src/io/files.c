@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * files.c - safe creation of directories and files (see files.h).
  *

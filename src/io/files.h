@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * files.h - creating the plugin's directories and files safely: the JSON log
  * (sink/json/writer.c), the Prometheus files (sink/prom/prom_file.c) and trace
- * mode's file (abi/trace.c). In io/, below all of them; it uses nothing of ours.
+ * mode's file (src/trace/). In io/, below all of them; it uses nothing of ours.
  *
  * Dump directories are often shared: /tmp, or a job directory on a cluster
  * file system where other users can create entries. Whoever can create a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * nccl/profiler_abi.h - our own declarations of the NCCL/RCCL profiler-plugin
  * ABI, versions 4, 5 and 6, written from the facts of the ABI (layouts,

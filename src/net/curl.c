@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * curl.c - https:// through libcurl (see curl.h). The multi interface rather
  * than curl_easy_perform, because curl_multi_wait also watches our stop
@@ -40,8 +41,8 @@ static struct {
 static struct ins_dynlib g_curl_lib = INS_DYNLIB_INIT;
 
 /* Loads libcurl once per process (io/dynlib.h: it stays loaded, RTLD_NODELETE; its
- * resolver threads may outlive any transfer of ours). */
-static bool curl_load(char *why, size_t whylen) {
+ * resolver threads may outlive any transfer of ours): 0, or -1 with the reason in why. */
+static int curl_load(char *why, size_t whylen) {
   static const struct ins_dynlib_sym syms[] = {
       INS_DYNLIB_SYM(curl_easy_init, g_curl.easy_init),
       INS_DYNLIB_SYM(curl_easy_setopt, g_curl.easy_setopt),
@@ -64,7 +65,7 @@ static bool curl_load(char *why, size_t whylen) {
     size_t used = strlen(why);
     snprintf(why + used, whylen - used, " (libcurl older than 7.28?)");
   }
-  return st == INS_DYNLIB_LOADED;
+  return st == INS_DYNLIB_LOADED ? 0 : -1;
 }
 
 static size_t curl_body_cb(char *p, size_t size, size_t n, void *arg) {
@@ -132,6 +133,31 @@ fail:
   return NULL;
 }
 
+/* What transfer() returns when the multi interface itself failed, or stopped running with
+ * no word on our transfer: never one of curl's codes. */
+#define MULTI_FAILED CURL_LAST
+
+/* Runs the transfer added to k's multi handle to its end, the deadline (deadline, or cut's
+ * stop) or a failure. The one answer: how it ended, CURLE_OK when curl finished it (its
+ * HTTP status is then the response's), curl's error, CURLE_OPERATION_TIMEDOUT at the
+ * deadline, MULTI_FAILED. */
+static CURLcode transfer(struct ins_curl *k, const struct ins_net_cut *cut, uint64_t deadline) {
+  for (int running = 1;;) {
+    if (g_curl.multi_perform(k->multi, &running) != CURLM_OK) return MULTI_FAILED;
+    int q;
+    CURLMsg *m;
+    while ((m = g_curl.multi_info_read(k->multi, &q)))
+      if (m->msg == CURLMSG_DONE && m->easy_handle == k->easy) return m->data.result;
+    if (!running) return MULTI_FAILED;
+    bool stopping;
+    uint64_t now = ins_net_now_ns(), d = ins_net_deadline(cut, deadline, &stopping);
+    if (now >= d) return CURLE_OPERATION_TIMEDOUT;
+    struct curl_waitfd w = {.fd = cut ? cut->wake_fd : -1, .events = POLLIN};
+    int nfds;
+    g_curl.multi_wait(k->multi, &w, !stopping && w.fd >= 0 ? 1u : 0u, ins_net_ms_until(d, now), &nfds);
+  }
+}
+
 void ins_curl_post(struct ins_curl *k, const char *url, const struct ins_http_req *req,
                    const struct ins_net_cut *cut, uint64_t deadline, struct ins_http_result *res) {
   struct curl_slist *hdrs = curl_headers(req);
@@ -162,37 +188,19 @@ void ins_curl_post(struct ins_curl *k, const char *url, const struct ins_http_re
     snprintf(res->why, sizeof res->why, "libcurl refused the transfer");
     goto out;
   }
-  int running = 1;
-  bool done = false; /* curl said how the transfer ended: result */
-  CURLcode result = CURLE_OK;
-  for (;;) {
-    if (g_curl.multi_perform(k->multi, &running) != CURLM_OK) break;
-    int q;
-    CURLMsg *m;
-    while ((m = g_curl.multi_info_read(k->multi, &q)))
-      if (m->msg == CURLMSG_DONE && m->easy_handle == e) done = true, result = m->data.result;
-    if (done || !running) break;
-    now = ins_net_now_ns();
-    d = ins_net_deadline(cut, deadline, &stopping);
-    if (now >= d) {
-      done = true, result = CURLE_OPERATION_TIMEDOUT;
-      break;
-    }
-    struct curl_waitfd w = {.fd = cut ? cut->wake_fd : -1, .events = POLLIN};
-    int nfds;
-    g_curl.multi_wait(k->multi, &w, !stopping && w.fd >= 0 ? 1u : 0u, ins_net_ms_until(d, now), &nfds);
-  }
-  if (done && result == CURLE_OK) {
+  CURLcode result = transfer(k, cut, deadline);
+  if (result == CURLE_OK) {
     long code = 0;
     g_curl.easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
     res->status = (int)code;
   } else {
     res->retry_after[0] = '\0';
     res->body_len = 0;
-    res->timed_out = done && result == CURLE_OPERATION_TIMEDOUT;
+    res->timed_out = result == CURLE_OPERATION_TIMEDOUT;
     /* curl_easy_strerror's fixed text, never CURLOPT_ERRORBUFFER's (nor CURLOPT_VERBOSE): those
      * name the URL, its host and path, which a message may show only as ins_net_url_shown does */
-    snprintf(res->why, sizeof res->why, "%s", done ? g_curl.easy_strerror(result) : "libcurl failed");
+    snprintf(res->why, sizeof res->why, "%s",
+             result == MULTI_FAILED ? "libcurl failed" : g_curl.easy_strerror(result));
   }
   /* Removing a finished transfer keeps its connection in the multi handle's cache for
    * the next request; removing an unfinished one closes it. */
@@ -203,7 +211,7 @@ out:
 }
 
 int ins_curl_open(struct ins_curl *k, char *why, size_t whylen) {
-  if (!curl_load(why, whylen)) return -1;
+  if (curl_load(why, whylen) != 0) return -1;
   k->easy = g_curl.easy_init();
   k->multi = k->easy ? g_curl.multi_init() : NULL;
   if (!k->multi) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * curl.h - the libcurl binding, for https:// (and http:// when a test asks):
  * libcurl loaded with dlopen at run time, so that the plugin links nothing

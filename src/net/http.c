@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * http.c - the connection (see http.h): which client carries a request, the
  * reserved header names both clients skip, and the result every post starts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * http.h - one keep-alive HTTP connection to an endpoint, over which a request
  * body is POSTed and the answer reported: a status, a Retry-After, the start of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * http1.c - the plain HTTP/1.1 client (see http1.h). One request at a time on
  * one keep-alive connection (its caller never has two in flight, so pipelining

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * http1.h - the plain HTTP/1.1 client, for http:// (libc only): one request at
  * a time on one keep-alive connection. Internal to the connection (http.c),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * http1_resp.c - the HTTP/1.1 response parser (see http1_resp.h). Every limit
  * (line, header bytes, interim answers) is a bound on what a server can make a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * http1_resp.h - an HTTP/1.1 response parser (RFC 9112: status line, fields,
  * message body length), incremental and without allocation. It reads what a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * httpdate.c - Retry-After and the three HTTP-date forms (see httpdate.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * httpdate.h - Retry-After (RFC 9110 10.2.3): delay-seconds or an HTTP-date
  * (RFC 9110 5.6.7), as the delay it asks for. Owns the parsing only; whether and

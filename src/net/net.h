@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * net.h - what every file of src/net/ shares: the cut (how a stopping caller
  * shortens every wait), the test hooks of the network code, and the one text

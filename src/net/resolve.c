@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * resolve.c - bounded waits, name lookup and connect (see resolve.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * resolve.h - bounded network waits: the clock and deadline every step looks
  * at, a wait on a descriptor that stop can cut, a name lookup that a resolver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * url.c - endpoint URLs (see url.h): their parts (RFC 3986's generic syntax), the
  * authority and path as an HTTP client sends them (RFC 9110 7.1), IPv6 literals and
@@ -50,9 +51,10 @@ void ins_net_url_split(const char *url, struct ins_net_url_parts *p) {
 }
 
 /* The authority of url (its parts pp; the scheme already known) into u: host, port, Host
- * header, origin. */
+ * header, origin; *port_at: where the port's ':' is as given (the path's offset when there
+ * is none). */
 static int parse_authority(struct ins_net_url *u, const char *url, const struct ins_net_url_parts *pp,
-                           char *why, size_t whylen) {
+                           const char **port_at, char *why, size_t whylen) {
   const char *p = url + pp->auth, *aend = url + pp->path;
   size_t alen = pp->path - pp->auth;
   const char *hend; /* end of the host text; the port (if any) follows a ':' there */
@@ -85,6 +87,7 @@ static int parse_authority(struct ins_net_url *u, const char *url, const struct 
         return fail_why(why, whylen, "a character that may not stand in a host name");
     memcpy(u->host, p, n);
   }
+  *port_at = hend;
   unsigned long port = u->https ? 443 : 80;
   if (hend < aend) { /* ":port", or ":" alone (the default, RFC 3986 3.2.3) */
     const char *q = hend + 1;
@@ -131,21 +134,31 @@ static int parse_path(struct ins_net_url *u, const char *url, const struct ins_n
   return 0;
 }
 
-static bool scheme_is(const char *url, const struct ins_net_url_parts *p, const char *name) {
-  return p->scheme == strlen(name) && !strncasecmp(url, name, p->scheme);
+/* The scheme of url, whose parts are p. */
+static enum ins_net_scheme scheme_of(const char *url, const struct ins_net_url_parts *p) {
+  if (p->scheme == 5 && !strncasecmp(url, "https", 5)) return INS_NET_HTTPS;
+  if (p->scheme == 4 && !strncasecmp(url, "http", 4)) return INS_NET_HTTP;
+  return INS_NET_NOT_HTTP;
+}
+
+enum ins_net_scheme ins_net_url_scheme(const char *url) {
+  struct ins_net_url_parts p;
+  ins_net_url_split(url, &p);
+  return scheme_of(url, &p);
 }
 
 int ins_net_url_parse(struct ins_net_url *u, const char *url, char *why, size_t whylen) {
   memset(u, 0, sizeof *u);
   struct ins_net_url_parts p;
   ins_net_url_split(url, &p);
-  if (scheme_is(url, &p, "https")) u->https = true;
-  else if (!scheme_is(url, &p, "http"))
-    return fail_why(why, whylen, "the scheme is neither http:// nor https://");
+  enum ins_net_scheme scheme = scheme_of(url, &p);
+  if (scheme == INS_NET_NOT_HTTP) return fail_why(why, whylen, "the scheme is neither http:// nor https://");
+  u->https = scheme == INS_NET_HTTPS;
   if (memchr(url + p.auth, '@', p.end - p.auth))
     return fail_why(why, whylen, "an '@' in the URL: user:password@ is not supported (give credentials as "
                                  "headers)");
-  if (parse_authority(u, url, &p, why, whylen) != 0) return -1;
+  const char *port_at;
+  if (parse_authority(u, url, &p, &port_at, why, whylen) != 0) return -1;
   return parse_path(u, url, &p, why, whylen);
 }
 
@@ -181,9 +194,10 @@ const char *ins_net_url_shown(const char *url, const char *safe_path, char *out,
   }
   struct ins_net_url u;
   memset(&u, 0, sizeof u);
-  u.https = scheme_is(url, &p, "https");
+  u.https = scheme_of(url, &p) == INS_NET_HTTPS;
   char why[8];
-  if (parse_authority(&u, url, &p, why, sizeof why) != 0) { /* the path is withheld anyway */
+  const char *port; /* the port as given (digits, ":" alone, or none): it parsed, so it is only that */
+  if (parse_authority(&u, url, &p, &port, why, sizeof why) != 0) { /* the path is withheld anyway */
     all = all && put(out, cap, &o, "***", 3); /* malformed: nothing beyond the scheme */
     goto done;
   }
@@ -192,11 +206,8 @@ const char *ins_net_url_shown(const char *url, const char *safe_path, char *out,
   const char *host = hide ? "***" : u.host;
   all = all && put(out, cap, &o, "[", v6) && put(out, cap, &o, host, strlen(host)) &&
         put(out, cap, &o, "]", v6);
-  /* the port as given (digits, ":" alone, or none): it parsed, so it is only that */
-  const char *a = url + p.auth, *aend = url + p.path;
-  const char *port = v6 ? (const char *)memchr(a, ']', (size_t)(aend - a)) + 1
-                        : memchr(a, ':', (size_t)(aend - a));
-  if (port && port < aend) all = all && put(out, cap, &o, port, (size_t)(aend - port));
+  const char *aend = url + p.path;
+  if (port < aend) all = all && put(out, cap, &o, port, (size_t)(aend - port));
   size_t plen = p.query - p.path;
   const char *path = url + p.path;
   if (plen == 1 || (safe_path && plen == strlen(safe_path) && !strncmp(path, safe_path, plen)))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * url.h - an http:// or https:// endpoint URL: where its parts start (the one
  * place that cuts an endpoint URL into parts), parsed into what a client needs
@@ -26,6 +27,12 @@ struct ins_net_url_parts {
   size_t end;      /* strlen */
 };
 void ins_net_url_split(const char *url, struct ins_net_url_parts *p);
+
+/* The scheme of url as ins_net_url_parse reads it (any case): http, https, or neither
+ * (another scheme, or none). For a configuration that must know it before the URL is
+ * whole (an empty port filled in, a path appended). */
+enum ins_net_scheme { INS_NET_NOT_HTTP, INS_NET_HTTP, INS_NET_HTTPS };
+enum ins_net_scheme ins_net_url_scheme(const char *url);
 
 struct ins_net_url {
   bool https;

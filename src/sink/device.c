@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * device.c - which GPU a context runs on (see device.h): the GPU runtime's
  * answer when the process has one loaded, else the fallback identity.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * device.h - which GPU a communicator context runs on, for the outputs that
  * are per device (Prometheus: one file per GPU).

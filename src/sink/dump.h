@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dump.h - the dump thread and the drains that move records from the
  * communicators' rings to the sinks (sink.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hang.c - hang detection's checks, per communicator context (see hang.h). On the dump
  * thread (or the thread draining the context), with the context's drain lock held: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hang.h - hang detection: which ops of a communicator context have been in flight longer
  * than NCCL_INSPECTOR_HANG_SECONDS, which of them completed after all, and which contexts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sink.h - the one interface between the dump layer and the output formats.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sinks.c - which sinks a configuration turns on (see sink.h): the one place
  * that knows every output format. Adding one is a line here. A build without

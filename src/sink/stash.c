@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stash.c - the drainer's record FIFO (see stash.h).
  */

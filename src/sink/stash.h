@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stash.h - the drainer's FIFO of records taken out of the rings ahead of
  * formatting.

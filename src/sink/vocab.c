@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * vocab.c - the message-size bucket the outputs share (see vocab.h).
  */

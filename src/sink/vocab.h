@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * vocab.h - what the three outputs say alike: the format version and the
  * message-size bucket.

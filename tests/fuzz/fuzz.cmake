@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/fuzz/fuzz.cmake - the libFuzzer targets, one per parser that reads outside input:
 #   fuzz_trace   inspector-replay's trace reader (tools/replay/trace_load.c)
 #   fuzz_report  inspector-report's log line parser (tools/report/parse.c), its fast scanner

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_env.c - libFuzzer target for the plugin's environment parser.
  *

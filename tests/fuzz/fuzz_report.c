@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_report.c - libFuzzer target for inspector-report's log line parser.
  *

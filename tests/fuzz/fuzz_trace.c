@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_trace.c - libFuzzer target for inspector-replay's trace reader.
  *

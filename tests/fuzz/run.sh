@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build the libFuzzer targets (tests/fuzz/fuzz.cmake) with clang and run each for
 # FUZZ_SECONDS (default 60): `make fuzz`, or tests/fuzz/run.sh [BUILD_DIR].
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Extract the PromQL of a Grafana dashboard, with its variables substituted.
 
 Stdlib only.  Used to check grafana/nccl-inspector-job-performance-template.json and by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A synthetic job that hangs, run for a test while it hangs (inspector-replay --hang-rank,
 docs/CONTRACTS.md section 1, "A stuck op"): start it, wait until every process holds at its
 stuck point (the ready files, never wall time), look at or copy what the plugin wrote while the

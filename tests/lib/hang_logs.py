@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Logs of a stuck job, written here line by line as the plugin writes them, and what
 inspector-report must say of them (tests/test_report_hangs.py).
 

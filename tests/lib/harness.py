@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared machinery of the replay tests: locate the binaries, run inspector-replay with a fresh
 dump directory, derive the oracle's configuration from the environment the plugin sees, and
 check the dump with tests/lib/logcheck.py.  Standard library only; python3 >= 3.9.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The cases of many test scripts in one Python process, for tests/CMakeLists.txt:
 
     list_cases.py SCRIPT.py...

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Check an Inspector JSON dump directory against the oracle's expectations.
 
 Schema and rules: docs/CONTRACTS.md section 2 ([C2] below).  The expected records come from

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Write the hand-made edge-case traces under tests/data/edge/ (checked in; rerun this script
 after changing it).  Same line format as the recorded fixtures (tests/data/README.md); each
 file exercises a corner the recorded traces do not reach:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Independent test oracle: the records a correct Inspector plugin must write for a trace.
 
 It reads a recorded NCCL profiler-event trace (format: tests/data/README.md) and computes,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A small OTLP/HTTP receiver for the exporter's tests (driven by tests/unit/otlp_receiver.h: from
 tests/unit/sink/otlp/test_otlp_export.c, net/test_curl.c, ... and test_otlp_collect.c): HTTP/1.1
 with keep-alive on 127.0.0.1, standard library only. It stores every request and answers as a

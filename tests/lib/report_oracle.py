@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What inspector-report must find in a set of logs, computed here from the logs alone by the
 rules docs/report.md states (an independent implementation in Python, for the tests):
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Planted jobs laid out like LLM training, written here in the plugin's format (docs/CONTRACTS.md
 section 2), for inspector-report's tests; what was planted is returned beside the logs, so that
 a test compares the report with it and never with the report's own figures.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turn a recorded trace's kernel timestamps into what RCCL hands a profiler on AMD GPUs.
 
 RCCL 2.28.3 on MI300X reads its kernel timer with wall_clock64(): ticks of a constant-rate

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fake_hip.c - a stand-in for the HIP runtime (libamdhip64.so), for the tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * null_plugin.c - a profiler plugin that asks for the events Inspector asks
  * for and does nothing with them.

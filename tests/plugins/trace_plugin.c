@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * trace_plugin.c - a recording plugin (ABI v5, NCCL 2.28): writes every callback NCCL makes
  * as one JSON line in the trace format of tests/data/README.md, to
  * $INSPECTOR_TRACE_DIR/trace-<pid>.jsonl. It asks for $INSPECTOR_TRACE_MASK (default 70:
  * Coll, P2p, KernelCh). A debugging and fixture-making tool: one mutex and one formatted line
  * per callback, so it slows the job, as the recorder that made the fixtures did. Its lines
- * are those of the plugin's own trace mode (src/abi/tracefmt.c); this standalone recorder
+ * are those of the plugin's own trace mode (src/trace/tracefmt.c); this standalone recorder
  * also works where the plugin is not wanted at all, and asks for any mask. The tests use it
  * to see what inspector-replay delivered (tests/test_hang_replay.py); the file is flushed at
  * each finalize and at exit.
@@ -18,7 +19,7 @@
 #include <unistd.h>
 
 #include "nccl/profiler_abi.h"
-#include "abi/tracefmt.h"
+#include "trace/tracefmt.h"
 
 /* Handles and contexts are kept for the whole run (NCCL names stopped ops as parents, and calls
  * about a finalized context can come late), on one list from a global, so that a leak checker

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * asan_fork.h - fork only once this process's other threads are asleep, under
  * AddressSanitizer (a no-op in every other build).

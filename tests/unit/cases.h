@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cases.h - main() of a C unit test whose cases run in this process, one after another,
  * each between the test's setup and teardown: `--list` prints the case names (ctest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check.h - a minimal assertion harness for the C unit tests: each CHECK
  * counts, failures print file:line and the expression, and the program

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * closed_port.h - for unit tests of the OTLP sink: a port on 127.0.0.1 that nothing
  * listens on, so that every export to it is refused at once and costs nothing. The

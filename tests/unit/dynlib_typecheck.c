@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dynlib_typecheck.c - compiled, never run (tests/unit/tests.cmake): a slot of
  * the function's own type compiles, and with -DWRONG_TYPE a slot of another

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fork_util.h - what the fork tests (test_fork_locks.c, test_dump_fork_records.c) share:
  * cases run in processes of their own (the plugin reads its configuration once per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * judge_out.h - where the judge's tests (test_judge.c, test_judge_bounds.c) collect what
  * core/judge.h emits: g_out[0..g_nout), in emission order, through collect().

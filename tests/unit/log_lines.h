@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * log_lines.h - reading a unit test's own JSON log back (the tests that drive the plugin
  * through its ABI table and judge what it wrote: test_op_timestamps.c, test_op_no_group.c):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ok_collector.h - for unit tests of the OTLP sink that need its exporter to export at
  * every interval without a real collector: a thread of the test's own on 127.0.0.1 that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * one_op.h - one collective driven through the plugin's v5 table, as NCCL would report it:
  * an AllReduce of 1 MiB (262144 x ncclFloat32, RING, SIMPLE) on n kernel channels, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_cases.h - what the tests of the OTLP exporter and its transport share (one file per
  * module: sink/otlp/test_otlp_export.c, test_otlp_config.c, test_otlp_rules_spec.c; net/test_url.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_receiver.h - tests/lib/otlp_receiver.py driven from a C unit test: started on a
  * port of 127.0.0.1 in a directory of its own (removed at stop), told how to answer

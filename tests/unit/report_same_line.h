@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report_same_line.h - field-by-field equality of two parsed log lines (tools/report/parse.h),
  * shared by the scanner's unit test (tests/unit/report/test_report_scan.c) and its fuzz target

@@ -1,6 +1,7 @@
+# SPDX-License-Identifier: Apache-2.0
 # C unit tests (included from tests/CMakeLists.txt). Each lives where the code it tests lives:
 # tests/unit/<floor>/test_<module>[_<what>].c for src/<floor>/<module>.c (core, io, net, sink,
-# sink/json, sink/prom, sink/otlp, abi), tests/unit/report/ and spank/ for tools/report and
+# sink/json, sink/prom, sink/otlp, abi, trace), tests/unit/report/ and spank/ for tools/report and
 # tools/spank, tests/unit/plugin/ for the whole plugin driven through its ABI table as NCCL
 # would; tests/test_layers.py (layers.tests-layout) holds that rule. The headers the tests
 # share (check.h, cases.h, one_op.h, ...) are in tests/unit itself.
@@ -95,7 +96,7 @@ if(TARGET inspector_core)
   # once, whole, each thread's in order; its mutex held in the plain build too (TSan: threads)
   ins_unit_test(writer_threads sink/json/test_writer_threads.c 60 "threads;unit")
   # trace mode's file deleted while the job runs: a new file that starts with the live inits
-  ins_unit_test(trace_deleted abi/test_trace_deleted.c 60 "unit;trace")
+  ins_unit_test(trace_deleted trace/test_trace_deleted.c 60 "unit;trace")
   # the dump directory (or a parent) deleted while the job runs and a link planted in its
   # place: not followed by the log, the trace file or the .prom files (one warning, counted);
   # the user's own links still are. One process per case: unit_dir_relinked.<case>
@@ -200,14 +201,14 @@ if(TARGET inspector_core)
   # the log's page layout pads only a line that would straddle a page
   ins_unit_test(writer_layout sink/json/test_writer_layout.c 60 "unit")
   # trace lines in time order, even for an event timed before lines already written
-  ins_unit_test(trace_order abi/test_trace_order.c 60 "unit;trace")
+  ins_unit_test(trace_order trace/test_trace_order.c 60 "unit;trace")
   # fork() with a large trace backlog: the child's handlers touch none of it, the child's
   # own trace holds its lines only and replays (through the plugin and inspector-replay)
   if(TARGET inspector-replay AND TARGET rccl-profiler-inspector)
-    ins_unit_test(trace_fork abi/test_trace_fork.c 120 "threads;unit;trace"
+    ins_unit_test(trace_fork trace/test_trace_fork.c 120 "threads;unit;trace"
                   $<TARGET_FILE:inspector-replay> $<TARGET_FILE:rccl-profiler-inspector>)
   else()
-    ins_unit_test(trace_fork abi/test_trace_fork.c 120 "threads;unit;trace")
+    ins_unit_test(trace_fork trace/test_trace_fork.c 120 "threads;unit;trace")
   endif()
   # hang detection: ops in flight past NCCL_INSPECTOR_HANG_SECONDS said at once, again, and
   # resolved; idle communicators; the Prometheus and OTLP gauges; on the checks' own clock.
@@ -280,7 +281,7 @@ endif()
 if(TARGET inspector-report)
   set(_rpt ${PROJECT_SOURCE_DIR}/tools/report)
   add_executable(inspector-unit-report_acc_probes ${CMAKE_CURRENT_LIST_DIR}/report/test_report_acc_probes.c
-                 ${_rpt}/acc.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c ${_rpt}/job.c
+                 ${_rpt}/acc.c ${_rpt}/acc_merge.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c ${_rpt}/job.c
                  ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
   target_include_directories(inspector-unit-report_acc_probes PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-report_acc_probes PRIVATE _GNU_SOURCE)
@@ -289,12 +290,12 @@ if(TARGET inspector-report)
   set_tests_properties(unit_report_acc_probes PROPERTIES TIMEOUT 60 LABELS "unit;report")
 endif()
 
-# inspector-report's merge (tools/report/acc.c): the op sample in one order fixed by content,
+# inspector-report's merge (tools/report/acc_merge.c): the op sample in one order fixed by content,
 # whatever the read order and the readers (what makes the report the same for any --threads)
 if(TARGET inspector-report)
   set(_rpt ${PROJECT_SOURCE_DIR}/tools/report)
   add_executable(inspector-unit-report_acc_merge_order ${CMAKE_CURRENT_LIST_DIR}/report/test_report_acc_merge_order.c
-                 ${_rpt}/acc.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c ${_rpt}/job.c
+                 ${_rpt}/acc.c ${_rpt}/acc_merge.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c ${_rpt}/job.c
                  ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
   target_include_directories(inspector-unit-report_acc_merge_order PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-report_acc_merge_order PRIVATE _GNU_SOURCE)
@@ -308,7 +309,7 @@ endif()
 if(TARGET inspector-report)
   set(_rpt ${PROJECT_SOURCE_DIR}/tools/report)
   add_executable(inspector-unit-report_input_big ${CMAKE_CURRENT_LIST_DIR}/report/test_report_input_big.c
-                 ${_rpt}/input.c ${_rpt}/acc.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c
+                 ${_rpt}/input.c ${_rpt}/acc.c ${_rpt}/acc_merge.c ${_rpt}/parse.c ${_rpt}/scan.c ${_rpt}/intern.c ${_rpt}/qsketch.c
                  ${_rpt}/job.c ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
   target_include_directories(inspector-unit-report_input_big PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-report_input_big PRIVATE _GNU_SOURCE)
@@ -324,7 +325,8 @@ if(TARGET inspector-report)
                  ${_rpt}/out_html.c ${_rpt}/out_trace.c ${_rpt}/out_text.c ${_rpt}/qsketch.c ${_rpt}/intern.c
                  ${PROJECT_SOURCE_DIR}/src/core/utf8.c)
   target_sources(inspector-unit-report_out_html PRIVATE ${_rpt}/outfile.c) # the writers' safe file creation
-  target_sources(inspector-unit-report_out_html PRIVATE ${_rpt}/html_svg.c ${_rpt}/html_charts.c ${_rpt}/html_style.c) # out_html.c's kit, charts, style
+  target_sources(inspector-unit-report_out_html PRIVATE ${_rpt}/html_svg.c ${_rpt}/html_charts.c ${_rpt}/html_style.c
+                 ${_rpt}/html_findings.c) # out_html.c's kit, charts, style, findings
   target_include_directories(inspector-unit-report_out_html PRIVATE ${_rpt} ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-report_out_html PRIVATE _GNU_SOURCE)
   target_link_libraries(inspector-unit-report_out_html PRIVATE Threads::Threads m)
@@ -424,7 +426,7 @@ endif()
 # live through every cycle: each cycle's trace whole, and nothing left behind (malloc's bytes, the
 # trace file's descriptor; LeakSanitizer's check at exit in ASan builds)
 if(TARGET rccl-profiler-inspector)
-  add_executable(inspector-unit-trace_reload ${CMAKE_CURRENT_LIST_DIR}/abi/test_trace_reload.c)
+  add_executable(inspector-unit-trace_reload ${CMAKE_CURRENT_LIST_DIR}/trace/test_trace_reload.c)
   target_include_directories(inspector-unit-trace_reload PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(inspector-unit-trace_reload PRIVATE _GNU_SOURCE)
   target_link_libraries(inspector-unit-trace_reload PRIVATE Threads::Threads ${CMAKE_DL_LIBS})

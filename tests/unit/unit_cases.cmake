@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Run at build time, after a C unit test is linked (ins_unit_cases in tests.cmake):
 #   cmake -DBIN=<test binary> -DOUT=<file> -DARGS=<its arguments, |-separated> -P unit_cases.cmake
 # writes the binary's own `--list` (one case a line: `name [label,label]`) to OUT, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * writer_lines.h - records of a known tag for the JSON log's writer tests
  * (test_writer_deleted.c, test_writer_renamed.c): append "<tag> <i>" lines through

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """inspector-report against DuckDB on the same logs, side by side in one run.
 
 What a user would run instead of inspector-report is DuckDB (NVIDIA's exporter script uses

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xalloc.h - allocation for the tools (inspector-report, inspector-replay): memory or a
  * clear exit. A tool that runs out of memory cannot do its job, and a NULL carried on

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tools/dev/mutate.py: mutation testing. Do the tests catch realistic one-line bugs?
 
 Each mutant in tools/dev/mutants.txt (the format is described at its top) is a small change
@@ -251,7 +252,7 @@ def write_file(path, text):
     os.utime(path, (now, now))  # newer than any object built from the other version
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
@@ -271,22 +272,103 @@ def main():
     ap.add_argument("--min-score", type=float, default=0.0, help="exit 1 below this percentage")
     ap.add_argument("--no-baseline", action="store_true", help="skip the unmutated run of the subsets")
     ap.add_argument("--list", action="store_true", help="print the mutants and where they are; run nothing")
-    args = ap.parse_args()
+    return ap.parse_args()
 
+
+def select(mutants, only):
+    """The mutants --only names (ids, or prefixes ending in '*'), and the names that match none."""
+    def named(m, w):
+        return m.id == w or (w.endswith("*") and m.id.startswith(w[:-1]))
+    want = [w.strip() for w in only.split(",") if w.strip()]
+    sel = [m for m in mutants if any(named(m, w) for w in want)]
+    unknown = [w for w in want if not any(named(m, w) for m in mutants)]
+    return sel, unknown
+
+
+def print_list(mutants):
+    for m in mutants:
+        loc = "%s:%d" % (m.file, m.line[0]) if m.line else "%s: %s" % (m.file, m.locate_error)
+        print("%-28s %-34s %s%s\n    %s" % (m.id, loc, "[tsan] " if m.tsan else "",
+                                           "[equivalent] " if m.equivalent else "", m.what))
+
+
+def baseline(tree, kinds, runnable, work):
+    """The subsets' tests, unmutated, once per build kind: None, or why a mutant cannot be judged."""
+    for kind in kinds:
+        regexes = sorted({m.tests for m in runnable if (m.tsan and kind == "tsan") or
+                          (not m.tsan and kind == "plain")})
+        if not regexes:
+            continue
+        numbers = set()
+        for r in regexes:
+            numbers |= set(tree.count_tests(kind, r))
+        if not numbers:
+            continue
+        log = os.path.join(work, "baseline-%s.log" % kind)
+        print("baseline: the %d tests of the subsets, unmutated (%s) ..." % (len(numbers), kind), flush=True)
+        rc, secs = tree.ctest(kind, None, log, None, numbers=numbers)
+        if rc != 0:
+            return "the baseline fails (%s): %s\nsee %s" % (kind, "; ".join(failed_tests(log)), log)
+        print("  passed, %.0f s" % secs, flush=True)
+    return None
+
+
+def run_mutant(tree, args, m, logs, originals, restore_all):
+    """Plants m, builds, runs its subset, puts the file back: (status, detail)."""
+    kind = "tsan" if m.tsan else "plain"
+    path = os.path.join(tree.src, m.file)
+    text = open(path, encoding="utf-8").read()
+    log = os.path.join(logs, m.id + ".log")
+    if os.path.exists(log):
+        os.unlink(log)
+    originals[path] = text
+    write_file(path, text.replace(m.find, m.replace, 1))
+    try:
+        rc, _ = tree.build(kind, log)
+        if rc != 0:
+            errs = re.findall(r"error: ([^\n]*)", open(log, errors="replace").read())
+            return "not compiled", errs[0] if errs else ("build timed out" if rc == 124 else "build failed")
+        rc, _ = tree.ctest(kind, m.tests, log, args.timeout)
+        if rc == 0:
+            return "SURVIVED", ""
+        if rc == 124:
+            return "killed", "timed out after %d s" % args.timeout
+        return "killed", ", ".join(failed_tests(log)[:3]) or "ctest exit %d" % rc
+    finally:
+        restore_all()
+
+
+def summary(results, minutes):
+    """The table and the score line; returns the score (percent)."""
+    print("\n%-28s %-36s %-12s %6s  %s" % ("mutant", "where", "result", "secs", "detail"))
+    for r in results:
+        m = r["m"]
+        loc = "%s:%s" % (m.file, m.line[0] if m.line else "?")
+        print("%-28s %-36s %-12s %6.0f  %s" % (m.id, loc, r["status"], r["secs"], r["detail"][:90]))
+    count = {s: sum(1 for r in results if r["status"] == s)
+             for s in ("killed", "SURVIVED", "not compiled", "error", "equivalent")}
+    judged = count["killed"] + count["SURVIVED"] + count["error"]
+    score = 100.0 * count["killed"] / judged if judged else 100.0
+    print("\nscore: %.1f%% (%d killed of %d; %d survived, %d errors, %d not compiled, %d equivalent) "
+          "in %.0f min" % (score, count["killed"], judged, count["SURVIVED"], count["error"],
+                           count["not compiled"], count["equivalent"], minutes))
+    for r in results:
+        if r["status"] in ("SURVIVED", "error"):
+            print("  %s %s (%s): %s" % (r["status"].lower(), r["m"].id, r["m"].file, r["m"].what))
+    return score
+
+
+def main():
+    args = parse_args()
     mutants, problems = parse_mutants(args.mutants)
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 2
     if args.only:
-        want = [w.strip() for w in args.only.split(",") if w.strip()]
-        sel = [m for m in mutants if any(m.id == w or (w.endswith("*") and m.id.startswith(w[:-1]))
-                                         for w in want)]
-        unknown = [w for w in want if not any(m.id == w or (w.endswith("*") and m.id.startswith(w[:-1]))
-                                              for m in mutants)]
+        mutants, unknown = select(mutants, args.only)
         if unknown:
             print("unknown mutant ids: %s" % ", ".join(unknown), file=sys.stderr)
             return 2
-        mutants = sel
 
     made_work = not args.workdir
     work = os.path.abspath(args.workdir) if args.workdir else tempfile.mkdtemp(prefix="inspector-mutate.")
@@ -315,10 +397,7 @@ def main():
             m.line = where if isinstance(where, tuple) else None
             m.locate_error = None if m.line else where
         if args.list:
-            for m in mutants:
-                loc = "%s:%d" % (m.file, m.line[0]) if m.line else "%s: %s" % (m.file, m.locate_error)
-                print("%-28s %-34s %s%s\n    %s" % (m.id, loc, "[tsan] " if m.tsan else "",
-                                                   "[equivalent] " if m.equivalent else "", m.what))
+            print_list(mutants)
             return 0
 
         kinds = ["plain"] + (["tsan"] if any(m.tsan and not m.equivalent for m in mutants) else [])
@@ -331,27 +410,12 @@ def main():
         runnable = [m for m in mutants if not m.equivalent and m.line]
         # every regex must name tests; the baseline must pass
         for m in runnable:
-            kind = "tsan" if m.tsan else "plain"
-            m.test_names = tree.count_tests(kind, m.tests)
+            m.test_names = tree.count_tests("tsan" if m.tsan else "plain", m.tests)
         if not args.no_baseline:
-            for kind in kinds:
-                regexes = sorted({m.tests for m in runnable if (m.tsan and kind == "tsan") or
-                                  (not m.tsan and kind == "plain")})
-                if not regexes:
-                    continue
-                numbers = set()
-                for r in regexes:
-                    numbers |= set(tree.count_tests(kind, r))
-                if not numbers:
-                    continue
-                log = os.path.join(work, "baseline-%s.log" % kind)
-                print("baseline: the %d tests of the subsets, unmutated (%s) ..." % (len(numbers), kind),
-                      flush=True)
-                rc, secs = tree.ctest(kind, None, log, None, numbers=numbers)
-                if rc != 0:
-                    print("the baseline fails (%s): %s\nsee %s" % (kind, "; ".join(failed_tests(log)), log))
-                    return 2
-                print("  passed, %.0f s" % secs, flush=True)
+            why = baseline(tree, kinds, runnable, work)
+            if why:
+                print(why)
+                return 2
 
         results = []
         logs = os.path.join(work, "logs")
@@ -369,34 +433,11 @@ def main():
             if res["status"]:
                 print("[%d/%d] %-28s %s: %s" % (i, len(mutants), m.id, res["status"], res["detail"]), flush=True)
                 continue
-            kind = "tsan" if m.tsan else "plain"
-            path = os.path.join(tree.src, m.file)
-            text = open(path, encoding="utf-8").read()
-            log = os.path.join(logs, m.id + ".log")
-            if os.path.exists(log):
-                os.unlink(log)
-            print("[%d/%d] %-28s %s:%d (%s, %d tests)" % (i, len(mutants), m.id, m.file, m.line[0], kind,
-                                                         len(m.test_names)), flush=True)
+            print("[%d/%d] %-28s %s:%d (%s, %d tests)" % (i, len(mutants), m.id, m.file, m.line[0],
+                                                         "tsan" if m.tsan else "plain", len(m.test_names)),
+                  flush=True)
             print("    %s" % m.line[1], flush=True)
-            originals[path] = text
-            write_file(path, text.replace(m.find, m.replace, 1))
-            try:
-                rc, _ = tree.build(kind, log)
-                if rc != 0:
-                    errs = re.findall(r"error: ([^\n]*)", open(log, errors="replace").read())
-                    res["status"] = "not compiled"
-                    res["detail"] = errs[0] if errs else ("build timed out" if rc == 124 else "build failed")
-                else:
-                    rc, _ = tree.ctest(kind, m.tests, log, args.timeout)
-                    if rc == 0:
-                        res["status"] = "SURVIVED"
-                    elif rc == 124:
-                        res["status"], res["detail"] = "killed", "timed out after %d s" % args.timeout
-                    else:
-                        res["status"] = "killed"
-                        res["detail"] = ", ".join(failed_tests(log)[:3]) or "ctest exit %d" % rc
-            finally:
-                restore_all()
+            res["status"], res["detail"] = run_mutant(tree, args, m, logs, originals, restore_all)
             res["secs"] = time.monotonic() - t0
             print("    %s%s (%.0f s)" % (res["status"], ": " + res["detail"] if res["detail"] else "",
                                          res["secs"]), flush=True)
@@ -405,21 +446,7 @@ def main():
             for kind in tree.builds:
                 tree.build(kind, os.path.join(work, "restore-%s.log" % kind))
 
-        print("\n%-28s %-36s %-12s %6s  %s" % ("mutant", "where", "result", "secs", "detail"))
-        for r in results:
-            m = r["m"]
-            loc = "%s:%s" % (m.file, m.line[0] if m.line else "?")
-            print("%-28s %-36s %-12s %6.0f  %s" % (m.id, loc, r["status"], r["secs"], r["detail"][:90]))
-        count = {s: sum(1 for r in results if r["status"] == s)
-                 for s in ("killed", "SURVIVED", "not compiled", "error", "equivalent")}
-        judged = count["killed"] + count["SURVIVED"] + count["error"]
-        score = 100.0 * count["killed"] / judged if judged else 100.0
-        print("\nscore: %.1f%% (%d killed of %d; %d survived, %d errors, %d not compiled, %d equivalent) "
-              "in %.0f min" % (score, count["killed"], judged, count["SURVIVED"], count["error"],
-                               count["not compiled"], count["equivalent"], (time.monotonic() - t_start) / 60))
-        for r in results:
-            if r["status"] in ("SURVIVED", "error"):
-                print("  %s %s (%s): %s" % (r["status"].lower(), r["m"].id, r["m"].file, r["m"].what))
+        score = summary(results, (time.monotonic() - t_start) / 60)
         if args.keep or not made_work:
             print("logs: %s" % os.path.join(work, "logs"))
         return 1 if score < args.min_score else 0

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/dev/under_load.sh [HOGS] -- COMMAND...: runs COMMAND beside HOGS (default 8) processes
 # that spin on the CPU, and says the load average it ran at. Why: no test may fail because the
 # machine is slow (issue 38: `make test` beside 8 hogs on 2 cores, load 15+, twice green); this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi.c - what each ABI version can carry (see abi.h). Lines of a type the
  * driven version lacks are skipped, as that NCCL would never produce them.

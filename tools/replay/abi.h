@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi.h - driving one profiler ABI version (v4, v5 or v6).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi_v4.c - driving ncclProfiler_v4 (NCCL 2.26, 2.27).
  *

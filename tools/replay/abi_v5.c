@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi_v5.c - driving ncclProfiler_v5 (NCCL 2.28).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi_v6.c - driving ncclProfiler_v6 (NCCL 2.29+).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cli.c - option parsing (see cli.h). getopt_long (glibc) accepts both
  * "--opt value" and "--opt=value" and lets TRACE files sit anywhere.

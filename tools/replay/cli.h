@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cli.h - inspector-replay's command line (docs/CONTRACTS.md section 1).
  *

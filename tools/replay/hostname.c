@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hostname.c - the synthetic node's host name (see hostname.h).
  */

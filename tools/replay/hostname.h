@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hostname.h - the host name the plugin sees: a synthetic node's (--synthetic
  * --procs --nodes N > 1) or the machine's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * idmap.c - open-addressing uint64 -> uint32 map (see idmap.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * idmap.h - a uint64 -> uint32 hash map used while a trace is loaded.
  *

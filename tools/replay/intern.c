@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * intern.c - the string pool (see intern.h): an open-addressing hash set of
  * heap copies. A handful of distinct strings exist per trace, so the table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * log.h - the logger the replay hands to the plugin's init, as NCCL's
  * ncclDebugLog would: one line per message on stderr, for the messages that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c - inspector-replay: drives an NCCL/RCCL profiler plugin through
  * recorded traces or synthetic traffic, with no GPU (docs/CONTRACTS.md

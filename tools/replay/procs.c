@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * procs.c - forking the --procs children (see procs.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * procs.h - --procs: one child process per trace file or per rank.
  *

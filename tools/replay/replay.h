@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * replay.h - the replay engine: drives a plugin through an in-memory trace.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * schedule.c - computing the --threads waits (see schedule.h).
  */

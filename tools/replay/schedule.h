@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * schedule.h - the cross-thread orderings kept by --threads.
  *

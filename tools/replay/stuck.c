@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stuck.c - the stuck point: ready files and the hold (see stuck.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stuck.h - the stuck point of a synthetic job that hangs (--hang-rank, synth.h): what a
  * process does once it has issued everything it will issue.

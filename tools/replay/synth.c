@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * synth.c - the synthetic traffic generator (see synth.h).
  *
@@ -70,6 +71,7 @@
  * a P2P op's latest end still needs it.)
  */
 #include "synth.h"
+#include "synth_walk.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -81,10 +83,8 @@
 #include "nccl/profiler_abi.h"
 #include "intern.h"
 
-static const char *const k_func_name[SYN_NFUNC] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
+const char *const syn_func_names[SYN_NFUNC] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
                                                    "Reduce",    "Send",      "Recv"};
-#define P2P_CHANNEL 16
-#define DTYPE "ncclFloat32"
 #define DTYPE_SIZE 4
 
 void syn_defaults(struct syn_params *p) {
@@ -128,7 +128,7 @@ int syn_parse_colls(const char *list, struct syn_params *p, const char **bad) {
     size_t len = strcspn(s, ",");
     int found = -1;
     for (int f = 0; f <= SYN_REDUCE; f++)
-      if (strlen(k_func_name[f]) == len && strncasecmp(s, k_func_name[f], len) == 0) found = f;
+      if (strlen(syn_func_names[f]) == len && strncasecmp(s, syn_func_names[f], len) == 0) found = f;
     if (found < 0 || p->ncolls == SYN_MAX_COLLS) {
       *bad = s;
       return -1;
@@ -166,7 +166,7 @@ static double unit(uint64_t h) { return (double)(h >> 11) * 0x1p-53; }
 #define KEY_LATE_STEP 0x1a7e5u /* --late-fraction: which iterations the late rank is late in */
 #define KEY_DRIFT 0x10d71u /* --clock-drift-ppm */
 
-static uint64_t comm_id(const struct syn_params *p, int comm) {
+uint64_t syn_comm_id(const struct syn_params *p, int comm) {
   uint64_t id = rnd(p->seed, 0xc0ffee, (uint64_t)comm, 0);
   return id ? id : 1;
 }
@@ -206,20 +206,6 @@ uint64_t syn_gpu_ns(const struct syn_params *p, int node, uint64_t t) {
 
 /* ---- the op walk shared by the truth writer and the stream builder ------ */
 
-struct syn_op {
-  uint64_t index; /* running op number: the key of its random choices */
-  int comm;
-  enum syn_func func; /* a collective, or SYN_SEND for one ring exchange (a Send and a Recv per rank) */
-  uint64_t count, bytes;
-  uint64_t sn; /* coll: its seqNumber; ring exchange: the p2p sn of the Send (the Recv's is sn + 1) */
-  double slower; /* --degrade: the bytes/bw part x this (1 before the change) */
-  uint64_t t0;
-  uint64_t t_stop; /* coll: when every channel stops; P2P: the latest end of any task */
-  int iter;        /* its iteration (--iters), for --late-fraction */
-  bool late;       /* the late rank is late in it (--late-in, --late-fraction, --late-from) */
-};
-
-typedef void (*syn_visit)(void *arg, const struct syn_params *p, const struct syn_op *op);
 
 static uint64_t late_ns(const struct syn_params *p) {
   return p->late_rank >= 0 && p->late_rank < p->ranks ? (uint64_t)llround(p->late_us * 1000.0) : 0;
@@ -257,10 +243,10 @@ static int p2p_stride(const struct syn_params *p, const struct syn_op *op) {
   if (p->p2p_pattern == SYN_P2P_ALL) return p->ranks > 1 ? 1 + (int)(op->sn / 2 % (uint64_t)(p->ranks - 1)) : 1;
   return p->p2p_pattern == SYN_P2P_NODES ? p->ranks / p->nodes : 1;
 }
-static int send_peer(const struct syn_params *p, const struct syn_op *op, int r) {
+int syn_send_peer(const struct syn_params *p, const struct syn_op *op, int r) {
   return (r + p2p_stride(p, op)) % p->ranks;
 }
-static int recv_peer(const struct syn_params *p, const struct syn_op *op, int r) {
+int syn_recv_peer(const struct syn_params *p, const struct syn_op *op, int r) {
   return (r - p2p_stride(p, op) + p->ranks) % p->ranks;
 }
 
@@ -281,20 +267,20 @@ static uint64_t xfer_ns(const struct syn_params *p, const struct syn_op *op, int
 static uint64_t p2p_ready(const struct syn_params *p, const struct syn_op *op, int r, int k) {
   uint64_t t = arrival(p, op, r);
   if (p->p2p_wait) {
-    uint64_t u = arrival(p, op, k ? recv_peer(p, op, r) : send_peer(p, op, r));
+    uint64_t u = arrival(p, op, k ? syn_recv_peer(p, op, r) : syn_send_peer(p, op, r));
     if (u > t) t = u;
   }
   return t;
 }
 
 /* End (unshifted) of rank r's task k of a P2P op: 0 its Send, 1 its Recv. */
-static uint64_t p2p_end(const struct syn_params *p, const struct syn_op *op, int r, int k) {
-  uint64_t x = k ? xfer_ns(p, op, recv_peer(p, op, r), r) : xfer_ns(p, op, r, send_peer(p, op, r));
+uint64_t syn_p2p_end(const struct syn_params *p, const struct syn_op *op, int r, int k) {
+  uint64_t x = k ? xfer_ns(p, op, syn_recv_peer(p, op, r), r) : xfer_ns(p, op, r, syn_send_peer(p, op, r));
   return p2p_ready(p, op, r, k) + x;
 }
 
 /* Start pTimer of the ci-th channel of `rank` in op. */
-static uint64_t chan_start(const struct syn_params *p, const struct syn_op *op, int rank, int ci) {
+uint64_t syn_chan_start(const struct syn_params *p, const struct syn_op *op, int rank, int ci) {
   uint64_t t = arrival(p, op, rank);
   if (ci > 0) t += 1 + rnd(p->seed, op->index, (uint64_t)rank, (uint64_t)ci) % 400;
   return t;
@@ -315,7 +301,7 @@ static uint64_t op_stop(const struct syn_params *p, const struct syn_op *op) {
     uint64_t t = op->t0;
     for (int r = 0; r < p->ranks; r++)
       for (int k = 0; k < 2; k++) {
-        uint64_t e = p2p_end(p, op, r, k);
+        uint64_t e = syn_p2p_end(p, op, r, k);
         if (e > t) t = e;
       }
     return t;
@@ -354,7 +340,7 @@ struct walker {
 };
 
 /* Communicators: --comms of them, and with --p2p-comm the exchange's own after them. */
-static int ncomms(const struct syn_params *p) { return p->comms + (p->p2p && p->p2p_comm); }
+int syn_ncomms(const struct syn_params *p) { return p->comms + (p->p2p && p->p2p_comm); }
 
 /* Whether the late rank is late in op (its index, iteration and func set). */
 static bool late_in_op(const struct syn_params *p, const struct walker *w, const struct syn_op *op) {
@@ -402,9 +388,9 @@ static uint64_t total_ops(const struct syn_params *p) {
   return per * nsizes * (uint64_t)p->iters;
 }
 
-static void walk(const struct syn_params *p, syn_visit fn, void *arg) {
+void syn_walk(const struct syn_params *p, syn_visit fn, void *arg) {
   struct walker w = {.p = p, .fn = fn, .arg = arg, .t = p->base_ns};
-  w.seq = calloc((size_t)ncomms(p) * SYN_NFUNC, sizeof *w.seq);
+  w.seq = calloc((size_t)syn_ncomms(p) * SYN_NFUNC, sizeof *w.seq);
   if (!w.seq) {
     fprintf(stderr, "inspector-replay: out of memory\n");
     exit(1);
@@ -450,7 +436,7 @@ void syn_plan(struct syn_params *p) {
   if (total == 0 || total > SYN_PLAN_MAX_OPS) return;
   uint64_t *plan = malloc((size_t)total * sizeof *plan);
   if (!plan) return;
-  walk(p, plan_visit, plan); /* with p->plan NULL: computed op by op */
+  syn_walk(p, plan_visit, plan); /* with p->plan NULL: computed op by op */
   p->plan = plan;
 }
 
@@ -461,31 +447,23 @@ void syn_plan_free(struct syn_params *p) {
 
 /* ---- a hang: the stuck op, and what each rank does with it -------------- */
 
-/* What becomes of rank r's task k of op: k 0 is a collective, or an exchange's Send; 1 its Recv. */
-enum task_fate {
-  TASK_RUNS,   /* issued; its channels start and stop */
-  TASK_WAITS,  /* issued; its channels start and never stop: it waits inside NCCL */
-  TASK_QUEUED, /* issued; no channel of it ever starts */
-  TASK_NONE    /* never issued: the missing rank's */
-};
-
 /* Every task of every op runs, but the stuck op's (synth.h, struct syn_hang). In an exchange a
    Recv waits when the Send it needs never runs (its peer is the missing or the queued rank);
    a Send completes whatever its peer does (the model stalls no Send: as NCCL's eager sends that
    fit the receiver's buffers). */
-static enum task_fate task_fate(const struct syn_params *p, const struct syn_op *op, int r, int k) {
+enum task_fate syn_task_fate(const struct syn_params *p, const struct syn_op *op, int r, int k) {
   const struct syn_hang *h = &p->hang;
   if (!h->resolved || op->index != h->index) return TASK_RUNS;
   if (r == h->rank) return TASK_NONE;
   if (r == h->queued) return TASK_QUEUED;
   if (op->func != SYN_SEND) return TASK_WAITS;
-  int from = recv_peer(p, op, r);
+  int from = syn_recv_peer(p, op, r);
   return k == 1 && (from == h->rank || from == h->queued) ? TASK_WAITS : TASK_RUNS;
 }
 
 /* Whether rank r issues op at all (the missing rank issues nothing from the stuck op on). */
-static bool issues(const struct syn_params *p, const struct syn_op *op, int r) {
-  return task_fate(p, op, r, 0) != TASK_NONE;
+bool syn_issues(const struct syn_params *p, const struct syn_op *op, int r) {
+  return syn_task_fate(p, op, r, 0) != TASK_NONE;
 }
 
 struct hang_find {
@@ -519,7 +497,7 @@ int syn_hang_resolve(struct syn_params *p, char *why, size_t cap) {
     return -1;
   }
   struct hang_find f = {.h = h, .from = h->op >= 0 ? (uint64_t)h->op : total / 2};
-  walk(p, hang_find_visit, &f); /* the whole run: h->resolved is false */
+  syn_walk(p, hang_find_visit, &f); /* the whole run: h->resolved is false */
   const char *what = h->kind == SYN_HANG_P2P ? "exchange" : "collective";
   char where[48] = "";
   if (h->comm >= 0) snprintf(where, sizeof where, " on communicator %d", h->comm);
@@ -575,13 +553,13 @@ static void truth_line(FILE *f, const struct syn_params *p, const struct syn_op 
   int64_t offset = syn_clock_offset_ns(p, node);
   uint64_t gpu_start = syn_gpu_ns(p, node, start), gpu_end = syn_gpu_ns(p, node, end); /* on the node's clock */
   char host[32];
-  fprintf(f, "{\"comm\":\"0x%" PRIx64 "\",\"comm_name\":", comm_id(p, op->comm));
+  fprintf(f, "{\"comm\":\"0x%" PRIx64 "\",\"comm_name\":", syn_comm_id(p, op->comm));
   put_json_string(f, p->comm_name);
   fprintf(f,
           ",\"rank\":%d,\"nranks\":%d,\"nnodes\":%d,\"kind\":\"%s\",\"func\":\"%s\",\"sn\":%" PRIu64
-          ",\"peer\":%d,\"count\":%" PRIu64 ",\"datatype\":\"" DTYPE "\",\"bytes\":%" PRIu64 ",\"start_ns\":%" PRIu64
+          ",\"peer\":%d,\"count\":%" PRIu64 ",\"datatype\":\"" SYN_DTYPE "\",\"bytes\":%" PRIu64 ",\"start_ns\":%" PRIu64
           ",\"exec_ns\":%" PRIu64 ",\"nchannels\":%d,\"node\":%d,\"host\":",
-          rank, p->ranks, p->nodes, func >= SYN_SEND ? "p2p" : "coll", k_func_name[func], sn, peer, op->count,
+          rank, p->ranks, p->nodes, func >= SYN_SEND ? "p2p" : "coll", syn_func_names[func], sn, peer, op->count,
           op->bytes, gpu_start, gpu_end - gpu_start, nch, node);
   put_json_string(f, host_of(p, rank, host, sizeof host));
   fprintf(f, ",\"clock_offset_ns\":%" PRId64, offset);
@@ -601,11 +579,11 @@ static void truth_visit(void *arg, const struct syn_params *p, const struct syn_
   if (p->hang.resolved && op->index == p->hang.index) tw->stuck = *op;
   for (int r = 0; r < p->ranks; r++) {
     if (op->func == SYN_SEND) {
-      if (task_fate(p, op, r, 0) == TASK_RUNS)
-        truth_line(f, p, op, r, SYN_SEND, op->sn, send_peer(p, op, r), 1, p2p_end(p, op, r, 0));
-      if (task_fate(p, op, r, 1) == TASK_RUNS)
-        truth_line(f, p, op, r, SYN_RECV, op->sn + 1, recv_peer(p, op, r), 1, p2p_end(p, op, r, 1));
-    } else if (task_fate(p, op, r, 0) == TASK_RUNS) {
+      if (syn_task_fate(p, op, r, 0) == TASK_RUNS)
+        truth_line(f, p, op, r, SYN_SEND, op->sn, syn_send_peer(p, op, r), 1, syn_p2p_end(p, op, r, 0));
+      if (syn_task_fate(p, op, r, 1) == TASK_RUNS)
+        truth_line(f, p, op, r, SYN_RECV, op->sn + 1, syn_recv_peer(p, op, r), 1, syn_p2p_end(p, op, r, 1));
+    } else if (syn_task_fate(p, op, r, 0) == TASK_RUNS) {
       truth_line(f, p, op, r, op->func, op->sn, -1, p->channels, op->t_stop);
     }
   }
@@ -617,7 +595,7 @@ static void put_ranks(FILE *f, const char *key, const struct syn_params *p, cons
   fprintf(f, ",\"%s\":[", key);
   const char *sep = "";
   for (int r = 0; r < p->ranks; r++) {
-    if (task_fate(p, op, r, op->func == SYN_SEND) != fate) continue;
+    if (syn_task_fate(p, op, r, op->func == SYN_SEND) != fate) continue;
     fprintf(f, "%s%d", sep, r);
     sep = ",";
   }
@@ -627,12 +605,12 @@ static void put_ranks(FILE *f, const char *key, const struct syn_params *p, cons
 /* The hang's line (docs/CONTRACTS.md section 3): the stuck op, and each rank's part in it. */
 static void truth_hang(FILE *f, const struct syn_params *p, const struct syn_op *op) {
   bool ex = op->func == SYN_SEND; /* the stuck task: the Recv, sn + 1 */
-  fprintf(f, "{\"hang\":{\"comm\":\"0x%" PRIx64 "\",\"comm_index\":%d,\"comm_name\":", comm_id(p, op->comm), op->comm);
+  fprintf(f, "{\"hang\":{\"comm\":\"0x%" PRIx64 "\",\"comm_index\":%d,\"comm_name\":", syn_comm_id(p, op->comm), op->comm);
   put_json_string(f, p->comm_name);
   fprintf(f,
           ",\"kind\":\"%s\",\"func\":\"%s\",\"sn\":%" PRIu64 ",\"index\":%" PRIu64 ",\"group\":%d,\"first_index\":%" PRIu64
-          ",\"count\":%" PRIu64 ",\"datatype\":\"" DTYPE "\",\"bytes\":%" PRIu64 ",\"nranks\":%d",
-          ex ? "p2p" : "coll", k_func_name[ex ? SYN_RECV : op->func], ex ? op->sn + 1 : op->sn, op->index,
+          ",\"count\":%" PRIu64 ",\"datatype\":\"" SYN_DTYPE "\",\"bytes\":%" PRIu64 ",\"nranks\":%d",
+          ex ? "p2p" : "coll", syn_func_names[ex ? SYN_RECV : op->func], ex ? op->sn + 1 : op->sn, op->index,
           p->hang.group, p->hang.first, op->count, op->bytes, p->ranks);
   put_ranks(f, "missing", p, op, TASK_NONE);
   put_ranks(f, "queued", p, op, TASK_QUEUED);
@@ -640,7 +618,7 @@ static void truth_hang(FILE *f, const struct syn_params *p, const struct syn_op 
   put_ranks(f, "completed", p, op, TASK_RUNS);
   if (ex) {
     fputs(",\"peers\":[", f);
-    for (int r = 0; r < p->ranks; r++) fprintf(f, "%s%d", r ? "," : "", recv_peer(p, op, r));
+    for (int r = 0; r < p->ranks; r++) fprintf(f, "%s%d", r ? "," : "", syn_recv_peer(p, op, r));
     fputc(']', f);
   }
   fputs("}}\n", f);
@@ -648,256 +626,8 @@ static void truth_hang(FILE *f, const struct syn_params *p, const struct syn_op 
 
 int syn_write_truth(const struct syn_params *p, FILE *f) {
   struct truth_walk tw = {.f = f};
-  walk(p, truth_visit, &tw);
+  syn_walk(p, truth_visit, &tw);
   if (p->hang.resolved) truth_hang(f, p, &tw.stuck);
   return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
-/* ---- callback stream ----------------------------------------------------- */
-
-/* Lines per chunk handed to the sink: large enough to amortise thread start-up under --threads. */
-#define SYN_CHUNK_LINES 65536
-
-struct builder {
-  struct rp_trace *t;
-  syn_sink sink;
-  void *sink_arg;
-  int r0, r1;          /* ranks driven by this process: [r0, r1) */
-  uint32_t app;        /* the application thread */
-  uint32_t *kthread;   /* progress thread per (comm, rank): [comm * nr + r - r0] */
-  uint32_t *api, *api2, *op, *op2; /* per op of the group and rank: API and task slots (2: the Recv),
-                                      [g * nr + r - r0] */
-  struct syn_op *grp;  /* the stuck op's group, as its ops come (--hang-group) */
-  int ngrp;
-  const char *func[SYN_NFUNC], *dtype, *algo, *ll, *simple;
-};
-
-static uint32_t ctx_of(const struct builder *b, int comm, int rank) {
-  return (uint32_t)(comm * (b->r1 - b->r0) + (rank - b->r0));
-}
-
-static uint32_t ev_start(struct builder *b, uint32_t thread, uint32_t type, uint32_t ctx, uint32_t parent,
-                         int rank, struct rp_event **out) {
-  struct rp_event *e = rp_trace_append_start(b->t, thread, type, ctx, parent, rank);
-  if (out) *out = e; /* valid until the next append */
-  return e->slot;
-}
-
-static void ev_end(struct builder *b, uint32_t thread, uint32_t slot, int cb, int state, uint64_t value) {
-  struct rp_event *e = rp_trace_append(b->t);
-  e->cb = (uint8_t)cb;
-  e->thread = (uint16_t)thread;
-  e->slot = slot;
-  e->type = b->t->slot[slot].type;
-  e->ctx = b->t->slot[slot].ctx;
-  e->u.rec.state = state;
-  e->u.rec.value = value;
-}
-
-static void ev_stop(struct builder *b, uint32_t thread, uint32_t slot) { ev_end(b, thread, slot, RP_CB_STOP, 0, 0); }
-
-/* The application thread's part of ops[0..n), issued in one application group (ncclGroupStart/End
-   around them): one GroupApi around every rank's API calls, then per rank and op the kernel
-   launch, its Group and the task events. A rank issues only the ops it issues at all (issues). */
-static void emit_host(struct builder *b, const struct syn_params *p, const struct syn_op *ops, int n) {
-  struct rp_event *e;
-  uint32_t app = b->app;
-  size_t nr = (size_t)(b->r1 - b->r0);
-  int lead = -1; /* the GroupApi's rank: the first that issues anything of the group */
-  for (int r = b->r0; r < b->r1 && lead < 0; r++)
-    for (int g = 0; g < n && lead < 0; g++)
-      if (issues(p, &ops[g], r)) lead = r;
-  if (lead < 0) return; /* the missing rank alone in its process, the stuck op alone in its group */
-  uint32_t gapi = ev_start(b, app, RP_EV_GROUP_API, ctx_of(b, ops[0].comm, lead), 0, lead, &e);
-  e->u.gapi.depth = 1;
-  ev_end(b, app, gapi, RP_CB_RECORD, PROF_STATE_GROUP_START_API_STOP, 0);
-  for (int r = b->r0; r < b->r1; r++) {
-    for (int g = 0; g < n; g++) {
-      const struct syn_op *op = &ops[g];
-      size_t i = (size_t)g * nr + (size_t)(r - b->r0);
-      if (!issues(p, op, r)) continue;
-      uint32_t ctx = ctx_of(b, op->comm, r);
-      if (op->func != SYN_SEND) {
-        b->api[i] = ev_start(b, app, RP_EV_COLL_API, ctx, gapi, r, &e);
-        e->u.api.func = b->func[op->func];
-        e->u.api.count = op->count;
-        e->u.api.dtype = b->dtype;
-        ev_stop(b, app, b->api[i]);
-        continue;
-      }
-      for (int k = 0; k < 2; k++) {
-        uint32_t s = ev_start(b, app, RP_EV_P2P_API, ctx, gapi, r, &e);
-        e->u.api.func = b->func[k ? SYN_RECV : SYN_SEND];
-        e->u.api.count = op->count;
-        e->u.api.dtype = b->dtype;
-        ev_stop(b, app, s);
-        (k ? b->api2 : b->api)[i] = s;
-      }
-    }
-  }
-  ev_end(b, app, gapi, RP_CB_RECORD, PROF_STATE_GROUP_END_API_START, 0);
-  for (int r = b->r0; r < b->r1; r++) {
-    for (int g = 0; g < n; g++) {
-      const struct syn_op *op = &ops[g];
-      size_t i = (size_t)g * nr + (size_t)(r - b->r0);
-      if (!issues(p, op, r)) continue;
-      uint32_t ctx = ctx_of(b, op->comm, r);
-      uint32_t kl = ev_start(b, app, RP_EV_KERNEL_LAUNCH, ctx, gapi, r, NULL);
-      ev_stop(b, app, kl);
-      uint32_t grp = ev_start(b, app, RP_EV_GROUP, ctx, 0, 0, NULL);
-      if (op->func != SYN_SEND) {
-        b->op[i] = ev_start(b, app, RP_EV_COLL, ctx, b->api[i], r, &e);
-        e->group = grp;
-        e->u.coll.seq = op->sn;
-        e->u.coll.func = b->func[op->func];
-        e->u.coll.count = op->count;
-        e->u.coll.dtype = b->dtype;
-        e->u.coll.nch = (uint8_t)p->channels;
-        e->u.coll.nwarps = op->bytes < 65536 ? 8 : 16;
-        e->u.coll.algo = b->algo;
-        e->u.coll.proto = op->bytes < 65536 ? b->ll : b->simple;
-        ev_stop(b, app, b->op[i]);
-      } else {
-        for (int k = 0; k < 2; k++) {
-          uint32_t s = ev_start(b, app, RP_EV_P2P, ctx, (k ? b->api2 : b->api)[i], r, &e);
-          e->group = grp;
-          e->u.p2p.func = b->func[k ? SYN_RECV : SYN_SEND];
-          e->u.p2p.count = op->count;
-          e->u.p2p.dtype = b->dtype;
-          e->u.p2p.peer = k ? recv_peer(p, op, r) : send_peer(p, op, r);
-          e->u.p2p.nch = 1;
-          (k ? b->op2 : b->op)[i] = s;
-        }
-        ev_stop(b, app, b->op[i]);
-        ev_stop(b, app, b->op2[i]);
-      }
-      ev_stop(b, app, grp);
-    }
-  }
-  ev_stop(b, app, gapi);
-}
-
-/* The kernel events of ops[0..n), on each rank's progress thread; KernelCh descriptors carry
-   rank 0 as NCCL's do. A waiting task's channels start and never stop; a queued one's never start. */
-static void emit_kernels(struct builder *b, const struct syn_params *p, const struct syn_op *ops, int n) {
-  struct rp_event *e;
-  size_t nr = (size_t)(b->r1 - b->r0);
-  for (int r = b->r0; r < b->r1; r++) {
-    for (int g = 0; g < n; g++) {
-      const struct syn_op *op = &ops[g];
-      size_t i = (size_t)g * nr + (size_t)(r - b->r0);
-      if (!issues(p, op, r)) continue;
-      bool ring = op->func == SYN_SEND;
-      uint32_t ctx = ctx_of(b, op->comm, r);
-      uint32_t kt = b->kthread[(size_t)op->comm * nr + (size_t)(r - b->r0)];
-      int ntask = ring ? 2 : 1, nch = ring ? 1 : p->channels;
-      int node = syn_node_of(p, r);
-      for (int k = 0; k < ntask; k++) {
-        enum task_fate fate = task_fate(p, op, r, k);
-        if (fate == TASK_QUEUED) continue;
-        uint64_t end = ring ? p2p_end(p, op, r, k) : op->t_stop;
-        for (int ci = 0; ci < nch; ci++) {
-          uint32_t s = ev_start(b, kt, RP_EV_KERNEL_CH, ctx, (k ? b->op2 : b->op)[i], 0, &e);
-          e->u.kch.ch = (uint8_t)(ring ? P2P_CHANNEL : ci);
-          e->u.kch.ptimer = syn_gpu_ns(p, node, chan_start(p, op, r, ci));
-          if (fate == TASK_WAITS) continue;
-          ev_end(b, kt, s, RP_CB_RECORD, PROF_STATE_KERNEL_CH_STOP, syn_gpu_ns(p, node, end));
-          ev_stop(b, kt, s);
-        }
-      }
-    }
-  }
-}
-
-static void build_visit(void *arg, const struct syn_params *p, const struct syn_op *op) {
-  struct builder *b = arg;
-  const struct syn_hang *h = &p->hang;
-  if (h->resolved && op->index >= h->first) { /* the stuck op's group: issued together, with its last op */
-    assert(b->ngrp < h->group);
-    b->grp[b->ngrp++] = *op;
-    if (op->index < h->index) return;
-    emit_host(b, p, b->grp, b->ngrp);
-    emit_kernels(b, p, b->grp, b->ngrp);
-    b->ngrp = 0;
-  } else {
-    emit_host(b, p, op, 1);
-    emit_kernels(b, p, op, 1);
-  }
-  if (b->t->nev >= SYN_CHUNK_LINES) { /* only between ops: no line names an earlier chunk's event */
-    b->sink(b->sink_arg, b->t);
-    rp_trace_clear_lines(b->t);
-  }
-}
-
-void syn_stream(const struct syn_params *p, int only_rank, syn_sink sink, syn_stuck stuck, void *sink_arg) {
-  char label[64];
-  if (only_rank >= 0) snprintf(label, sizeof label, "synthetic rank %d", only_rank);
-  else snprintf(label, sizeof label, "synthetic");
-  struct rp_trace chunk;
-  struct rp_trace *out = &chunk;
-  rp_trace_init(out, label);
-  struct builder b = {.t = out, .sink = sink, .sink_arg = sink_arg};
-  b.r0 = only_rank >= 0 ? only_rank : 0;
-  b.r1 = only_rank >= 0 ? only_rank + 1 : p->ranks;
-  size_t nr = (size_t)(b.r1 - b.r0);
-  size_t ng = p->hang.resolved ? (size_t)p->hang.group : 1; /* ops issued in one group, at most */
-  b.kthread = calloc((size_t)ncomms(p) * nr, sizeof *b.kthread);
-  b.api = calloc(ng * nr, sizeof *b.api);
-  b.api2 = calloc(ng * nr, sizeof *b.api2);
-  b.op = calloc(ng * nr, sizeof *b.op);
-  b.op2 = calloc(ng * nr, sizeof *b.op2);
-  b.grp = calloc(ng, sizeof *b.grp);
-  if (!b.kthread || !b.api || !b.api2 || !b.op || !b.op2 || !b.grp) {
-    fprintf(stderr, "inspector-replay: out of memory\n");
-    exit(1);
-  }
-  for (int f = 0; f < SYN_NFUNC; f++) b.func[f] = rp_intern(k_func_name[f]);
-  b.dtype = rp_intern(DTYPE);
-  b.algo = rp_intern("RING");
-  b.ll = rp_intern("LL");
-  b.simple = rp_intern("SIMPLE");
-  /* thread ids: the application thread, then one progress thread per (comm, rank) */
-  b.app = rp_trace_thread(out, 1);
-  for (int comm = 0; comm < ncomms(p); comm++)
-    for (int r = b.r0; r < b.r1; r++)
-      b.kthread[(size_t)comm * nr + (size_t)(r - b.r0)] =
-          rp_trace_thread(out, 1000 + (uint64_t)comm * (uint64_t)p->ranks + (uint64_t)r);
-
-  const char *name = rp_intern(p->comm_name);
-  for (int comm = 0; comm < ncomms(p); comm++) {
-    for (int r = b.r0; r < b.r1; r++) {
-      struct rp_ctx_info c = {.comm_id = comm_id(p, comm), .name = name, .nnodes = p->nodes,
-                              .nranks = p->ranks, .rank = r, .ver = 0, .mask = 0};
-      uint32_t ci = rp_trace_add_ctx(out, &c);
-      struct rp_event *e = rp_trace_append(out);
-      e->cb = RP_CB_INIT;
-      e->thread = (uint16_t)b.app;
-      e->ctx = ci;
-    }
-  }
-  walk(p, build_visit, &b);
-  assert(b.ngrp == 0);
-  if (stuck) { /* the stuck point: everything issued, the finalizes to come */
-    sink(sink_arg, out);
-    rp_trace_clear_lines(out);
-    stuck(sink_arg);
-  }
-  for (int comm = 0; comm < ncomms(p); comm++) {
-    for (int r = b.r0; r < b.r1; r++) {
-      struct rp_event *e = rp_trace_append(out);
-      e->cb = RP_CB_FINALIZE;
-      e->thread = (uint16_t)b.app;
-      e->ctx = ctx_of(&b, comm, r);
-    }
-  }
-  /* The lines are built normalised (Coll/P2p name their API parent and their group apart) and
-     nothing follows a finalize, so rp_trace_finish has nothing to do here. */
-  sink(sink_arg, out);
-  rp_trace_free(out);
-  free(b.kthread);
-  free(b.api);
-  free(b.api2);
-  free(b.op);
-  free(b.op2);
-  free(b.grp);
-}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * synth.h - the synthetic traffic generator (--synthetic).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * trace.c - building and finishing the in-memory trace (see trace.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * trace_load.c - the trace reader (see trace_load.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * vclock.c - the recorded clock (see vclock.h).
  */

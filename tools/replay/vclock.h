@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * vclock.h - --recorded-clock: the host's CLOCK_MONOTONIC, as the plugin
  * reads it, is the recorded time of the line being replayed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * acc.h - one reading thread's accumulation of log lines, and the merge of
  * every thread's into the job model (job.h).

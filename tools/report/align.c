@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * align.c - clock offsets, and how they drift, from the ends of collectives
  * (see analysis.h).

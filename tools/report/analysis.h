@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * analysis.h - the report's findings, each computed once from the merged job.
  *
@@ -43,6 +44,9 @@ void rpt_align(struct rpt_job *j);
  * is judged the same way on its transfers and named as the rank (kind P2P).
  */
 void rpt_late(struct rpt_job *j);
+/* Its last step (late_missing.c): a rank with no log that the others wait for (job.h, struct
+ * rpt_missing), judged at lateness threshold thr (ns), once the stragglers are named. */
+void rpt_late_missing(struct rpt_job *j, double thr);
 
 /*
  * Point-to-point bandwidth per link (two hosts, or two ranks of one host),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * change.c - when a group's bandwidth changed (see analysis.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fields.h - the raw fields of one log line, between reading and checking (inspector-report).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hang.c - who holds up a stuck op, and whether they still live (see analysis.h, rpt_hangs).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * html_charts.c - the HTML page's charts (html_charts.h), drawn with html_svg.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * html_charts.h - the HTML page's charts, as inline SVG figures: a communicator's bus
  * bandwidth and time against message size, its per-rank heat maps, and one group's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * html_style.c - the HTML page's CSS and JavaScript (html_style.h): one self-contained
  * page, so no stylesheet, script library or font is fetched; the whole style is about

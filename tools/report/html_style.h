@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * html_style.h - the HTML page's stylesheet and its one script, as C strings.
  *

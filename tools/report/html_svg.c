@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * html_svg.c - the HTML page's drawing kit (html_svg.h): escaping, figures, colours,
  * scales and axes.

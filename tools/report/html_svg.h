@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * html_svg.h - the HTML page's drawing kit: text, figures, colours, scales and axes,
  * written as HTML and inline SVG straight to a FILE.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * input.c - files, units of work and the reading threads (see input.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * input.h - finding the logs and reading them on every core.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * intern.c - interned strings and the job model's small lookups (see job.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * job.h - what inspector-report knows about a whole job once every log is read.
  *
@@ -213,7 +214,7 @@ static inline const struct rpt_late_judge *rpt_straggler_judge(const struct rpt_
 }
 
 /*
- * A rank that wrote no log but that the others wait for (late.c, missing_culprits): in each
+ * A rank that wrote no log but that the others wait for (late_missing.c): in each
  * collective of its communicator, even the last of the others to start waits in its kernel
  * (its kernel time, the shortest of the op's, is its wait plus the transfer), and that wait
  * exceeds what the last to start waits in communicators of the same shape with every rank
@@ -441,6 +442,12 @@ struct rpt_opent {
   uint8_t p2p;
   float busbw;
 };
+
+/* Two records of the sample are of one op instance: its communicator, kind, name and
+ * sequence number. */
+static inline bool rpt_same_instance(const struct rpt_opent *a, const struct rpt_opent *b) {
+  return a->comm == b->comm && a->p2p == b->p2p && a->op == b->op && a->sn == b->sn;
+}
 
 struct rpt_job {
   struct rpt_options opt;

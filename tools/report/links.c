@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * links.c - slow links and slow nodes from point-to-point bandwidth (see analysis.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out.h - the report's outputs, each a pure function of a finished job (job.h).
  *

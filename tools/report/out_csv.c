@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_csv.c - the report's tables as CSV files in a directory (--csv DIR; see out.h).
  *
@@ -88,19 +89,7 @@ static void hang_row(FILE *f, const struct rpt_job *j, const struct rpt_hang *h,
   fputc('\n', f);
 }
 
-/* hangs.csv: a row per rank of each stuck op (those that resolved too), in rank order. */
-static int write_hangs(struct rpt_job *j, const char *dir, char *path, size_t n);
-
-int rpt_write_csv(struct rpt_job *j, const char *dir) {
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    fprintf(stderr, "inspector-report: cannot create %s: %s\n", dir, strerror(errno));
-    return -1;
-  }
-  char path[4352];
-  int rc = 0;
-  struct rpt_outfile o;
-  FILE *f = open_table(&o, dir, "groups.csv", path, sizeof path);
-  if (!f) return -1;
+static void groups_csv(FILE *f, struct rpt_job *j) {
   fprintf(f, "comm,comm_name,kind,op,bytes,records,kept,excluded_stale_channels,excluded_timing,excluded_ceiling,"
              "time_p50_us,time_p95_us,time_p99_us,busbw_p10_gbs,busbw_p50_gbs,busbw_p90_gbs\n");
   for (int g = 0; g < j->ngroups; g++) {
@@ -118,8 +107,9 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
     else
       fprintf(f, ",,,,,,\n");
   }
-  rc |= rpt_out_close(&o, 0);
-  if (!(f = open_table(&o, dir, "ranks.csv", path, sizeof path))) return -1;
+}
+
+static void ranks_csv(FILE *f, struct rpt_job *j) {
   fprintf(f, "comm,rank,hostname,ops,late_ops,last_ops,median_late_us,mean_late_us,median_exec_us,"
              "others_median_exec_us,busbw_ratio\n");
   for (int i = 0; i < j->nrstats; i++) {
@@ -130,10 +120,11 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
             r->med_late_ns / 1e3, r->mean_late_ns / 1e3, r->med_exec_ns / 1e3, r->others_med_exec_ns / 1e3,
             r->busbw_ratio);
   }
-  rc |= rpt_out_close(&o, 0);
-  if (!(f = open_table(&o, dir, "stragglers.csv", path, sizeof path))) return -1;
-  /* named ones, then those on too few ops (confidence "not enough data"); the figures from
-   * evidence_ops on are counted from the rank's onset (--json's "evidence") */
+}
+
+/* Named ones, then those on too few ops (confidence "not enough data"); the figures from
+ * evidence_ops on are counted from the rank's onset (--json's "evidence"). */
+static void stragglers_csv(FILE *f, struct rpt_job *j) {
   fprintf(f, "comm,comm_name,rank,hostname,pid,ops,late_ops,late_share,median_late_us,mean_late_us,top_op,kind,"
              "onset_ns,from_start,evidence_ops,evidence_late_ops,evidence_late_share,late_share_low,"
              "others_late_share,confidence\n");
@@ -157,9 +148,11 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
             g->onset_ns, !g->onset_window, g->since_ops, g->since_late, g->share, g->share_lo, g->others_share,
             g->verdict == RPT_LATE_NAMED ? rpt_conf_name(g->conf) : "not enough data");
   }
-  rc |= rpt_out_close(&o, 0);
-  if (!(f = open_table(&o, dir, "links.csv", path, sizeof path))) return -1;
-  /* a row per (link, op, size), the link's evidence on each; links on too few transfers last */
+}
+
+/* A row per (link, op, size), the link's evidence on each; links on too few transfers last;
+ * then the slow nodes. */
+static void links_csv(FILE *f, struct rpt_job *j) {
   fprintf(f, "between,a,b,hostname,comm,op,bytes,busbw_gbs,class_median_gbs,samples,links_compared,"
              "link_samples,link_pairs,link_pairs_below,confidence,direction\n");
   for (int i = 0; i < j->nlinks + j->nfew_links; i++) {
@@ -190,8 +183,9 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
     fprintf(f, ",,,,,,,,,%d,%" PRIu64 ",%d,%d,%s,\n", j->slow_nodes[i].links, j->slow_nodes[i].samples,
             j->slow_nodes[i].pairs, j->slow_nodes[i].pairs_below, rpt_conf_name(j->slow_nodes[i].conf));
   }
-  rc |= rpt_out_close(&o, 0);
-  if (!(f = open_table(&o, dir, "changes.csv", path, sizeof path))) return -1;
+}
+
+static void changes_csv(FILE *f, struct rpt_job *j) {
   fprintf(f, "comm,op,bytes,t_ns,before_gbs,after_gbs,bins_before,bins_after,agree_before,agree_after,ops_before,"
              "ops_after,confidence,p_value,tests\n");
   for (int i = 0; i < j->nchanges; i++) {
@@ -203,8 +197,9 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
             c->t_ns, c->before_gbs, c->after_gbs, c->bins_before, c->bins_after, c->agree_before, c->agree_after,
             c->ops_before, c->ops_after, rpt_conf_name(c->conf), c->p_value, c->tests);
   }
-  rc |= rpt_out_close(&o, 0);
-  if (!(f = open_table(&o, dir, "clocks.csv", path, sizeof path))) return -1;
+}
+
+static void clocks_csv(FILE *f, struct rpt_job *j) {
   fprintf(f, "hostname,pid,aligned,component,offset_ns,ops,residual_p95_us,drift_ppm,model\n");
   for (int c = 0; c < j->nclocks; c++) {
     const struct rpt_clock *k = &j->clocks[c];
@@ -212,15 +207,10 @@ int rpt_write_csv(struct rpt_job *j, const char *dir) {
     fprintf(f, ",%lld,%d,%d,%" PRId64 ",%" PRIu64 ",%.3f,%.4f,%s\n", k->pid, k->aligned, k->component, k->offset_ns,
             k->ops, k->resid_p95_ns / 1e3, k->drift_ppm, rpt_clock_model_name(k->model));
   }
-  rc |= rpt_out_close(&o, 0);
-  rc |= write_hangs(j, dir, path, sizeof path);
-  return rc ? -1 : 0;
 }
 
-static int write_hangs(struct rpt_job *j, const char *dir, char *path, size_t n) {
-  struct rpt_outfile o;
-  FILE *f = open_table(&o, dir, "hangs.csv", path, n);
-  if (!f) return -1;
+/* A row per rank of each stuck op (those that resolved too), in rank order. */
+static void hangs_csv(FILE *f, struct rpt_job *j) {
   fprintf(f, "comm,comm_name,kind,op,sn,size_bytes,resolved,stuck_s,began_us,rank,state,hostname,pid,in_flight_s,"
              "kernel_started,p2p_peer,own_op,own_sn,last_op,last_op_sn,last_op_end_ts_ns,last_op_age_s,"
              "last_op_age_exact,alive,last_line_age_s,stuck_in,stuck_in_sn\n");
@@ -238,5 +228,31 @@ static int write_hangs(struct rpt_job *j, const char *dir, char *path, size_t n)
       hang_row(f, j, h, &h->ranks[k++], known);
     }
   }
-  return rpt_out_close(&o, 0);
+}
+
+/* The tables, in the order they are written. */
+static const struct {
+  const char *name;
+  void (*write)(FILE *f, struct rpt_job *j); /* the header row, then the rows */
+} k_tables[] = {
+    {"groups.csv", groups_csv}, {"ranks.csv", ranks_csv},     {"stragglers.csv", stragglers_csv},
+    {"links.csv", links_csv},   {"changes.csv", changes_csv}, {"clocks.csv", clocks_csv},
+    {"hangs.csv", hangs_csv},
+};
+
+int rpt_write_csv(struct rpt_job *j, const char *dir) {
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "inspector-report: cannot create %s: %s\n", dir, strerror(errno));
+    return -1;
+  }
+  int rc = 0;
+  for (size_t t = 0; t < sizeof k_tables / sizeof *k_tables; t++) {
+    char path[4352];
+    struct rpt_outfile o;
+    FILE *f = open_table(&o, dir, k_tables[t].name, path, sizeof path);
+    if (!f) return -1; /* out.h's message said why; the tables after it are not written */
+    k_tables[t].write(f, j);
+    rc |= rpt_out_close(&o, 0);
+  }
+  return rc ? -1 : 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_json.c - everything the report knows as one JSON object (--json; see out.h).
  *
@@ -351,8 +352,9 @@ static void hang_obj(FILE *f, const struct rpt_job *j, const struct rpt_hang *h,
   fputs("]}", f);
 }
 
-int rpt_write_json(struct rpt_job *j, FILE *f) {
-  fprintf(f, "{\"inputs\":{\"files\":%ld,\"duplicates_skipped\":%ld,\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
+/* "inputs": what was read, and left out. */
+static void inputs_obj(FILE *f, const struct rpt_job *j) {
+  fprintf(f, "\"inputs\":{\"files\":%ld,\"duplicates_skipped\":%ld,\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
              ",\"collective\":%" PRIu64 ",\"p2p\":%" PRIu64 ",\"lines_rejected\":%ld,\"lines_not_records\":%ld"
              ",\"no_start_time\":%" PRIu64 ",\"excluded\":{",
           j->files, j->duplicates, j->bytes_read, j->records, j->records_kind[0], j->records_kind[1], j->rejected,
@@ -376,8 +378,12 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
   fprintf(f, ",\"hang_lines\":%" PRIu64 ",\"hang_resolved_lines\":%" PRIu64 ",\"comm_idle_lines\":%" PRIu64
              ",\"hang_lines_left_out\":%" PRIu64 ",\"hangs_unlisted\":%d,\"last_line_us\":",
           j->hang_lines[0], j->hang_lines[1], j->hang_lines[2], j->hang_rows_dropped, j->nhangs_unlisted);
-  if (j->last_line_us) fprintf(f, "%" PRIu64 "},", j->last_line_us);
-  else fputs("null},", f);
+  if (j->last_line_us) fprintf(f, "%" PRIu64 "}", j->last_line_us);
+  else fputs("null}", f);
+}
+
+/* "options": the thresholds the findings were judged by. */
+static void options_obj(FILE *f, const struct rpt_job *j) {
   fprintf(f, "\"options\":{\"max_busbw_gbs\":");
   jnum(f, j->opt.max_busbw_gbs);
   fprintf(f, ",\"late_us\":");
@@ -388,7 +394,12 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
   jnum(f, j->opt.slow_link_ratio);
   fprintf(f, ",\"change_ratio\":");
   jnum(f, j->opt.change_ratio);
-  fprintf(f, "},\"alignment\":{\"available\":%s,\"ops\":%" PRIu64 ",\"components\":%d,\"residual_p50_us\":",
+  fputc('}', f);
+}
+
+/* "alignment": the processes' clocks, as aligned. */
+static void alignment_obj(FILE *f, const struct rpt_job *j) {
+  fprintf(f, "\"alignment\":{\"available\":%s,\"ops\":%" PRIu64 ",\"components\":%d,\"residual_p50_us\":",
           j->have_starts ? "true" : "false", j->align_ops, j->ncomponents);
   jnum(f, j->resid_p50_ns / 1e3);
   fprintf(f, ",\"residual_p95_us\":");
@@ -415,7 +426,45 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
     fprintf(f, ",\"model\":\"%s\"", rpt_clock_model_name(k->model));
     fputc('}', f);
   }
-  fprintf(f, "]},\"hangs\":[");
+  fprintf(f, "]}");
+}
+
+static void slow_node_obj(FILE *f, const struct rpt_slow_node *n, int i) {
+  fprintf(f, "%s{\"hostname\":", i ? "," : "");
+  jstr(f, rpt_str(n->host));
+  fprintf(f, ",\"links\":%d,\"worst_ratio\":", n->links);
+  jnum(f, n->worst_ratio);
+  fprintf(f, ",\"evidence\":{\"samples\":%" PRIu64 ",\"pairs\":%d,\"pairs_below\":%d,\"agree_low\":", n->samples,
+          n->pairs, n->pairs_below);
+  jnum(f, n->agree_lo);
+  fprintf(f, "},\"confidence\":\"%s\"}", rpt_conf_name(n->conf));
+}
+
+static void change_obj(FILE *f, const struct rpt_job *j, const struct rpt_change *c, int i) {
+  const struct rpt_group *g = &j->groups[c->group];
+  fprintf(f, "%s{\"comm\":\"0x%" PRIx64 "\",\"op\":", i ? "," : "", j->comms[g->comm].id);
+  jstr(f, rpt_str(g->op));
+  fprintf(f, ",\"bytes\":%" PRIu64 ",\"t_ns\":%" PRIu64 ",\"before_gbs\":", g->bytes, c->t_ns);
+  jnum(f, c->before_gbs);
+  fprintf(f, ",\"after_gbs\":");
+  jnum(f, c->after_gbs);
+  fprintf(f, ",\"evidence\":{\"bins_before\":%d,\"bins_after\":%d,\"agree_before\":%d,\"agree_after\":%d,"
+             "\"ops_before\":%" PRIu64 ",\"ops_after\":%" PRIu64 ",\"agree_low\":",
+          c->bins_before, c->bins_after, c->agree_before, c->agree_after, c->ops_before, c->ops_after);
+  jnum(f, c->agree_lo);
+  fprintf(f, ",\"p_value\":");
+  jnum(f, c->p_value);
+  fprintf(f, ",\"tests\":%.0f},\"confidence\":\"%s\"}", c->tests, rpt_conf_name(c->conf));
+}
+
+int rpt_write_json(struct rpt_job *j, FILE *f) {
+  fputc('{', f);
+  inputs_obj(f, j);
+  fputc(',', f);
+  options_obj(f, j);
+  fputc(',', f);
+  alignment_obj(f, j);
+  fprintf(f, ",\"hangs\":[");
   for (int i = 0, k = 0; i < j->nhangs; i++)
     if (!j->hangs[i].resolved) hang_obj(f, j, &j->hangs[i], !k++);
   fprintf(f, "],\"hangs_resolved\":[");
@@ -428,35 +477,9 @@ int rpt_write_json(struct rpt_job *j, FILE *f) {
   fprintf(f, "],\"slow_links\":[");
   for (int i = 0; i < j->nlinks; i++) link_obj(f, j, &j->links[i], i, false);
   fprintf(f, "],\"slow_nodes\":[");
-  for (int i = 0; i < j->nslow_nodes; i++) {
-    const struct rpt_slow_node *n = &j->slow_nodes[i];
-    fprintf(f, "%s{\"hostname\":", i ? "," : "");
-    jstr(f, rpt_str(n->host));
-    fprintf(f, ",\"links\":%d,\"worst_ratio\":", n->links);
-    jnum(f, n->worst_ratio);
-    fprintf(f, ",\"evidence\":{\"samples\":%" PRIu64 ",\"pairs\":%d,\"pairs_below\":%d,\"agree_low\":", n->samples,
-            n->pairs, n->pairs_below);
-    jnum(f, n->agree_lo);
-    fprintf(f, "},\"confidence\":\"%s\"}", rpt_conf_name(n->conf));
-  }
+  for (int i = 0; i < j->nslow_nodes; i++) slow_node_obj(f, &j->slow_nodes[i], i);
   fprintf(f, "],\"changes\":[");
-  for (int i = 0; i < j->nchanges; i++) {
-    const struct rpt_change *c = &j->changes[i];
-    const struct rpt_group *g = &j->groups[c->group];
-    fprintf(f, "%s{\"comm\":\"0x%" PRIx64 "\",\"op\":", i ? "," : "", j->comms[g->comm].id);
-    jstr(f, rpt_str(g->op));
-    fprintf(f, ",\"bytes\":%" PRIu64 ",\"t_ns\":%" PRIu64 ",\"before_gbs\":", g->bytes, c->t_ns);
-    jnum(f, c->before_gbs);
-    fprintf(f, ",\"after_gbs\":");
-    jnum(f, c->after_gbs);
-    fprintf(f, ",\"evidence\":{\"bins_before\":%d,\"bins_after\":%d,\"agree_before\":%d,\"agree_after\":%d,"
-               "\"ops_before\":%" PRIu64 ",\"ops_after\":%" PRIu64 ",\"agree_low\":",
-            c->bins_before, c->bins_after, c->agree_before, c->agree_after, c->ops_before, c->ops_after);
-    jnum(f, c->agree_lo);
-    fprintf(f, ",\"p_value\":");
-    jnum(f, c->p_value);
-    fprintf(f, ",\"tests\":%.0f},\"confidence\":\"%s\"}", c->tests, rpt_conf_name(c->conf));
-  }
+  for (int i = 0; i < j->nchanges; i++) change_obj(f, j, &j->changes[i], i);
   /* what the rules would name on more evidence: the same objects, never in the lists above */
   fprintf(f, "],\"not_enough_data\":{\"stragglers\":[");
   for (int i = 0; i < j->nfew_stragglers; i++) straggler_obj(f, j, &j->few_stragglers[i], i);

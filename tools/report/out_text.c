@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_text.c - the terminal report (the default output; see out.h).
  *

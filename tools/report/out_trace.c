@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out_trace.c - the op sample as a Chrome / Perfetto trace (--trace FILE).
  *

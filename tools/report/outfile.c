@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outfile.c - the report's output files, created so that a planted link cannot
  * redirect them (see out.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parse.c - checking one log line (see parse.h), and reading it with jansson.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parse.h - one line of an Inspector log, checked and typed (inspector-report).
  *

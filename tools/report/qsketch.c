@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * qsketch.c - exact values, then a log-scale histogram (see qsketch.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * qsketch.h - quantiles of a stream of positive values in bounded memory.
  *

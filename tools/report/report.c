@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * inspector-report - what a whole job's Inspector logs say: who is slow, where, since when.
  *

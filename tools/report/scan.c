@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * scan.c - the fast extractor: one pass over a line's text into its fields (fields.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * inspector_spank.c - the SPANK plugin: `srun --inspector[=json|prom|otlp|off]` turns Inspector
  * on for a job step. Slurm's side only: which callback does what; the settings are

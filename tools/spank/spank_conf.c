@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spank_conf.c - the SPANK plugin's settings (see spank_conf.h).
  */

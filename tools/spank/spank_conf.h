@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spank_conf.h - the SPANK plugin's settings: the site's defaults from its plugstack.conf
  * line, and the mode a step asks for (srun --inspector[=MODE], or INSPECTOR_SLURM in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spank_dir.c - making a step's directory safely (see spank_dir.h).
  */

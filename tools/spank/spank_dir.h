@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spank_dir.h - making a step's directory safely, before its tasks start.
  *

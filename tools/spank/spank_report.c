@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spank_report.c - the end-of-step report (see spank_report.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spank_report.h - the end-of-step report: inspector-report run over a step's directory by
  * slurmstepd (root) as the job's user, its text and HTML written next to the logs, bounded in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spank_tmpl.c - a step's directory from the site's template (see spank_tmpl.h).
  */

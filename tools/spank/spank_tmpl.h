@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spank_tmpl.h - a step's directory from the site's template: %j the job id, %s the step
  * id, %u the user's name, %n the node's short host name, %% a '%'. Text only: making the

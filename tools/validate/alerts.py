@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The alert rules (prometheus/inspector-rules.yml) against inspector-report, on planted jobs:
 hit rate and false alerts, as the table of docs/VALIDATION.md ("Alerts on planted jobs").
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every GPU experiment of docs/VALIDATION.md in one device call, each step under a time limit
 # so that one hang cannot take the others down; results land in OUTDIR/results.tgz (and the
 # summaries beside it).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Join the validation workload's CUDA-event timings with the plugin's records, and report
 coverage and accuracy per operation and size (standard library only, so CI runs it).
 

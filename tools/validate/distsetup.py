@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What every GPU validation script does first (one process per GPU, started by
 torch.distributed.run), and the size lists they take.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the *_on_gpus.sh scripts: the repository root as the working directory, NVLink
 # multicast off (it can take a shared host's GPUs out of service), the number of GPUs, and the
 # plugins built with cmake on the GPU machine (its C library differs from ours).

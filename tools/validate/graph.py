@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A CUDA-graph-captured loop of collectives (for recording fixtures): 4 AllReduce of 1 MiB
 and 1 AllGather captured once in a graph, the graph replayed --replays times.
     python3 -m torch.distributed.run --nproc-per-node 2 tools/validate/graph.py

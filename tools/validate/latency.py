@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Small-message AllReduce latency, as nccl-tests measures it: N back-to-back AllReduce on one
 stream between two CUDA events, per-op mean; several repeats, their median. One process per GPU:
     python3 -m torch.distributed.run --nproc-per-node 2 tools/validate/latency.py --label L --out F

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nccl_latency.cu - small-message AllReduce latency measured as nccl-tests does, with no
 // framework in the way: one process drives every GPU (ncclCommInitAll); each iteration is one
 // ncclAllReduce per GPU inside a group; N iterations between two CUDA events on GPU 0's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Records logs of NVIDIA's own Inspector plugin (NCCL's plugins/profiler/inspector) and of ours,
 # from the same validation workload on the GPU machine, so that inspector-report can be tested on
 # the vendor's format (tests/data/nvidia-inspector). NVIDIA's source is not part of this

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Summarise interleaved latency runs (latency.py output, one JSON line per run and size):
 per size and configuration the median over runs of each run's median per-op latency, and
 the ratios to no plugin and to the do-nothing plugin (the floor: NCCL's own cost of

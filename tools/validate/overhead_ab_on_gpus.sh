@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Overhead of several builds of the plugin side by side (a regression check): builds each
 # source tree given as NAME=DIR with cmake, then ROUNDS interleaved rounds of nccl_latency with
 # no plugin, the do-nothing plugin, and each build enabled; then the summary (overhead.py

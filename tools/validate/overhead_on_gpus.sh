@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Overhead of the plugin on small AllReduce, as nccl-tests measures latency: build
 # nccl_latency.cu against PyTorch's bundled NCCL, then ROUNDS interleaved rounds of four
 # configurations (no plugin; Inspector with NCCL_INSPECTOR_ENABLE=0; a do-nothing plugin asking

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Prometheus mode on real GPUs: is each file named after the GPU's UUID and labelled with its
 ordinal, as the CUDA driver loaded in the process reports them (src/sink/device.c)?
 

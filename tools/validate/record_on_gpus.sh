@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Record NCCL callback traces on the GPU machine with the recording plugin
 # (tests/plugins/trace_plugin.c), for new fixtures and for debugging:
 #   tools/validate/record_on_gpus.sh OUTDIR

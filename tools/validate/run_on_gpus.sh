@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The GPU validation run (docs/VALIDATION.md): build the plugin with cmake on the GPU machine,
 # run the validation workload with it on every GPU (coverage, accuracy), then small-message
 # AllReduce latency for four configurations in interleaved rounds (overhead).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Accuracy of sampled records: the validation workload's collectives with one group in 3 timed
 # (NCCL_INSPECTOR_SAMPLE_GROUPS=3), joined with CUPTI kernel durations (compare.py --sampled:
 # coverage reported, not judged; accuracy judged on the records found).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Sampled kernel timing on real NCCL (docs/VALIDATION.md, "Sampled timing"): small AllReduce
 # latency (nccl_latency.cu, every GPU of the machine from one process) in ROUNDS interleaved
 # rounds of: no plugin; Inspector timing every op (100%); one group in 10 (10%); runs of 100

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Sampled-timing experiment on GPUs (tools/validate/sampling_on_gpus.sh): two steps.
 
     sampling_report.py records DUMPDIR LABEL NGPU ITERS REPS [VAR=VALUE ...]

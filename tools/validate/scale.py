@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Communicators of several sizes at once, with a planted straggler (issue 7's workload; runs on
 any number of GPUs from 2): one process per GPU, launched with torch.distributed.run.
 

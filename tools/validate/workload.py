@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Validation workload: every collective and point-to-point op over a range of sizes, on two
 communicators, each op timed on the GPU with CUDA events, run with the Inspector plugin loaded.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * json.c - the JSON-lines sink: record and stats lines, field by field (see
  * json.h), and how its lines reach the log file. Its per-communicator state is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * json.h - the JSON-lines format of records (docs/CONTRACTS.md section 2).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wqueue.c - the writer thread and its queue of batches (see wqueue.h), and
  * their state across fork().

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wqueue.h - the dump thread's writes, handed to a writer thread.
  *

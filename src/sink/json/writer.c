@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * writer.c - lazily opened log file with kill-safe line layout (see writer.h),
  * closed (and its layout buffer freed) at library unload. A file that cannot be

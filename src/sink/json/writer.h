@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * writer.h - the process's JSON log file, <dir>/<hostname>-pid<pid>.log.
  *

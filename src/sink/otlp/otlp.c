@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp.c - the OTLP sink's state, its snapshots and the sink calls (see otlp.h).
  *
@@ -54,11 +55,12 @@
 #include "core/log.h"
 #include "core/names.h"
 #include "sink/device.h"
+#include "sink/otlp/otlp_body.h"
 #include "sink/otlp/otlp_config.h"
 #include "sink/otlp/otlp_export.h"
 #include "sink/otlp/otlp_hist.h"
 #include "sink/otlp/otlp_model.h"
-#include "sink/otlp/otlp_pb.h"
+#include "sink/otlp/otlp_state.h"
 #include "sink/vocab.h"
 
 /* The OTLP spec names no body limit for HTTP; collectors' defaults start at 4 MiB
@@ -67,64 +69,12 @@
 #define QUEUE_MAX 16            /* bodies made at a time (otlp_export.c): 64 MiB at most */
 #define STOP_DEADLINE_MS 3000   /* the last export at exit: at most this long */
 #define NBUCKETS 4096
-#define SERIES_ATTRS 11
-/* A context's P2P series name their peer (nccl.peer, what the slow-link alert compares), for
- * its first PEERS_MAX distinct peers; the P2P with any further peer go to nccl.peer "other",
- * so that the totals stay whole and the series bounded: an all-to-all of 1,024 ranks would
- * make 1,023 peers, times operations and sizes, each series two histograms of 160 buckets. */
-#define PEERS_MAX 64
-
-struct series {
-  struct series *next;
-  uint64_t hash;
-  char *sig; /* the attribute values joined: the series' identity */
-  struct ins_otlp_kv attrs[SERIES_ATTRS];
-  int nattrs;
-  char *strs[SERIES_ATTRS]; /* owned string values */
-  uint64_t start_ns;
-  uint64_t ops, bytes;
-  struct ins_otlp_hist time_s, busbw;
-  /* the bounds of ops the judge left out (core/judge.h, "Bounds"): exported apart, as
-   * nccl.bound_operations and nccl.bound_time, their busbw empty */
-  bool bound;
-  /* The latest body holding this series that the collector took (the exporter said so:
-   * ins_otlp_delivered), as g_made numbered it; 0: none. Exporter thread, under g_lock. */
-  uint64_t delivered;
-};
-
-/* Per GPU: records dropped and excluded, [enum ins_kind]; ops left untimed, by kind and
- * reason; collectives NCCL never reported, by function. */
-struct device {
-  struct device *next;
-  char uuid[160];
-  uint64_t start_ns;
-  uint64_t dropped[2], excluded[2];
-  uint64_t untimed[2][INS_UNTIMED_REASONS];
-  uint64_t unreported[INS_FUNC_COUNT];
-};
-
-/* A communicator's fixed attributes, made once at attach; with hang detection on
- * (sink/hang.h), its gauges too, and its place on the list of the contexts attached
- * (g_comms: under g_lock, for the exports). */
-struct comm_state {
-  struct device *dev;
-  unsigned gen; /* the sink's start it was attached under (g_gen) */
-  char id[24], name[128], ranks[16], nodes[16], rank[16];
-  bool listed;       /* on g_comms */
-  double oldest_s;   /* the age of its oldest op in flight at the last check (0: none) */
-  uint64_t last_sn[INS_FUNC_COUNT]; /* its newest completed op's sn, by function ... */
-  uint32_t have;                     /* ... where bit f is set */
-  int32_t peers[PEERS_MAX];          /* the peers its P2P series name, in order seen (g_lock) */
-  int npeers;
-  struct comm_state *prev, *next;
-};
-
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct series *g_table[NBUCKETS];
-static struct series **g_list; /* every series, in creation order: stable snapshots */
+static struct ins_otlp_series *g_table[NBUCKETS];
+static struct ins_otlp_series **g_list; /* every series, in creation order: stable snapshots */
 static size_t g_nseries, g_cap;
-static struct device *g_devs;
-static struct comm_state *g_comms; /* attached, hang detection on (comm_state) */
+static struct ins_otlp_device *g_devs;
+static struct ins_otlp_comm *g_comms; /* attached, hang detection on (ins_otlp_comm) */
 static size_t g_ncomms;
 static bool g_hang;                /* NCCL_INSPECTOR_HANG_SECONDS > 0: the gauges exist */
 static int g_bounds;               /* NCCL_INSPECTOR_BOUNDS: enum ins_bounds */
@@ -234,10 +184,10 @@ static void otlp_start(const struct ins_config *cfg) {
 
 /* ---- state ----------------------------------------------------------------- */
 
-static struct device *device_get(const char *uuid) {
-  for (struct device *d = g_devs; d; d = d->next)
+static struct ins_otlp_device *device_get(const char *uuid) {
+  for (struct ins_otlp_device *d = g_devs; d; d = d->next)
     if (!strcmp(d->uuid, uuid)) return d;
-  struct device *d = calloc(1, sizeof *d);
+  struct ins_otlp_device *d = calloc(1, sizeof *d);
   if (!d) return NULL;
   snprintf(d->uuid, sizeof d->uuid, "%s", uuid);
   d->start_ns = now_ns();
@@ -249,7 +199,7 @@ static struct device *device_get(const char *uuid) {
 static int otlp_attach(struct ins_comm *c, void **state) {
   struct ins_device_id id;
   ins_device_identify(&id, g_host, c->rank, c->nranks, c->nnodes);
-  struct comm_state *s = calloc(1, sizeof *s);
+  struct ins_otlp_comm *s = calloc(1, sizeof *s);
   if (!s) return -1;
   snprintf(s->id, sizeof s->id, "0x%" PRIx64, c->id);
   snprintf(s->name, sizeof s->name, "%s", c->name);
@@ -282,16 +232,16 @@ static int otlp_attach(struct ins_comm *c, void **state) {
 
 /* s may use the sink's state (g_lock held): attached since the sink's last start, which
  * has not been shut down. */
-static bool state_live(const struct comm_state *s) { return g_live && s->gen == g_gen && s->dev; }
+static bool state_live(const struct ins_otlp_comm *s) { return g_live && s->gen == g_gen && s->dev; }
 
 /* The nccl.peer value of a P2P record of s into buf: its peer's rank, if that is one of the
- * first PEERS_MAX peers of the context (noted here), else "other" (g_lock held). */
-static const char *peer_value(struct comm_state *s, const struct ins_record *r, char *buf, size_t cap) {
+ * first INS_OTLP_PEERS_MAX peers of the context (noted here), else "other" (g_lock held). */
+static const char *peer_value(struct ins_otlp_comm *s, const struct ins_record *r, char *buf, size_t cap) {
   int i = 0;
   while (i < s->npeers && s->peers[i] != r->peer) i++;
-  if (i == PEERS_MAX) {
+  if (i == INS_OTLP_PEERS_MAX) {
     ins_warn_once(&g_warned_peers, "OTLP: a communicator context exchanged P2P with more than %d "
-                  "peers: the P2P with the others are exported with nccl.peer=\"other\"", PEERS_MAX);
+                  "peers: the P2P with the others are exported with nccl.peer=\"other\"", INS_OTLP_PEERS_MAX);
     return "other";
   }
   if (i == s->npeers) s->peers[s->npeers++] = r->peer;
@@ -301,39 +251,40 @@ static const char *peer_value(struct comm_state *s, const struct ins_record *r, 
 
 /* The series of a record's attribute set, created on first use (g_lock held); peer: the
  * nccl.peer value of a P2P record (peer_value); bound: the bounds' series of that set. */
-static struct series *series_get(const struct comm_state *s, const struct ins_record *r, const char *peer,
-                                 bool bound) {
+static struct ins_otlp_series *series_get(const struct ins_otlp_comm *s, const struct ins_record *r,
+                                          const char *peer, bool bound) {
   char ap[160], size[48];
   const char *kind = r->kind == INS_KIND_COLL ? "collective" : "p2p";
   snprintf(ap, sizeof ap, "%s_%s", r->algo ? r->algo : "unknown", r->proto ? r->proto : "unknown");
   ins_vocab_size_bucket(r->bytes, size, sizeof size);
   const char *op = r->func_name ? r->func_name : "unknown";
-  const char *keys[SERIES_ATTRS] = {"nccl.comm.id", "nccl.comm.name", "nccl.comm.ranks", "nccl.comm.nodes",
-                                    "nccl.rank",    "nccl.operation", "nccl.operation.kind", "nccl.algo_proto",
-                                    "nccl.message_size", "gpu.uuid", "nccl.peer"};
-  const char *vals[SERIES_ATTRS] = {s->id, s->name, s->ranks, s->nodes, s->rank, op, kind,
+  const char *keys[INS_OTLP_SERIES_ATTRS] = {"nccl.comm.id", "nccl.comm.name", "nccl.comm.ranks",
+                                             "nccl.comm.nodes", "nccl.rank", "nccl.operation",
+                                             "nccl.operation.kind", "nccl.algo_proto", "nccl.message_size",
+                                             "gpu.uuid", "nccl.peer"};
+  const char *vals[INS_OTLP_SERIES_ATTRS] = {s->id, s->name, s->ranks, s->nodes, s->rank, op, kind,
                                     r->kind == INS_KIND_COLL ? ap : "", size, s->dev->uuid,
                                     r->kind == INS_KIND_COLL ? "" : peer};
   char sig[1024];
   size_t o = bound ? (size_t)snprintf(sig, sizeof sig, "bound\x1f") : 0;
-  for (int i = 0; i < SERIES_ATTRS && o < sizeof sig; i++)
+  for (int i = 0; i < INS_OTLP_SERIES_ATTRS && o < sizeof sig; i++)
     o += (size_t)snprintf(sig + o, sizeof sig - o, "%s\x1f", vals[i]);
   uint64_t h = fnv(sig, 1469598103934665603ull);
-  for (struct series *x = g_table[h % NBUCKETS]; x; x = x->next)
+  for (struct ins_otlp_series *x = g_table[h % NBUCKETS]; x; x = x->next)
     if (x->hash == h && !strcmp(x->sig, sig)) return x;
   if (g_nseries == g_cap) {
     size_t cap = g_cap ? 2 * g_cap : 256;
-    struct series **nl = realloc(g_list, cap * sizeof *nl);
+    struct ins_otlp_series **nl = realloc(g_list, cap * sizeof *nl);
     if (!nl) return NULL;
     g_list = nl;
     g_cap = cap;
   }
-  struct series *x = calloc(1, sizeof *x);
+  struct ins_otlp_series *x = calloc(1, sizeof *x);
   if (!x || !(x->sig = strdup(sig))) {
     free(x);
     return NULL;
   }
-  for (int i = 0; i < SERIES_ATTRS; i++) {
+  for (int i = 0; i < INS_OTLP_SERIES_ATTRS; i++) {
     if (i == 7 && r->kind != INS_KIND_COLL) continue; /* P2P has no algorithm */
     if (i == 10 && r->kind == INS_KIND_COLL) continue; /* a collective has no peer */
     char *v = strdup(vals[i]);
@@ -358,7 +309,7 @@ static struct series *series_get(const struct comm_state *s, const struct ins_re
 }
 
 /* A record's op as its context's newest completed, by function (g_lock held). */
-static void note_sn(struct comm_state *s, const struct ins_record *r) {
+static void note_sn(struct ins_otlp_comm *s, const struct ins_record *r) {
   if (!s->listed || r->func >= INS_FUNC_COUNT) return;
   if (!(s->have & 1u << r->func) || r->sn > s->last_sn[r->func]) s->last_sn[r->func] = r->sn;
   s->have |= 1u << r->func;
@@ -367,7 +318,7 @@ static void note_sn(struct comm_state *s, const struct ins_record *r) {
 static int otlp_record(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
                        const struct ins_record *r) {
   (void)b;
-  struct comm_state *s = state;
+  struct ins_otlp_comm *s = state;
   if (!s) return -1;
   if (r->timing == INS_TIMING_UNVERIFIED && !g_hang) return 0; /* not a record (core/judge.h) */
   drain_lock();
@@ -388,8 +339,8 @@ static int otlp_record(struct ins_sink_batch *b, const struct ins_comm *c, void 
   char peer[16];
   /* a bound in its own series, unless NCCL_INSPECTOR_BOUNDS=mix asked for it among the records */
   bool bound = r->timing == INS_TIMING_BOUND && g_bounds != INS_BOUNDS_MIX;
-  struct series *x = series_get(s, r, r->kind == INS_KIND_COLL ? "" : peer_value(s, r, peer, sizeof peer),
-                                bound);
+  struct ins_otlp_series *x =
+      series_get(s, r, r->kind == INS_KIND_COLL ? "" : peer_value(s, r, peer, sizeof peer), bound);
   if (x) {
     x->ops++;
     x->bytes += r->bytes;
@@ -406,7 +357,7 @@ static int otlp_record(struct ins_sink_batch *b, const struct ins_comm *c, void 
 static int otlp_counts(struct ins_sink_batch *b, const struct ins_comm *c, void *state,
                        const struct ins_sink_counts *k) {
   (void)b, (void)c;
-  struct comm_state *s = state;
+  struct ins_otlp_comm *s = state;
   if (!s) return 0;
   drain_lock();
   if (!state_live(s)) {
@@ -423,7 +374,7 @@ static int otlp_counts(struct ins_sink_batch *b, const struct ins_comm *c, void 
 }
 
 /* s off g_comms (g_lock held). */
-static void unlist(struct comm_state *s) {
+static void unlist(struct ins_otlp_comm *s) {
   if (!s->listed) return;
   if (s->prev) s->prev->next = s->next;
   else g_comms = s->next;
@@ -434,7 +385,7 @@ static void unlist(struct comm_state *s) {
 
 static void otlp_detach(struct ins_comm *c, void *state) {
   (void)c;
-  struct comm_state *s = state;
+  struct ins_otlp_comm *s = state;
   if (s) {
     /* its gauges go (a shutdown emptied the list already; a forked child's is whole) */
     pthread_mutex_lock(&g_lock);
@@ -447,7 +398,7 @@ static void otlp_detach(struct ins_comm *c, void *state) {
 /* A check's word on a context's ops in flight (sink/hang.h): its gauge. */
 static void otlp_inflight(const struct ins_comm *c, void *state, const struct ins_sink_inflight *f) {
   (void)c;
-  struct comm_state *s = state;
+  struct ins_otlp_comm *s = state;
   if (!s) return;
   drain_lock();
   if (state_live(s)) s->oldest_s = f->oldest_s;
@@ -456,187 +407,15 @@ static void otlp_inflight(const struct ins_comm *c, void *state, const struct in
 
 /* ---- snapshots -------------------------------------------------------------- */
 
-static const char *const k_kind[2] = {"collective", "p2p"};
-
-static void expo_of(struct ins_otlp_expo *e, const struct ins_otlp_hist *h) {
-  *e = (struct ins_otlp_expo){.scale = h->scale, .count = h->count, .zero_count = h->zero_count, .sum = h->sum,
-                              .min = h->min, .max = h->max, .offset = h->offset, .nbuckets = h->n,
-                              .counts = h->counts};
-}
-
-#define GAUGE_ATTRS 5
-
-/* Hang detection's gauges of every context attached (g_lock held) into m (two metrics),
- * with their points in pts and attributes in kv (sized by the caller): the age of each
- * context's oldest op in flight, and its newest completed op's sequence number by function.
- * Returns the metrics made (2). */
-static int gauges(struct ins_otlp_metric *m, struct ins_otlp_point *pts, struct ins_otlp_kv *kv,
-                  uint64_t now) {
-  size_t n = 0;
-  for (struct comm_state *c = g_comms; c; c = c->next, n++) {
-    struct ins_otlp_kv *a = &kv[GAUGE_ATTRS * n];
-    a[0] = (struct ins_otlp_kv){.key = "nccl.comm.id", .s = c->id};
-    a[1] = (struct ins_otlp_kv){.key = "nccl.comm.name", .s = c->name};
-    a[2] = (struct ins_otlp_kv){.key = "nccl.rank", .s = c->rank};
-    a[3] = (struct ins_otlp_kv){.key = "gpu.uuid", .s = c->dev->uuid};
-    pts[n] = (struct ins_otlp_point){.attrs = a, .nattrs = 4, .time_ns = now, .is_double = true,
-                                     .dvalue = c->oldest_s};
-  }
-  size_t ages = n;
-  for (struct comm_state *c = g_comms; c; c = c->next)
-    for (int f = 0; f < INS_FUNC_COUNT; f++) {
-      if (!(c->have & 1u << f)) continue;
-      struct ins_otlp_kv *a = &kv[GAUGE_ATTRS * n];
-      a[0] = (struct ins_otlp_kv){.key = "nccl.comm.id", .s = c->id};
-      a[1] = (struct ins_otlp_kv){.key = "nccl.comm.name", .s = c->name};
-      a[2] = (struct ins_otlp_kv){.key = "nccl.rank", .s = c->rank};
-      a[3] = (struct ins_otlp_kv){.key = "gpu.uuid", .s = c->dev->uuid};
-      a[4] = (struct ins_otlp_kv){.key = "nccl.operation", .s = ins_func_name[f]};
-      pts[n++] = (struct ins_otlp_point){.attrs = a, .nattrs = 5, .time_ns = now,
-                                         .value = (int64_t)c->last_sn[f]};
-    }
-  m[0] = (struct ins_otlp_metric){"nccl.inflight.oldest",
-                                  "Age of the oldest operation in flight on this communicator and rank, "
-                                  "as the plugin's hang checks measured it (0: none in flight)",
-                                  "s", INS_OTLP_GAUGE, false, pts, (int)ages};
-  m[1] = (struct ins_otlp_metric){"nccl.last_completed_sn",
-                                  "Sequence number of the newest completed operation on this communicator "
-                                  "and rank, by operation", "{operation}", INS_OTLP_GAUGE, false, pts + ages,
-                                  (int)(n - ages)};
-  return 2;
-}
-
 /* Encodes series [a, b) (and, with `counters`, the per-GPU and exporter counters, and hang
- * detection's gauges) into body. 0, or -1 out of memory. g_lock held. */
+ * detection's gauges) into body (otlp_body.h). 0, or -1 out of memory. g_lock held. */
 static int encode_range(struct ins_buf *body, size_t a, size_t b, bool counters, uint64_t now) {
-  size_t ns = b - a, ndev = 0;
-  for (struct device *d = g_devs; d; d = d->next) ndev++;
-  /* per device: 2 dropped, 2 excluded, 2 x reasons untimed, functions unreported */
-  size_t per_dev = 4 + 2 * INS_UNTIMED_REASONS + INS_FUNC_COUNT;
-  struct ins_otlp_point *pts = calloc(6 * ns + per_dev * ndev + 1, sizeof *pts);
-  struct ins_otlp_expo *expo = calloc(2 * ns + 1, sizeof *expo);
-  struct ins_otlp_kv *kv = calloc(per_dev * ndev * 3 + 1, sizeof *kv);
-  /* hang detection's gauges (with the counters): a point per context, and one per function
-   * it completed an op of, each with at most GAUGE_ATTRS attributes */
-  size_t ngauge = 0;
-  if (counters)
-    for (struct comm_state *c = g_comms; c; c = c->next) ngauge += 1 + (size_t)__builtin_popcount(c->have);
-  struct ins_otlp_point *gpts = calloc(ngauge + 1, sizeof *gpts);
-  struct ins_otlp_kv *gkv = calloc(GAUGE_ATTRS * ngauge + 1, sizeof *gkv);
-  int rc = -1;
-  if (!pts || !expo || !kv || !gpts || !gkv) goto out;
-  struct ins_otlp_metric m[13]; /* 4 of the records, 2 of the bounds, 5 counters, 2 gauges */
-  int nm = 0;
-  struct ins_otlp_point *p = pts;
-  struct ins_otlp_point *ops = p, *bytes = p + ns, *tim = p + 2 * ns, *bw = p + 3 * ns;
-  struct ins_otlp_point *bops = p + 4 * ns, *btim = p + 5 * ns; /* the bounds' */
-  size_t no = 0, nt = 0, nb = 0, nbo = 0, nbt = 0;
-  for (size_t i = 0; i < ns; i++) {
-    const struct series *x = g_list[a + i];
-    struct ins_otlp_point base = {.attrs = x->attrs, .nattrs = x->nattrs, .start_ns = x->start_ns, .time_ns = now};
-    if (x->bound) {
-      bops[nbo] = base, bops[nbo++].value = (int64_t)x->ops;
-      if (x->time_s.count) {
-        expo_of(&expo[2 * i], &x->time_s);
-        btim[nbt] = base, btim[nbt++].hist = &expo[2 * i];
-      }
-      continue;
-    }
-    ops[no] = base, ops[no].value = (int64_t)x->ops;
-    bytes[no] = base, bytes[no++].value = (int64_t)x->bytes;
-    if (x->time_s.count) {
-      expo_of(&expo[2 * i], &x->time_s);
-      tim[nt] = base, tim[nt++].hist = &expo[2 * i];
-    }
-    if (x->busbw.count) {
-      expo_of(&expo[2 * i + 1], &x->busbw);
-      bw[nb] = base, bw[nb++].hist = &expo[2 * i + 1];
-    }
-  }
-  m[nm++] = (struct ins_otlp_metric){"nccl.operations", "Operations recorded (kept records)", "{operation}",
-                                     INS_OTLP_SUM, true, ops, (int)no};
-  m[nm++] = (struct ins_otlp_metric){"nccl.bytes", "Message bytes of the operations recorded", "By",
-                                     INS_OTLP_SUM, true, bytes, (int)no};
-  m[nm++] = (struct ins_otlp_metric){"nccl.exec_time", "GPU execution time per operation", "s",
-                                     INS_OTLP_EXPO_HIST, false, tim, (int)nt};
-  m[nm++] = (struct ins_otlp_metric){"nccl.bus_bandwidth", "Bus bandwidth per operation", "GBy/s",
-                                     INS_OTLP_EXPO_HIST, false, bw, (int)nb};
-  if (nbo) { /* once there are bounds: an export without them is as before */
-    m[nm++] = (struct ins_otlp_metric){"nccl.bound_operations",
-                                       "Operations whose timestamps could not be verified, bounded by their "
-                                       "neighbours on the stream", "{operation}", INS_OTLP_SUM, true, bops, (int)nbo};
-    m[nm++] = (struct ins_otlp_metric){"nccl.bound_time",
-                                       "Time between the operations before and after such an operation on "
-                                       "the stream, which it ran within (an upper bound)", "s",
-                                       INS_OTLP_EXPO_HIST, false, btim, (int)nbt};
-  }
-  if (counters) {
-    struct ins_otlp_point *drop = p + 6 * ns, *excl = drop + 2 * ndev, *exp_drop = excl + 2 * ndev;
-    size_t k = 0, q = 0;
-    for (struct device *d = g_devs; d; d = d->next)
-      for (int kind = 0; kind < 2; kind++) {
-        struct ins_otlp_kv *a1 = &kv[3 * q], *a2 = &kv[3 * (q + 2 * ndev)];
-        a1[0] = (struct ins_otlp_kv){.key = "gpu.uuid", .s = d->uuid};
-        a1[1] = (struct ins_otlp_kv){.key = "nccl.operation.kind", .s = k_kind[kind]};
-        a2[0] = a1[0], a2[1] = a1[1];
-        a2[2] = (struct ins_otlp_kv){.key = "reason", .s = "stale_channels"};
-        drop[k] = (struct ins_otlp_point){.attrs = a1, .nattrs = 2, .start_ns = d->start_ns, .time_ns = now,
-                                          .value = (int64_t)d->dropped[kind]};
-        excl[k] = (struct ins_otlp_point){.attrs = a2, .nattrs = 3, .start_ns = d->start_ns, .time_ns = now,
-                                          .value = (int64_t)d->excluded[kind]};
-        k++, q++;
-      }
-    *exp_drop = (struct ins_otlp_point){.start_ns = g_start_ns, .time_ns = now,
-                                        .value = (int64_t)ins_otlp_exporter_dropped(atomic_load(&g_exporter))};
-    /* after the first three: untimed ops by kind and reason, unreported collectives */
-    struct ins_otlp_point *unt = exp_drop + 1, *unrep = unt + 2 * INS_UNTIMED_REASONS * ndev;
-    struct ins_otlp_kv *at = &kv[3 * 4 * ndev];
-    size_t nu = 0, nr = 0;
-    for (struct device *d = g_devs; d; d = d->next) {
-      for (int kind = 0; kind < 2; kind++)
-        for (int r = 0; r < INS_UNTIMED_REASONS; r++, at += 3) {
-          at[0] = (struct ins_otlp_kv){.key = "gpu.uuid", .s = d->uuid};
-          at[1] = (struct ins_otlp_kv){.key = "nccl.operation.kind", .s = k_kind[kind]};
-          at[2] = (struct ins_otlp_kv){.key = "reason", .s = ins_untimed_name[r]};
-          unt[nu++] = (struct ins_otlp_point){.attrs = at, .nattrs = 3, .start_ns = d->start_ns,
-                                              .time_ns = now, .value = (int64_t)d->untimed[kind][r]};
-        }
-      for (int f = 0; f < INS_FUNC_COUNT; f++) {
-        if (!d->unreported[f]) continue; /* a series appears with its first */
-        at[0] = (struct ins_otlp_kv){.key = "gpu.uuid", .s = d->uuid};
-        at[1] = (struct ins_otlp_kv){.key = "nccl.collective", .s = ins_func_name[f]};
-        unrep[nr++] = (struct ins_otlp_point){.attrs = at, .nattrs = 2, .start_ns = d->start_ns,
-                                              .time_ns = now, .value = (int64_t)d->unreported[f]};
-        at += 3;
-      }
-    }
-    m[nm++] = (struct ins_otlp_metric){"nccl.records.dropped", "Records lost: ring full or out of memory",
-                                       "{record}", INS_OTLP_SUM, true, drop, (int)k};
-    m[nm++] = (struct ins_otlp_metric){"nccl.records.excluded",
-                                       "Records left out: timed from a subset of their channels", "{record}",
-                                       INS_OTLP_SUM, true, excl, (int)k};
-    m[nm++] = (struct ins_otlp_metric){"nccl.inspector.otlp.exports_dropped",
-                                       "Exports this process could not deliver", "{export}", INS_OTLP_SUM, true,
-                                       exp_drop, 1};
-    m[nm++] = (struct ins_otlp_metric){"nccl.operations.untimed",
-                                       "Operations NCCL reported that left no record, by reason", "{operation}",
-                                       INS_OTLP_SUM, true, unt, (int)nu};
-    if (nr)
-      m[nm++] = (struct ins_otlp_metric){"nccl.collectives.unreported",
-                                         "Collectives called that NCCL never reported (never timed)",
-                                         "{operation}", INS_OTLP_SUM, true, unrep, (int)nr};
-    if (g_hang) nm += gauges(m + nm, gpts, gkv, now);
-  }
-  struct ins_otlp_request req = {.resource = g_resource, .nresource = g_nresource, .scope_name = "nccl-inspector",
-                                 .scope_version = INS_FORMAT_VERSION, .metrics = m, .nmetrics = nm};
-  rc = g_cfg.ep.json ? ins_otlp_encode_json(body, &req) : ins_otlp_encode_pb(body, &req);
-out:
-  free(pts);
-  free(expo);
-  free(kv);
-  free(gpts);
-  free(gkv);
-  return rc;
+  struct ins_otlp_body_in in = {.series = g_list + a, .nseries = b - a, .counters = counters,
+                                .devs = g_devs, .comms = g_comms, .gauges = g_hang, .start_ns = g_start_ns,
+                                .resource = g_resource, .nresource = g_nresource, .json = g_cfg.ep.json,
+                                .now = now};
+  if (counters) in.exports_dropped = ins_otlp_exporter_dropped(atomic_load(&g_exporter));
+  return ins_otlp_body_encode(body, &in);
 }
 
 /* How many series from `a` (of `left`) the next body takes: as many as the last body's
@@ -750,7 +529,7 @@ void ins_otlp_delivered(void *arg, const struct ins_otlp_held *held) {
 /* Everything the sink holds, freed (g_lock held): after the last export. */
 static void free_state(void) {
   for (size_t i = 0; i < g_nseries; i++) {
-    struct series *x = g_list[i];
+    struct ins_otlp_series *x = g_list[i];
     for (int k = 0; k < x->nattrs; k++) free(x->strs[k]);
     free(x->sig);
     free(x);
@@ -760,11 +539,11 @@ static void free_state(void) {
   g_nseries = g_cap = 0;
   memset(g_table, 0, sizeof g_table);
   while (g_devs) {
-    struct device *d = g_devs;
+    struct ins_otlp_device *d = g_devs;
     g_devs = d->next;
     free(d);
   }
-  for (struct comm_state *c = g_comms; c; c = c->next) c->listed = false; /* theirs to free */
+  for (struct ins_otlp_comm *c = g_comms; c; c = c->next) c->listed = false; /* theirs to free */
   g_comms = NULL;
   g_ncomms = 0;
   ins_otlp_config_free(&g_cfg);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp.h - the OTLP metrics sink (NCCL_INSPECTOR_OTLP_EXPORT=1): live metrics
  * pushed to an OpenTelemetry Collector (or any OTLP/HTTP receiver), beside the

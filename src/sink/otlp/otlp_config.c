@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_config.c - the OTLP sink's environment (see otlp_config.h).
  *
@@ -26,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "core/config.h"
 #include "core/log.h"
@@ -73,7 +73,7 @@ const char *ins_otlp_url_redact(const char *url, char *out, size_t cap) {
 }
 
 static bool is_scheme_ok(const char *url) {
-  return !strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8);
+  return ins_net_url_scheme(url) != INS_NET_NOT_HTTP;
 }
 
 /*
@@ -93,7 +93,8 @@ static const char *empty_port(const char *name, const char *url, char *fixed, si
   char shown[INS_OTLP_URL_SHOWN], used[INS_OTLP_URL_SHOWN];
   ins_notice(NULL, NULL, "%s='%s' has an empty port; using port " OTLP_HTTP_PORT " (OTLP/HTTP's "
              "default, not the scheme's %s): '%s'", name, ins_otlp_url_redact(url, shown, sizeof shown),
-             url[4] == 's' || url[4] == 'S' ? "443" : "80", ins_otlp_url_redact(fixed, used, sizeof used));
+             ins_net_url_scheme(url) == INS_NET_HTTPS ? "443" : "80",
+             ins_otlp_url_redact(fixed, used, sizeof used));
   return fixed;
 }
 

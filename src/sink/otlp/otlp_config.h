@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_config.h - the OTLP sink's settings, from the OpenTelemetry SDK's standard
  * environment variables (the names and defaults of the OTLP exporter spec), read

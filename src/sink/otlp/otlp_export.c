@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_export.c - the OTLP exporter (see otlp_export.h): its thread, its
  * queue, the delivery rules applied (retry or drop, when to try again), gzip

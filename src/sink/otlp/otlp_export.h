@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_export.h - delivering OTLP request bodies to a collector, on a thread
  * of its own, so that NCCL's threads and the dump thread never wait on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_hist.c - the exponential histogram (see otlp_hist.h).
  *

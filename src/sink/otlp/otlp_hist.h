@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_hist.h - a base-2 exponential histogram, as OTLP's
  * ExponentialHistogramDataPoint describes one, for positive values.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_model.h - one OTLP metrics export as plain data: what the OTLP sink
  * (otlp.c) snapshots from its state and the encoders (otlp_pb.h) turn into a

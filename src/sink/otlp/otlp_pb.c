@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_pb.c - one export (otlp_model.h) as the body of an OTLP/HTTP metrics
  * request: the protobuf wire format of ExportMetricsServiceRequest, or its

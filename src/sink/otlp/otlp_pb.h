@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_pb.h - encoding one export (otlp_model.h) as an OTLP/HTTP request body:
  * protobuf (application/x-protobuf, the default) or the proto3 JSON mapping

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_rules.c - the OTLP/HTTP spec's rules for an answer (see otlp_rules.h):
  * the verdict, the retry schedule, and reading the few fields of an answer's

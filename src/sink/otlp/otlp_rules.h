@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_rules.h - the OTLP/HTTP spec's rules for a collector's answer
  * (https://opentelemetry.io/docs/specs/otlp/): which answers are delivered,

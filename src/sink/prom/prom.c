@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * prom.c - the Prometheus sink (see prom.h): the devices (one per GPU that
  * has had a context), each with its series of the current window

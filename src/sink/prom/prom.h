@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * prom.h - Prometheus textfile output (NCCL_INSPECTOR_PROM_DUMP=1): the
  * per-device aggregator and the writer of

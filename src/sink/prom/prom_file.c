@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * prom_file.c - writing one device's .prom file (see prom_file.h). No descriptor
  * is kept between windows: a file or dump directory deleted while the job runs

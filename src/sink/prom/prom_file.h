@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * prom_file.h - one device's <dump_dir>/nccl_inspector_metrics_<uuid>.prom:
  * its samples from the window's series (mean execution time, geometric-mean

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * prom_labels.c - label text of the Prometheus sink (see prom_labels.h).
  */

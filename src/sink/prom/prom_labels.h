@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * prom_labels.h - the Prometheus sink's label text: escaping, and the label sets
  * of the process, a device and a record (the message-size bucket and the version

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * prom_table.c - a device's series table (see prom_table.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * prom_table.h - one device's series of the current window: an
  * open-addressing hash table keyed by (kind, label string), each series

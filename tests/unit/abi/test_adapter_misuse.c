@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_adapter_misuse.c - calls NCCL never makes, through the plugin's v5 and v6 tables as a
  * host would make them (one_op.h): each returns success, writes no record and touches no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_clock_step.c - a GPU clock that goes back (src/core/clock_step.h), first through the
  * plugin's v5 ABI and its JSON log (each case in a process of its own: fork_util.h), then the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_comm_registry.c - communicators come and go while the dump thread drains others: an
  * init or a finalize never waits for the draining or formatting of other communicators

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_config_job_id.c - metadata.job_id in every line of the JSON log (src/core/config.c reads it,
  * src/sink/json/json.c writes it; docs/CONTRACTS.md section 2), one behaviour per ctest:

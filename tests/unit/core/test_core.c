@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_core.c - unit tests of the plugin's building blocks, linked against
  * its objects: formatters, name tables, config parsing, the ring, the pool,

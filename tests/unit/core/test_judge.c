@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_judge.c - can a record's timestamps be a later op's? (core/judge.h), each rule
  * on records built by hand: the count of API calls alone, the count per channel, the

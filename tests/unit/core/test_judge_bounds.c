@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_judge_bounds.c - the bounds of the ops the judge leaves out (core/judge.h,
  * "Bounds"), on records built by hand: an unverified op X between right neighbours P

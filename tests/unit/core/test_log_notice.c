@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_log_notice.c - what reaches a user who set no NCCL_DEBUG (core/log.h, "Who sees what").
  * NCCL prints a plugin's messages only under NCCL_DEBUG=WARN (or more) with

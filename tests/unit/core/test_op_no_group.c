@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_op_no_group.c - a host that sends no Group events (nor API events): Coll and KernelCh
  * events only, through the plugin's v5 table (one_op.h), as older RCCL builds, other

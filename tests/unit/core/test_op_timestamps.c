@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_op_timestamps.c - an op's time from its channels' GPU timestamps (src/core/op.c,
  * channel_span and "Whose timestamps?"), driven through the plugin's v5 ABI and read back

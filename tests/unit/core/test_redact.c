@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_redact.c - what a message may show of text that may hold a credential
  * (src/core/redact.c), and the warnings of core that show such text:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_ring_memory.c - what a communicator context holds, by the plugin's own
  * accounting (core/comm.h ins_comm_memory, core/seg.h), not by timing or RSS:

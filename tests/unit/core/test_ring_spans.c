@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_ring_spans.c - the rings' positions at their edges (src/core/ring.c, "Spans"): a cell
  * holds a record when its sequence word is its position + 1, and a segment is handed from

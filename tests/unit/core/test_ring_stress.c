@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_ring_stress.c - the record rings under load, with the dump thread on (interval 0:
  * it drains continuously) and rings of 16 cells that wrap many times: the publish

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_sampler.c - time-window sampling (src/core/sampler.c) on a fake
  * clock: windows are the first W ms of every P ms counted from the Unix

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_sampler_detach.c - a host that gives each communicator its own activation-mask word
  * (the ABI allows it; NCCL gives all one) may free a word once that communicator's

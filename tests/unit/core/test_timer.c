@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_timer.c - the GPU timer's unit, decided from evidence (core/timer.h):
  * the snap between ns and ticks, when a span of ops suffices, what a short

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_utf8.c - byte strings that are not UTF-8 become valid text (core/utf8.h,
  * and its users: JSON strings, Prometheus label values, log messages).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_dynlib.c - loading an optional library at run time (src/io/dynlib.c),
  * and the reasons its two users give when the library is not the one they

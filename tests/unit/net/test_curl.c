@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_curl.c - the libcurl client (src/net/curl.c, loaded with dlopen only for it), driven
  * through the exporter against tests/lib/otlp_receiver.py: https:// without libcurl (one warning

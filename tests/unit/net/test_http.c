@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_http.c - the connection (src/net/http.c): the header names both clients write
  * themselves or that frame the message (ins_http_header_reserved) are never sent from the

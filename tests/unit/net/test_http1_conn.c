@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_http1_conn.c - the plain HTTP/1.1 client's connection (src/net/http1.c) and its
  * answer's length (http1_resp.c, RFC 9112 6.3), against a server of the test's own on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_http1_deadline.c - the plain HTTP/1.1 client's deadline (src/net/http1.c, through the
  * connection of net/http.c) against a server of the test's own on 127.0.0.1 that answers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_http1_resp.c - the HTTP/1.1 response parser (src/net/http1_resp.c), each answer fed
  * whole and then one byte at a time, for the same result: Content-Length, chunked (with an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_httpdate.c - Retry-After (src/net/httpdate.c): delay-seconds or an HTTP-date in its
  * three forms (RFC 9110 10.2.3, 5.6.7: IMF-fixdate, RFC 850, asctime) against a fixed "now",

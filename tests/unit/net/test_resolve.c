@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_resolve.c - name lookup (src/net/resolve.c): the bounded one (glibc's getaddrinfo_a)
  * is the one in use; asked for through libanl.so.1 by name (a glibc before 2.34), or with

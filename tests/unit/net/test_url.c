@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_url.c - the endpoint URL (src/net/url.c): ins_net_url_parse's parts (host, port, path,
  * the Host header, the origin), its defaults (the scheme's port, "/"), IPv6 literals and their
@@ -63,6 +64,13 @@ static void case_url_parse(void) {
     CHECK(why[0] != '\0');
     CHECK(!strstr(why, "pw") && !strstr(why, "collector")); /* the reason holds none of the URL */
   }
+  /* the scheme read alone (the OTLP configuration's question, before a port is filled in),
+   * by the parser's rule */
+  CHECK(ins_net_url_scheme("HTTPS://h") == INS_NET_HTTPS);
+  CHECK(ins_net_url_scheme("http://h:/x") == INS_NET_HTTP);
+  const char *neither[] = {"ftp://h/", "h:4318/v1/metrics", "http:/h", "httpss://h", "", "1http://h"};
+  for (size_t i = 0; i < sizeof neither / sizeof *neither; i++)
+    CHECK(ins_net_url_scheme(neither[i]) == INS_NET_NOT_HTTP);
 }
 
 static const struct otlp_case k_cases[] = {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_asserts_on.c - the plugin's objects, as the tests link them, check their invariants:
  * every build of the tests compiles the assert()s in (CMakeLists.txt: -UNDEBUG with

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_dir_relinked.c - a dump directory, or a parent of it, deleted while the job runs and
  * a symbolic link planted in its place (src/io/files.c; the JSON log, sink/json/writer.c;
- * trace mode's file, abi/trace.c; the Prometheus files, sink/prom/prom_file.c). Making the
+ * trace mode's file, trace/writer.c; the Prometheus files, sink/prom/prom_file.c). Making the
  * directory again must not follow the link: nothing is created (or removed) in the link's
  * target, one warning names the link, and what cannot be written is counted, as for an
  * unwritable directory. A link the user had set up when the job started is used, at the
@@ -21,7 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "abi/trace.h"
 #include "cases.h"
 #include "check.h"
 #include "core/comm.h"
@@ -30,6 +30,7 @@
 #include "one_op.h"
 #include "sink/json/writer.h"
 #include "sink/prom/prom.h"
+#include "trace/trace.h"
 #include "writer_lines.h" /* append */
 
 /* ---- the plugin's warnings ---- */
@@ -277,7 +278,7 @@ static long trace_lines(const char *dir) {
   return files == 1 ? n : -1;
 }
 
-/* Synchronised by finalizes, which return once their own line is written (abi/trace.c).
+/* Synchronised by finalizes, which return once their own line is written (trace/trace.c).
  * B is created; E is created, makes 2 ops and is finalized: the lines E added are what B's
  * 2 ops and finalize make, plus E's init. The directory (or its parent) is deleted and the
  * link planted; B makes 2 ops and is finalized: every one of those lines is lost, and said

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_exit_held.c - a process that exits without finalizing its communicator while
  * records are held back (src/sink/dump.c: the exit's last drain; lifecycle.c exit_flush):

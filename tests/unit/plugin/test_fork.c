@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_fork.c - a child forked from a job that has the plugin running (its dump
  * thread, its writer thread, sampling off) and then calls exit() must exit at once:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_fork_locks.c - a process forked while the plugin's threads hold its locks: the
  * child must not inherit a held lock (src/sink/dump.c, "fork()"). Each case forks at a

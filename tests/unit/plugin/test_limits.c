@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_limits.c - rules held at their bounds exactly, where an off-by-one hides (the
  * survivors of tools/dev/mutate.py's < for <= mutants): each bound the contract allows,

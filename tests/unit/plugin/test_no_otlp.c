@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_no_otlp.c - a plugin built without OTLP (cmake -DINSPECTOR_OTLP=OFF;
  * registered only in such a build, tests/unit/tests.cmake): the setting that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_otlp_secrets.c - no credential is ever printed. The plugin runs whole, as NCCL
  * runs it (ncclProfiler_v5: init, one AllReduce, finalize, then exit(), whose handler

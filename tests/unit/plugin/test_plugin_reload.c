@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_plugin_reload.c - a plugin loaded and unloaded again and again, as NCCL
  * does (it unloads the profiler with its last communicator and loads it again

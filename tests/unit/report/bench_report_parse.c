@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_report_parse.c - how fast inspector-report reads log lines: rpt_parse_line (the
  * scanner, jansson when it is unsure) against rpt_parse_line_reference (jansson alone).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_report_acc_merge_order.c - inspector-report's merge (tools/report/acc.c) leaves the op
  * sample (job.ops) in one order fixed by the records' content, whatever order the lines were

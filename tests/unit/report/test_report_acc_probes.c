@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_report_acc_probes.c - inspector-report's per-thread tables (tools/report/acc.c) find
  * every key in a few probes, whatever the traffic's shape: the report reads linearly.

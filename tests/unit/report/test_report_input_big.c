@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_report_input_big.c - inspector-report's plain-file reader past 4 GiB, without 4 GiB:
  * a unit of work (a chunk of a mapped file: tools/report/input.c, rpt_input_feed_mapped)

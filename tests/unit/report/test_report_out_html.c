@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_report_out_html.c - inspector-report's HTML page and trace (tools/report/out_html.c,
  * out_trace.c) written from a job built here by hand.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_report_scan.c - inspector-report's fast line scanner (tools/report/scan.c) reads every
  * line exactly as the jansson reference does, and reads our plugin's lines itself.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_device_lookup.c - in a process without a GPU runtime loaded (a CUDA job has
  * no HIP; replay and tests have neither), looking one up at a communicator's init

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_dump_fork_records.c - whose records a forked child writes (src/sink/dump.c, "fork()").
  * The parent has two communicators whose records are not written yet when it forks

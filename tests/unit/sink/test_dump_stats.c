@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_dump_stats.c - the dump_stats line of one communicator over several
  * dumps (src/sink/dump.c drain, src/sink/json/json.c): each *_since_last_dump is

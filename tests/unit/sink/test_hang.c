@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_hang.c - hang detection (src/sink/hang.c and its sinks), driven through the plugin's
  * v5 table as NCCL would drive it, one behaviour per ctest:

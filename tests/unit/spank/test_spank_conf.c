@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_spank_conf.c - the SPANK plugin's settings (tools/spank/spank_conf.c): the built-in
  * defaults, every plugstack.conf argument and its bounds, a bad argument named and the ones

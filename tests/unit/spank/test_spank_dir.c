@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_spank_dir.c - making a step's directory (tools/spank/spank_dir.c), one behaviour per
  * case: inspector-unit-spank_dir --list | --case NAME.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_spank_report.c - the end-of-step report (tools/spank/spank_report.c) run over a step's
  * directory, with shell scripts standing in for inspector-report; one behaviour per case:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_spank_tmpl.c - a step's directory from the site's template (tools/spank/spank_tmpl.c):
  * %j %s %u %n %% expanded, how many leading components are the site's (spank_dir.c follows

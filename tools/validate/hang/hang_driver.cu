@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hang_driver.cu - a real stuck collective on a GPU, for hang detection's validation.
 //
 //   hang_driver SCENARIO HOLD_S [LATE_S]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/validate/hang/quiet_replay.sh [BUILD]   (S=600 seconds, HS=1 threshold in seconds)
 #
 # Hang detection's false alarms: every recorded NCCL stream of tests/data (real NCCL 2.27-2.30

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/validate/hang/run.sh OUT NCCL_TGZ
 #
 # Hang detection on a GPU: builds NCCL (2.30+, from the source tarball NCCL_TGZ, as

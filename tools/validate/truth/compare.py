@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Judge a profiler plugin's records against CUPTI's kernel times (the GPU truth harness,
 tools/validate/truth/run.sh), and print one table.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/validate/truth/run.sh OUT NCCL_TGZ [SET]
 #
 # The GPU truth harness: builds NCCL (2.30+, from the source tarball NCCL_TGZ: its src/,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A real PyTorch training job for the GPU truth harness (tools/validate/truth/run.sh,
 SET=torch): CUPTI's kernel times (torch.profiler) beside the plugin's records, written in the
 form compare.py reads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // truth_driver.cu - NCCL traffic with CUPTI's kernel times beside it: the ground truth
 // that tools/validate/truth/compare.py judges the profiler plugin's records against.
 //

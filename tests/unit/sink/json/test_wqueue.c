@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_wqueue.c - the writer thread's queue (src/sink/json/wqueue.c) with a stalled
  * file system: the test's own pwrite() (it takes precedence over libc's for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_wqueue_now.c - a finalize's last lines (ins_wqueue_write_now, src/sink/json/
  * wqueue.c) are written next: its communicator's batches still queued, taken out in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_writer_deleted.c - the log file deleted while the job runs (src/sink/json/writer.c,
  * files.c), driven through the writer as the writer thread drives it:

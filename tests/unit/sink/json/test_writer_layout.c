@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_writer_layout.c - the log's kill-safe layout pads only where it must
  * (src/sink/json/writer.h ins_writer_layout): a line that ends exactly at a page end fits and

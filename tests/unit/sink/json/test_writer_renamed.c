@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_writer_renamed.c - the log file renamed while the job runs (logrotate's default:
  * rename, then a new empty file at the name; src/sink/json/writer.c, io/files.h

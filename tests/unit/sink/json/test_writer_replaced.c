@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_writer_replaced.c - the log file deleted and another file made at its name while the
  * job runs (src/sink/json/writer.c, io/files.h ins_files_gone): the plugin's file is gone even

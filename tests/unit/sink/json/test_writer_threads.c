@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_writer_threads.c - the JSON log's writer (src/sink/json/writer.c) appended to by many
  * threads at once, as finalizing threads and the dump thread (or, with no writer thread,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_otlp_collect.c - the OTLP sink's exports (src/sink/otlp/otlp.c) as its
  * exporter takes them, one behaviour per case:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_otlp_config.c - the OTLP sink's configuration (src/sink/otlp/otlp_config.c): what a
  * message may show of an endpoint (ins_otlp_url_redact: net/url.c's ins_net_url_shown with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_otlp_export.c - the OTLP exporter (src/sink/otlp/otlp_export.c) against
  * tests/lib/otlp_receiver.py on 127.0.0.1, which records every request (with its connection, for

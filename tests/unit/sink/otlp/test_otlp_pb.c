@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_otlp_pb.c - the OTLP request encoders (sink/otlp/otlp_pb.h): protobuf and
  * proto3 JSON bodies of ExportMetricsServiceRequest, from requests built here

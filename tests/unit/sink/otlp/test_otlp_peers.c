@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_otlp_peers.c - the OTLP sink's per-rank and per-peer values (src/sink/otlp/otlp.c),
  * what the alert rules compare across ranks (prometheus/inspector-rules.yml: the Prometheus

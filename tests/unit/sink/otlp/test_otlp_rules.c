@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_otlp_rules.c - the OTLP transport's rules at their edges (src/sink/otlp/otlp_rules.c,
  * src/net/httpdate.c, src/net/http1_resp.c, otlp_export.c), where tools/dev/mutate.py's

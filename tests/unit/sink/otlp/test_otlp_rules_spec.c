@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_otlp_rules_spec.c - the OTLP/HTTP spec's rules (src/sink/otlp/otlp_rules.c), held to
  * the spec as pure functions (no network, no clock): the retry schedule (exponential backoff

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_otlp_sink.c - the OTLP sink's own rules: the exponential histogram's
  * buckets (sink/otlp/otlp_hist.h) and the SDK environment variables

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_prom.c - unit tests of the Prometheus output (src/sink/prom/prom.c): the
  * message_size buckets, label escaping, the fallback device ordinal, and

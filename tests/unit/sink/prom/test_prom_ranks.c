@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_prom_ranks.c - NCCL_INSPECTOR_PROM_DUMP_RANKS (src/sink/prom/prom.c, prom_file.c):
  * each communicator context's counters of its collectives and of its P2P by (peer,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_prom_totals.c - a GPU's Prometheus counters are totals since the start: every
  * report of a communicator on that GPU adds to them (src/sink/prom/prom.c). Three

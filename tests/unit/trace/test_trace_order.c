@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_trace_order.c - trace mode's lines keep time order (src/abi/trace.c): an event
+ * test_trace_order.c - trace mode's lines keep time order (src/trace/): an event
  * timed before lines that are already in the file (its thread was held between taking
  * its time and handing it over) is written with the latest time written, never earlier,
  * whatever kind of line it is. The replay reads a trace in file order.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * trace.h - trace mode (NCCL_INSPECTOR_TRACE_DIR): besides its records, the
  * plugin writes every callback NCCL makes, in the format inspector-replay
@@ -6,7 +7,7 @@
  *
  * A diagnostic mode with a small cost: a callback copies the event into its
  * thread's buffer (some tens of ns), the trace thread merges the buffers,
- * formats and writes the lines (trace.c says why). NCCL is given a wrapper per
+ * formats and writes the lines (capture.c says why). NCCL is given a wrapper per
  * event (its id, and the tracker's handle); the adapters unwrap them before the
  * tracker sees them.
  */

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracefmt.c - trace line formatting (see tracefmt.h).
  */
-#include "abi/tracefmt.h"
+#include "trace/tracefmt.h"
 
 #include <inttypes.h>
 #include <stdio.h>

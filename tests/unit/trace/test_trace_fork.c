@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_trace_fork.c - fork() from a process in trace mode whose trace thread is far
- * behind (src/abi/trace.c, "fork()"): the child's fork handler does the same work
+ * behind (src/trace/trace.c, "fork()"): the child's fork handler does the same work
  * whatever the parent's backlog of unwritten callbacks, and touches none of it; the
  * child then traces its own communicator to its own file, which replays, with none of
  * the parent's lines.

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_trace_deleted.c - trace mode's file deleted while the job runs (src/abi/trace.c,
+ * test_trace_deleted.c - trace mode's file deleted while the job runs (src/trace/writer.c,
  * reopen): the trace goes on in a new file at the same path, made by the same rules,
  * which starts with the init lines of the communicators still live (the replay needs a
  * context's init before its events), with one warning. Synchronised by finalizes, which

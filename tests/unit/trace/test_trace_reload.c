@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_trace_reload.c - the plugin loaded and unloaded again and again in trace mode
  * (NCCL_INSPECTOR_TRACE_DIR), as NCCL does (it unloads the profiler with its last

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracefmt.h - the text of one NCCL callback in the trace format that
  * inspector-replay reads (tests/data/README.md, "Line format"). Shared by the
- * plugin's trace mode (abi/trace.c) and the recording plugin
+ * plugin's trace mode (src/trace/) and the recording plugin
  * (tests/plugins/trace_plugin.c), so both write exactly the same lines.
  */
 #ifndef INS_TRACEFMT_H
@@ -20,7 +21,7 @@ int ins_tracefmt_start(char *buf, size_t cap, int ctx, uint64_t id, uint64_t typ
  * U+FFFD, cut between characters. Returns the length. */
 size_t ins_tracefmt_str(char *out, size_t cap, const char *s);
 /* "t" and "tid" prefix of every line: CLOCK_MONOTONIC ns and the thread id, now (the
- * recording plugin), or as the trace thread was told (abi/trace.c). */
+ * recording plugin), or as the trace thread was told (src/trace/). */
 int ins_tracefmt_prefix(char *buf, size_t cap);
 int ins_tracefmt_prefix_at(char *buf, size_t cap, uint64_t t_ns, long tid);
 
