@@ -55,15 +55,10 @@ fuzz_one() {
   echo "$rc" >"$tmp/$t.rc"
 }
 targets=(fuzz_trace fuzz_report fuzz_env)
-running=0
 for t in "${targets[@]}"; do
-  if [ "$running" -ge "$jobs" ]; then
-    wait -n || true
-    running=$((running - 1))
-  fi
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
   echo "== $t: ${secs}s"
   fuzz_one "$t" &
-  running=$((running + 1))
 done
 wait || true
 
