@@ -18,10 +18,14 @@ enum op_state {
 };
 
 _Static_assert((INS_JUDGE_WINDOW & (INS_JUDGE_WINDOW - 1)) == 0, "a power of two");
+_Static_assert((INS_JUDGE_WINDOW_MAX & (INS_JUDGE_WINDOW_MAX - 1)) == 0, "a power of two");
+_Static_assert(INS_JUDGE_WINDOW_MAX >= INS_JUDGE_WINDOW, "the window only grows");
+_Static_assert((INS_JUDGE_HOLD_MAX & (INS_JUDGE_HOLD_MAX - 1)) == 0, "hold() doubles its buffer up to it");
 _Static_assert(INS_JUDGE_WINDOW > INS_NCCL_PROFILER_SLOTS + INS_JUDGE_SETTLE, "room for a span");
 
 void ins_judge_init(struct ins_judge *j, bool verbose, bool emit_unverified) {
   memset(j, 0, sizeof *j);
+  j->window = INS_JUDGE_WINDOW;
   j->verbose = verbose;
   j->emit_unverified = emit_unverified;
   j->slot = (INS_RECORD_MAX(verbose) + 15) & ~(size_t)15;
@@ -40,6 +44,7 @@ void ins_judge_free(struct ins_judge *j) {
   free(j->held_state);
   free(j->pend);
   j->recent = NULL;
+  j->window = INS_JUDGE_WINDOW;
   j->held = NULL;
   j->held_state = NULL;
   j->pend = NULL;
@@ -62,9 +67,30 @@ static uint32_t span_hi(const struct ins_record *r) { return r->op_idx + r->issu
 /* a is after b, in op_idx order (modulo 2^32: spans are far shorter) */
 static bool after(uint32_t a, uint32_t b) { return (int32_t)(a - b) > 0; }
 
+static struct ins_judge_op *slot_of(const struct ins_judge *j, uint32_t idx) {
+  return &j->recent[idx & (j->window - 1)];
+}
+
 static struct ins_judge_op *remembered(const struct ins_judge *j, uint32_t idx) {
-  struct ins_judge_op *o = &j->recent[idx & (INS_JUDGE_WINDOW - 1)];
+  struct ins_judge_op *o = slot_of(j, idx);
   return o->seen && o->idx == idx ? o : NULL;
+}
+
+static struct ins_record *held_at(struct ins_judge *j, size_t k);
+
+/* Twice the window, each op remembered in its new slot (the window's ops are consecutive,
+ * fewer than it: no two share one). Without memory it stays as it was: the oldest ops are
+ * forgotten, their records then unverified (works_of counts an op not remembered on every
+ * channel), the safe side. */
+static void grow_window(struct ins_judge *j) {
+  uint32_t w = 2 * j->window;
+  struct ins_judge_op *bigger = calloc(w, sizeof *bigger);
+  if (!bigger) return;
+  for (uint32_t k = 0; k < j->window; k++)
+    if (j->recent[k].seen) bigger[j->recent[k].idx & (w - 1)] = j->recent[k];
+  free(j->recent);
+  j->recent = bigger;
+  j->window = w;
 }
 
 static void note(struct ins_judge *j, const struct ins_record *r) {
@@ -75,7 +101,14 @@ static void note(struct ins_judge *j, const struct ins_record *r) {
     j->seen_any = true;
   }
   if (!j->recent) return;
-  struct ins_judge_op *o = &j->recent[r->op_idx & (INS_JUDGE_WINDOW - 1)];
+  /* the oldest held record's span, and the ops a settle past it, stay remembered */
+  while (j->held_n && j->window < INS_JUDGE_WINDOW_MAX &&
+         r->op_idx - span_lo(held_at(j, 0)) + INS_JUDGE_SETTLE >= j->window) {
+    uint32_t was = j->window;
+    grow_window(j);
+    if (j->window == was) break;
+  }
+  struct ins_judge_op *o = slot_of(j, r->op_idx);
   *o = (struct ins_judge_op){r->chan_mask, 0, 0, r->op_idx, r->group, r->peer, r->issued_after,
                              r->api_at, r->kind, 1, shadow ? OP_OTHER : OP_WAITING};
 }
@@ -86,9 +119,9 @@ static void note(struct ins_judge *j, const struct ins_record *r) {
  * without memory. */
 static bool alloc_window(struct ins_judge *j) {
   if (j->recent) return true;
-  j->recent = calloc(INS_JUDGE_WINDOW, sizeof *j->recent);
+  j->recent = calloc(j->window, sizeof *j->recent);
   for (int k = 0; j->recent && k < 2; k++)
-    if (j->last_right[k].seen) j->recent[j->last_right[k].idx & (INS_JUDGE_WINDOW - 1)] = j->last_right[k];
+    if (j->last_right[k].seen) *slot_of(j, j->last_right[k].idx) = j->last_right[k];
   return j->recent != NULL;
 }
 
@@ -176,7 +209,7 @@ static uint32_t api_between(uint16_t a, uint16_t b) {
  */
 static enum verdict judge_record(const struct ins_judge *j, const struct ins_record *r, bool final) {
   if (r->timing != INS_TIMING_KERNEL_GPU || ins_judge_clear_alone(r)) return V_RIGHT;
-  if (!j->recent || span_of(r) > INS_JUDGE_WINDOW - INS_JUDGE_SETTLE) return V_UNVERIFIED;
+  if (!j->recent || span_of(r) > INS_JUDGE_WINDOW_MAX - INS_JUDGE_SETTLE) return V_UNVERIFIED;
   uint32_t lo = span_lo(r), hi = span_hi(r), span = span_of(r);
   uint64_t x_end = r->start_ns + r->exec_ns;
   bool x_api = (r->api_at & INS_API_AT_VALID) && r->lag < INS_API_AT_MASK;
@@ -284,7 +317,7 @@ static enum bound_step neighbour(const struct ins_judge *j, const struct ins_rec
 /* P: the last right op issued before x's group, still in the window. */
 static enum bound_step bound_before(const struct ins_judge *j, const struct ins_record *x,
                                     bool final, const struct ins_judge_op **p) {
-  for (uint32_t i = x->op_idx - 1; j->newest - i < INS_JUDGE_WINDOW; i--) {
+  for (uint32_t i = x->op_idx - 1; j->newest - i < j->window; i--) {
     enum bound_step s = neighbour(j, x, i, final, p);
     if (s != B_NONE) return s;
   }
@@ -410,11 +443,11 @@ void ins_judge_settle(struct ins_judge *j, bool final, ins_judge_emit_fn emit, v
     *st = (unsigned char)judge_record(j, r, final);
     if (*st != V_WAIT) remember_verdict(j, r, *st == V_RIGHT);
   }
-  /* Out in arrival order; past INS_JUDGE_HOLD_MAX, the oldest with what is known. */
+  /* Out in arrival order; held INS_JUDGE_HOLD_MAX, the oldest with what is known. */
   while (j->held_n) {
     struct ins_record *r = held_at(j, 0);
     unsigned char *st = state_at(j, 0);
-    if (*st == V_WAIT && j->held_n > INS_JUDGE_HOLD_MAX) *st = (unsigned char)judge_record(j, r, true);
+    if (*st == V_WAIT && j->held_n >= INS_JUDGE_HOLD_MAX) *st = (unsigned char)judge_record(j, r, true);
     if (*st == V_WAIT) break;
     decide(j, r, (enum verdict)*st, emit, arg);
     j->held_head = (j->held_head + 1) % j->held_cap;
@@ -442,9 +475,8 @@ void ins_judge_take(struct ins_judge *j, struct ins_record *r, ins_judge_emit_fn
     decide(j, r, V_RIGHT, emit, arg);
     return;
   }
-  if (!hold(j, r, ins_record_size(r, j->verbose))) {
+  /* full: the oldest is decided with what is known (ins_judge_settle), to make room */
+  if (j->held_n >= INS_JUDGE_HOLD_MAX) ins_judge_settle(j, false, emit, arg);
+  if (!hold(j, r, ins_record_size(r, j->verbose)))
     decide(j, r, judge_record(j, r, true), emit, arg); /* no memory to wait: with what is known */
-    return;
-  }
-  if (j->held_n > INS_JUDGE_HOLD_MAX) ins_judge_settle(j, false, emit, arg);
 }

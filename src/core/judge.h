@@ -41,8 +41,13 @@
  * Holding back: a record that op.c could not clear waits until the records it counts or
  * could be vouched for by have come (an op missing when one INS_JUDGE_SETTLE past it has
  * come never will: it counts on every channel), or until the communicator's last drain;
- * at most INS_JUDGE_WINDOW ops are remembered (a longer span is unverified at once) and
- * INS_JUDGE_HOLD_MAX records held (then the oldest is decided with what is known).
+ * at most INS_JUDGE_HOLD_MAX records are held (then the oldest is decided with what is
+ * known). The ops remembered are the latest INS_JUDGE_WINDOW, more while held records
+ * need theirs: a host that never waits for the GPU (a training loop that never reads a
+ * loss) keeps every op in a backlog, each proven only by the next, back from the first op
+ * the proxy read in time, perhaps thousands of ops later; the window doubles (up to
+ * INS_JUDGE_WINDOW_MAX) rather than forget the spans of records still held. A span
+ * longer than that is unverified at once.
  * Records leave in the order they came, so a record behind a held one waits with it.
  * Memory: the window (48 bytes an op) is allocated at the first record (or shadow) that
  * needs it; held records take their ring cell's size and a byte. Shadows are remembered
@@ -76,9 +81,10 @@
 
 #include "core/record.h"
 
-#define INS_JUDGE_WINDOW 4096   /* ops remembered: a power of two */
+#define INS_JUDGE_WINDOW 4096   /* ops remembered at first: a power of two */
+#define INS_JUDGE_WINDOW_MAX 32768 /* ... and at most, while held records need theirs */
 #define INS_JUDGE_SETTLE 64     /* ops past a span before its missing ops count as never recorded */
-#define INS_JUDGE_HOLD_MAX 8192 /* records held back at most */
+#define INS_JUDGE_HOLD_MAX 16384 /* records held back at most: a power of two */
 
 /* What the judge remembers of an op: enough to count its works per channel, to vouch for
  * the ops before it, and to bound the unverified around it. Plain data, judge.c's. */
@@ -96,7 +102,8 @@ struct ins_judge_op {
 };
 
 struct ins_judge {
-  struct ins_judge_op *recent; /* by op_idx % INS_JUDGE_WINDOW; NULL until needed */
+  struct ins_judge_op *recent; /* by op_idx % window; NULL until needed */
+  uint32_t window;             /* ops remembered: INS_JUDGE_WINDOW, doubled while needed */
   uint32_t newest;             /* the latest op_idx seen (valid when `seen_any`) */
   bool seen_any;
   unsigned char *held;         /* FIFO of records waiting, `slot` bytes each */

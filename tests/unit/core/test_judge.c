@@ -4,7 +4,8 @@
  * on records built by hand: the count of API calls alone, the count per channel, the
  * ops it has no record of, Send/Recv pairs, API calls that made no op, holding back in
  * order, the last drain, the hold bound, the unverified ones marked on request, a lag
- * below the span, and a group of 256+ ops through the tracker (core/op.c).
+ * below the span, a group of 256+ ops through the tracker (core/op.c), and a backlog that
+ * lasts thousands of ops (a host that never waits for the GPU).
  * The expected verdicts are worked from the rule as judge.h states it.
  */
 #include <string.h>
@@ -628,6 +629,50 @@ static void test_big_group(void) {
     }
 }
 
+/* After `pre` ops in short backlogs (every 100th op read in time: the window in use, and
+ * wrapped), a backlog of n ops that never drains until its end: each op completed with 150
+ * issued after it (none clear alone), each run after the one before on channels 0-7; then
+ * 10 ops the proxy read in time. Settled every 256 records, as drains would. Returns the
+ * ops not clear alone. */
+static uint32_t long_backlog(struct ins_judge *j, uint32_t pre, uint32_t n) {
+  ins_judge_init(j, false, false);
+  g_nout = 0;
+  uint32_t late = 0;
+  for (uint32_t i = 0; i < pre + n + 10; i++) {
+    uint32_t ahead = i < pre ? (i % 100 == 99 ? 5 : 150) : i < pre + n ? 150 : 5;
+    late += ahead == 150;
+    take(j, timed(i, i + 1 + ahead, 1 + ahead, 0xff, 1000000 + 1000ull * i));
+    if (i % 256 == 255) ins_judge_settle(j, false, collect, NULL);
+  }
+  ins_judge_settle(j, true, collect, NULL);
+  return late;
+}
+
+static void test_long_backlog(void) {
+  struct ins_judge j;
+  /* Each op is vouched for by the next, back from op pre + n, the first the proxy read in
+   * time; none is decided before it (the host never waited): ops thousands back are proven
+   * by one that comes later, not forgotten: all right, in order, none unverified. */
+  uint32_t pre = INS_JUDGE_WINDOW + 1000, n = 2 * INS_JUDGE_WINDOW;
+  uint32_t late = long_backlog(&j, pre, n);
+  CHECK_EQ_U(j.unverified[INS_KIND_COLL], 0);
+  CHECK_EQ_U(j.cleared_late[INS_KIND_COLL], late);
+  CHECK_EQ_U(g_nout, pre + n + 10);
+  int ordered = 1;
+  for (int i = 0; i < g_nout; i++) ordered &= g_out[i].op_idx == (uint32_t)i;
+  CHECK(ordered);
+  ins_judge_free(&j);
+  /* Longer than the judge holds: with INS_JUDGE_HOLD_MAX records held, the oldest is
+   * decided with what is known before a new one is taken (its voucher still waiting:
+   * unverified). Ops HOLD_MAX to n (n the first read in time: it is taken after the push)
+   * push out ops 0-100; then op n proves the rest. */
+  long_backlog(&j, 0, INS_JUDGE_HOLD_MAX + 100);
+  CHECK_EQ_U(j.unverified[INS_KIND_COLL], 101);
+  CHECK_EQ_U(g_nout, INS_JUDGE_HOLD_MAX + 9);
+  CHECK(g_nout > 0 && g_out[0].op_idx == 101);
+  ins_judge_free(&j);
+}
+
 int main(void) {
   test_alone();
   test_per_channel();
@@ -641,5 +686,6 @@ int main(void) {
   test_voucher_p2p_calls();
   test_lag_below_span();
   test_big_group();
+  test_long_backlog();
   return check_report("test_judge");
 }

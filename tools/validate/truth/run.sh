@@ -13,7 +13,8 @@
 # SET: "full" (default: every workload below), "quick" (one of each kind), "busy-trace" (small
 # back-to-back ops beside a busy CPU, traced: the recordings for the ops NCCL loses) or "torch" (real
 # PyTorch jobs, torch_ddp.py: DDP and FSDP2 (TORCH_MODELS), with this NCCL preloaded in place of
-# PyTorch's). Ranks: two on GPU 0 (NCCL_MULTI_RANK_GPU_ENABLE=1), or TRUTH_DEVICES (e.g. 0,1 for
+# PyTorch's; TRUTH_SYNC_EVERY=N reads the loss every N steps, as a loop that logs it does:
+# default never). Ranks: two on GPU 0 (NCCL_MULTI_RANK_GPU_ENABLE=1), or TRUTH_DEVICES (e.g. 0,1 for
 # one rank per GPU, 0,0,0,0 for four on GPU 0: NCCL_MAX_NCHANNELS=32 is then set, as 4 ranks on
 # one GPU need, or their kernels hang).
 # Busy CPU: 2 x cores spinning processes, for the length of the run.
@@ -103,8 +104,8 @@ torch_run() {
   local d=$OUT/runs/$name so=$OURS
   [ "$plugin" = nvidia ] && { [ -n "$NV" ] || return 0; so=$NV; }
   mkdir -p "$d/logs"
-  printf '{"name":"%s","plugin":"%s","cpu":"%s","trace":%s,"workload":"torch-%s","iters":%s,"devices":"%s","dump_unverified":%s}\n' \
-    "$name" "$plugin" "$cpu" "$([ "$trace" = 1 ] && echo true || echo false)" "$model" "$steps" "$TRUTH_DEVICES" "$([ "$plugin" = ours ] && echo true || echo false)" >"$d/run.json"
+  printf '{"name":"%s","plugin":"%s","cpu":"%s","trace":%s,"workload":"torch-%s","iters":%s,"sync_every":%s,"devices":"%s","dump_unverified":%s}\n' \
+    "$name" "$plugin" "$cpu" "$([ "$trace" = 1 ] && echo true || echo false)" "$model" "$steps" "${TRUTH_SYNC_EVERY:-0}" "$TRUTH_DEVICES" "$([ "$plugin" = ours ] && echo true || echo false)" >"$d/run.json"
   [ "$cpu" = busy ] && busy_on
   local env=(LD_PRELOAD="$NCCL/lib/libnccl.so.2" NCCL_PROFILER_PLUGIN="$so" TORCH_SYMM_MEM_DISABLE_MULTICAST=1
              NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$d/logs" NCCL_INSPECTOR_DUMP_UNVERIFIED=1)

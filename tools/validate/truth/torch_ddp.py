@@ -134,10 +134,16 @@ def main():
             ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index], bucket_cap_mb=0.25)
         opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
         x = torch.randn(64, wide, device=dev)
+        # TRUTH_SYNC_EVERY=N: read the loss every N steps, as a training loop that logs it
+        # does (the host waits for the GPU there); 0 (default): never, the host runs ahead
+        sync_every = int(os.environ.get("TRUTH_SYNC_EVERY", "0"))
         for i in range(steps):
             opt.zero_grad(set_to_none=True)
-            ddp(x).square().mean().backward()
+            loss = ddp(x).square().mean()
+            loss.backward()
             opt.step()
+            if sync_every and i % sync_every == sync_every - 1:
+                loss.item()
             if i % 25 == 0:
                 clock.mark()
         torch.cuda.synchronize()
