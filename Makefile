@@ -69,9 +69,12 @@ test-nootlp: deps
 
 # The parsers of outside input (replay traces, report logs, the plugin's environment) under
 # libFuzzer with ASan+UBSan, FUZZ_SECONDS each (tests/fuzz/run.sh; needs clang).
+# FUZZ_JOBS targets at a time (JOBS; `make check`: all three at once, so that its fuzzing takes
+# FUZZ_SECONDS of wall time, not twice that on 2 cores).
 FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= $(JOBS)
 fuzz: check-deps
-	FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) tests/fuzz/run.sh $(BUILD)-fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(FUZZ_JOBS) tests/fuzz/run.sh $(BUILD)-fuzz
 
 # The README's picture of the report's page (docs/report-screenshot.png, 1400 px wide), made
 # again from today's page: after any change to the page's code (report_views:views.screenshot-fresh
@@ -90,9 +93,11 @@ bench:
 
 # Everything CI runs (.ci/run): every case once, in the build that suits it (the `once` cases in
 # the plain build, the rest under ASan+UBSan), the concurrency cases again under TSan, the build
-# without OTLP, and 30 s of fuzzing per parser (`make fuzz` alone: 60 s). `make test` is the
+# without OTLP, and 30 s of fuzzing per parser, the three at once (`make fuzz` alone: 60 s,
+# JOBS at a time). About 14 minutes on 2 cores (README). `make test` is the
 # quick tier: every case in the plain build, what to run while working.
 check: FUZZ_SECONDS = 30
+check: FUZZ_JOBS = 3
 check: check-deps test-once test-asan test-tsan test-nootlp fuzz
 
 # Every build folder the targets above make (build-pkg: `make package`), and the demo's output.

@@ -78,16 +78,20 @@ static struct ins_judge_op *remembered(const struct ins_judge *j, uint32_t idx) 
 
 static struct ins_record *held_at(struct ins_judge *j, size_t k);
 
-/* Twice the window, each op remembered in its new slot (the window's ops are consecutive,
- * fewer than it: no two share one). Without memory it stays as it was: the oldest ops are
- * forgotten, their records then unverified (works_of counts an op not remembered on every
- * channel), the safe side. */
+/* Twice the window, each op remembered in its new slot (two ops that met there would have
+ * met in the old window too: idx equal mod 2w are equal mod w). Without memory it stays as
+ * it was: the oldest ops are forgotten, their records then unverified (works_of counts an op
+ * not remembered on every channel), the safe side. */
 static void grow_window(struct ins_judge *j) {
   uint32_t w = 2 * j->window;
   struct ins_judge_op *bigger = calloc(w, sizeof *bigger);
   if (!bigger) return;
-  for (uint32_t k = 0; k < j->window; k++)
-    if (j->recent[k].seen) bigger[j->recent[k].idx & (w - 1)] = j->recent[k];
+  for (uint32_t k = 0; k < j->window; k++) {
+    if (!j->recent[k].seen) continue;
+    struct ins_judge_op *to = &bigger[j->recent[k].idx & (w - 1)];
+    assert(!to->seen);
+    *to = j->recent[k];
+  }
   free(j->recent);
   j->recent = bigger;
   j->window = w;
