@@ -126,6 +126,42 @@ def locate(tree, m):
     return lineno, text.splitlines()[lineno - 1].strip()
 
 
+def descendants(pid):
+    """Every process below pid (from /proc's parent links), children first listed last."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
+def kill_tree(pid):
+    """SIGKILL pid's process group and every process below it: the tests' harness starts each
+    replay in a session of its own (tests/lib/harness.py run), which the group's kill misses,
+    and a mutant that hangs a replay would leave it spinning, slowing every later mutant."""
+    below = descendants(pid)
+    for target in [pid] + below:
+        try:
+            os.killpg(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            os.kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def run(cmd, log, timeout=None, env=None, cwd=None):
     """Run cmd with its output into the file log; (rc, seconds). rc 124: timed out."""
     t0 = time.monotonic()
@@ -137,7 +173,7 @@ def run(cmd, log, timeout=None, env=None, cwd=None):
         try:
             rc = p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)  # ctest and the tests it started
+            kill_tree(p.pid)  # ctest, the tests it started and the replays they started
             p.wait()
             rc = 124
     return rc, time.monotonic() - t0
