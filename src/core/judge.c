@@ -82,10 +82,10 @@ static struct ins_record *held_at(struct ins_judge *j, size_t k);
  * met in the old window too: idx equal mod 2w are equal mod w). Without memory it stays as
  * it was: the oldest ops are forgotten, their records then unverified (works_of counts an op
  * not remembered on every channel), the safe side. */
-static void grow_window(struct ins_judge *j) {
+static bool grow_window(struct ins_judge *j) {
   uint32_t w = 2 * j->window;
   struct ins_judge_op *bigger = calloc(w, sizeof *bigger);
-  if (!bigger) return;
+  if (!bigger) return false;
   for (uint32_t k = 0; k < j->window; k++) {
     if (!j->recent[k].seen) continue;
     struct ins_judge_op *to = &bigger[j->recent[k].idx & (w - 1)];
@@ -95,6 +95,7 @@ static void grow_window(struct ins_judge *j) {
   free(j->recent);
   j->recent = bigger;
   j->window = w;
+  return true;
 }
 
 static void note(struct ins_judge *j, const struct ins_record *r) {
@@ -107,11 +108,8 @@ static void note(struct ins_judge *j, const struct ins_record *r) {
   if (!j->recent) return;
   /* the oldest held record's span, and the ops a settle past it, stay remembered */
   while (j->held_n && j->window < INS_JUDGE_WINDOW_MAX &&
-         r->op_idx - span_lo(held_at(j, 0)) + INS_JUDGE_SETTLE >= j->window) {
-    uint32_t was = j->window;
-    grow_window(j);
-    if (j->window == was) break;
-  }
+         r->op_idx - span_lo(held_at(j, 0)) + INS_JUDGE_SETTLE >= j->window)
+    if (!grow_window(j)) break;
   struct ins_judge_op *o = slot_of(j, r->op_idx);
   *o = (struct ins_judge_op){r->chan_mask, 0, 0, r->op_idx, r->group, r->peer, r->issued_after,
                              r->api_at, r->kind, 1, shadow ? OP_OTHER : OP_WAITING};
